@@ -1,0 +1,150 @@
+"""Plain data passed between the protocol steps.
+
+Everything here is a frozen dataclass whose ``to_wire()`` returns JSON primitives only, because
+anything that reaches a pytest report crosses xdist's execnet channel, which rejects subclasses of
+builtin types (enums, paths, dataclasses) and then fails the run *silently* with exit status 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Outcome names are plain strings on purpose (see module docstring).
+STRICT = "strict"
+RULES_ONLY = "rules_only"
+FAILED = "failed"
+INFRA = "infra"
+STATEMENT_FALSE = "statement_false"
+OUTCOMES = (STRICT, RULES_ONLY, FAILED, INFRA, STATEMENT_FALSE)
+
+# Verdicts of the verifier pipeline.
+ACCEPT = "accept"
+REJECT = "reject"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark problem, as an adapter parsed it.
+
+    ``template`` is the exact text handed to the actor; ``frozen`` is the part a candidate must
+    reproduce token for token; ``problem`` is set when the source file is malformed, in which case
+    the item fails with that message instead of breaking collection.
+    """
+
+    task_id: str
+    suite: str
+    track: str
+    prover: str
+    source_path: str
+    template: str
+    frozen: str = ""
+    theorem_name: str = ""
+    statement: str = ""
+    answer: str = ""
+    problem: str = ""
+    #: Files (relative name -> text) that the workspace may contain besides the candidate.
+    context_files: dict[str, str] = field(default_factory=dict)
+    #: Names the candidate must not (re)define, because the frozen part uses them.
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def candidate_name(self) -> str:
+        return f"{self.task_id}.{PROVER_EXT.get(self.prover, 'txt')}"
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+PROVER_EXT = {"rocq": "v", "lean": "lean"}
+
+
+@dataclass(frozen=True)
+class Layer:
+    """Evidence from one verifier layer: what it judged and why it passed or not."""
+
+    name: str
+    ok: bool | None  # None = not judged (e.g. an independent checker that is not installed)
+    reason: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    infra: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "reason": self.reason, "infra": self.infra,
+                **{k: v for k, v in self.evidence.items() if k not in ("name", "ok", "reason", "infra")}}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verifier pipeline's judgement of one candidate file."""
+
+    verdict: str  # ACCEPT | REJECT | INFRA
+    strict: bool
+    digest: str
+    layers: tuple[Layer, ...] = ()
+    axioms: tuple[str, ...] = ()
+    compiles: int = 0
+
+    @property
+    def reason(self) -> str:
+        for layer in self.layers:
+            if layer.ok is False or layer.infra:
+                return f"{layer.name}: {layer.reason}"
+        return ""
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict == ACCEPT
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "strict": self.strict, "digest": self.digest,
+                "axioms": list(self.axioms), "compiles": self.compiles, "reason": self.reason,
+                "layers": [layer.to_wire() for layer in self.layers]}
+
+
+@dataclass
+class Usage:
+    """Tokens and spend of one agent turn; ``None`` means the frontend did not report it."""
+
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    tokens_cached: int | None = None
+    cost_usd: float | None = None
+
+    def add(self, other: Usage) -> None:
+        for name in ("tokens_in", "tokens_out", "tokens_cached", "cost_usd"):
+            theirs = getattr(other, name)
+            if theirs is not None:
+                mine = getattr(self, name)
+                setattr(self, name, theirs if mine is None else mine + theirs)
+
+    @property
+    def spent_nothing(self) -> bool:
+        return not (self.tokens_in or self.tokens_out)
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Per-item limits; ``None`` means unlimited."""
+
+    samples: int = 1
+    rounds: int = 8
+    compiles: int | None = None
+    review_rounds: int = 3
+    wall: float | None = None
+    usd: float | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+BUDGET_FIELDS = {"samples": int, "rounds": int, "compiles": int, "review_rounds": int,
+                 "wall": float, "usd": float}

@@ -1,0 +1,62 @@
+"""Running a tool as a subprocess with a wall-clock limit that takes the whole process group down.
+
+Every prover and agent call goes through :func:`run_command` (directly, or wrapped by the sandbox),
+so there is one place that enforces time limits and records what ran.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+
+@dataclass
+class ProcResult:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"argv": self.argv, "returncode": self.returncode, "duration": round(self.duration, 3),
+                "timed_out": self.timed_out, "stdout": self.stdout[-20000:], "stderr": self.stderr[-20000:],
+                **self.extra}
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the process group of ``proc`` (it was started in a new session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
+                env: dict[str, str] | None = None, stdin: str | None = None) -> ProcResult:
+    """Run ``argv`` in a new session; on timeout kill the whole group. Never raises for the tool's own failure."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(list(argv), cwd=str(cwd), env=env, text=True, encoding="utf-8", errors="replace",
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except FileNotFoundError as exc:
+        return ProcResult(list(argv), 127, "", f"{exc}", time.monotonic() - start)
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, err = proc.communicate()
+        timed_out = True
+    finally:
+        kill_group(proc)  # stragglers that stayed in the group after the leader exited
+    rc = proc.returncode if not timed_out else 124
+    return ProcResult(list(argv), rc, out or "", err or "", time.monotonic() - start, timed_out)
