@@ -7,12 +7,13 @@ so there is one place that enforces time limits and records what ran.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 
 @dataclass
@@ -39,14 +40,26 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
         pass
 
 
+def _limit_memory(mem_mb: int) -> Callable[[], None]:
+    def apply() -> None:
+        limit = mem_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
 def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
-                env: dict[str, str] | None = None, stdin: str | None = None) -> ProcResult:
-    """Run ``argv`` in a new session; on timeout kill the whole group. Never raises for the tool's own failure."""
+                env: dict[str, str] | None = None, stdin: str | None = None,
+                mem_mb: int | None = None) -> ProcResult:
+    """Run ``argv`` in a new session; on timeout kill the whole group. Never raises for the tool's own failure.
+
+    ``mem_mb`` caps the address space (RLIMIT_AS) so a runaway evaluation fails instead of taking the machine.
+    """
     start = time.monotonic()
     try:
         proc = subprocess.Popen(list(argv), cwd=str(cwd), env=env, text=True, encoding="utf-8", errors="replace",
                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                preexec_fn=_limit_memory(mem_mb) if mem_mb else None)
     except FileNotFoundError as exc:
         return ProcResult(list(argv), 127, "", f"{exc}", time.monotonic() - start)
     try:
@@ -54,7 +67,14 @@ def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
         timed_out = False
     except subprocess.TimeoutExpired:
         kill_group(proc)
-        out, err = proc.communicate()
+        try:
+            out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # a setsid grandchild still holds the pipes: stop reading
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+            proc.wait()
+            out, err = "", ""
         timed_out = True
     finally:
         kill_group(proc)  # stragglers that stayed in the group after the leader exited
