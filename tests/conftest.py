@@ -1,0 +1,39 @@
+"""Shared test setup: pytester, the real PutnamBench checkout, and a fast fake suite."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parent.parent
+PUTNAM = Path(os.environ.get("PUTNAMBENCH_ROOT", REPO.parent / "shared" / "benchmarks" / "PutnamBench")).resolve()
+EXAMPLES = Path(__file__).resolve().parent / "example_suites"
+
+
+def require_tool(name: str) -> None:
+    """A missing tool fails under CI (it must have been installed) and skips elsewhere, saying why."""
+    if shutil.which(name) is None:
+        message = f"{name} is not installed"
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI must install it: see .ci/run)")
+        pytest.skip(message)
+
+
+@pytest.fixture
+def putnam_root() -> Path:
+    if not (PUTNAM / "coq" / "src").is_dir():
+        pytest.fail(f"PutnamBench checkout not found at {PUTNAM}; set PUTNAMBENCH_ROOT")
+    return PUTNAM
+
+
+@pytest.fixture
+def fake_suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester dir with the fake adapter/prover/frontend conftest and a manifest of one task per outcome."""
+    pytester.makeconftest((EXAMPLES / "fake_conftest.py").read_text())
+    pytester.makefile(".forall.toml", suite=(EXAMPLES / "fake_suite.toml").read_text())
+    return pytester

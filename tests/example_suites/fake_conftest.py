@@ -1,0 +1,98 @@
+"""A fast, deterministic adapter + prover + frontend: each task's behaviour is named in the manifest.
+
+STRICT  -> verifier accepts, strict axioms        RULES -> accepted, rules-only axioms
+FAIL    -> does not compile                         INFRA -> the template does not compile here
+FALSE   -> the actor claims the statement is false  ROUNDS:n -> compiles only on turn n
+"""
+
+from pathlib import Path
+
+import pytest
+
+from pytest_forall.actor import SessionContext, TurnResult
+from pytest_forall.model import Layer, Task, Usage
+from pytest_forall.provers import AxiomAudit, CompileResult
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_forall_load_tasks(path, manifest, options):
+    if manifest.get("adapter") != "fake":
+        return None
+    return [Task(task_id=tid, suite="fake", track="fake", prover="fakeprover", source_path=str(path),
+                 template=f"{behaviour}\n", theorem_name=tid, frozen="")
+            for tid, behaviour in manifest["tasks"].items()]
+
+
+class FakeProver:
+    name = "fakeprover"
+    ext = "txt"
+
+    def probe(self, workspace):
+        return ""
+
+    def static_layers(self, task, text):
+        return [Layer("syntax_screen", "CHEAT" not in text, "cheat found" if "CHEAT" in text else "")]
+
+    def check_template(self, task, workspace, timeout):
+        if "INFRA" in task.template:
+            return CompileResult(ok=False, infra="template does not compile here: fake library missing")
+        return CompileResult(ok=True)
+
+    def compile(self, task, workspace, candidate, timeout):
+        from pytest_forall.model import sha256_bytes
+        text = candidate.read_text()
+        ok = "FAIL" not in text and "PENDING" not in text
+        return CompileResult(ok=ok, digest=sha256_bytes(candidate.read_bytes()),
+                             messages=[] if ok else [{"severity": "error", "data": "fake compile error"}])
+
+    def audit_axioms(self, task, workspace, candidate, timeout):
+        rules = "RULES" in candidate.read_text()
+        return AxiomAudit(ok=True, axioms=["fake.choice"] if rules else [], strict_ok=not rules, rules_ok=True)
+
+    def independent_check(self, task, workspace, candidate, timeout):
+        return Layer("independent_check", True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_forall_make_prover(name, options):
+    return FakeProver() if name == "fakeprover" else None
+
+
+class FakeSession:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.session_id = "fake-session"
+        self.turns = 0
+
+    def turn(self, prompt, *, timeout):
+        self.turns += 1
+        path = self.ctx.workspace / self.ctx.task.candidate_name
+        text = self.ctx.task.template
+        if text.startswith("ROUNDS:"):
+            text = "OK\n" if self.turns >= int(text.split(":")[1]) else "PENDING\n"
+        path.write_text(text)
+        return TurnResult(session_id=self.session_id, usage=Usage(10, 5, 0, 0.01),
+                          claims_false="FALSE" in text)
+
+    def close(self):
+        pass
+
+
+class FakeFrontend:
+    name = "fake"
+    is_agent = False
+
+    def probe(self):
+        return ""
+
+    def start(self, ctx):
+        return FakeSession(ctx)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_forall_make_frontend(name, options):
+    return FakeFrontend() if name == "fake" else None
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fake: fake track")
