@@ -46,7 +46,7 @@ OPTIONS = (
     Option("run_id", "Name of this run's report directory (default: timestamp)"),
     Option("resume", "Continue run RUN: only items without a final outcome run again"),
     Option("timeout", "Seconds per prover call", "300"),
-    Option("tactic_timeout", "Seconds per portfolio tactic", "10"),
+    Option("tactic_timeout", "Seconds per portfolio tactic", "5"),
     Option("sandbox", "Isolation for actor and prover processes: bwrap or none", "none", ("bwrap", "none")),
     Option("cache_dir", "Cache for compiled templates and indexes (default: under the reports directory)"),
     Option("run_usd", "Spend cap for the whole run, shared by all workers (USD)"),

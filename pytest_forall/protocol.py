@@ -151,6 +151,9 @@ class ItemRun:
                 if self.ctx.frontend.is_agent and turn.usage.spent_nothing and not turn.timed_out:
                     return self._result(INFRA, "actor turn spent zero tokens (provider or credential problem)")
                 data = ws.read_candidate(workspace, task.candidate_name)
+                if turn.gave_up and data == task.template.encode("utf-8"):
+                    self.last_reason = turn.gave_up  # nothing was attempted: say why, not "Admitted found"
+                    return None
                 if data is None:
                     self.last_reason = turn.gave_up or f"no candidate file {task.candidate_name}"
                     if turn.gave_up:

@@ -111,7 +111,7 @@ class PortfolioFrontend:
     is_agent = False
 
     def __init__(self, options: dict[str, Any]) -> None:
-        self.tactic_timeout = float(options.get("tactic_timeout") or 10)
+        self.tactic_timeout = float(options.get("tactic_timeout") or 5)
 
     def probe(self) -> str:
         return ""

@@ -14,6 +14,7 @@ from pathlib import Path
 import pexpect
 
 PROMPT = re.compile(r"<prompt>(?P<text>.*?)</prompt>")
+SENTINEL = "forall_probe_loaded_sentinel"
 
 
 class TacticProbe:
@@ -28,19 +29,22 @@ class TacticProbe:
                              echo=False)
 
     def _load(self, child: pexpect.spawn, statement: str, theorem: str, timeout: float) -> tuple[bool, str]:
-        """Send the statement; True when coqtop ends up in proof mode of ``theorem``."""
+        """Send the statement; True when coqtop ends up in proof mode of ``theorem``.
+
+        The statement's sentence count is unknown, so a sentinel that always fails with its own name
+        marks the end of loading; from there on every sentence sent yields exactly one prompt.
+        """
         child.expect(PROMPT, timeout=timeout)
-        child.send(statement.rstrip() + "\nShow.\n")
+        child.send(statement.rstrip() + f"\nCheck {SENTINEL}.\n")
         log = []
         deadline = time.monotonic() + timeout
         while True:
             child.expect(PROMPT, timeout=max(1.0, deadline - time.monotonic()))
-            log.append(child.before)
-            if "</goals>" in (child.before or "") or re.search(r"\d+ goals?\b|={5,}", child.before or ""):
-                if f"|{theorem}|" in child.match.group("text"):
-                    return True, "".join(log)
-            if "Error:" in (child.before or ""):
-                return False, "".join(log)
+            log.append(child.before or "")
+            if SENTINEL in (child.before or ""):
+                errors = [chunk for chunk in log[:-1] if "Error:" in chunk]
+                in_proof = f"|{theorem}|" in child.match.group("text")
+                return in_proof and not errors, "".join(log)
 
     def run(self, statement: str, tactics: list[str], cwd: Path, timeout: float,
             theorem: str = "") -> tuple[str, int, str]:
