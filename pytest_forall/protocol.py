@@ -7,6 +7,7 @@ end the item as ``infra`` (resumable), never as a proof failure.
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,12 +120,28 @@ class ItemRun:
                            (self.ctx.reviewer.probe() if self.ctx.reviewer else "", "reviewer")):
             if probe:
                 return self._result(INFRA, f"{who}: {probe}")
+        infra = self._template_infra()
+        if infra:
+            return self._result(INFRA, infra)
         for sample in range(self.ctx.budget.samples):
             self.meters.samples = sample + 1
             outcome = self._run_sample(sample)
             if outcome is not None:
                 return outcome
         return self._result(FAILED, self.last_reason or "no accepted candidate")
+
+    def _template_infra(self) -> str:
+        """The unmodified problem must compile here before anyone tries to prove it (cached per template)."""
+        build = self.ctx.audit.directory / "template-check"
+        build.mkdir(parents=True, exist_ok=True)
+        try:
+            result = self.ctx.prover.check_template(self.ctx.task, build, self.ctx.verify_timeout)
+        finally:
+            shutil.rmtree(build, ignore_errors=True)
+        if result.ok:
+            return ""
+        self.ctx.audit.write_json("template-check.json", {"infra": result.infra, "output": result.output[-8000:]})
+        return f"template: {result.infra or result.first_error}"
 
     def _run_sample(self, sample: int) -> dict[str, Any] | None:
         task = self.ctx.task

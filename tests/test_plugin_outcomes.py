@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml, Properties
 
-from pytest_forall.report import EXIT_ALL_INFRA
+from pytest_forall.report import EXIT_ALL_INFRA, junit_value
 
 BASE = ["--forall-frontend=fake", "-p", "no:cacheprovider"]
 
@@ -28,7 +28,7 @@ def test_every_outcome_has_its_own_letter_word_and_count(fake_suite: pytest.Pyte
         "*t_failed?fake? FAILED*", "*t_false?fake? STATEMENT-FALSE*", "*t_infra?fake? INFRA*",
         "*t_rules?fake? RULES-ONLY*", "*t_strict?fake? STRICT*",
         "*forall summary*", "1 strict, 1 rules_only, 1 failed, 1 infra, 1 statement_false  (5 items)",
-        "*infra x1: verifier: template: template does not compile here: fake library missing*",
+        "*infra x1: template: template does not compile here: fake library missing*",
     ])
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 1 and outcomes["passed"] == 1 and outcomes["rules_only"] == 1
@@ -67,11 +67,11 @@ def test_junit_properties_and_results_jsonl_agree(fake_suite: pytest.Pytester) -
         row = rows[task_id]
         assert props["forall.outcome"] == row["outcome"]
         assert props["forall.prover"] == "fakeprover"
-        assert props["forall.compiles"] == str(row["compiles"])
-        assert props["forall.tokens_in"] == str(row["tokens_in"])
-        assert props["forall.cost_usd"] == str(row["cost_usd"])
+        for name in ("compiles", "rounds", "tokens_in", "tokens_out", "cost_usd", "wall_s"):
+            assert props[f"forall.{name}"] == junit_value(row[name]), (task_id, name)
     assert seen["t_strict"]["forall.digest"] == rows["t_strict"]["digest"] and len(rows["t_strict"]["digest"]) == 64
     assert seen["t_failed"]["forall.digest"] == ""  # unknown is empty, never invented
+    assert seen["t_infra"]["forall.tokens_in"] == "" and seen["t_infra"]["forall.cost_usd"] == ""
     assert seen["t_rules"]["forall.axioms"] == "fake.choice"
     audit = Path(rows["t_strict"]["audit_dir"])
     assert (audit / "accepted" / "t_strict.txt").read_text() == "STRICT\n"
