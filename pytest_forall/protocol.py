@@ -120,6 +120,14 @@ class ItemRun:
                            (self.ctx.reviewer.probe() if self.ctx.reviewer else "", "reviewer")):
             if probe:
                 return self._result(INFRA, f"{who}: {probe}")
+        if self.ctx.options.get("sandbox") == "bwrap" and hasattr(self.ctx.prover, "runner"):
+            from .sandbox import probe_sandbox, prover_runner
+
+            problem = probe_sandbox()
+            if problem:
+                return self._result(INFRA, f"sandbox: {problem}")
+            binds = [(p, inside) for p, inside in getattr(self.ctx.prover, "sandbox_binds", ()) if p.exists()]
+            self.ctx.prover.runner = prover_runner(self.ctx.audit.directory / "sandbox", binds)
         infra = self._template_infra()
         if infra:
             return self._result(INFRA, infra)

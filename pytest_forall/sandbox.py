@@ -652,3 +652,22 @@ def _cli_main(args: argparse.Namespace) -> int:
     access = result.extra["access_log"] or "none (no network allowed)"
     print(f"forall sandbox: audit {audit_dir / 'sandbox.jsonl'}; access log {access}", file=sys.stderr)
     return result.returncode
+
+
+def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> Callable[..., ProcResult]:
+    """A drop-in for :func:`pytest_forall.proc.run_command` that runs a prover call in the sandbox.
+
+    The call's ``cwd`` (the verifier's private build directory) becomes the writable workspace; relative
+    paths in ``argv`` keep working because the command starts in the workspace inside. No network.
+    """
+
+    def run(argv: Sequence[str], *, cwd: Path | str, timeout: float | None, env: dict[str, str] | None = None,
+            stdin: str | None = None, mem_mb: int | None = None) -> ProcResult:
+        policy = SandboxPolicy(workspace=Path(cwd), ro_binds=tuple(ro_binds), wall_seconds=timeout,
+                               memory_mb=mem_mb, env=dict(env or {"PATH": DEFAULT_PATH}))
+        try:
+            return run_sandboxed(argv, policy, audit_dir=audit_dir, stdin=stdin)
+        except SandboxUnavailable as exc:
+            return ProcResult(list(argv), 127, "", f"sandbox unavailable: {exc}", 0.0)
+
+    return run

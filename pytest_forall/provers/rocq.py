@@ -139,6 +139,10 @@ class RocqProver:
         cache = opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
         self.cache_dir = Path(str(cache)) / "rocq-templates"
         self.runner = runner
+        self._version: str | None = None
+
+    #: Host files a sandboxed coqc needs besides /usr (findlib's config, else coqc dies with an Anomaly).
+    sandbox_binds = ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),)
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -153,8 +157,11 @@ class RocqProver:
         return ""
 
     def version(self) -> str:
-        result = self._run([self.coqc, "--version"], Path.cwd(), 30)
-        return result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+        """The compiler's version line (a cache key): asked once, outside any sandbox."""
+        if self._version is None:
+            result = run_command([self.coqc, "--version"], cwd=tempfile.gettempdir(), timeout=30)
+            self._version = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+        return self._version
 
     def _compile_file(self, builddir: Path, subdir: str, prefix: str, stem: str, timeout: float) -> CompileResult:
         source = builddir / subdir / f"{stem}.v"
