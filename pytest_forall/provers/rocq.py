@@ -273,7 +273,7 @@ class RocqProver:
         lines = [f"Require {TMPL}.{task.task_id} {CAND}.{task.task_id}.", "Set Printing All.",
                  "Set Printing Width 1000000."]
         for prefix in (TMPL, CAND):
-            lines.append(f'Check "----{prefix}".')
+            lines.append("Check I.")  # section separator: prints "I : True" in any environment
             for name in names:
                 if name == task.theorem_name:
                     lines.append(f"Check @{prefix}.{task.task_id}.{name}.")
@@ -283,11 +283,14 @@ class RocqProver:
         if result.returncode != 0:
             return Layer("elaborated_statement", False, "statement check failed to run: "
                          + (result.stdout + result.stderr).strip()[-400:])
-        parts = re.split(r'^"----(?:ForallTmpl|ForallCand)"\s*\n\s*: string\s*$', result.stdout, flags=re.M)
+        parts = re.split(r"^I\s*\n\s*: True\s*$", result.stdout, flags=re.M)
         if len(parts) != 3:
             return Layer("elaborated_statement", False, "unrecognised statement check output",
                          {"output": result.stdout[-2000:]})
-        tmpl, cand = parts[1], parts[2].replace(CAND, TMPL)
+        # With both modules loaded, Coq prints whichever of the two twins is shadowed with a longer
+        # qualifier; the module part says nothing about the statement, so it is normalised away.
+        own = re.compile(rf"\b(?:(?:{TMPL}|{CAND})\.)?{re.escape(task.task_id)}\.")
+        tmpl, cand = own.sub("<task>.", parts[1]), own.sub("<task>.", parts[2])
         if tmpl != cand:
             diff = next((f"template: {a.strip()!r} / candidate: {b.strip()!r}"
                          for a, b in zip(tmpl.splitlines(), cand.splitlines()) if a != b), "lengths differ")

@@ -1,0 +1,62 @@
+"""The embedded portfolio frontend on the real kernel, and its accepted proofs re-verified by replay."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, require_tool
+
+TOY = {
+    "toy_lia": "Require Import Arith.\nTheorem toy_lia (n m : nat) : n + m = m + n.\nProof. Admitted.\n",
+    "toy_tauto": "Theorem toy_tauto (P Q : Prop) : P /\\ Q -> Q /\\ P.\nProof. Admitted.\n",
+    "toy_open": "Theorem toy_open (f : nat -> nat) : f 0 = f 1.\nProof. Admitted.\n",
+}
+
+
+@pytest.fixture
+def toy_root(pytester: pytest.Pytester) -> pytest.Pytester:
+    require_tool("coqtop")
+    src = pytester.path / "bench" / "coq" / "src"
+    src.mkdir(parents=True)
+    for name, text in TOY.items():
+        (src / f"{name}.v").write_text(text)
+    shutil.copy(REPO / "benchmarks" / "putnam" / "putnam.forall.toml", pytester.path / "putnam.forall.toml")
+    pytester.makeini(f"[pytest]\nforall_putnam_root = {pytester.path / 'bench'}\nforall_tactic_timeout = 3\n")
+    return pytester
+
+
+def rows(pytester: pytest.Pytester, run_id: str) -> dict[str, dict]:
+    path = pytester.path / "reports" / run_id / "results.jsonl"
+    return {r["task_id"]: r for r in map(json.loads, path.read_text().splitlines())}
+
+
+def test_portfolio_proves_what_a_tactic_closes_and_replay_reverifies_it(toy_root: pytest.Pytester) -> None:
+    result = toy_root.runpytest("-p", "no:cacheprovider", "--forall-run-id=pf")
+    found = rows(toy_root, "pf")
+    assert found["toy_lia"]["outcome"] == "strict"
+    assert found["toy_tauto"]["outcome"] == "strict"
+    assert found["toy_open"]["outcome"] == "failed"
+    assert "no tactic" in found["toy_open"]["reason"]
+    assert all(found[t]["compiles"] >= 1 for t in found)
+    assert result.ret == 1
+
+    proofs = toy_root.path / "accepted"
+    proofs.mkdir()
+    for task in ("toy_lia", "toy_tauto"):
+        shutil.copy(Path(found[task]["audit_dir"]) / "accepted" / f"{task}.v", proofs / f"{task}.v")
+    replay = toy_root.runpytest("-p", "no:cacheprovider", "--forall-frontend=replay", f"--forall-proofs={proofs}",
+                                "-k", "toy_lia or toy_tauto", "--forall-run-id=rp")
+    again = rows(toy_root, "rp")
+    assert {t: again[t]["outcome"] for t in again} == {"toy_lia": "strict", "toy_tauto": "strict"}
+    assert again["toy_lia"]["digest"] == found["toy_lia"]["digest"]
+    assert replay.ret == 0
+
+
+def test_compile_budget_caps_the_ladder(toy_root: pytest.Pytester) -> None:
+    toy_root.runpytest("-p", "no:cacheprovider", "-k", "toy_open", "--forall-compiles=3", "--forall-run-id=b")
+    row = rows(toy_root, "b")["toy_open"]
+    assert row["outcome"] == "failed" and row["compiles"] <= 3

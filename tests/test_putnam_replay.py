@@ -1,0 +1,91 @@
+"""Issue 2 end to end on the real kernel: PutnamBench items replayed through the full verifier."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, require_tool
+
+PROOFS = Path(__file__).parent / "data" / "proofs"
+
+
+@pytest.fixture
+def putnam_suite(pytester: pytest.Pytester, putnam_root: Path) -> pytest.Pytester:
+    require_tool("coqc")
+    shutil.copy(REPO / "benchmarks" / "putnam" / "putnam.forall.toml", pytester.path / "putnam.forall.toml")
+    pytester.makeini(f"[pytest]\nforall_putnam_root = {putnam_root}\n")
+    return pytester
+
+
+def run_replay(suite: pytest.Pytester, proofs: Path, selection: str, run_id: str, *extra: str) -> dict[str, dict]:
+    result = suite.runpytest("-p", "no:cacheprovider", "--forall-frontend=replay", f"--forall-proofs={proofs}",
+                             "-k", selection, f"--forall-run-id={run_id}", *extra)
+    rows = [json.loads(line) for line in (suite.path / "reports" / run_id / "results.jsonl").read_text().splitlines()]
+    out = {row["task_id"]: row for row in rows}
+    out["_ret"] = {"ret": result.ret, "stdout": result.stdout.str()}
+    return out
+
+
+def test_stored_valid_proofs_pass_strict_with_independent_check(putnam_suite: pytest.Pytester) -> None:
+    rows = run_replay(putnam_suite, PROOFS, "(putnam_2001_a1 or putnam_2008_a1) and coq", "valid")
+    for task in ("putnam_2001_a1", "putnam_2008_a1"):
+        assert rows[task]["outcome"] == "strict", rows[task]
+        assert rows[task]["independent"] is True
+        assert len(rows[task]["digest"]) == 64
+    assert rows["_ret"]["ret"] == 0
+    assert "independent check: 2/2 judged accepted" in rows["_ret"]["stdout"]
+
+
+def _variant(tmp: Path, name: str, text: str) -> Path:
+    directory = tmp / name
+    directory.mkdir()
+    (directory / "putnam_2001_a1.v").write_text(text)
+    return directory
+
+
+def test_admitted_axiom_and_weakened_statement_fail_with_the_reason(putnam_suite: pytest.Pytester,
+                                                                    tmp_path: Path) -> None:
+    valid = (PROOFS / "putnam_2001_a1.v").read_text()
+    admitted = valid.replace("exact H2.\nQed.", "Admitted.")
+    axiom = "Axiom cheat : forall P : Prop, P.\n" + valid.replace(
+        "  intros a b.\n  pose proof (hop b a) as H1.\n  pose proof (hop (op b a) b) as H2.\n  rewrite H1 in H2.\n"
+        "  exact H2.", "  apply cheat.")
+    weakened = valid.replace("(hop : forall (a b: A), op (op a b) a = b)",
+                             "(hop : forall (a b: A), op (op a b) a = b)\n    (extra : forall a b : A, a = b)")
+    cases = {"admitted": (admitted, "syntax_screen"), "axiom": (axiom, "syntax_screen"),
+             "weakened": (weakened, "frozen_statement")}
+    for name, (text, layer) in cases.items():
+        rows = run_replay(putnam_suite, _variant(tmp_path, name, text), "putnam_2001_a1 and coq", f"bad-{name}")
+        row = rows["putnam_2001_a1"]
+        assert row["outcome"] == "failed", (name, row)
+        assert layer in row["reason"], (name, row["reason"])
+        assert rows["_ret"]["ret"] == 1
+
+
+def test_missing_stored_proof_fails_with_no_stored_proof(putnam_suite: pytest.Pytester, tmp_path: Path) -> None:
+    rows = run_replay(putnam_suite, tmp_path, "putnam_2001_a1 and coq", "missing")
+    assert rows["putnam_2001_a1"]["outcome"] == "failed"
+    assert "no stored proof" in rows["putnam_2001_a1"]["reason"]
+
+
+def test_template_that_does_not_compile_here_is_infra(putnam_suite: pytest.Pytester) -> None:
+    rows = run_replay(putnam_suite, PROOFS, "putnam_1963_b6 and coq", "tmpl")  # needs GeoCoq
+    row = rows["putnam_1963_b6"]
+    assert row["outcome"] == "infra"
+    assert "template does not compile here" in row["reason"] and "GeoCoq" in row["reason"]
+    assert rows["_ret"]["ret"] == 75
+
+
+def test_lean_tasks_without_a_toolchain_are_infra_naming_the_fix(putnam_suite: pytest.Pytester,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no lake/lean anywhere
+    monkeypatch.delenv("FORALL_LEAN_BIN", raising=False)
+    rows = run_replay(putnam_suite, PROOFS, "putnam_1962_a1 and lean4", "lean")
+    row = rows["putnam_1962_a1"]
+    assert row["outcome"] == "infra"
+    assert "lean_env/setup" in row["reason"]
+    assert rows["_ret"]["ret"] == 75
