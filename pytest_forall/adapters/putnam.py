@@ -100,7 +100,9 @@ def parse_coq(task_id: str, path: Path, text: str) -> Task:
 
 # --- Lean ------------------------------------------------------------------------------------------
 
-_LEAN_SOLUTION = re.compile(r"^abbrev\s+(\S+_solution)\b(.*?):=\s*sorry[ \t]*\n--[ \t]?(.*)$", re.M)
+_LEAN_SOLUTION = re.compile(r"^((?:noncomputable\s+)?abbrev\s+)(\S+_solution)\b(.*?):=\s*sorry[ \t]*\n--[ \t]?(.*)$",
+                            re.M)
+_LEAN_SOLUTION_DECL = re.compile(r"^(?:noncomputable\s+)?abbrev\s+\S+_solution\b", re.M)
 _LEAN_THEOREM = re.compile(r"^theorem\s+([^\s:({\[]+)", re.M)
 
 
@@ -113,13 +115,13 @@ def parse_lean(task_id: str, path: Path, text: str) -> Task:
     answer = ""
     template = text.replace("\r\n", "\n")
     solutions = list(_LEAN_SOLUTION.finditer(template))
-    if "_solution" in "".join(re.findall(r"^abbrev\s+\S+", template, re.M)) and not solutions:
-        problem = "the `abbrev …_solution … := sorry` is not followed by a `-- <answer>` comment line"
+    if len(_LEAN_SOLUTION_DECL.findall(template)) != len(solutions):
+        problem = "an `abbrev …_solution … := sorry` is not followed by a `-- <answer>` comment line"
     for sol in reversed(solutions):
-        answer = sol.group(3).strip()
+        answer = sol.group(4).strip()
         if not answer:
-            problem = f"empty answer comment after `abbrev {sol.group(1)}`"
-        filled = f"abbrev {sol.group(1)}{sol.group(2)}:= {answer}\n--{' ' if answer else ''}{sol.group(3)}"
+            problem = f"empty answer comment after `abbrev {sol.group(2)}`"
+        filled = f"{sol.group(1)}{sol.group(2)}{sol.group(3)}:= {answer}\n--{' ' if answer else ''}{sol.group(4)}"
         template = template[: sol.start()] + filled + template[sol.end():]
     theorems = [m for m in _LEAN_THEOREM.finditer(template) if m.group(1) == task_id]
     theorem = task_id if theorems else ""
