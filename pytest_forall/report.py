@@ -262,22 +262,59 @@ def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Pa
 # --- forall report ---------------------------------------------------------------------------------
 
 def run_report(args: argparse.Namespace) -> int:
-    path = Path(args.run) / "results.jsonl" if Path(args.run).is_dir() else Path(args.run)
+    run_dir = Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
+        latest = latest_results(run_dir)
+    except (OSError, ValueError) as exc:
         print(f"forall report: {exc}", file=sys.stderr)
         return 2
+    for line in summary_lines(list(latest.values()), [], run_dir):
+        print(line)
+    return 0
+
+
+def latest_results(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The last recorded result of every item of a run (a resumed run appends)."""
     latest: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(lines, 1):
+    path = run_dir / "results.jsonl"
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         try:
             row = json.loads(line)
             latest[row["nodeid"]] = row
         except (ValueError, KeyError, TypeError):
-            print(f"forall report: {path}:{number}: not a results line", file=sys.stderr)
+            raise ValueError(f"{path}:{number}: not a results line") from None
+    return latest
+
+
+def run_export_proofs(args: argparse.Namespace) -> int:
+    """Copy every accepted proof of a run into a directory ``replay`` reads (``--forall-proofs``)."""
+    run_dir, out = Path(args.run), Path(args.out)
+    try:
+        latest = latest_results(run_dir)
+    except (OSError, ValueError) as exc:
+        print(f"forall proofs: {exc}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    exported = []
+    for row in sorted(latest.values(), key=lambda r: str(r["nodeid"])):
+        if row.get("outcome") not in (STRICT, RULES_ONLY):
+            continue
+        accepted = sorted((Path(row["audit_dir"]) / "accepted").glob(f"{row['task_id']}.*"))
+        if not accepted:
+            print(f"forall proofs: {row['nodeid']}: accepted but {row['audit_dir']}/accepted is missing",
+                  file=sys.stderr)
             return 2
-    for line in summary_lines(list(latest.values()), [], path.parent):
-        print(line)
+        from .model import sha256_bytes
+
+        data = accepted[0].read_bytes()
+        if sha256_bytes(data) != row["digest"]:
+            print(f"forall proofs: {accepted[0]}: digest differs from the recorded {row['digest']}", file=sys.stderr)
+            return 2
+        (out / accepted[0].name).write_bytes(data)
+        exported.append(row["task_id"])
+    print(f"exported {len(exported)} accepted proofs to {out}")
+    if exported:
+        print("replay them with: -k '" + " or ".join(sorted(set(exported))) + "'")
     return 0
 
 
@@ -285,3 +322,7 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("report", help="Summarise a run's results.jsonl")
     parser.add_argument("run", help="reports/<run id> or a results.jsonl file")
     parser.set_defaults(func=run_report)
+    proofs = sub.add_parser("proofs", help="Export a run's accepted proofs for --forall-proofs (replay)")
+    proofs.add_argument("run", help="reports/<run id>")
+    proofs.add_argument("--out", required=True, help="Directory to write <task id>.<ext> files into")
+    proofs.set_defaults(func=run_export_proofs)

@@ -125,3 +125,12 @@ def test_fixtures_are_overridable_in_a_suite_conftest(fake_suite: pytest.Pyteste
     row = results(fake_suite, "ovr")["t_strict"]
     assert row["outcome"] == "failed" and "fake compile error" in row["reason"]
     assert result.ret == 1
+
+
+def test_a_worker_crash_never_passes_silently(fake_suite: pytest.Pytester) -> None:
+    manifest = fake_suite.path / "suite.forall.toml"
+    manifest.write_text(manifest.read_text() + '\nt_crash = "CRASH"\n')
+    result = run(fake_suite, "-n", "2", "-k", "t_strict or t_crash", "--forall-run-id=crash")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*t_crash*", "*forall summary*"])
+    assert "crashed" in result.stdout.str()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
 from conftest import REPO, require_tool
+
+from pytest_forall.cli import main as cli_main
 
 TOY = {
     "toy_lia": "Require Import Arith.\nTheorem toy_lia (n m : nat) : n + m = m + n.\nProof. Admitted.\n",
@@ -45,9 +46,8 @@ def test_portfolio_proves_what_a_tactic_closes_and_replay_reverifies_it(toy_root
     assert result.ret == 1
 
     proofs = toy_root.path / "accepted"
-    proofs.mkdir()
-    for task in ("toy_lia", "toy_tauto"):
-        shutil.copy(Path(found[task]["audit_dir"]) / "accepted" / f"{task}.v", proofs / f"{task}.v")
+    assert cli_main(["proofs", str(toy_root.path / "reports" / "pf"), "--out", str(proofs)]) == 0
+    assert sorted(p.name for p in proofs.iterdir()) == ["toy_lia.v", "toy_tauto.v"]
     replay = toy_root.runpytest("-p", "no:cacheprovider", "--forall-frontend=replay", f"--forall-proofs={proofs}",
                                 "-k", "toy_lia or toy_tauto", "--forall-run-id=rp")
     again = rows(toy_root, "rp")

@@ -3,6 +3,7 @@
 STRICT  -> verifier accepts, strict axioms        RULES -> accepted, rules-only axioms
 FAIL    -> does not compile                         INFRA -> the template does not compile here
 FALSE   -> the actor claims the statement is false  ROUNDS:n -> compiles only on turn n
+CRASH   -> the process running the item dies
 """
 
 from pathlib import Path
@@ -39,8 +40,11 @@ class FakeProver:
         return CompileResult(ok=True)
 
     def compile(self, task, workspace, candidate, timeout):
+        import os
         from pytest_forall.model import sha256_bytes
         text = candidate.read_text()
+        if "CRASH" in text:
+            os._exit(3)  # the worker dies mid-item
         ok = "FAIL" not in text and "PENDING" not in text
         return CompileResult(ok=ok, digest=sha256_bytes(candidate.read_bytes()),
                              messages=[] if ok else [{"severity": "error", "data": "fake compile error"}])
