@@ -42,8 +42,20 @@ def decide_acceptance(verdict: Verdict, review: Review | None, on_disk: bytes | 
     return Acceptance(True, "")
 
 
+#: Event kinds gathered into ``audit.json`` (in order of occurrence, across resumed runs).
+AUDIT_SECTIONS = {"turn": "turns", "submission": "submissions", "review": "reviews", "acceptance": "acceptances",
+                  "state": "state", "budget": "budget"}
+
+
 class AuditRecord:
-    """Writes one item's evidence: candidates per round, verdicts, reviews, the final acceptance."""
+    """Writes one item's evidence: candidates per round, verdicts, reviews, the final acceptance.
+
+    ``events.jsonl`` is the append-only history (it survives interrupted and resumed runs);
+    ``audit.json`` is its index, rewritten when the item ends: every turn (role, session, prompt and
+    transcript files, usage and cost, the prover commands it ran), every submission (its SHA-256, the saved
+    bytes, the verifier's evidence), every review (the digest shown, the verdict and digest returned) and
+    every acceptance decision, next to the item's result.
+    """
 
     def __init__(self, directory: Path, task: Task) -> None:
         self.directory = directory
@@ -63,7 +75,26 @@ class AuditRecord:
         path.write_bytes(data)
         return path
 
+    def relative(self, path: str | Path) -> str:
+        """A path inside the audit dir as written in the record (relative, so the record can be moved)."""
+        return str(Path(path).relative_to(self.directory)) if Path(path).is_relative_to(self.directory) else str(path)
+
     def event(self, **fields: Any) -> None:
         """Append one line to events.jsonl: the item's history in order."""
         with (self.directory / "events.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(fields, sort_keys=True, default=str) + "\n")
+
+    def events(self) -> list[dict[str, Any]]:
+        path = self.directory / "events.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def summarize(self, result: dict[str, Any]) -> Path:
+        """Write ``audit.json``: the result and the history grouped by kind."""
+        record: dict[str, Any] = {"result": result, **{section: [] for section in AUDIT_SECTIONS.values()}}
+        for event in self.events():
+            section = AUDIT_SECTIONS.get(str(event.get("kind")))
+            if section:
+                record[section].append(event)
+        return self.write_json("audit.json", record)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .model import Budget, Task, Usage
 
@@ -18,6 +18,19 @@ if TYPE_CHECKING:
 
 ACTOR = "actor"
 REVIEWER = "reviewer"
+
+
+@dataclass(frozen=True)
+class SessionHandle:
+    """What a later process needs to reopen a session: the frontend's id and the label of its private dirs.
+
+    Agent CLIs keep their conversations in their HOME, so resuming means the same HOME (``label``) and the
+    same id; ``turns`` keeps the per-turn audit file numbering going.
+    """
+
+    session_id: str
+    label: str = ""
+    turns: int = 0
 
 
 @dataclass
@@ -35,6 +48,8 @@ class SessionContext:
     charge_compile: Any = None
     #: Runs a command in the item's sandbox (argv, cwd, timeout, env) -> ProcResult; set by the workspace step.
     runner: Any = None
+    #: Reopen this session (e.g. after an infra failure in an earlier run) instead of starting a new one.
+    resume: SessionHandle | None = None
 
 
 @dataclass
@@ -53,8 +68,10 @@ class TurnResult:
     #: the actor says the statement is false (it should have proved ``False``-style refutation in the workspace)
     claims_false: bool = False
     transcript: str = ""           # path of the raw event stream in the audit dir
-    #: per-turn compile count done inside the frontend (e.g. portfolio)
+    #: per-turn compile count done inside the frontend (e.g. portfolio, or an agent running ``coqc``)
     compiles: int = 0
+    #: the prover commands an agent ran during the turn, as its event stream shows them (for the audit)
+    compile_commands: list[str] = field(default_factory=list)
 
 
 class AgentSession(Protocol):
@@ -65,6 +82,15 @@ class AgentSession(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ResumableSession(Protocol):
+    """A session a later process can reopen (the agent CLIs); offline sessions simply start again."""
+
+    def handle(self) -> SessionHandle:
+        """How to reopen this session later (see :class:`SessionHandle`)."""
+        ...
 
 
 class Frontend(Protocol):

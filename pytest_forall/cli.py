@@ -16,6 +16,7 @@ SUBCOMMAND_MODULES = (
     "pytest_forall.verify",
     "pytest_forall.sandbox",
     "pytest_forall.mcp_server",
+    "pytest_forall.submit",
     "pytest_forall.report",
 )
 

@@ -2,12 +2,16 @@
 
 Agents get the repository's interface (kinds, names, statements, locations) without proof bodies,
 and never the excluded target declarations. The server is built by :func:`build_server` so other
-steps can add their own tools (start/compile/submit) to the same server.
+steps can add their own tools to the same server: :mod:`pytest_forall.tools` adds the benchmark tools
+(start/compile/submit/review_*) and serves one item's server with ``--item-context``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +26,8 @@ INSTRUCTIONS = (
     "qualified name, statement (bodies and proofs are never shown) and file:line. Matching is textual: "
     "notations and implicit arguments are not elaborated."
 )
+#: Called after every retrieval answer with (tool, arguments, answer, seconds): how calls are counted.
+Observer = Callable[[str, dict[str, Any], str, float], None]
 
 
 def _render(declarations: Sequence[Declaration], empty: str) -> str:
@@ -34,35 +40,53 @@ def build_server(
     *,
     excluded: Sequence[str] = (),
     extra_tools: Iterable[Callable[..., Any]] | None = None,
+    observe: Observer | None = None,
+    name: str = SERVER_NAME,
+    instructions: str = INSTRUCTIONS,
 ) -> MCPServer:
     """An MCP server answering retrieval queries over ``index`` with ``excluded`` names withheld.
 
     ``extra_tools`` are registered as-is (name and description from the function), so a caller
     can serve benchmark tools alongside retrieval; the returned server also accepts ``add_tool``.
+    ``observe`` sees every retrieval call, so an item can count its navigation.
     """
     retriever = Retriever(index, excluded=excluded)
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
-    # Text only: structured output would repeat every answer in a second copy the agent pays for.
+    server = MCPServer(name, instructions=instructions, log_level="WARNING")
 
-    @server.tool(structured_output=False)
+    def tool(fn: Callable[..., str]) -> Callable[..., str]:
+        """Register ``fn`` (text only: structured output would repeat every answer in a second copy the
+        agent pays for), reporting each call to ``observe``."""
+        if observe is None:
+            return server.tool(structured_output=False)(fn)
+
+        @functools.wraps(fn)
+        def observed(**arguments: Any) -> str:
+            started = time.monotonic()
+            answer = fn(**arguments)
+            observe(fn.__name__, arguments, answer, time.monotonic() - started)
+            return answer
+
+        return server.tool(structured_output=False)(observed)
+
+    @tool
     def lookup(name: str) -> str:
         """Declarations whose fully qualified name is `name` or ends with `.name` (e.g. `add_comm`)."""
         return _render(retriever.lookup(name), "No declaration has that name.")
 
-    @server.tool(structured_output=False)
+    @tool
     def search(query: str, limit: int = 20) -> str:
         """Declarations ranked by how well names and statements match the words/symbols of `query`."""
         return _render(
             retriever.search(query, limit=max(1, min(limit, 100))), "No declaration matches that query."
         )
 
-    @server.tool(structured_output=False)
+    @tool
     def usages(name: str, limit: int = 50) -> str:
         """Declarations whose statement mentions `name` (textually), with file and line."""
         found = retriever.usages(name, limit=max(1, min(limit, 200)))
         return _render(found, "No statement mentions that name.")
 
-    @server.tool(structured_output=False)
+    @tool
     def outline(file: str) -> str:
         """Declarations of one file (path relative to the root, or a unique suffix) in source order."""
         return _render(
@@ -77,8 +101,16 @@ def build_server(
 
 def add_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``forall mcp``."""
-    parser = subparsers.add_parser("mcp", help="serve statement-only retrieval over MCP")
-    parser.add_argument("--root", type=Path, required=True, help="source tree to index (.lean and .v files)")
+    parser = subparsers.add_parser("mcp", help="serve statement-only retrieval (or one item's tools) over MCP")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--root", type=Path, help="source tree to index (.lean and .v files)")
+    source.add_argument(
+        "--item-context",
+        type=Path,
+        metavar="FILE",
+        help="serve one item's benchmark tools (and its retrieval) from this signed context file; "
+        "the key is read from $FORALL_CONTEXT_KEY (see docs/tools.md)",
+    )
     parser.add_argument(
         "--exclude",
         action="append",
@@ -94,10 +126,18 @@ def add_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 def run_cli(args: argparse.Namespace) -> int:
     """Index the root, then serve until the client disconnects (stdio) or the process is stopped (http)."""
-    if not args.root.is_dir():
+    if args.item_context is not None:
+        from .tools import KEY_ENV, ContextError, item_server_from_file
+
+        try:
+            server = item_server_from_file(args.item_context, bytes.fromhex(os.environ.get(KEY_ENV, "")))
+        except (ContextError, ValueError) as exc:
+            raise SystemExit(f"forall mcp: {exc}") from None
+    elif not args.root.is_dir():
         raise SystemExit(f"forall mcp: --root {args.root} is not a directory")
-    declarations, _ = build_index(args.root, args.cache_dir)
-    server = build_server(declarations, excluded=args.exclude)
+    else:
+        declarations, _ = build_index(args.root, args.cache_dir)
+        server = build_server(declarations, excluded=args.exclude)
     if args.transport == "stdio":
         server.run("stdio")
     else:

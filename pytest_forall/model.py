@@ -55,7 +55,8 @@ class Task:
 
     @property
     def candidate_name(self) -> str:
-        return f"{self.task_id}.{PROVER_EXT.get(self.prover, 'txt')}"
+        """``<task id>.<ext>``, unless the adapter named the file (``meta["candidate_name"]``)."""
+        return str(self.meta.get("candidate_name") or f"{self.task_id}.{PROVER_EXT.get(self.prover, 'txt')}")
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)

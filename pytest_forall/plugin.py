@@ -67,6 +67,9 @@ BUDGET_OPTIONS = ("samples", "rounds", "compiles", "review_rounds", "wall", "usd
 OPTIONS_KEY = pytest.StashKey[dict[str, Any]]()
 BUILTIN_PLUGINS = (
     "pytest_forall.adapters.putnam",
+    "pytest_forall.adapters.verisoftbench",
+    "pytest_forall.adapters.lean_eval",
+    "pytest_forall.adapters.project",
     "pytest_forall.provers.rocq",
     "pytest_forall.provers.lean",
     "pytest_forall.frontends.replay",

@@ -63,7 +63,7 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
                       prover=prover, frontend=frontend, reviewer=reviewer, budget=item_budget(item),
                       options=options, ledger=ledger,
                       run_usd=options["run_usd"] if options["run_usd"] not in (None, "") else None,
-                      verify_timeout=float(options["timeout"]))
+                      verify_timeout=float(options["timeout"]), run_secret=reporter.secret())
     result = ItemRun(ctx).run()
     result["nodeid"] = item.nodeid
     result["run_id"] = reporter.run_id

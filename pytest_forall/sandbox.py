@@ -75,6 +75,8 @@ class SandboxPolicy:
     workspace: Path
     #: Extra read-only ``(host_path, inside_path)`` binds, e.g. a toolchain; /usr is always there.
     ro_binds: tuple[tuple[Path, str], ...] = ()
+    #: Extra writable ``(host_path, inside_path)`` binds outside the workspace, e.g. an agent CLI's private HOME.
+    rw_binds: tuple[tuple[Path, str], ...] = ()
     #: ``host:port`` endpoints reachable through the proxy; empty means no network at all.
     allow: tuple[str, ...] = ()
     wall_seconds: float | None = None
@@ -91,7 +93,7 @@ class SandboxPolicy:
             raise ValueError(f"sandbox must be one of {SANDBOX_KINDS}, not {self.sandbox!r}")
         for endpoint in self.allow:
             parse_endpoint(endpoint)
-        for inside in (self.workspace_inside, *(dest for _, dest in self.ro_binds)):
+        for inside in (self.workspace_inside, *(dest for _, dest in (*self.ro_binds, *self.rw_binds))):
             _check_inside_path(inside)
         for name in ("wall_seconds", "memory_mb", "max_processes"):
             value = getattr(self, name)
@@ -102,7 +104,8 @@ class SandboxPolicy:
         """JSON primitives for the audit record. Env *values* are left out: they may hold credentials."""
         return {"sandbox": self.sandbox, "workspace": str(self.workspace.absolute()),
                 "workspace_inside": self.workspace_inside,
-                "ro_binds": [[str(src), dest] for src, dest in self.ro_binds], "allow": list(self.allow),
+                "ro_binds": [[str(src), dest] for src, dest in self.ro_binds],
+                "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
                 "wall_seconds": self.wall_seconds, "memory_mb": self.memory_mb,
                 "max_processes": self.max_processes, "env_keys": sorted(self.env)}
 
@@ -201,7 +204,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         bwrap_argv = _bwrap_argv(policy, workspace, run_dir, cwd_inside, has_proxy=proxy is not None,
                                  seccomp_fd=seccomp_fd, info_fd=info_write)
         bwrap_argv += ["--", INSIDE_PYTHON, "-I", "-S", f"{RUN_DIR_INSIDE}/init.py", *init_args, "--", *argv]
-        record["bwrap_argv"] = bwrap_argv
+        record["bwrap_argv"] = _redact_env_values(bwrap_argv)
         memory_rlimit_kb = policy.memory_mb << 10 if policy.memory_mb and cgroups.memory is None else None
         shim_env = {"FORALL_CGROUP_PROCS": " ".join(str(d / "cgroup.procs") for d in cgroups.dirs()),
                     "FORALL_RLIMIT_AS_KB": str(memory_rlimit_kb or "")}
@@ -255,6 +258,15 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
+def _redact_env_values(argv: Sequence[str]) -> list[str]:
+    """The bwrap command for the audit record, with ``--setenv`` values hidden (they may be API keys)."""
+    redacted = list(argv)
+    for index, arg in enumerate(redacted[:-2]):
+        if arg == "--setenv":
+            redacted[index + 2] = "<redacted>"
+    return redacted
+
+
 def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_inside: str, *, has_proxy: bool,
                 seccomp_fd: int | None, info_fd: int) -> list[str]:
     args = [BWRAP, "--unshare-all", "--unshare-user", "--unshare-net", "--disable-userns",
@@ -274,6 +286,8 @@ def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_insid
         args += ["--ro-bind", str(run_dir / "proxy.sock"), f"{RUN_DIR_INSIDE}/proxy.sock"]
     # the workspace first, so a read-only bind may sit inside it (e.g. a shared dependency cache)
     args += ["--bind", str(workspace), policy.workspace_inside]
+    for src, dest in policy.rw_binds:
+        args += ["--bind", str(src), dest]
     for src, dest in policy.ro_binds:
         args += ["--ro-bind", str(src), dest]
     args += ["--chdir", cwd_inside, "--clearenv"]

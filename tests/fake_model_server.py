@@ -15,15 +15,22 @@ Script (JSON)::
             {"error": 429, "type": "insufficient_quota", "message": "You exceeded your current quota"},
             {"call_tool": "echo", "args": {"text": "hi"}},
             {"write": {"path": "x.lean", "content": "..."}, "via": ["exec_command", "bash", "Bash"]},
+            {"write": {"path": "x.lean", "content": "..."}, "via": ["Write"], "force": true},
+            {"read": {"path": "proof.lean"}},
             {"text": "slow", "delay": 30}
         ]}
-    ]}
+    ], "keys": {"sk-old": 1, "sk-new": null}}
 
 A bare list of steps is one role named ``default``. A request goes to the first role whose ``match``
 occurs in its system/user text (no ``match``: every request). Each request consumes one step of its
 role; the last step repeats once the role runs out, so ``[{"error": 500}]`` fails every retry.
 ``write`` uses the CLI's file writer, else ``apply_patch``, else a shell heredoc, unless ``via`` lists the
-tool names to try; when none is offered the step becomes a text saying so (the turn ends).
+tool names to try; when none is offered the step becomes a text saying so (the turn ends), unless ``force``
+is set: then the first ``via`` tool is called although it was not offered (to see the CLI refuse it).
+``read`` uses the CLI's file reader (some CLIs refuse to overwrite a file they have not read), else a shell.
+``keys`` (optional) makes the server check the request's key (``x-api-key`` or ``Authorization: Bearer``):
+a listed key may make that many model requests (``null``: any number), then it has expired; an expired or
+unknown key gets a 401 that consumes no step. Without ``keys`` any key is accepted.
 ``usage`` (input includes cached; all may be 0) and ``delay`` (seconds) may be added to any step, and
 ``retry_after_ms`` to an error step (sent as the ``retry-after-ms`` header, which OpenCode's fixed five
 retries honour instead of backing off for a minute).
@@ -54,6 +61,7 @@ Json = dict[str, Any]
 CWD_PATTERNS = (re.compile(r"Primary working directory: *(\S+)"), re.compile(r"Working directory: *(\S+)"),
                 re.compile(r"<cwd>\s*([^<\s]+)\s*</cwd>"))
 WRITE_TOOLS = ("Write", "write")
+READ_TOOLS = ("Read", "read")
 PATCH_TOOLS = ("apply_patch",)
 SHELL_TOOLS = ("exec_command", "shell_command", "shell", "Bash", "bash")
 HEREDOC_END = "FORALL_SCRIPTED_EOF"
@@ -85,7 +93,7 @@ def parse_script(script: Mapping[str, Any] | Sequence[Json]) -> list[Role]:
     """Turn script JSON into roles, rejecting shapes that would otherwise fail mid-run."""
     raw_roles = [{"name": "default", "steps": list(script)}] if isinstance(script, Sequence) else script["roles"]
     roles = [Role(r.get("name", f"role{i}"), list(r["steps"]), r.get("match", "")) for i, r in enumerate(raw_roles)]
-    known = {"write", "text", "error", "call_tool"}
+    known = {"write", "read", "text", "error", "call_tool"}
     for role in roles:
         if not role.steps:
             raise ValueError(f"role {role.name!r} has no steps")
@@ -155,30 +163,60 @@ class ModelRequest:
         return None
 
 
-def write_call(request: ModelRequest, path: str, content: str,
-               via: Sequence[str] = ()) -> tuple[ToolCall | None, str]:
-    """Call the first offered tool of ``via`` (default: file writers, then apply_patch, then shells) that
-    writes ``content`` to ``path``; a relative path is resolved against the prompt's working directory."""
-    absolute = path if path.startswith("/") or not request.workdir else f"{request.workdir.rstrip('/')}/{path}"
-    for name in via or (*WRITE_TOOLS, *PATCH_TOOLS, *SHELL_TOOLS):
+def _absolute(request: ModelRequest, path: str) -> str:
+    return path if path.startswith("/") or not request.workdir else f"{request.workdir.rstrip('/')}/{path}"
+
+
+def _shell_args(tool: OfferedTool, script: str, purpose: str) -> Json:
+    args: Json = {"cmd": script} if "cmd" in tool.properties else {"command": script}
+    if tool.name == "shell":
+        args = {"command": ["bash", "-c", script]}
+    if "description" in tool.properties:
+        args["description"] = purpose
+    return args
+
+
+def _unoffered(name: str) -> OfferedTool:
+    """A tool the CLI did not offer, shaped as that CLI names its arguments (OpenCode: camelCase)."""
+    if name in SHELL_TOOLS:
+        return OfferedTool(name, ["cmd" if name == "exec_command" else "command"])
+    return OfferedTool(name, ["filePath" if name == "write" else "file_path", "content"])
+
+
+def read_call(request: ModelRequest, path: str) -> tuple[ToolCall | None, str]:
+    """Read ``path`` with the CLI's file reader, else ``cat`` in a shell."""
+    absolute = _absolute(request, path)
+    for name in (*READ_TOOLS, *SHELL_TOOLS):
         tool = request.tool(name)
         if tool is None:
             continue
-        if name in WRITE_TOOLS:
+        if name in READ_TOOLS:
             path_key = next((p for p in tool.properties if "path" in p.lower()), "file_path")
-            return ToolCall(name, {path_key: absolute, "content": content}), ""
-        if name in PATCH_TOOLS:
-            patch = "*** Begin Patch\n*** Add File: " + absolute + "\n"
-            patch += "".join(f"+{line}\n" for line in content.splitlines()) + "*** End Patch\n"
-            return ToolCall(name, patch if tool.freeform else {"input": patch}), ""
-        script = f"cat > '{absolute}' <<'{HEREDOC_END}'\n{content.rstrip(chr(10))}\n{HEREDOC_END}"
-        args: Json = {"cmd": script} if "cmd" in tool.properties else {"command": script}
-        if name == "shell":
-            args = {"command": ["bash", "-c", script]}
-        if "description" in tool.properties:
-            args["description"] = f"write {path}"
-        return ToolCall(name, args), ""
-    return None, f"no offered tool can write {path}"
+            return ToolCall(name, {path_key: absolute}), ""
+        return ToolCall(name, _shell_args(tool, f"cat '{absolute}'", f"read {path}")), ""
+    return None, f"no offered tool can read {path}"
+
+
+def write_call(request: ModelRequest, path: str, content: str, via: Sequence[str] = (),
+               force: bool = False) -> tuple[ToolCall | None, str]:
+    """Call the first offered tool of ``via`` (default: file writers, then apply_patch, then shells) that
+    writes ``content`` to ``path``; a relative path is resolved against the prompt's working directory.
+    With ``force``, ``via[0]`` is called even when the CLI did not offer it."""
+    absolute = _absolute(request, path)
+    names = via or (*WRITE_TOOLS, *PATCH_TOOLS, *SHELL_TOOLS)
+    tool = next((t for t in (request.tool(name) for name in names) if t is not None),
+                _unoffered(names[0]) if force else None)
+    if tool is None:
+        return None, f"no offered tool can write {path}"
+    if tool.name in WRITE_TOOLS:
+        path_key = next((p for p in tool.properties if "path" in p.lower()), "file_path")
+        return ToolCall(tool.name, {path_key: absolute, "content": content}), ""
+    if tool.name in PATCH_TOOLS:
+        patch = "*** Begin Patch\n*** Add File: " + absolute + "\n"
+        patch += "".join(f"+{line}\n" for line in content.splitlines()) + "*** End Patch\n"
+        return ToolCall(tool.name, patch if tool.freeform else {"input": patch}), ""
+    script = f"cat > '{absolute}' <<'{HEREDOC_END}'\n{content.rstrip(chr(10))}\n{HEREDOC_END}"
+    return ToolCall(tool.name, _shell_args(tool, script, f"write {path}")), ""
 
 
 def decide(request: ModelRequest, step: Json | None, body_size: int) -> Answer:
@@ -188,9 +226,13 @@ def decide(request: ModelRequest, step: Json | None, body_size: int) -> Answer:
         answer.text = '{"title": "scripted"}' if request.wants_json else "scripted"
         answer.note = "auxiliary"
     elif "write" in step:
-        call, answer.note = write_call(request, step["write"]["path"], step["write"]["content"], step.get("via", ()))
+        call, answer.note = write_call(request, step["write"]["path"], step["write"]["content"], step.get("via", ()),
+                                       bool(step.get("force")))
         answer.tool_call = call
         answer.text = "" if call else f"scripted model: {answer.note}"
+    elif "read" in step:
+        answer.tool_call, answer.note = read_call(request, step["read"]["path"])
+        answer.text = "" if answer.tool_call else f"scripted model: {answer.note}"
     elif "call_tool" in step:
         suffix = step["call_tool"]
         tool = next((t for t in request.tools if f"{t.namespace}{t.name}".lower().endswith(suffix.lower())), None)
@@ -446,7 +488,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, wire: Any, path: str, body: Json, body_size: int) -> None:
         request = wire.parse(body)
         auxiliary = request.wants_json or not request.tools
-        role, index, step = self.server.model.take(request.text, auxiliary)
+        refusal = self.server.model.check_key(self._key())
+        if refusal:
+            role, index, step = "", -1, {"error": 401, "message": refusal}
+        else:
+            role, index, step = self.server.model.take(request.text, auxiliary)
         if step and step.get("delay"):
             time.sleep(float(step["delay"]))
         entry: Json = {"path": path, "role": role, "step": index, "headers": self._headers(), "body": body}
@@ -481,6 +527,10 @@ class _Handler(BaseHTTPRequestHandler):
         if encoding == "deflate":
             return zlib.decompress(raw)
         return raw
+
+    def _key(self) -> str:
+        bearer = self.headers.get("Authorization", "")
+        return self.headers.get("x-api-key") or bearer.removeprefix("Bearer ").strip()
 
     def _headers(self) -> dict[str, str]:
         return {k: "<redacted>" if k.lower() in SECRET_HEADERS else v for k, v in self.headers.items()}
@@ -521,12 +571,28 @@ class _Handler(BaseHTTPRequestHandler):
 class ScriptedModel:
     """The script's state and the request log, shared by the handler threads."""
 
-    def __init__(self, roles: list[Role], log_path: Path | None) -> None:
+    def __init__(self, roles: list[Role], log_path: Path | None, keys: Mapping[str, int | None] | None = None) -> None:
         self.roles = roles
+        #: key -> model requests it may still make (None: unlimited); None: keys are not checked
+        self.keys = dict(keys) if keys is not None else None
         self.requests: list[Json] = []
         self._log_path = log_path
         self._lock = threading.Lock()
         self._numbers = 0
+
+    def check_key(self, key: str) -> str:
+        """"" when ``key`` may make this request (and count it), else why it is refused."""
+        with self._lock:
+            if self.keys is None:
+                return ""
+            if key not in self.keys:
+                return "invalid x-api-key"
+            left = self.keys[key]
+            if left is not None and left <= 0:
+                return "authentication_error: the API key has expired"
+            if left is not None:
+                self.keys[key] = left - 1
+            return ""
 
     def take(self, text: str, auxiliary: bool) -> tuple[str, int, Json | None]:
         with self._lock:
@@ -563,7 +629,8 @@ class ScriptedModelServer:
 
     def __init__(self, script: Mapping[str, Any] | Sequence[Json], *, log_path: Path | None = None,
                  port: int = 0) -> None:
-        self.model = ScriptedModel(parse_script(script), log_path)
+        keys = None if isinstance(script, Sequence) else script.get("keys")
+        self.model = ScriptedModel(parse_script(script), log_path, keys)
         self._port = port
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None

@@ -17,14 +17,21 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from ..actor import REVIEWER, SessionContext, TurnResult
+from ..actor import REVIEWER, SessionContext, SessionHandle, TurnResult
 from ..model import Usage
 from ..proc import kill_group
+from ..sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
 
 #: Variables of the parent environment a CLI may see; everything else (other keys, tokens) stays out.
 PASSED_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
               "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+#: Inside bwrap the sandbox's own proxy must win over the host's.
+PROXY_ENV = frozenset({"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"})
+#: A shell command of the agent that runs a prover: counted as a compile (budget) and listed in the audit.
+PROVER_COMMAND = re.compile(r"(?<![\w./-])(coqc|coqtop|rocq|lake|lean)(?![\w-])")
+SANDBOX = "bwrap"
 
 # Infra causes: the TurnResult.infra string starts with one of these names.
 CLI_MISSING = "cli-missing"
@@ -57,6 +64,8 @@ class ParsedTurn:
     final_text: str = ""
     #: error messages the CLI reported in its events (API errors, failed turns)
     errors: list[str] = field(default_factory=list)
+    #: shell commands the agent ran
+    commands: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -167,6 +176,29 @@ def private_env(home: Path, tmp: Path, cwd: Path, options: dict[str, Any]) -> di
     return env
 
 
+def provider_endpoint(url: str, default: str) -> str:
+    """``host:port`` of the provider a sandboxed CLI may reach (the default provider without a URL)."""
+    if not url:
+        return default
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.hostname}:{port}"
+
+
+def install_binds(executable: str) -> list[Path]:
+    """Read-only binds a sandboxed CLI needs besides /usr: its install prefix (``<prefix>/bin/<cli>``) and,
+    for a node shim such as Codex's, node's prefix. Anything under /usr is there already."""
+    found: list[Path] = []
+    for program in (executable, shutil.which("node") or ""):
+        if not program:
+            continue
+        for path in (Path(program), Path(program).resolve()):
+            prefix = path.parent.parent
+            if not path.is_relative_to("/usr") and not any(prefix.is_relative_to(p) for p in found):
+                found.append(prefix)
+    return found
+
+
 class AgentCliFrontend:
     """Base of the three CLI frontends: locating the binary and opening sessions."""
 
@@ -174,6 +206,8 @@ class AgentCliFrontend:
     is_agent = True
     binary = ""
     npm_package = ""
+    #: ``host:port`` of the CLI's own provider, the sandbox's allowlist when no ``provider_url`` is set
+    default_endpoint = ""
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options = dict(options or {})
@@ -201,7 +235,12 @@ class AgentCliSession:
     Files, all in ``ctx.audit_dir`` (never in the workspace, which the agent and the verifier see):
     ``<label>-home/`` (HOME and config), ``<label>-tmp/``, and per turn ``<label>-turn<N>.prompt.txt``,
     ``.jsonl`` (stdout events) and ``.stderr.txt``. ``label`` is the role, numbered from the second
-    session of the same role in one audit dir.
+    session of the same role in one audit dir. ``ctx.resume`` reopens an earlier session: same label (so
+    the same HOME, where the CLI keeps the conversation), same id, turn numbers continuing.
+
+    With ``options["sandbox"] == "bwrap"`` (the default) each turn runs in the bwrap sandbox: the actor can
+    write its workspace, HOME and TMPDIR only; the reviewer can write only its HOME and TMPDIR and reads its
+    directory through a read-only bind; the network is the provider's ``host:port`` only.
     """
 
     #: default name of the variable holding the provider key
@@ -212,27 +251,43 @@ class AgentCliSession:
         self.ctx = ctx
         self.options = {**frontend.options, **ctx.options}
         ctx.audit_dir.mkdir(parents=True, exist_ok=True)
-        self.label = _free_label(ctx.audit_dir, ctx.role)
+        resume = ctx.resume
+        if resume is not None and resume.label and (ctx.audit_dir / f"{resume.label}-home").is_dir():
+            self.label, self.session_id, self.turns = resume.label, resume.session_id, resume.turns
+        else:
+            self.label, self.session_id, self.turns = _free_label(ctx.audit_dir, ctx.role), "", 0
         self.home = ctx.audit_dir / f"{self.label}-home"
         self.tmp = ctx.audit_dir / f"{self.label}-tmp"
-        self.home.mkdir()
-        self.tmp.mkdir()
-        self.session_id = ""
-        self.turns = 0
-        self.prepare()
+        resumed = self.home.is_dir()
+        self.home.mkdir(exist_ok=True)
+        self.tmp.mkdir(exist_ok=True)
+        if not resumed:
+            self.prepare()
+        else:
+            self.reopen()
 
     @property
     def reviewer(self) -> bool:
         return self.ctx.role == REVIEWER
 
+    @property
+    def sandboxed(self) -> bool:
+        return str(self.options.get("sandbox") or SANDBOX) == SANDBOX
+
     def prepare(self) -> None:
         """Write the CLI's config files into the private HOME."""
+
+    def reopen(self) -> None:
+        """Pick up what ``prepare`` left in the HOME of a resumed session."""
 
     def command(self, executable: str, prompt: str) -> list[str]:
         raise NotImplementedError
 
     def environment(self) -> dict[str, str]:
-        return private_env(self.home, self.tmp, self.ctx.workspace, self.options)
+        env = private_env(self.home, self.tmp, self.ctx.workspace, self.options)
+        if self.sandboxed:
+            env = {k: v for k, v in env.items() if k not in PROXY_ENV}
+        return env
 
     def api_key(self) -> str:
         """The provider key, read from the variable named by ``options["api_key_env"]``; it only ever
@@ -241,6 +296,40 @@ class AgentCliSession:
 
     def parse(self, events: list[dict[str, Any]]) -> ParsedTurn:
         raise NotImplementedError
+
+    def handle(self) -> SessionHandle:
+        return SessionHandle(self.session_id, self.label, self.turns)
+
+    def sandbox_policy(self, executable: str, env: dict[str, str], timeout: float | None) -> SandboxPolicy:
+        """Paths keep their host names inside, so the CLI's own session records (keyed by cwd) stay valid."""
+        installs = tuple((path, str(path)) for path in install_binds(executable))
+        endpoint = provider_endpoint(str(self.options.get("provider_url") or ""), self.frontend.default_endpoint)
+        # The item's MCP tool servers (docs/tools.md) listen on host loopback; allowing them mirrors them inside.
+        servers = [provider_endpoint(str(spec["url"]), "")
+                   for spec in (self.options.get("mcp_servers") or {}).values()]
+        allow = tuple(dict.fromkeys(e for e in (endpoint, *servers) if e))
+        common: dict[str, Any] = {"allow": allow, "env": env, "wall_seconds": timeout}
+        if self.reviewer:
+            return SandboxPolicy(workspace=self.home, workspace_inside=str(self.home),
+                                 rw_binds=((self.tmp, str(self.tmp)),),
+                                 ro_binds=((self.ctx.workspace, str(self.ctx.workspace)), *installs), **common)
+        prover_binds = tuple((src, inside) for src, inside in getattr(self.ctx.prover, "sandbox_binds", ())
+                             if src.exists())
+        return SandboxPolicy(workspace=self.ctx.workspace, workspace_inside=str(self.ctx.workspace),
+                             rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
+                             ro_binds=(*installs, *prover_binds), **common)
+
+    def run_process(self, argv: list[str], timeout: float | None, stdout_path: Path,
+                    stderr_path: Path) -> ProcessOutcome:
+        env = self.environment()
+        if not self.sandboxed:
+            return run_streaming(argv, cwd=self.ctx.workspace, env=env, timeout=timeout, stdout_path=stdout_path,
+                                 stderr_path=stderr_path)
+        result = run_sandboxed(argv, self.sandbox_policy(argv[0], env, timeout), audit_dir=self.ctx.audit_dir,
+                               cwd_inside=str(self.ctx.workspace))
+        stdout_path.write_text(result.stdout, encoding="utf-8")
+        stderr_path.write_text(result.stderr, encoding="utf-8")
+        return ProcessOutcome(result.returncode, result.timed_out)
 
     def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
         self.turns += 1
@@ -252,14 +341,22 @@ class AgentCliSession:
             transcript.touch()
             return TurnResult(session_id=self.session_id, exit_code=127, infra=self.frontend.missing(self.options),
                               transcript=str(transcript))
-        outcome = run_streaming(self.command(executable, prompt), cwd=self.ctx.workspace, env=self.environment(),
-                                timeout=timeout, stdout_path=transcript, stderr_path=stderr_path)
+        try:
+            outcome = self.run_process(self.command(executable, prompt), timeout, transcript, stderr_path)
+        except SandboxUnavailable as exc:
+            transcript.touch()
+            return TurnResult(session_id=self.session_id, exit_code=127, infra=f"sandbox: {exc}",
+                              transcript=str(transcript))
         parsed = self.parse(read_events(transcript))
         self.session_id = parsed.session_id or self.session_id
         stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
+        compile_commands = [c for c in parsed.commands if PROVER_COMMAND.search(c)]
+        if compile_commands and self.ctx.charge_compile is not None:
+            self.ctx.charge_compile(len(compile_commands))
         return TurnResult(session_id=self.session_id, usage=parsed.usage, exit_code=outcome.returncode,
                           final_text=parsed.final_text, infra=classify_infra(parsed, outcome, stderr),
-                          timed_out=outcome.timed_out, transcript=str(transcript))
+                          timed_out=outcome.timed_out, transcript=str(transcript),
+                          compiles=len(compile_commands), compile_commands=compile_commands)
 
     def close(self) -> None:
         """Nothing runs between turns; the HOME stays in the audit dir as evidence."""

@@ -1,13 +1,15 @@
 """The ``claude-code`` frontend: Claude Code driven through ``claude -p``, one process per turn.
 
 Turn 1 starts a session and later turns ``--resume`` it by the id of its ``system/init`` event. The actor
-may edit files under its cwd (``acceptEdits``); the reviewer is offered only Read, Grep and Glob and any
+may edit files under its cwd (``acceptEdits``) and run the prover (any shell command inside the bwrap
+sandbox, only prover commands without it); the reviewer is offered only Read, Grep and Glob and any
 other tool call is refused (``dontAsk``). Usage and cost come from the final ``result`` event, which
 totals the invocation, i.e. exactly one turn.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -17,6 +19,18 @@ from ..model import Usage
 from .agent_cli import AgentCliFrontend, AgentCliSession, ParsedTurn
 
 REVIEWER_TOOLS = "Read,Grep,Glob"
+#: Shell commands the actor may run without the sandbox around it: the provers' compilers only.
+UNSANDBOXED_ACTOR_SHELL = "Bash(coqc:*),Bash(coqtop:*),Bash(lake:*),Bash(lean:*)"
+
+
+def mcp_arguments(servers: dict[str, dict[str, Any]]) -> list[str]:
+    """Only the given streamable-HTTP MCP servers (``{name: {"url": …}}``, see docs/tools.md), their tools
+    pre-approved: under ``-p`` an unapproved MCP call is denied."""
+    if not servers:
+        return []
+    config = {name: {"type": "http", "url": spec["url"]} for name, spec in servers.items()}
+    return ["--mcp-config", json.dumps({"mcpServers": config}), "--strict-mcp-config",
+            "--allowedTools", ",".join(f"mcp__{name}" for name in servers)]
 
 
 class ClaudeCodeSession(AgentCliSession):
@@ -27,14 +41,15 @@ class ClaudeCodeSession(AgentCliSession):
         if self.reviewer:
             argv += ["--tools", REVIEWER_TOOLS, "--permission-mode", "dontAsk"]
         else:
-            argv += ["--permission-mode", "acceptEdits"]
+            argv += ["--permission-mode", "acceptEdits",
+                     "--allowedTools", "Bash" if self.sandboxed else UNSANDBOXED_ACTOR_SHELL]
         if self.session_id:
             argv += ["--resume", self.session_id]
         if self.options.get("model"):
             argv += ["--model", str(self.options["model"])]
         if self.options.get("effort"):
             argv += ["--effort", str(self.options["effort"])]
-        return [*argv, "--", prompt]
+        return [*argv, *mcp_arguments(self.options.get("mcp_servers") or {}), "--", prompt]
 
     def environment(self) -> dict[str, str]:
         env = super().environment()
@@ -53,6 +68,10 @@ class ClaudeCodeSession(AgentCliSession):
         parsed = ParsedTurn()
         for event in events:
             parsed.session_id = event.get("session_id") or parsed.session_id
+            if event.get("type") == "assistant":
+                parsed.commands += [str((block.get("input") or {}).get("command", ""))
+                                    for block in (event.get("message") or {}).get("content") or []
+                                    if block.get("type") == "tool_use" and block.get("name") == "Bash"]
             if event.get("type") != "result":
                 continue
             parsed.final_text = str(event.get("result") or "")
@@ -73,6 +92,7 @@ class ClaudeCodeFrontend(AgentCliFrontend):
     name = "claude-code"
     binary = "claude"
     npm_package = "@anthropic-ai/claude-code"
+    default_endpoint = "api.anthropic.com:443"
 
     def start(self, ctx: SessionContext) -> ClaudeCodeSession:
         return ClaudeCodeSession(self, ctx)

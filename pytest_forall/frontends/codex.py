@@ -4,8 +4,10 @@ The config lives in a private ``CODEX_HOME`` (inside the session's HOME) with ``
 never around it: Codex refuses to set up its sandbox helpers under TMPDIR, and then every sandboxed
 tool call fails. The provider is a custom one pointing at ``provider_url`` (``OPENAI_BASE_URL`` is
 ignored by Codex). ``exec resume`` has no ``--sandbox`` flag and does not keep turn 1's mode, so the mode
-is passed as ``-c sandbox_mode=…`` on every turn. Codex reports usage cumulated over the thread, so each
-turn's usage is the difference to the previous turn's total; it reports no cost.
+is passed as ``-c sandbox_mode=…`` on every turn. Inside the framework's bwrap sandbox Codex's own sandbox
+cannot start (no nested user namespaces), so there the mode is ``danger-full-access`` and the outer sandbox
+confines it (the reviewer's directory is a read-only bind). Codex reports usage cumulated over the thread,
+so each turn's usage is the difference to the previous turn's total; it reports no cost.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 
 from ..actor import Frontend, SessionContext
 from ..model import Usage
-from .agent_cli import AgentCliFrontend, AgentCliSession, ParsedTurn
+from .agent_cli import AgentCliFrontend, AgentCliSession, ParsedTurn, read_events
 
 PROVIDER_ID = "forall"
 KEY_VARIABLE = "FORALL_PROVIDER_KEY"
@@ -26,6 +28,15 @@ KEY_VARIABLE = "FORALL_PROVIDER_KEY"
 def _toml(value: Any) -> str:
     """A TOML literal for a str/int/bool; JSON's string escapes are valid TOML basic-string escapes."""
     return json.dumps(value)
+
+
+def mcp_tables(servers: dict[str, dict[str, Any]]) -> list[str]:
+    """``[mcp_servers.NAME]`` tables for streamable-HTTP servers (``{name: {"url": …}}``, see docs/tools.md);
+    under ``approval_policy = "never"`` a call fails unless the table pre-approves its tools."""
+    lines: list[str] = []
+    for name, spec in servers.items():
+        lines += ["", f"[mcp_servers.{name}]", f"url = {_toml(spec['url'])}", 'default_tools_approval_mode = "approve"']
+    return lines
 
 
 class CodexSession(AgentCliSession):
@@ -51,10 +62,33 @@ class CodexSession(AgentCliSession):
             if self.options.get("max_retries") is not None:
                 retries = int(self.options["max_retries"])
                 lines += [f"request_max_retries = {retries}", f"stream_max_retries = {retries}"]
+        lines += mcp_tables(self.options.get("mcp_servers") or {})
         (self.codex_home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
+    def reopen(self) -> None:
+        """A resumed thread's next usage total still includes the earlier process's turns."""
+        self.codex_home = self.home / ".codex"
+        self.thread_total = self._recorded_total()
+
+    def _recorded_total(self) -> tuple[int, int, int]:
+        """The thread's last cumulative usage, from the transcripts of the earlier turns."""
+        total = (0, 0, 0)
+        for number in range(1, self.turns + 1):
+            transcript = self.ctx.audit_dir / f"{self.label}-turn{number}.jsonl"
+            if not transcript.exists():
+                continue
+            for event in read_events(transcript):
+                if event.get("type") == "turn.completed":
+                    usage = event.get("usage") or {}
+                    total = (int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
+                             int(usage.get("cached_input_tokens") or 0))
+        return total
+
     def command(self, executable: str, prompt: str) -> list[str]:
-        sandbox = "read-only" if self.reviewer else "workspace-write"
+        if self.sandboxed:
+            sandbox = "danger-full-access"
+        else:
+            sandbox = "read-only" if self.reviewer else "workspace-write"
         resume = ["resume"] if self.session_id else []
         flags = ["--json", "--skip-git-repo-check", "-c", f"sandbox_mode={_toml(sandbox)}"]
         return [executable, "exec", *resume, *flags, "--", *([self.session_id] if resume else []), prompt]
@@ -75,6 +109,8 @@ class CodexSession(AgentCliSession):
                 parsed.session_id = str(event.get("thread_id") or "")
             elif kind == "item.completed" and item.get("type") == "agent_message":
                 parsed.final_text = str(item.get("text") or "")
+            elif kind == "item.completed" and item.get("type") == "command_execution":
+                parsed.commands.append(str(item.get("command") or ""))
             elif kind == "error":
                 parsed.errors.append(str(event.get("message") or event))
             elif kind == "turn.failed":
@@ -96,6 +132,7 @@ class CodexFrontend(AgentCliFrontend):
     name = "codex"
     binary = "codex"
     npm_package = "@openai/codex"
+    default_endpoint = "api.openai.com:443"
 
     def start(self, ctx: SessionContext) -> CodexSession:
         return CodexSession(self, ctx)

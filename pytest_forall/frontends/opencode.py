@@ -31,6 +31,9 @@ QUIET_ENV = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE"
 class OpenCodeSession(AgentCliSession):
     key_env = "OPENAI_API_KEY"
 
+    def reopen(self) -> None:
+        self.config_path = self.home / "opencode.json"
+
     def prepare(self) -> None:
         self.config_path = self.home / "opencode.json"
         config: dict[str, Any] = {
@@ -51,6 +54,10 @@ class OpenCodeSession(AgentCliSession):
             model = f"{PROVIDER_ID}/{model}"
         if model:
             config["model"] = config["small_model"] = model
+        servers = self.options.get("mcp_servers") or {}
+        if servers:  # {name: {"url": …}}: streamable-HTTP MCP servers, see docs/tools.md
+            config["mcp"] = {name: {"type": "remote", "url": spec["url"], "enabled": True}
+                             for name, spec in servers.items()}
         self.config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
 
     @property
@@ -88,6 +95,8 @@ class OpenCodeSession(AgentCliSession):
                 parsed.final_text = str(part.get("text") or "")
             elif kind == "error":
                 parsed.errors.append(_error_text(event.get("error") or {}))
+            elif kind == "tool_use" and part.get("tool") == "bash":
+                parsed.commands.append(str(((part.get("state") or {}).get("input") or {}).get("command", "")))
             elif kind == "step_finish":
                 steps += 1
                 tokens = part.get("tokens") or {}

@@ -516,8 +516,10 @@ class LeanProver:
         return Layer("independent_check", True, "", evidence)
 
     def static_layers(self, task: Task, text: str) -> list[Layer]:
-        """Empty: the Lean syntax screen, frozen-statement and shadowing layers live in their own module."""
-        return []
+        """Syntax screen, frozen statement and shadowing guard (``pytest_forall.screen.lean``)."""
+        from ..screen import lean_static_layers
+
+        return lean_static_layers(task.template, text, theorem_name=task.theorem_name)
 
 
 @pytest.hookimpl(trylast=True)

@@ -1,0 +1,209 @@
+"""The any-project suite (`pytest --forall-project PATH`) on a small Rocq project, with real coqc.
+
+The fixture project (tests/fixtures/project_rocq, `-Q theories Demo`) has three admitted lemmas in
+three files; tests/fixtures/project_rocq_proofs holds a stored proof of each.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_forall.adapters.project import (
+    ProjectRocqProver,
+    is_sorry_proof,
+    lean_decls,
+    lean_tasks,
+    load_project,
+    read_coqproject,
+)
+from pytest_forall.verify import verify_candidate
+
+from conftest import require_tool
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PROJECT = FIXTURES / "project_rocq"
+PROOFS = FIXTURES / "project_rocq_proofs"
+IDS = ["Demo__Base__double_zero", "Demo__Lemmas__double_twice", "Demo__More__double_step"]
+BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+
+def results(pytester: pytest.Pytester, run_id: str) -> dict[str, dict]:
+    lines = (pytester.path / "reports" / run_id / "results.jsonl").read_text().splitlines()
+    return {json.loads(line)["task_id"]: json.loads(line) for line in lines}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    target = tmp_path / "proj"
+    shutil.copytree(PROJECT, target)
+    return target
+
+
+def test_every_admitted_theorem_is_an_item_with_a_project_template(project: Path) -> None:
+    tasks = {t.task_id: t for t in load_project(project, {})}
+    assert sorted(tasks) == IDS
+    twice = tasks["Demo__Lemmas__double_twice"]
+    assert twice.prover == "rocq-project" and twice.track == "coq" and twice.candidate_name == f"{twice.task_id}.v"
+    assert twice.theorem_name == "double_twice" and twice.meta["qualified_name"] == "Demo.Lemmas.double_twice"
+    assert twice.meta["retrieval_exclude"] == ["Demo.Lemmas.double_twice"]
+    # the proven lemma before the target lives in the prefix module, not in the template
+    assert "add_zero_r" in twice.meta["prefix"] and "add_zero_r" not in twice.template
+    assert twice.template.startswith("From Demo Require Import Base.\nRequire Import Lia.\n"
+                                     "Require Import ForallPrefix.Prefix_Demo__Lemmas__double_twice.\n")
+    assert twice.template.endswith("Lemma double_twice : forall n, double n = 2 * n.\nProof.\nAdmitted.\n")
+    assert "intros n" not in twice.template  # the admitted attempt is not part of the problem
+    step = tasks["Demo__More__double_step"]
+    assert step.meta["unsupported"] == ""  # the Section before it is closed
+    assert all(not t.problem for t in tasks.values())
+    assert read_coqproject(project).mappings == [("-Q", "theories", "Demo")]
+
+
+def test_theorems_inside_a_section_are_infra_not_failures(tmp_path: Path) -> None:
+    (tmp_path / "_CoqProject").write_text("-R . Sec\nA.v\n")
+    (tmp_path / "A.v").write_text("Section S.\nVariable n : nat.\nLemma l : n = n.\nProof. Admitted.\nEnd S.\n"
+                                  "Lemma top : 1 = 1.\nProof. reflexivity. Qed.\n")
+    tasks = load_project(tmp_path, {})
+    assert [t.task_id for t in tasks] == ["Sec__A__l"]
+    assert "inside `Section S`" in tasks[0].meta["unsupported"]
+    require_tool("coqc")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache")})
+    result = prover.check_template(tasks[0], tmp_path / "build", 60)
+    assert not result.ok and "inside `Section S`" in result.infra
+
+
+def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path) -> None:
+    """Replay passes every stored proof; a changed lemma turns the items whose proofs it breaks `failed`."""
+    require_tool("coqc")
+    target = pytester.path / "proj"
+    shutil.copytree(project, target)
+    pytester.makeini("[pytest]\n")
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
+                             "--forall-proofs", str(PROOFS), "--forall-run-id", "replay", "-v")
+    rows = results(pytester, "replay")
+    assert {k: r["outcome"] for k, r in rows.items()} == dict.fromkeys(IDS, "strict"), run.stdout.str()[-3000:]
+    assert all(r["independent"] is True and r["axioms"] == [] for r in rows.values())  # coqc + coqchk
+    run.stdout.fnmatch_lines(["proj/project.forall.toml::Demo__Base__double_zero?coq? STRICT*"])
+    assert run.ret == 0
+
+    # the project moves: a dependency's statement changes (double_S, which double_step's proof rewrites
+    # with) and a target's own statement changes (double_zero)
+    base = target / "theories" / "Base.v"
+    text = base.read_text()
+    text = text.replace("Lemma double_S : forall n, double (S n) = S (S (double n)).",
+                        "Lemma double_S : forall n, S (S (double n)) = double (S n).")
+    text = text.replace("Lemma double_zero : double 0 = 0.", "Lemma double_zero : double 0 = 0 + 0.")
+    base.write_text(text)
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
+                             "--forall-proofs", str(PROOFS), "--forall-run-id", "moved",
+                             "-k", "double_step or double_zero")
+    rows = results(pytester, "moved")
+    assert {k: r["outcome"] for k, r in rows.items()} == {
+        "Demo__Base__double_zero": "failed", "Demo__More__double_step": "failed"}
+    assert rows["Demo__More__double_step"]["reason"].startswith("elaboration: Found no subterm matching"), rows
+    assert rows["Demo__Base__double_zero"]["reason"].startswith("frozen_statement"), rows
+    assert run.ret == 1
+
+
+def test_accepted_project_proofs_are_stored(pytester: pytest.Pytester, project: Path) -> None:
+    from pytest_forall.adapters.project import ProofStore
+
+    store = pytester.path / "store"
+    config = pytester.parseconfigure("--forall-project", str(project), "--forall-proofs", str(store))
+    audit = pytester.path / "audit"
+    (audit / "accepted").mkdir(parents=True)
+    (audit / "accepted" / "Demo__Base__double_zero.v").write_text("proof\n")
+    plugin = ProofStore(config)
+    row = {"suite": "project", "outcome": "strict", "frontend": "claude-code", "task_id": "Demo__Base__double_zero",
+           "audit_dir": str(audit)}
+    for skipped in ({"outcome": "failed"}, {"frontend": "replay"}, {"suite": "putnam"}):
+        plugin.pytest_forall_item_finished(nodeid="x", result={**row, **skipped})
+        assert not store.exists()
+    plugin.pytest_forall_item_finished(nodeid="x", result=row)
+    assert (store / "Demo__Base__double_zero.v").read_text() == "proof\n"
+    assert config.pluginmanager.get_plugin("forall-proof-store") is not None
+
+
+def test_other_admitted_lemmas_are_rules_only_and_the_target_itself_is_refused(project: Path, tmp_path: Path) -> None:
+    require_tool("coqc")
+    tasks = {t.task_id: t for t in load_project(project, {})}
+    step = tasks["Demo__More__double_step"]
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 120})
+    via_admitted = step.template.replace("Theorem double_step", "Require Import Lia.\n\nTheorem double_step").replace(
+        "Proof.\nAdmitted.", "Proof.\n  intros n. rewrite !double_twice. lia.\nQed.")
+    verdict = verify_candidate(step, prover, via_admitted.encode(), timeout=120)
+    assert verdict.verdict == "accept" and not verdict.strict, verdict.reason
+    assert list(verdict.axioms) == ["Demo.Lemmas.double_twice"]
+    # loading the project's own (admitted) copy of the target and using it is not a proof
+    cheat = step.template.replace("Theorem double_step", "Require Demo.More.\n\nTheorem double_step").replace(
+        "Proof.\nAdmitted.", "Proof.\n  exact Demo.More.double_step.\nQed.")
+    verdict = verify_candidate(step, prover, cheat.encode(), timeout=120)
+    assert verdict.verdict == "reject" and "Demo.More.double_step" in verdict.reason, verdict.reason
+
+
+def test_collection_without_a_manifest_and_usage_errors(pytester: pytest.Pytester, project: Path) -> None:
+    shutil.copytree(project, pytester.path / "proj")
+    pytester.makepyfile(test_other="def test_x():\n    pass\n")
+    pytester.makeini("[pytest]\n")
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--collect-only", "-q")
+    assert sorted(line for line in run.outlines if "::" in line) == [
+        f"proj/project.forall.toml::{i}[coq]" for i in IDS]  # only the project, not test_other.py
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "test_other.py", "--collect-only", "-q")
+    assert len([line for line in run.outlines if "::" in line]) == 4  # explicit paths: the project is added
+    run = pytester.runpytest(*BASE, "--forall-project", "test_other.py", "--collect-only", "-q")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--forall-project test_other.py" in run.stderr.str() and "is not a directory" in run.stderr.str()
+    (pytester.path / "empty").mkdir()
+    run = pytester.runpytest(*BASE, "--forall-project", "empty", "--collect-only", "-q")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR and "neither a Lake project" in run.stderr.str()
+
+
+LEAN_FILE = """import Demo.Basic
+
+namespace Demo
+
+theorem proven (n : Nat) : n = n := by
+  rfl
+
+/-- a doc comment that says sorry -/
+theorem open_one (n : Nat) : n + 0 = n := by
+  sorry
+
+theorem open_term : 1 = 1 := sorry
+
+lemma pattern : ∀ n : Nat, n = n
+  | 0 => rfl
+  | _ + 1 => rfl
+
+namespace Inner
+theorem deep : True := by sorry
+end Inner
+
+end Demo
+"""
+
+
+def test_lean_project_items_and_infra_without_a_toolchain(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = pytester.path / "leanproj"
+    (root / "Demo").mkdir(parents=True)
+    (root / "lakefile.toml").write_text('name = "demo"\n')
+    (root / "Demo" / "Target.lean").write_text(LEAN_FILE)
+    decls = {d.qualified: d for d in lean_decls(LEAN_FILE)}
+    assert sorted(decls) == ["Demo.Inner.deep", "Demo.open_one", "Demo.open_term", "Demo.pattern", "Demo.proven"]
+    assert is_sorry_proof(decls["Demo.open_one"].proof_text(LEAN_FILE))
+    assert not is_sorry_proof(decls["Demo.proven"].proof_text(LEAN_FILE))
+    tasks = {t.task_id: t for t in lean_tasks(root)}
+    assert sorted(tasks) == ["Demo__Inner__deep", "Demo__open_one", "Demo__open_term"]
+    assert tasks["Demo__open_one"].template.endswith(":= by\n  sorry\n")
+    assert "open_term" not in tasks["Demo__open_one"].template  # the file is cut after the target
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("FORALL_LEAN_BIN", raising=False)
+    pytester.makeini("[pytest]\n")
+    run = pytester.runpytest(*BASE, "--forall-project", "leanproj", "--forall-frontend", "replay",
+                             "--forall-proofs", str(pytester.path), "--forall-sandbox", "none", "-rs")
+    rows = results(pytester, next(p.name for p in (pytester.path / "reports").iterdir()))
+    assert {r["outcome"] for r in rows.values()} == {"infra"}
+    assert all("Lean toolchain not found" in r["reason"] for r in rows.values())
+    assert run.ret == 75
