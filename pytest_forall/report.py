@@ -67,6 +67,7 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     result = ItemRun(ctx).run()
     result["nodeid"] = item.nodeid
     result["run_id"] = reporter.run_id
+    result["sandbox"] = options["sandbox"]
     result["audit_dir"] = str(audit.directory)
     reporter.record(result)
     item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
@@ -250,6 +251,9 @@ def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Pa
     passed = sum(1 for r in judged if r.get("independent"))
     lines.append(f"independent check: {passed}/{len(judged)} judged accepted, "
                  f"{len(accepted) - len(judged)} accepted not judged")
+    unsandboxed = sum(1 for r in results if r.get("sandbox") == "none")
+    if unsandboxed:
+        lines.append(f"sandbox: NONE for {unsandboxed} items (--forall-sandbox=none): actor and prover ran unisolated")
     infra_reasons = Counter(str(r.get("reason", ""))[:100] for r in results if r.get("outcome") == INFRA)
     for reason, count in infra_reasons.most_common(5):
         lines.append(f"infra x{count}: {reason}")

@@ -134,3 +134,12 @@ def test_a_worker_crash_never_passes_silently(fake_suite: pytest.Pytester) -> No
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*t_crash*", "*forall summary*"])
     assert "crashed" in result.stdout.str()
+
+
+def test_running_unsandboxed_is_recorded_and_shown(fake_suite: pytest.Pytester) -> None:
+    result = run(fake_suite, "-k", "t_strict", "--forall-sandbox=none", "--forall-run-id=nosbx")
+    result.stdout.fnmatch_lines(["*sandbox=none*", "*sandbox: NONE for 1 items (--forall-sandbox=none)*"])
+    assert results(fake_suite, "nosbx")["t_strict"]["sandbox"] == "none"
+    default = run(fake_suite, "-k", "t_strict", "--forall-run-id=sbx")
+    assert "sandbox: NONE" not in default.stdout.str()
+    assert results(fake_suite, "sbx")["t_strict"]["sandbox"] == "bwrap"
