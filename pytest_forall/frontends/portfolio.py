@@ -15,9 +15,9 @@ import pytest
 from ..actor import AgentSession, SessionContext, TurnResult
 
 ROCQ_LADDER = ["lia", "nia", "psatz", "ring", "field", "auto", "intuition", "firstorder", "easy", "trivial",
-               "reflexivity", "tauto"]
+               "reflexivity", "tauto", "intuition lia", "eauto", "vm_compute; reflexivity", "intros; lra"]
 ROCQ_HAMMER = ["sauto", "hauto", "qauto"]
-ROCQ_PRELUDE = "From Coq Require Import Lia Psatz.\n"
+ROCQ_PRELUDE = "From Coq Require Import Lia Psatz Lra.\n"
 ROCQ_HAMMER_PRELUDE = "From Hammer Require Import Tactics.\n"
 LEAN_LADDER = ["decide", "omega", "simp", "norm_num", "linarith", "nlinarith", "positivity", "aesop", "exact?"]
 
