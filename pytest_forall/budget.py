@@ -21,7 +21,7 @@ def _coerce(name: str, value: Any, source: str) -> int | float | None:
         return None
     kind = BUDGET_FIELDS[name]
     try:
-        number = kind(value)
+        number: int | float = kind(value)
     except (TypeError, ValueError):
         raise UsageError(f"{source}: {name} must be a {'whole number' if kind is int else 'number'}, "
                          f"got {value!r}") from None

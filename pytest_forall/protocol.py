@@ -84,30 +84,30 @@ def initial_prompt(task: Task) -> str:
     lines = [
         f"You are proving problem {task.task_id} from {intro}, in {PROVER_TITLES.get(task.prover, task.prover)}.",
         "",
-        f"The file `{task.candidate_name}` in the current directory holds the problem (TASK.md repeats the rules). "
-        f"Replace the placeholder proof ({placeholder}) of `{task.theorem_name}` with a complete proof.",
-        "Everything before that proof is frozen and must stay exactly as given: imports, definitions and the "
-        f"theorem statement.{answer_note(task)} You may add helper lemmas before the theorem. No "
-        "placeholders, admits, new axioms or hypotheses: the proof's axioms are audited.",
+        (f"The file `{task.candidate_name}` in the current directory holds the problem (TASK.md repeats the "
+         f"rules). Replace the placeholder proof ({placeholder}) of `{task.theorem_name}` with a complete proof."),
+        ("Everything before that proof is frozen and must stay exactly as given: imports, definitions and the "
+         f"theorem statement.{answer_note(task)} You may add helper lemmas before the theorem. No "
+         "placeholders, admits, new axioms or hypotheses: the proof's axioms are audited."),
     ]
     if compile_hint:
         lines.append(f"Compile to check your work: `{compile_hint}`.")
     lines += [
         "",
-        f"Submitting: when you end your turn, `{task.candidate_name}` as it is on disk is your submission. It "
-        "is checked by the verifier and then by an independent reviewer; their findings come back to you in "
-        f"this conversation (the reviewer's also as {REVIEW_FILE}). Only an accepted submission ends the task: "
-        "ending a turn without a complete proof just costs one of your limited rounds, so keep working until "
-        "the file compiles without placeholders.",
+        (f"Submitting: when you end your turn, `{task.candidate_name}` as it is on disk is your submission. It "
+         "is checked by the verifier and then by an independent reviewer; their findings come back to you in "
+         f"this conversation (the reviewer's also as {REVIEW_FILE}). Only an accepted submission ends the task: "
+         "ending a turn without a complete proof just costs one of your limited rounds, so keep working until "
+         "the file compiles without placeholders."),
     ]
     refutation = refutation_task(task)
     if refutation is not None:
         lines += [
             "",
-            "If you become convinced the statement is false, prove its negation instead: write "
-            f"`{refutation_name(task)}` containing exactly the text below with its {placeholder} replaced by a "
-            "complete proof, and end your turn. A refutation that passes the verifier ends the task for human "
-            "review; while the file exists it is judged instead of the proof (delete it to withdraw).",
+            ("If you become convinced the statement is false, prove its negation instead: write "
+             f"`{refutation_name(task)}` containing exactly the text below with its {placeholder} replaced by a "
+             "complete proof, and end your turn. A refutation that passes the verifier ends the task for human "
+             "review; while the file exists it is judged instead of the proof (delete it to withdraw)."),
             "", refutation.template.rstrip(),
         ]
     return "\n".join(lines) + "\n"
@@ -357,7 +357,14 @@ class ItemRun:
         refuted = self._judge_refutation(turn, workspace, tag)
         if refuted is not None:
             return refuted
-        data = ws.read_candidate(workspace, task.candidate_name)
+        changed = ws.protected_changes(workspace, task)  # multi-file tasks: only the submission may change
+        if changed:
+            state.last_reason = f"files outside the submission changed: {', '.join(changed[:10])}"
+            self.ctx.audit.event(kind="submission", submission="candidate", round=tag, digest="", verdict="reject",
+                                 reason=state.last_reason)
+            return None, (None if gave_up else f"{state.last_reason}; restore them: only the submission files may "
+                                               "change.")
+        data = ws.read_task_candidate(workspace, task)
         if gave_up and data == task.template.encode("utf-8"):
             state.last_reason = gave_up  # nothing was attempted: say why, not "Admitted found"
             return None, None
@@ -431,7 +438,7 @@ class ItemRun:
             if outcome is not None:
                 return outcome, None
         state.phase = ACTOR_PHASE
-        on_disk = ws.read_candidate(workspace, task.candidate_name)
+        on_disk = ws.read_task_candidate(workspace, task)
         decision = decide_acceptance(verdict, review, on_disk, reviewer_required=self.ctx.reviewer is not None)
         self.ctx.audit.event(kind="acceptance", round=tag, accepted=decision.accepted, reason=decision.reason,
                              digest=verdict.digest)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from .model import Task
 
-_VERDICT = re.compile(r"^\s*REVIEW_VERDICT:\s*(\S+)\s*$", re.M)
-_SHA = re.compile(r"^\s*REVIEW_SHA256:\s*(\S+)\s*$", re.M)
+_VERDICT = re.compile(r"^\s*REVIEW_VERDICT:\s*(\S+)\s*$", re.MULTILINE)
+_SHA = re.compile(r"^\s*REVIEW_SHA256:\s*(\S+)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -220,3 +220,16 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="Seconds per prover call")
     parser.add_argument("--cache-dir", default="", help="Where compiled templates are cached")
     parser.set_defaults(func=run_verify)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pytest_forall.verify …``: the same as ``forall verify …`` without the other subcommands'
+    imports (the corpus tests start one process per candidate)."""
+    parser = argparse.ArgumentParser(prog="forall")
+    add_cli(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["verify", *(sys.argv[1:] if argv is None else argv)])
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -209,16 +209,16 @@ def test_items_report_usage_errors_and_infra(pytester: pytest.Pytester, tmp_path
     run = pytester.runpytest(*BASE)
     run.stdout.fnmatch_lines(["*VeriSoftBench location not set: pass --forall-verisoftbench-root*"])
     assert run.ret == 1
-    run = pytester.runpytest(*BASE, "--forall-verisoftbench-root", str(tmp_path))
+    run = pytester.runpytest(*BASE, f"--forall-verisoftbench-root={tmp_path}")
     run.stdout.fnmatch_lines(["*no dataset in*verisoftbench.jsonl*"])
 
     root = make_root(tmp_path, [record(1), record(2, lean_root="MissingRepo")])
-    run = pytester.runpytest(*BASE, "--forall-verisoftbench-root", str(root), "--forall-frontend", "replay",
-                             "--forall-proofs", str(tmp_path), "--forall-run-id", "r", "-rs")
+    run = pytester.runpytest(*BASE, f"--forall-verisoftbench-root={root}", "--forall-frontend", "replay",
+                             f"--forall-proofs={tmp_path}", "--forall-run-id", "r", "-rs")
     rows = {json.loads(line)["task_id"]: json.loads(line)
             for line in (pytester.path / "reports" / "r" / "results.jsonl").read_text().splitlines()}
     assert rows["vsb_2"]["outcome"] == "infra" and "repository 'MissingRepo' is missing" in rows["vsb_2"]["reason"]
     assert rows["vsb_1"]["outcome"] == "infra" and "Lean toolchain not found" in rows["vsb_1"]["reason"]
     assert run.ret == 75
-    run = pytester.runpytest(*BASE, "--forall-verisoftbench-root", str(root), "--forall-subset", "nope")
+    run = pytester.runpytest(*BASE, f"--forall-verisoftbench-root={root}", "--forall-subset", "nope")
     assert "--forall-subset 'nope': VeriSoftBench knows ['aristotle']" in run.stdout.str() and run.ret == 1

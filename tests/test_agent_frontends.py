@@ -101,7 +101,8 @@ def open_session(cli: Cli, server: ScriptedModelServer, tmp_path: Path, role: st
     ctx = SessionContext(task=task, workspace=workspace, audit_dir=tmp_path / "audit", role=role,
                          prover=None,  # type: ignore[arg-type]  # the CLI frontends never use the prover
                          budget=Budget(), options={"provider_url": url, "api_key_env": KEY_ENV, "max_retries": 0,
-                                                   **cli.options, **options})
+                                                   # the CLIs' own confinement; bwrap: test_protocol_e2e.py
+                                                   "sandbox": "none", **cli.options, **options})
     return cli.frontend().start(ctx)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require_tool
 from pytest_forall.adapters.project import (
     ProjectRocqProver,
     is_sorry_proof,
@@ -21,8 +22,6 @@ from pytest_forall.adapters.project import (
     read_coqproject,
 )
 from pytest_forall.verify import verify_candidate
-
-from conftest import require_tool
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROJECT = FIXTURES / "project_rocq"

@@ -178,7 +178,7 @@ def rocq_admitted(text: str) -> list[RocqTarget]:
     sentences = split_sentences(lex(text))
 
     def offset(token: Any) -> int:
-        return starts[token.line - 1] + token.col - 1
+        return int(starts[token.line - 1] + token.col - 1)
 
     targets: list[RocqTarget] = []
     blocks: list[str] = []
@@ -216,7 +216,8 @@ def rocq_header(prefix: str) -> tuple[list[str], list[str]]:
     from ..screen.rocq import lex, split_sentences
 
     starts = _offsets(prefix)
-    requires, others = [], []
+    requires: list[str] = []
+    others: list[str] = []
     for sentence in split_sentences(lex(prefix)):
         first, last = sentence.tokens[0], sentence.tokens[-1]
         words = [t.text for t in sentence.tokens if t.kind == "ident"][:2]
@@ -315,7 +316,7 @@ class ProjectRocqProver(RocqProver):
         self.builds = Path(str(cache)).resolve() / "project-rocq"
         self.builds.mkdir(parents=True, exist_ok=True)
         self.template_root = Path(str(cache)).resolve() / "project-rocq-templates"
-        self.sandbox_binds = (*type(self).sandbox_binds, (self.builds, str(self.builds)))
+        self.sandbox_binds = (*type(self).sandbox_binds, (self.builds, str(self.builds)))  # type: ignore[assignment]
         self.load: list[str] = []
         self.bound: str = ""
         self.bind_error: str = ""
@@ -507,8 +508,8 @@ def lean_mask(text: str) -> str:
 
 _LEAN_DECL = re.compile(
     r"^(?:@\[[^\]\n]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec|scoped|local|unsafe|partial)\s+)*"
-    r"(?P<kw>theorem|lemma|example)\b[ \t]*(?P<name>[^\s:({\[⦃]*)", re.M)
-_LEAN_SCOPE = re.compile(r"^(?:noncomputable\s+)?(?P<kw>namespace|section|end)\b[ \t]*(?P<name>[^\s]*)", re.M)
+    r"(?P<kw>theorem|lemma|example)\b[ \t]*(?P<name>[^\s:({\[⦃]*)", re.MULTILINE)
+_LEAN_SCOPE = re.compile(r"^(?:noncomputable\s+)?(?P<kw>namespace|section|end)\b[ \t]*(?P<name>[^\s]*)", re.MULTILINE)
 _OPEN = "([{⟨⦃"
 _CLOSE = ")]}⟩⦄"
 
@@ -530,7 +531,7 @@ class LeanDecl:
 def lean_decls(text: str) -> list[LeanDecl]:
     """``theorem``/``lemma``/``example`` declarations with their proof span and namespace-qualified name."""
     masked = lean_mask(text)
-    line_starts = [m.start() for m in re.finditer(r"^(?=\S)", masked, re.M)]
+    line_starts = [m.start() for m in re.finditer(r"^(?=\S)", masked, re.MULTILINE)]
     scopes: list[tuple[int, str, str]] = [(m.start(), m.group("kw"), m.group("name"))
                                           for m in _LEAN_SCOPE.finditer(masked)]
     decls = []
@@ -599,7 +600,8 @@ def lean_tasks(root: Path) -> list[Task]:
             task_id = task_id_of(decl.qualified)
             template = text[:decl.end] + "\n"
             meta = {"candidate_name": f"{task_id}.lean", "project_root": str(root), "project_file": rel,
-                    "qualified_name": decl.qualified, "retrieval_exclude": [decl.qualified]}
+                    "qualified_name": decl.qualified, "declared_name": decl.name,
+                    "retrieval_exclude": [decl.qualified]}
             problem = "private theorems cannot be audited from another module" if decl.private else ""
             tasks.append(Task(task_id=task_id, suite=SUITE, track="lean4", prover=LEAN_PROVER,
                               source_path=str(path), template=template, frozen=text[:decl.body],
@@ -640,8 +642,16 @@ def pytest_forall_make_prover(name: str, options: dict[str, Any]) -> Any:
     if name == LEAN_PROVER:
         from ..provers.lean import LeanProver
 
-        root = project_root(options)
-        prover = LeanProver({"lean_required_modules": [], **options, "lean_project": str(root)})
+        class LeanProjectProver(LeanProver):
+            """The Lean backend compiling in the project; the screen reads the name as declared."""
+
+            def static_layers(self, task: Task, text: str) -> list[Layer]:
+                from ..screen import lean_static_layers
+
+                return lean_static_layers(task.template, text, theorem_name=str(task.meta.get("declared_name")))
+
+        prover = LeanProjectProver({"lean_required_modules": [], **options,
+                                    "lean_project": str(project_root(options))})
         prover.name = LEAN_PROVER
         return prover
     return None
@@ -668,7 +678,7 @@ def _suite_collector() -> Any:
     return ProjectSuite
 
 
-class ProjectDir(pytest.Dir):
+class ProjectDir(pytest.Dir):  # type: ignore[misc]  # pytest marks Dir final; only collect() is extended
     """The project directory: its forall items, then whatever pytest would collect there anyway."""
 
     def collect(self) -> Iterator[Any]:

@@ -101,9 +101,9 @@ def parse_coq(task_id: str, path: Path, text: str) -> Task:
 # --- Lean ------------------------------------------------------------------------------------------
 
 _LEAN_SOLUTION = re.compile(r"^((?:noncomputable\s+)?abbrev\s+)(\S+_solution)\b(.*?):=\s*sorry[ \t]*\n--[ \t]?(.*)$",
-                            re.M)
-_LEAN_SOLUTION_DECL = re.compile(r"^(?:noncomputable\s+)?abbrev\s+\S+_solution\b", re.M)
-_LEAN_THEOREM = re.compile(r"^theorem\s+([^\s:({\[]+)", re.M)
+                            re.MULTILINE)
+_LEAN_SOLUTION_DECL = re.compile(r"^(?:noncomputable\s+)?abbrev\s+\S+_solution\b", re.MULTILINE)
+_LEAN_THEOREM = re.compile(r"^theorem\s+([^\s:({\[]+)", re.MULTILINE)
 
 
 def parse_lean(task_id: str, path: Path, text: str) -> Task:

@@ -165,7 +165,7 @@ def sanitized_tree(repo: Path, cache: Path) -> Path:
 # --- tasks ---------------------------------------------------------------------------------------------
 
 def declared_name(statement: str) -> str:
-    match = re.search(r"^(?:.*\s)?(?:theorem|lemma)\s+([^\s:({\[⦃]+)", lean_mask(statement), re.M)
+    match = re.search(r"^(?:.*\s)?(?:theorem|lemma)\s+([^\s:({\[⦃]+)", lean_mask(statement), re.MULTILINE)
     return match.group(1) if match else ""
 
 
@@ -338,7 +338,8 @@ class VeriSoftBenchProver:
 
     def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
         path = workspace / "spliced" / Path(str(task.meta["rel_path"])).name
-        return self.inner(task).independent_check(task, workspace, path, timeout)
+        layer: Layer = self.inner(task).independent_check(task, workspace, path, timeout)
+        return layer
 
     def static_layers(self, task: Task, text: str) -> list[Layer]:
         """The theorem's statement verbatim, exactly once; no sorry/axiom/escape hatch anywhere in the text."""

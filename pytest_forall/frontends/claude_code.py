@@ -24,13 +24,12 @@ UNSANDBOXED_ACTOR_SHELL = "Bash(coqc:*),Bash(coqtop:*),Bash(lake:*),Bash(lean:*)
 
 
 def mcp_arguments(servers: dict[str, dict[str, Any]]) -> list[str]:
-    """Only the given streamable-HTTP MCP servers (``{name: {"url": …}}``, see docs/tools.md), their tools
-    pre-approved: under ``-p`` an unapproved MCP call is denied."""
+    """Only the given streamable-HTTP MCP servers (``{name: {"url": …}}``, see docs/tools.md); their tools are
+    pre-approved by the caller's ``--allowedTools`` (under ``-p`` an unapproved MCP call is denied)."""
     if not servers:
         return []
     config = {name: {"type": "http", "url": spec["url"]} for name, spec in servers.items()}
-    return ["--mcp-config", json.dumps({"mcpServers": config}), "--strict-mcp-config",
-            "--allowedTools", ",".join(f"mcp__{name}" for name in servers)]
+    return ["--mcp-config", json.dumps({"mcpServers": config}), "--strict-mcp-config"]
 
 
 class ClaudeCodeSession(AgentCliSession):
@@ -38,18 +37,22 @@ class ClaudeCodeSession(AgentCliSession):
 
     def command(self, executable: str, prompt: str) -> list[str]:
         argv = [executable, "-p", "--output-format", "stream-json", "--verbose"]
+        servers = self.options.get("mcp_servers") or {}
+        allowed = [f"mcp__{name}" for name in servers]   # one --allowedTools list for every source
         if self.reviewer:
             argv += ["--tools", REVIEWER_TOOLS, "--permission-mode", "dontAsk"]
         else:
-            argv += ["--permission-mode", "acceptEdits",
-                     "--allowedTools", "Bash" if self.sandboxed else UNSANDBOXED_ACTOR_SHELL]
+            argv += ["--permission-mode", "acceptEdits"]
+            allowed.insert(0, "Bash" if self.sandboxed else UNSANDBOXED_ACTOR_SHELL)
+        if allowed:
+            argv += ["--allowedTools", ",".join(allowed)]
         if self.session_id:
             argv += ["--resume", self.session_id]
         if self.options.get("model"):
             argv += ["--model", str(self.options["model"])]
         if self.options.get("effort"):
             argv += ["--effort", str(self.options["effort"])]
-        return [*argv, *mcp_arguments(self.options.get("mcp_servers") or {}), "--", prompt]
+        return [*argv, *mcp_arguments(servers), "--", prompt]
 
     def environment(self) -> dict[str, str]:
         env = super().environment()
@@ -60,7 +63,7 @@ class ClaudeCodeSession(AgentCliSession):
             env["ANTHROPIC_API_KEY"] = self.api_key()
         if self.options.get("provider_url"):
             env["ANTHROPIC_BASE_URL"] = str(self.options["provider_url"])
-        if self.options.get("max_retries") is not None:
+        if self.options.get("max_retries") not in (None, ""):
             env["CLAUDE_CODE_MAX_RETRIES"] = str(self.options["max_retries"])
         return env
 

@@ -59,7 +59,7 @@ class CodexSession(AgentCliSession):
             lines += ["", f"[model_providers.{PROVIDER_ID}]", f"name = {_toml(PROVIDER_ID)}",
                       f"base_url = {_toml(str(self.options['provider_url']))}", f"env_key = {_toml(KEY_VARIABLE)}",
                       'wire_api = "responses"']
-            if self.options.get("max_retries") is not None:
+            if self.options.get("max_retries") not in (None, ""):
                 retries = int(self.options["max_retries"])
                 lines += [f"request_max_retries = {retries}", f"stream_max_retries = {retries}"]
         lines += mcp_tables(self.options.get("mcp_servers") or {})

@@ -1,0 +1,268 @@
+"""The protocol loop, resume state, review parsing and refutations, without agent CLIs.
+
+A scripted in-process frontend stands in for the actor and the reviewer; the fake prover judges by
+keywords (``FAIL`` does not compile), except in the refutation tests, which use the real Rocq.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_forall.accept import AuditRecord
+from pytest_forall.actor import SessionContext, SessionHandle, TurnResult
+from pytest_forall.model import Budget, Task, Usage, sha256_bytes
+from pytest_forall.protocol import ItemContext, ItemRun
+from pytest_forall.refute import refutation_task
+from pytest_forall.review import parse_review
+from pytest_forall.state import ItemState, StateStore
+
+sys.path.insert(0, str(Path(__file__).parent / "example_suites"))
+from fake_conftest import FakeProver
+
+from conftest import require_tool
+
+SECRET = b"unit-test-run-secret"
+DIGEST = "a" * 64
+
+#: What one scripted turn does: gets the session context and the prompt, returns the turn's result.
+Step = Callable[[SessionContext, str], TurnResult]
+
+
+def writes(text: str, name: str = "", tokens: int = 100, **result: Any) -> Step:
+    def step(ctx: SessionContext, prompt: str) -> TurnResult:
+        (ctx.workspace / (name or ctx.task.candidate_name)).write_text(text)
+        return TurnResult(usage=Usage(tokens, tokens // 10, 0, tokens / 10_000), **result)
+    return step
+
+
+def approves(ctx: SessionContext, prompt: str) -> TurnResult:
+    digest = sha256_bytes((ctx.workspace / ctx.task.candidate_name).read_bytes())
+    return TurnResult(usage=Usage(50, 5, 0, 0.01),
+                      final_text=f"fine\nREVIEW_VERDICT: APPROVE\nREVIEW_SHA256: {digest}")
+
+
+@dataclass
+class ScriptedSession:
+    frontend: ScriptedFrontend
+    ctx: SessionContext
+    session_id: str = ""
+    turns: int = 0
+
+    def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
+        self.turns += 1
+        self.frontend.prompts.append(prompt)
+        result = self.frontend.steps.pop(0)(self.ctx, prompt)
+        result.session_id = self.session_id
+        return result
+
+    def handle(self) -> SessionHandle:
+        return SessionHandle(self.session_id, "actor", self.turns)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class ScriptedFrontend:
+    steps: list[Step]
+    name: str = "scripted"
+    is_agent: bool = True
+    prompts: list[str] = field(default_factory=list)
+    contexts: list[SessionContext] = field(default_factory=list)
+
+    def probe(self) -> str:
+        return ""
+
+    def start(self, ctx: SessionContext) -> ScriptedSession:
+        self.contexts.append(ctx)
+        resumed = ctx.resume.session_id if ctx.resume else ""
+        return ScriptedSession(self, ctx, resumed or f"session-{len(self.contexts)}",
+                               ctx.resume.turns if ctx.resume else 0)
+
+
+def fake_task(task_id: str = "t") -> Task:
+    return Task(task_id=task_id, suite="fake", track="fake", prover="fakeprover", source_path=f"{task_id}.txt",
+                template="TEMPLATE\n", theorem_name=task_id)
+
+
+def item(tmp_path: Path, actor: ScriptedFrontend, reviewer: ScriptedFrontend | None, task: Task | None = None,
+         prover: Any = None, **budget: Any) -> ItemContext:
+    task = task or fake_task()
+    return ItemContext(task=task, workspace_root=tmp_path / "ws", workspace_name=task.task_id,
+                       audit=AuditRecord(tmp_path / "audit" / task.task_id, task), prover=prover or FakeProver(),
+                       frontend=actor, reviewer=reviewer, budget=Budget(**budget), options={"sandbox": "none"},
+                       run_secret=SECRET)
+
+
+def events(ctx: ItemContext, kind: str) -> list[dict[str, Any]]:
+    return [e for e in ctx.audit.events() if e["kind"] == kind]
+
+
+# --- the loop --------------------------------------------------------------------------------------------
+
+def test_infra_keeps_progress_and_the_resumed_run_continues_the_same_session(tmp_path: Path) -> None:
+    infra = TurnResult(usage=Usage(0, 0), infra="authentication: 401 invalid x-api-key", exit_code=1)
+    first = ScriptedFrontend([writes("FAIL\n"), lambda ctx, prompt: infra])
+    result = ItemRun(item(tmp_path, first, ScriptedFrontend([approves]))).run()
+    assert (result["outcome"], result["rounds"], result["compiles"]) == ("infra", 2, 1)
+    assert result["reason"] == "actor: authentication: 401 invalid x-api-key"
+
+    second = ScriptedFrontend([writes("OK\n")])
+    ctx = item(tmp_path, second, ScriptedFrontend([approves]))
+    result = ItemRun(ctx).run()
+    assert (result["outcome"], result["rounds"], result["compiles"], result["tokens_in"]) == ("strict", 3, 2, 250)
+    assert second.contexts[0].resume == SessionHandle("session-1", "actor", 2)
+    assert result["sessions"] == ["session-1"]
+    assert second.prompts[0].startswith("Your previous turn was cut short by an infrastructure problem "
+                                        "(actor: authentication: 401")
+    assert "The verifier rejected your submission" in second.prompts[0]   # the diagnostics it never saw
+    assert [e["action"] for e in events(ctx, "state")] == ["resumed"]
+
+
+def test_state_that_fails_its_hmac_is_quarantined_and_the_item_restarts(tmp_path: Path) -> None:
+    infra = TurnResult(usage=Usage(0, 0), infra="quota: insufficient_quota")
+    ItemRun(item(tmp_path, ScriptedFrontend([writes("FAIL\n"), lambda c, p: infra]), None)).run()
+    state_file = tmp_path / "audit" / "t" / "state.json"
+    envelope = json.loads(state_file.read_text())
+    envelope["payload"] = envelope["payload"].replace('"rounds": 2', '"rounds": 0')
+    state_file.write_text(json.dumps(envelope))
+
+    actor = ScriptedFrontend([writes("OK\n")])
+    ctx = item(tmp_path, actor, None)
+    result = ItemRun(ctx).run()
+    assert (result["outcome"], result["rounds"], result["compiles"]) == ("strict", 1, 1)
+    assert actor.contexts[0].resume is None
+    assert (state_file.parent / "state.json.quarantined-1").exists()
+    assert "HMAC does not match" in events(ctx, "state")[0]["reason"]
+
+
+def test_state_is_bound_to_its_task_and_workspace(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "state.json", SECRET, "t", tmp_path / "ws" / "a")
+    store.save(ItemState(rounds=3))
+    assert store.load() == (ItemState(rounds=3), "")
+    for other in (StateStore(store.path, SECRET, "t", tmp_path / "ws" / "b"),
+                  StateStore(store.path, SECRET, "u", tmp_path / "ws" / "a"),
+                  StateStore(store.path, b"another run", "t", tmp_path / "ws" / "a")):
+        store.save(ItemState(rounds=3))
+        state, problem = other.load()
+        assert state is None and "HMAC does not match" in problem and not store.path.exists()
+
+
+def test_a_turn_without_tokens_is_infra_for_agents_only(tmp_path: Path) -> None:
+    silent = writes("OK\n", tokens=0)
+    result = ItemRun(item(tmp_path / "a", ScriptedFrontend([silent]), None)).run()
+    assert result["outcome"] == "infra" and result["reason"].startswith("actor: zero-tokens: ")
+    offline = ScriptedFrontend([writes("OK\n", tokens=0)], is_agent=False)
+    assert ItemRun(item(tmp_path / "b", offline, None)).run()["outcome"] == "strict"
+
+
+def test_compile_budget_is_per_sample_and_counts_the_agents_own_compiles(tmp_path: Path) -> None:
+    def compiles_three(ctx: SessionContext, prompt: str) -> TurnResult:
+        ctx.charge_compile(3)
+        return writes("FAIL\n")(ctx, prompt)
+
+    actor = ScriptedFrontend([compiles_three, compiles_three])   # 3 + 1 submission: a sample's budget of 4
+    result = ItemRun(item(tmp_path, actor, None, samples=2, compiles=4)).run()
+    assert (result["outcome"], result["samples"], result["rounds"], result["compiles"]) == ("failed", 2, 2, 8)
+    assert result["reason"].startswith("compile budget of 4 per sample exhausted (last: ")
+    assert len(actor.contexts) == 2 and not actor.steps
+
+
+def test_item_budgets_fail_with_the_budget_and_the_progress_named(tmp_path: Path) -> None:
+    actor = ScriptedFrontend([writes("FAIL\n"), writes("FAIL\n")])
+    result = ItemRun(item(tmp_path / "usd", actor, None, usd=0.015)).run()
+    assert result["outcome"] == "failed" and result["rounds"] == 2
+    assert result["reason"].startswith("spend budget of $0.015 for this item exhausted (last: elaboration")
+    assert "after 1 sample(s), 2 round(s), 2 compile(s), 0 review(s), $0.0200" in result["reason"]
+
+    rejecting = ScriptedFrontend([lambda ctx, prompt: TurnResult(usage=Usage(5, 5), final_text="no")] * 2)
+    result = ItemRun(item(tmp_path / "rev", ScriptedFrontend([writes("OK\n")] * 3), rejecting,
+                          review_rounds=2, rounds=5)).run()
+    assert result["outcome"] == "failed" and result["reason"].startswith("review budget of 2 exhausted")
+    audit = json.loads((tmp_path / "rev" / "audit" / "t" / "audit.json").read_text())
+    assert audit["budget"][0]["exhausted"] == "review budget of 2 exhausted"
+    assert [a["accepted"] for a in audit["acceptances"]] == [False, False]
+
+
+def test_review_sees_a_copy_of_the_verified_bytes_and_a_rejection_becomes_review_md(tmp_path: Path) -> None:
+    seen: list[Path] = []
+
+    def rejects(ctx: SessionContext, prompt: str) -> TurnResult:
+        seen.append(ctx.workspace)
+        return TurnResult(usage=Usage(5, 5), final_text=f"too clever\nREVIEW_VERDICT: REJECT\nREVIEW_SHA256: {DIGEST}")
+
+    actor = ScriptedFrontend([writes("OK\n"), writes("OK again\n")])
+    ctx = item(tmp_path, actor, ScriptedFrontend([rejects, approves]))
+    result = ItemRun(ctx).run()
+    assert result["outcome"] == "strict" and result["digest"] == sha256_bytes(b"OK again\n")
+    workspace = tmp_path / "ws" / "t"
+    assert seen[0] != workspace and (seen[0] / "t.txt").read_text() == "OK\n"
+    assert (seen[0] / "STATEMENT.txt").read_text() == "TEMPLATE\n"
+    assert "too clever" in (workspace / "REVIEW.md").read_text() and "REVIEW.md" in actor.prompts[1]
+
+
+# --- the reviewer's verdict ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, approved, reason", [
+    (f"ok\nREVIEW_VERDICT: APPROVE\nREVIEW_SHA256: {DIGEST}\n", True, ""),
+    (f"ok\nREVIEW_SHA256: {DIGEST}\nREVIEW_VERDICT: REJECT", False, "reviewer rejected"),
+    (f"REVIEW_VERDICT: APPROVE\nREVIEW_SHA256: {DIGEST}\nbut on second thought, no", False, "not the last two"),
+    (f"REVIEW_VERDICT: APPROVE\nREVIEW_VERDICT: APPROVE\nREVIEW_SHA256: {DIGEST}", False, "got 2 and 1"),
+    (f"REVIEW_VERDICT: approve\nREVIEW_SHA256: {DIGEST}", False, "unknown verdict"),
+    ("REVIEW_VERDICT: APPROVE\nREVIEW_SHA256: abc", False, "malformed digest"),
+    ("Looks good to me.", False, "got 0 and 0"),
+])
+def test_only_the_exact_two_line_ending_counts(text: str, approved: bool, reason: str) -> None:
+    review = parse_review(text)
+    assert review.approved is approved and reason in review.reason
+
+
+# --- statement_false -------------------------------------------------------------------------------------
+
+FALSE_PROBLEM = "Require Import Arith.\nTheorem forall_demo (n : nat) (h : n > 2) : n + n = 3.\nProof. Admitted.\n"
+
+
+def rocq_task(tmp_path: Path) -> Task:
+    from pytest_forall.adapters.putnam import parse_coq
+
+    path = tmp_path / "forall_demo.v"
+    path.write_text(FALSE_PROBLEM)
+    return parse_coq("forall_demo", path, FALSE_PROBLEM)
+
+
+def test_refutation_task_negates_the_whole_statement(tmp_path: Path) -> None:
+    refutation = refutation_task(rocq_task(tmp_path))
+    assert refutation is not None and refutation.theorem_name == "forall_demo_is_false"
+    assert refutation.template == ("Require Import Arith.\nTheorem forall_demo_is_false :\n"
+                                   "    ~ (forall (n : nat) (h : n > 2), n + n = 3).\nProof. Admitted.\n")
+    assert refutation_task(fake_task()) is None
+
+
+@pytest.mark.slow
+def test_a_checked_refutation_is_statement_false_and_a_wrong_one_is_fed_back(tmp_path: Path) -> None:
+    require_tool("coqc")
+    from pytest_forall.provers.rocq import RocqProver
+
+    task = rocq_task(tmp_path)
+    refutation = refutation_task(task)
+    assert refutation is not None
+    wrong = refutation.template.replace("Proof. Admitted.", "Proof. exact I. Qed.")
+    right = refutation.template.replace(
+        "Proof. Admitted.", "Proof.\n  intro claim. specialize (claim 3 (le_n 3)). discriminate claim.\nQed.")
+    actor = ScriptedFrontend([writes(wrong, "STATEMENT_FALSE.v"), writes(right, "STATEMENT_FALSE.v")])
+    ctx = item(tmp_path, actor, ScriptedFrontend([]), task=task,
+               prover=RocqProver({"cache_dir": str(tmp_path / "cache")}))
+    result = ItemRun(ctx).run()
+    assert result["outcome"] == "statement_false", result["reason"]
+    assert result["reason"].startswith("STATEMENT_FALSE.v (sha256 ") and "needs human review" in result["reason"]
+    assert "STATEMENT_FALSE.v" in actor.prompts[0] and "forall_demo_is_false" in actor.prompts[0]
+    assert "The verifier rejected your submission `STATEMENT_FALSE.v`" in actor.prompts[1]
+    assert [s["submission"] for s in events(ctx, "submission")] == ["refutation", "refutation"]
+    assert (ctx.audit.directory / "accepted" / "STATEMENT_FALSE.v").read_text() == right

@@ -1,0 +1,139 @@
+"""Lean cheats through the verifier: the static layers (now wired into the Lean backend) and the stand-in
+`lean`/`lake` (tests/standin) for the prover layers. Real Lean was not available; see docs/lean.md.
+
+Every candidate is built from a real PutnamBench Lean template (the answer-given rewrite for `abbrev`
+problems). Each class names the layer that must reject it; where the static layers reject first, a second
+check with them switched off shows the prover layer that still holds, or the test says that none does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import PUTNAM
+from pytest_forall.model import Layer
+from pytest_forall.provers.lean import DEFAULT_PROJECT, LeanProver
+from pytest_forall.verify import task_from_template, verify_candidate
+
+STANDIN = Path(__file__).resolve().parent / "standin"
+BASE_PATH = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+SRC = PUTNAM / "lean4" / "src"
+
+
+@pytest.fixture(autouse=True)
+def standin_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{STANDIN}{os.pathsep}{BASE_PATH}")
+    for name in ("FORALL_LEAN_BIN", "LEAN_PATH", "STANDIN_LEAN_VERSION", "STANDIN_LOG"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A Lake project shaped like lean_env/putnam with a stand-in Mathlib build."""
+    root = tmp_path / "project"
+    lib = root / ".lake" / "packages" / "mathlib" / ".lake" / "build" / "lib" / "lean"
+    lib.mkdir(parents=True)
+    (lib / "Mathlib.olean").write_text(json.dumps({"standin": "olean", "module": "Mathlib", "imports": [],
+                                                   "decls": {}}))
+    for name in ("lakefile.toml", "lean-toolchain"):
+        (root / name).write_text((DEFAULT_PROJECT / name).read_text())
+    (root / "lake-manifest.json").write_text(json.dumps({
+        "version": "1.1.0", "packagesDir": ".lake/packages", "name": "putnam", "lakeDir": ".lake",
+        "packages": [{"name": "mathlib", "type": "git", "rev": "0" * 40, "inputRev": "v4.27.0"}]}))
+    return root
+
+
+class NoStatic(LeanProver):
+    def static_layers(self, task: Any, text: str) -> list[Layer]:
+        return []
+
+
+def task(problem: str) -> Any:
+    return task_from_template("lean", SRC / f"{problem}.lean")
+
+
+def candidate(problem: str, proof: str, before: str = "", replace: tuple[str, str] = ("", "")) -> str:
+    text = task(problem).template
+    if replace[0]:
+        assert replace[0] in text, replace[0]
+        text = text.replace(*replace)
+    hole = text.rindex("sorry")
+    theorem = text.index("theorem ")
+    doc = text.rfind("/--", 0, theorem)
+    insert_at = doc if doc != -1 and "-/" in text[doc:theorem] else theorem
+    return text[:insert_at] + before + text[insert_at:hole] + proof + text[hole + len("sorry"):]
+
+
+A1 = "putnam_2001_a1"
+A1_PROOF = "by\n  intro a b\n  simpa using hS (b * a) b"
+A2 = "putnam_1986_a2"
+
+CHEATS = {
+    # name: (problem, text, first layer, prover layer that holds with the static layers off or None)
+    "sorry": (A1, candidate(A1, "sorry"), "syntax_screen", "elaboration"),
+    "sorry_in_helper": (A1, candidate(A1, "by exact helper S hS", "theorem helper (S : Type*) [Mul S] "
+                                          "(hS : ∀ a b : S, (a * b) * a = b) : ∀ a b : S, a * (b * a) = b := sorry\n\n"),
+                        "syntax_screen", "elaboration"),
+    "axiom": (A1, candidate(A1, "by exact cheat S hS", "axiom cheat (S : Type*) [Mul S] "
+                                "(hS : ∀ a b : S, (a * b) * a = b) : ∀ a b : S, a * (b * a) = b\n\n"),
+              "syntax_screen", "axiom_audit"),
+    "native_decide": (A2, candidate(A2, "by native_decide"), "syntax_screen", "axiom_audit"),
+    "axiom_inside_tactic_block": (A1, candidate(A1, "by\n  intro a b\n  exact cheat\naxiom cheat : False"),
+                                  "syntax_screen", None),
+    "set_option_unsafe": (A1, candidate(A1, A1_PROOF, "set_option debug.skipKernelTC true\n\n"),
+                          "syntax_screen", None),
+    "answer_tampered": (A2, candidate(A2, "by rfl", replace=("putnam_1986_a2_solution : ℕ := 3",
+                                                             "putnam_1986_a2_solution : ℕ := 4")),
+                        "frozen_statement", None),
+    "theorem_renamed": (A1, candidate(A1, A1_PROOF, replace=("theorem putnam_2001_a1", "theorem putnam_2001_a1'")),
+                        "frozen_statement", None),
+    "hypothesis_added": (A1, candidate(A1, "by exact h", replace=(": ∀ a b : S, a * (b * a) = b :=",
+                                                                  "(h : ∀ a b : S, a * (b * a) = b)\n: ∀ a b : S, a * (b * a) = b :=")),
+                         "frozen_statement", None),
+    "shadowing_def": (A1, candidate(A1, "by intro a b; trivial", "def _root_.Mul (α : Type) : Type := α\n\n"),
+                      "shadowing_guard", None),
+    "local_notation": (A1, candidate(A1, A1_PROOF, "local notation a \" * \" b => a\n\n"), "shadowing_guard", None),
+    "instance_inserted": (A1, candidate(A1, A1_PROOF, "instance : Mul ℕ := ⟨fun a _ => a⟩\n\n"), "shadowing_guard",
+                          None),
+    "open_inserted": (A1, candidate(A1, A1_PROOF, "open Classical\n\n"), "shadowing_guard", None),
+    "zero_width": (A1, candidate(A1, A1_PROOF.replace("intro a b", "intro a\u200b b")), "syntax_screen", None),
+    "elab_rules": (A1, candidate(A1, A1_PROOF, "elab \"cheat\" : tactic => Lean.Elab.admitGoal\n\n"),
+                   "syntax_screen", None),
+    "empty": (A1, "", "frozen_statement", None),
+}
+
+
+def first_failure(verdict: Any) -> str:
+    return next(layer.name for layer in verdict.layers if layer.ok is False or layer.infra)
+
+
+@pytest.mark.parametrize("name", sorted(CHEATS))
+def test_lean_cheat_is_rejected_by_its_layer(name: str, project: Path) -> None:
+    problem, text, layer, later = CHEATS[name]
+    verdict = verify_candidate(task(problem), LeanProver({"lean_project": str(project)}), text.encode(),
+                               timeout=60)
+    assert verdict.verdict == "reject" and first_failure(verdict) == layer, verdict.reason
+    if later is not None:
+        off = verify_candidate(task(problem), NoStatic({"lean_project": str(project)}), text.encode(), timeout=60)
+        assert off.verdict == "reject" and first_failure(off) == later, off.reason
+
+
+def test_lean_valid_proof_is_accepted_end_to_end_through_the_standin(project: Path) -> None:
+    for text in (candidate(A1, A1_PROOF), candidate(A1, A1_PROOF).replace("\n", "\r\n"),
+                 candidate(A1, A1_PROOF, "theorem my_axiom_free_helper : True := trivial\n\n")):
+        verdict = verify_candidate(task(A1), LeanProver({"lean_project": str(project)}), text.encode(), timeout=60)
+        assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+        assert [layer.name for layer in verdict.layers][:3] == ["syntax_screen", "frozen_statement",
+                                                                  "shadowing_guard"]
+
+
+def test_lean_static_layers_are_wired() -> None:
+    layers = LeanProver().static_layers(task(A1), candidate(A1, "sorry"))
+    assert [layer.name for layer in layers] == ["syntax_screen", "frozen_statement", "shadowing_guard"]
+    assert layers[0].ok is False and "sorry" in layers[0].reason

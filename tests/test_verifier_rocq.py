@@ -1,0 +1,337 @@
+"""The Rocq verifier's prover layers against the real toolchain (coqc/coqchk 8.16), one test per class of cheat.
+
+Every cheat is built from a real PutnamBench template. The corpus test (test_verify_cli.py) shows which
+layer rejects each cheat first. Here the earlier layers are switched off (``NoStatic``: the static layers
+are skipped), which shows that the later layer named in the test holds on its own. Parsers are tested on
+output captured from the real tools.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import PUTNAM, require_tool
+from pytest_forall.model import Layer, sha256_bytes
+from pytest_forall.proc import ProcResult, run_command
+from pytest_forall.provers.rocq import (
+    STRICT_AXIOMS,
+    RocqProver,
+    parse_coqchk_summary,
+    parse_print_assumptions,
+    template_variable_names,
+)
+from pytest_forall.verify import task_from_template, verify_candidate
+
+SRC = PUTNAM / "coq" / "src"
+CORPUS = Path(__file__).resolve().parent / "cheats"
+
+
+@pytest.fixture(autouse=True)
+def _coq() -> None:
+    require_tool("coqc")
+    require_tool("coqchk")
+
+
+class NoStatic(RocqProver):
+    """The Rocq backend with the static layers switched off: only the prover layers judge."""
+
+    def static_layers(self, task: Any, text: str) -> list[Layer]:
+        return []
+
+
+def task(problem: str) -> Any:
+    return task_from_template("rocq", SRC / f"{problem}.v")
+
+
+def with_proof(problem: str, proof: str, before: str = "", replace: tuple[str, str] = ("", "")) -> str:
+    text = (SRC / f"{problem}.v").read_text()
+    if replace[0]:
+        assert replace[0] in text
+        text = text.replace(*replace)
+    hole = text.rindex("Admitted.")
+    opener = text.rindex("Proof.", 0, hole)
+    theorem = text.index("Theorem")
+    return text[:theorem] + before + text[theorem:opener] + proof + text[hole + len("Admitted."):]
+
+
+A1_PROOF = "Proof.\n  intros a b.\n  pose proof (hop (op b a) b) as H.\n  rewrite (hop b a) in H.\n  exact H.\nQed."
+
+
+def run(problem: str, text: str, prover: RocqProver | None = None, builddir: Path | None = None) -> Any:
+    return verify_candidate(task(problem), prover or NoStatic(), text.encode(), builddir=builddir, timeout=300)
+
+
+def failing(verdict: Any) -> Layer:
+    return next(layer for layer in verdict.layers if layer.ok is False or layer.infra)
+
+
+# --- with the static layers off, the prover layers still reject ---------------------------------------
+
+LATER_LAYER_CASES = {
+    # name: (problem, candidate, layer that must reject, what its reason mentions)
+    "axiom_declared": ("putnam_2001_a1", with_proof("putnam_2001_a1", "Proof. intros. destruct cheat. Qed.",
+                                                    "Axiom cheat : False.\n"),
+                       "axiom_audit", "ForallCand.putnam_2001_a1.cheat"),
+    "variable_added": ("putnam_2001_a1", with_proof("putnam_2001_a1", "Proof. intros. destruct cheat. Qed.",
+                                                    "Variable cheat : False.\n"),
+                       "axiom_audit", "ForallCand.putnam_2001_a1.cheat"),
+    "admitted_helper": ("putnam_2001_a1", with_proof(
+        "putnam_2001_a1", "Proof. intros. apply helper. Qed.",
+        "Lemma helper : forall (A : Type) (op : A -> A -> A) (a b : A), op a (op b a) = b.\nProof. Admitted.\n"),
+        "axiom_audit", "ForallCand.putnam_2001_a1.helper"),
+    "admitted_main": ("putnam_2001_a1", (SRC / "putnam_2001_a1.v").read_text(), "axiom_audit",
+                      "ForallCand.putnam_2001_a1.putnam_2001_a1"),
+    "unset_guard_checking": ("putnam_2001_a1", with_proof(
+        "putnam_2001_a1", "Proof. intros. destruct (loop 0). Qed.",
+        "Unset Guard Checking.\nFixpoint loop (n : nat) : False := loop n.\nSet Guard Checking.\n"),
+        "axiom_audit", "is assumed to be guarded"),
+    "bypass_check_attribute": ("putnam_2001_a1", with_proof(
+        "putnam_2001_a1", "Proof. intros. destruct (loop 0). Qed.",
+        "#[bypass_check(guard)] Fixpoint loop (n : nat) : False := loop n.\n"),
+        "axiom_audit", "is assumed to be guarded"),
+    "unset_positivity_checking": ("putnam_2001_a1", with_proof(
+        "putnam_2001_a1", "Proof. intros. destruct (bad_false (mk (fun b => bad_false b))). Qed.",
+        "Unset Positivity Checking.\nInductive Bad : Type := mk : (Bad -> False) -> Bad.\nSet Positivity Checking.\n"
+        "Definition bad_false (b : Bad) : False := match b with mk f => f b end.\n"),
+        "axiom_audit", "is assumed to be positive"),
+    "unset_universe_checking": ("putnam_2001_a1", with_proof(
+        "putnam_2001_a1", "Proof. pose proof T2 as _t. intros a b.\n  pose proof (hop (op b a) b) as H.\n"
+        "  rewrite (hop b a) in H.\n  exact H.\nQed.",
+        "Unset Universe Checking.\nDefinition T1 := Type.\nDefinition T2 : T1 := T1.\nSet Universe Checking.\n"),
+        "axiom_audit", "relies on an unsafe hierarchy"),
+    "definition_shadows_library": ("putnam_2000_b4", with_proof(
+        "putnam_2000_b4", "Proof. intros. exfalso. exact f_cont. Qed.",
+        "Definition continuity (f : R -> R) := False.\n"), "elaborated_statement", "continuity"),
+    "notation_override": ("putnam_2000_b4", with_proof(
+        "putnam_2000_b4", "Proof. intros. exact I. Qed.", 'Notation "x = y" := (True) : type_scope.\n'),
+        "elaborated_statement", "putnam_2000_b4"),
+    "answer_tampered": ("putnam_2005_a5", with_proof(
+        "putnam_2005_a5", "Proof. reflexivity. Qed.", replace=(
+            "Definition putnam_2005_a5_solution := PI * ln 2 / 8.",
+            "Definition putnam_2005_a5_solution := RInt (fun x => ln (x + 1) / (x ^ 2 + 1)) 0 1.")),
+        "elaborated_statement", "putnam_2005_a5_solution"),
+    "hypothesis_added": ("putnam_2001_a1", with_proof(
+        "putnam_2001_a1", "Proof. intros. apply hcheat. Qed.", replace=(
+            "    : forall (a b: A)", "    (hcheat : forall (a b: A), op a (op b a) = b)\n    : forall (a b: A)")),
+        "elaborated_statement", "putnam_2001_a1"),
+    "abort_then_weaker_in_module": ("putnam_2001_a1", with_proof(
+        "putnam_2001_a1", "Proof. Abort.\nModule M.\nTheorem putnam_2001_a1 : True.\nProof. exact I. Qed.\nEnd M."),
+        "elaborated_statement", "putnam_2001_a1"),
+    "template_variable_retyped": ("putnam_1997_a4", with_proof(
+        "putnam_1997_a4", "Proof. Admitted.", replace=("Variable T : finGroupType.", "Variable T : finGroupType.")),
+        "axiom_audit", "ForallCand.putnam_1997_a4.putnam_1997_a4"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LATER_LAYER_CASES))
+def test_later_layer_rejects_with_the_static_layers_off(case: str) -> None:
+    problem, text, layer_name, mention = LATER_LAYER_CASES[case]
+    # the static layers reject every one of these first (the corpus test names the layer)
+    static = RocqProver().static_layers(task(problem), text)
+    assert any(layer.ok is False for layer in static), case
+    verdict = run(problem, text)
+    layer = failing(verdict)
+    assert verdict.verdict == "reject" and not verdict.strict
+    assert layer.name == layer_name and mention in layer.reason, (layer.name, layer.reason)
+
+
+def test_coqchk_alone_rejects_candidate_axioms_and_unsafe_fixpoints(tmp_path: Path) -> None:
+    """The independent check holds without the axiom audit: ``coqchk -o`` names the candidate's axiom and
+    its unguarded fixpoint."""
+    prover = NoStatic()
+    for name in ("axiom_declared", "unset_guard_checking", "unset_positivity_checking"):
+        problem, text, _, _ = LATER_LAYER_CASES[name]
+        build = tmp_path / name
+        build.mkdir()
+        verdict = run(problem, text, prover, builddir=build)
+        assert verdict.verdict == "reject"
+        layer = prover.independent_check(task(problem), build, build / "cand" / f"{problem}.v", 300)
+        assert layer.ok is False and "ForallCand.putnam_2001_a1" in layer.reason, layer.reason
+
+
+def test_audit_classifies_strict_rules_and_fail_by_real_output(tmp_path: Path) -> None:
+    """Classical/boolp axioms are strict, Epsilon is rules_only, a template Variable is allowed."""
+    prover = RocqProver()
+    expectations = {"valid/classical_excluded_middle": ({"Coq.Logic.Classical_Prop.classic"}, True),
+                    "valid/mathcomp_boolp_is_strict": ({"mathcomp.classical.boolp.propositional_extensionality",
+                                                        "mathcomp.classical.boolp.functional_extensionality_dep"},
+                                                       True),
+                    "valid/epsilon_is_rules_only": ({"Coq.Logic.Epsilon.epsilon_statement"}, False),
+                    "valid/putnam_1997_a4": ({"ForallCand.putnam_1997_a4.T"}, True)}
+    for entry, (axioms, strict) in expectations.items():
+        problem = (CORPUS / entry / "template").read_text().strip().rsplit("/", 1)[1][:-2]
+        verdict = verify_candidate(task(problem), prover, (CORPUS / entry / "candidate.v").read_bytes(),
+                                   builddir=tmp_path / entry.replace("/", "_"))
+        assert verdict.verdict == "accept" and verdict.strict is strict, (entry, verdict.reason)
+        assert set(verdict.axioms) == axioms, entry
+        audit = next(layer for layer in verdict.layers if layer.name == "axiom_audit")
+        assert audit.evidence["strict"] is strict and audit.evidence["rules"] is True
+    assert "Coq.Logic.Epsilon.epsilon_statement" not in STRICT_AXIOMS
+
+
+# --- the pipeline itself ----------------------------------------------------------------------------
+
+
+def test_accepted_candidate_is_compiled_byte_for_byte_and_never_appended_to(tmp_path: Path) -> None:
+    data = (CORPUS / "valid" / "crlf_line_endings" / "candidate.v").read_bytes()
+    assert b"\r\n" in data
+    verdict = verify_candidate(task("putnam_2001_a1"), RocqProver(), data, builddir=tmp_path)
+    assert verdict.verdict == "accept" and verdict.digest == sha256_bytes(data)
+    assert (tmp_path / "cand" / "putnam_2001_a1.v").read_bytes() == data  # the audit wrote elsewhere
+    elaboration = next(layer for layer in verdict.layers if layer.name == "elaboration")
+    assert elaboration.evidence["digest"] == sha256_bytes(data)
+    audit_files = sorted(p.name for p in (tmp_path / "audit").glob("*.v"))
+    assert audit_files == ["forall_about.v", "forall_inspect.v"]
+    check = verdict.layers[-1]
+    assert check.name == "independent_check" and check.ok is True
+    assert check.evidence["checker"] == "coqchk" and "-bytecode-compiler" not in check.evidence["argv"]
+    assert "CONTEXT SUMMARY" in check.evidence["output"]
+
+
+def test_template_as_candidate_passes_the_statement_check_on_library_variety(tmp_path: Path) -> None:
+    """statement_check is the template against itself: no false mismatch (mathcomp realType with
+    ``Variable R`` and a ``let '(…)`` pattern; Reals/Coquelicot with an answer definition); a wrong proof of
+    the same text fails at elaboration, before any statement check. (All compiling templates were measured
+    the same way; see docs/verifier.md.)"""
+    prover = RocqProver()
+    for problem in ("putnam_1965_b4", "putnam_2005_a5"):
+        build = tmp_path / problem
+        build.mkdir()
+        t = task(problem)
+        assert prover.check_template(t, build, 300).ok, problem
+        (build / "cand").mkdir()
+        candidate = build / "cand" / f"{problem}.v"
+        candidate.write_text(t.template)
+        assert prover.compile(t, build, candidate, 300).ok
+        layer = prover.statement_check(t, build, 300)
+        assert layer.ok is True, (problem, layer.reason)
+        assert t.theorem_name in layer.evidence["compared"]
+    wrong = run("putnam_2005_a5", with_proof("putnam_2005_a5", "Proof. reflexivity. Qed."),
+                prover=RocqProver())
+    assert failing(wrong).name == "elaboration"
+    assert "elaborated_statement" not in [layer.name for layer in wrong.layers]
+
+
+# --- fail closed on odd tool behaviour (a runner that rewrites the real tool's output) ---------------------
+
+
+class Rewriting(RocqProver):
+    def __init__(self, rewrite: Any) -> None:
+        super().__init__(runner=self._call)
+        self.rewrite = rewrite
+
+    def _call(self, argv: list[str], **kwargs: Any) -> ProcResult:
+        return self.rewrite(argv, run_command(argv, **kwargs))
+
+
+def _audit_file(argv: list[str]) -> str:
+    return next((Path(a).stem for a in argv if a.startswith("audit/")), "")
+
+
+GOOD = (CORPUS / "valid" / "putnam_2001_a1" / "candidate.v").read_bytes()
+
+
+@pytest.mark.parametrize("odd", ["inspect_crash", "inspect_garbled", "marker_dropped", "about_unresolved",
+                                 "coqc_ok_without_vo", "coqchk_fails", "coqchk_timeout", "coqchk_no_summary",
+                                 "compile_timeout"])
+def test_odd_tool_behaviour_never_accepts(odd: str, tmp_path: Path) -> None:
+    def rewrite(argv: list[str], result: ProcResult) -> ProcResult:
+        audit = _audit_file(argv)
+        if odd == "inspect_crash" and audit == "forall_inspect":
+            result.returncode, result.stdout = 139, ""
+        elif odd == "inspect_garbled" and audit == "forall_inspect":
+            result.stdout = re.sub(r"Closed under the global context", "Axioms:\n?? weird ??", result.stdout)
+            result.stdout = result.stdout.replace("Axioms:\n", "Axioms:\n?? weird ??\n", 1)
+        elif odd == "marker_dropped" and audit == "forall_inspect":
+            result.stdout = re.sub(r"^fun forall_mark_\w+_1 .*$", "", result.stdout, count=1, flags=re.M)
+        elif odd == "about_unresolved" and audit == "forall_about":
+            result.stdout = result.stdout.replace("Expands to:", "Expands too:")
+        elif odd == "coqc_ok_without_vo" and "cand/putnam_2001_a1.v" in argv and not audit:
+            Path(tmp_path / "cand" / "putnam_2001_a1.vo").unlink()
+        elif odd == "coqchk_fails" and "coqchk" in argv[0]:
+            result.returncode = 1
+        elif odd == "coqchk_timeout" and "coqchk" in argv[0]:
+            result.timed_out, result.returncode = True, -9
+        elif odd == "coqchk_no_summary" and "coqchk" in argv[0]:
+            result.stdout = result.stderr = ""
+        elif odd == "compile_timeout" and "cand/putnam_2001_a1.v" in argv and not audit:
+            result.timed_out, result.returncode = True, -9
+        return result
+
+    # Print Assumptions of this proof is "Closed under the global context"; give the garbling something to bite
+    data = GOOD if odd != "inspect_garbled" else (CORPUS / "valid" / "classical_excluded_middle" /
+                                                   "candidate.v").read_bytes()
+    verdict = verify_candidate(task("putnam_2001_a1"), Rewriting(rewrite), data, builddir=tmp_path, timeout=300)
+    assert verdict.verdict != "accept", verdict.layers
+    expected_infra = odd == "coqchk_timeout"
+    assert (verdict.verdict == "infra") is expected_infra, verdict.reason
+
+
+# --- parsers on real output -------------------------------------------------------------------------
+
+# Captured from coqc 8.16.1 (`Print Assumptions` after `Require` of a file with these cheats).
+REAL_ASSUMPTIONS = """Axioms:
+c.T2 relies on an unsafe hierarchy.
+c.T1 relies on an unsafe hierarchy.
+c.f is assumed to be guarded.
+c.Bad is assumed to be positive.
+c.v : nat
+c.ax : forall (A : Type) (x y : A), x = y
+ClassicalDedekindReals.sig_forall_dec
+  : forall P : nat -> Prop,
+    (forall n : nat, {P n} + {~ P n}) ->
+    {n : nat | ~ P n} + {forall n : nat, P n}
+"""
+
+
+def test_print_assumptions_parser_on_real_output() -> None:
+    entries, problem = parse_print_assumptions(REAL_ASSUMPTIONS)
+    assert problem == ""
+    assert entries == [("c.T2", "relies on an unsafe hierarchy"), ("c.T1", "relies on an unsafe hierarchy"),
+                       ("c.f", "is assumed to be guarded"), ("c.Bad", "is assumed to be positive"),
+                       ("c.v", "axiom"), ("c.ax", "axiom"), ("ClassicalDedekindReals.sig_forall_dec", "axiom")]
+    assert parse_print_assumptions("Closed under the global context\n") == ([], "")
+    for odd in ("Section Variables:\nw\n: nat\n", "Axioms:\nc.v : nat\nOpaque constants:\nc.x : nat\n",
+                "", "Error: oops", "Axioms:\n  indented first\n", "Axioms:\n!!! : nat\n"):
+        assert parse_print_assumptions(odd)[1], odd
+
+
+def test_coqchk_summary_parser_on_real_output() -> None:
+    output = """
+CONTEXT SUMMARY
+===============
+
+* Theory: Set is predicative
+  
+* Axioms:
+    P.c.ax
+    P.c.v
+  
+* Constants/Inductives relying on type-in-type:
+    P.c.T2
+  
+* Constants/Inductives relying on unsafe (co)fixpoints:
+    P.c.f
+  
+* Inductives whose positivity is assumed:
+    P.c.Bad
+  """
+    assert parse_coqchk_summary(output) == {"Theory": [], "Axioms": ["P.c.ax", "P.c.v"], "type-in-type": ["P.c.T2"],
+                                            "unsafe (co)fixpoints": ["P.c.f"],
+                                            "Inductives whose positivity is assumed": ["P.c.Bad"]}
+    assert parse_coqchk_summary("no summary here") is None
+
+
+def test_template_variable_names_cover_putnam_declarations() -> None:
+    assert template_variable_names("Variable R : realType.") == {"R"}
+    assert template_variable_names("Variables G B : finType.") == {"G", "B"}
+    assert template_variable_names("Context d (T : measurableType d) (R : realType) (P : probability T R).") == {
+        "d", "T", "R", "P"}
+    assert template_variable_names("Context `{T2D:Tarski_2D} `{TE:@Tarski_euclidean Tn TnEQD}.") == {"T2D", "TE"}
+    assert template_variable_names("(* Variable x : False. *) Theorem t : True.") == set()

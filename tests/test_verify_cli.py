@@ -1,0 +1,191 @@
+"""`forall verify` end to end: the cheat/valid corpus, CLI robustness, and agreement with the pytest items.
+
+The corpus lives in ``tests/cheats/{valid,cheat}/<name>/`` with ``template`` (a file naming a PutnamBench
+problem relative to the checkout, or the template itself), ``candidate.v`` and ``expect.json``
+(``verdict``, for cheats the first ``layer`` that must reject, for valid proofs ``strict``). A held-out
+corpus is run the same way, so every entry goes through the command line as a subprocess.
+Rocq entries run the real ``coqc``/``coqchk``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from pytest_forall.model import sha256_bytes
+from conftest import PUTNAM, require_tool
+
+CORPUS = Path(__file__).resolve().parent / "cheats"
+ENTRIES = sorted(p for p in CORPUS.glob("*/*") if (p / "expect.json").is_file())
+#: ``python -m pytest_forall.verify`` is ``forall verify`` without the other subcommands' imports (mcp …),
+#: which would cost more than a second per candidate; one test below uses the ``forall`` script itself.
+VERIFY = [sys.executable, "-m", "pytest_forall.verify"]
+
+
+def verify(*args: str, cwd: Path | None = None, command: list[str] | None = None,
+           timeout: float = 600) -> tuple[int, dict, str]:
+    env = {**os.environ, "PUTNAMBENCH_ROOT": str(PUTNAM)}
+    proc = subprocess.run([*(command or VERIFY), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    try:
+        data = json.loads(proc.stdout) if "--json" in args else {}
+    except json.JSONDecodeError:
+        pytest.fail(f"--json printed no JSON (exit {proc.returncode}): {proc.stdout[-800:]} {proc.stderr[-800:]}")
+    return proc.returncode, data, proc.stderr
+
+
+def first_failure(verdict: dict) -> str | None:
+    return next((layer["name"] for layer in verdict["layers"] if layer["ok"] is False or layer["infra"]), None)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[f"{p.parent.name}/{p.name}" for p in ENTRIES])
+def test_corpus_entry(entry: Path) -> None:
+    expect = json.loads((entry / "expect.json").read_text())
+    if expect.get("prover", "rocq") == "rocq":
+        require_tool("coqc")
+    candidate = next(entry.glob("candidate.*"))
+    rc, verdict, stderr = verify("--prover", expect.get("prover", "rocq"), "--template", str(entry / "template"),
+                                 "--candidate", str(candidate), "--json")
+    assert verdict["verdict"] == expect["verdict"], (verdict["reason"], stderr[-500:])
+    assert rc == {"accept": 0, "reject": 1}[expect["verdict"]]
+    assert verdict["digest"] == sha256_bytes(candidate.read_bytes())
+    assert {"verdict", "strict", "digest", "layers"} <= set(verdict)
+    assert all({"name", "ok", "reason"} <= set(layer) for layer in verdict["layers"])
+    if expect["verdict"] == "reject":
+        assert first_failure(verdict) == expect["layer"], verdict["reason"]
+        assert verdict["strict"] is False
+    else:
+        assert verdict["strict"] is expect["strict"], verdict["layers"][-2]
+        names = [layer["name"] for layer in verdict["layers"]]
+        assert names == ["syntax_screen", "frozen_statement", "shadowing_guard", "template", "elaboration",
+                         "elaborated_statement", "axiom_audit", "independent_check"]
+        check = verdict["layers"][-1]
+        assert check["ok"] is True and check["checker"] == "coqchk" and "-norec" in check["argv"]
+
+
+def test_corpus_covers_the_classes() -> None:
+    cheats = [json.loads((p / "expect.json").read_text()) for p in ENTRIES if p.parent.name == "cheat"]
+    layers = {c["layer"] for c in cheats}
+    assert {"syntax_screen", "frozen_statement", "shadowing_guard", "elaboration"} <= layers
+    valid = [json.loads((p / "expect.json").read_text()) for p in ENTRIES if p.parent.name == "valid"]
+    assert any(v["strict"] is False for v in valid) and sum(v["strict"] for v in valid) >= 8
+
+
+# --- command-line robustness -------------------------------------------------------------------------
+
+A1 = CORPUS / "valid" / "putnam_2001_a1" / "candidate.v"
+A1_TEMPLATE = PUTNAM / "coq" / "src" / "putnam_2001_a1.v"
+
+
+def test_forall_script_relative_paths_and_pointer_template(tmp_path: Path) -> None:
+    """The installed ``forall`` entry point, run from another directory with relative paths."""
+    require_tool("coqc")
+    forall = shutil.which("forall")
+    assert forall, "the forall script is not installed (pip install -e .)"
+    (tmp_path / "t").mkdir()
+    shutil.copy(A1_TEMPLATE, tmp_path / "t" / "putnam_2001_a1.v")
+    shutil.copy(A1, tmp_path / "proof.v")
+    rc, verdict, _ = verify("--prover", "rocq", "--template", "t/putnam_2001_a1.v", "--candidate", "proof.v",
+                            "--json", cwd=tmp_path, command=[forall, "verify"])
+    assert (rc, verdict["verdict"], verdict["strict"]) == (0, "accept", True)
+    (tmp_path / "pointer").write_text("t/putnam_2001_a1.v\n")  # a one-line file naming the template
+    rc, verdict, _ = verify("--prover", "rocq", "--template", str(tmp_path / "pointer"), "--candidate",
+                            str(tmp_path / "proof.v"), "--json", "--static-only")
+    assert (rc, verdict["verdict"]) == (0, "accept")
+
+
+@pytest.mark.parametrize("case", ["missing_candidate", "candidate_is_dir", "missing_template", "no_theorem",
+                                  "binary_template"])
+def test_usage_and_template_problems_exit_2_with_an_infra_verdict(tmp_path: Path, case: str) -> None:
+    template, candidate = A1_TEMPLATE, A1
+    if case == "missing_candidate":
+        candidate = tmp_path / "nope.v"
+    elif case == "candidate_is_dir":
+        candidate = tmp_path
+    elif case == "missing_template":
+        template = tmp_path / "nope.v"
+    elif case == "no_theorem":
+        template = tmp_path / "x.v"
+        template.write_text("Require Import Arith.\nDefinition x := 1.\n")
+    elif case == "binary_template":
+        template = tmp_path / "x.v"
+        template.write_bytes(b"\xff\xfe\x00garbage")
+    rc, verdict, stderr = verify("--prover", "rocq", "--template", str(template), "--candidate", str(candidate),
+                                 "--json")
+    assert rc == 2 and verdict["verdict"] == "infra" and verdict["strict"] is False, stderr
+
+
+@pytest.mark.parametrize("case", ["empty", "binary", "huge", "nul_byte", "bom_in_middle", "latin1"])
+def test_hostile_candidate_files_are_rejected(tmp_path: Path, case: str) -> None:
+    text = A1.read_bytes()
+    data = {"empty": b"", "binary": bytes(range(256)) * 4, "huge": text + b"(*" + b"x" * 3_000_000 + b"*)\n",
+            "nul_byte": text.replace(b"intros a b.", b"intros a\x00 b."),
+            "bom_in_middle": text.replace(b"intros a b.", "intros a \ufeffb.".encode()),
+            "latin1": text + "(* caf\xe9 *)".encode("latin-1")}[case]
+    candidate = tmp_path / "c.v"
+    candidate.write_bytes(data)
+    rc, verdict, _ = verify("--prover", "rocq", "--template", str(A1_TEMPLATE), "--candidate", str(candidate),
+                            "--json")
+    assert (rc, verdict["verdict"]) == (1, "reject") and verdict["digest"] == sha256_bytes(data)
+
+
+def test_theorem_override_and_human_output(tmp_path: Path) -> None:
+    rc, _, _ = verify("--prover", "rocq", "--template", str(A1_TEMPLATE), "--candidate", str(A1),
+                      "--static-only", "--theorem", "putnam_other")
+    assert rc == 1
+    proc = subprocess.run([*VERIFY, "--prover", "rocq", "--template", str(A1_TEMPLATE), "--candidate", str(A1),
+                           "--static-only"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and "verdict: accept" in proc.stdout
+
+
+# --- forall verify and the pytest items agree --------------------------------------------------------
+
+REPLAYED = {  # task id -> corpus entry whose candidate is stored as <task id>.v
+    "putnam_2001_a1": "valid/putnam_2001_a1",
+    "putnam_2008_a1": "valid/putnam_2008_a1",
+    "putnam_2000_a2": "cheat/axiom_false",          # a candidate for another problem: rejected statically
+    "putnam_2005_a5": "cheat/answer_tampered",
+    "putnam_2000_b4": "cheat/definition_shadows_library",
+}
+
+
+def test_replay_items_and_forall_verify_agree(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """Same candidates through `pytest --forall-frontend=replay` and `forall verify`: same outcome and digest;
+    the summary counts coqchk acceptances over judged candidates."""
+    require_tool("coqc")
+    root, proofs = tmp_path / "PutnamBench", tmp_path / "proofs"
+    (root / "coq" / "src").mkdir(parents=True)
+    proofs.mkdir()
+    for task_id, entry in REPLAYED.items():
+        shutil.copy(PUTNAM / "coq" / "src" / f"{task_id}.v", root / "coq" / "src" / f"{task_id}.v")
+        shutil.copy(CORPUS / entry / "candidate.v", proofs / f"{task_id}.v")
+    pytester.makefile(".forall.toml", putnam='adapter = "putnam"\ntracks = ["coq"]\n[budget]\nsamples = 1\n'
+                                             'rounds = 1\n')
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--forall-frontend=replay",
+        f"--forall-proofs={proofs}", f"--forall-putnam-root={root}", "--forall-run-id=eq",
+        f"--forall-cache-dir={Path(tempfile.gettempdir()) / 'pytest-forall-cache'}", timeout=600)
+    rows = {json.loads(line)["task_id"]: json.loads(line)
+            for line in (pytester.path / "reports" / "eq" / "results.jsonl").read_text().splitlines()}
+    assert set(rows) == set(REPLAYED)
+    outcome_of = {("accept", True): "strict", ("accept", False): "rules_only", ("reject", False): "failed",
+                  ("infra", False): "infra"}
+    for task_id in REPLAYED:
+        rc, verdict, _ = verify("--prover", "rocq", "--template", str(root / "coq" / "src" / f"{task_id}.v"),
+                                "--candidate", str(proofs / f"{task_id}.v"), "--json")
+        row = rows[task_id]
+        assert row["outcome"] == outcome_of[verdict["verdict"], verdict["strict"]], (task_id, row["reason"])
+        if verdict["verdict"] == "accept":
+            assert row["digest"] == verdict["digest"] == sha256_bytes((proofs / f"{task_id}.v").read_bytes())
+            assert row["independent"] is True
+        else:
+            assert row["reason"].startswith(first_failure(verdict)), (row["reason"], verdict["reason"])
+    result.stdout.fnmatch_lines(["*2 strict, 0 rules_only, 3 failed, 0 infra, 0 statement_false*",
+                                 "*independent check: 2/2 judged accepted, 0 accepted not judged*"])
