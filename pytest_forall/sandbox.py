@@ -28,7 +28,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from . import seccomp
-from .netproxy import ConnectProxy, parse_endpoint
 from .proc import ProcResult, kill_group, run_command
 
 BWRAP = "/usr/bin/bwrap"
@@ -91,6 +90,8 @@ class SandboxPolicy:
     def __post_init__(self) -> None:
         if self.sandbox not in SANDBOX_KINDS:
             raise ValueError(f"sandbox must be one of {SANDBOX_KINDS}, not {self.sandbox!r}")
+        from .netproxy import parse_endpoint  # lazy: netproxy pulls in asyncio
+
         for endpoint in self.allow:
             parse_endpoint(endpoint)
         for inside in (self.workspace_inside, *(dest for _, dest in (*self.ro_binds, *self.rw_binds))):
@@ -177,6 +178,8 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         raise SandboxUnavailable(_unavailable_message(f"{BWRAP} is not installed"))
     run_dir = Path(tempfile.mkdtemp(prefix="forall-sbx-"))  # 0700: proxy socket, generated /etc files
     access_log = audit_dir / "access.jsonl"
+    from .netproxy import ConnectProxy
+
     proxy = ConnectProxy(run_dir / "proxy.sock", policy.allow, access_log, run_id) if policy.allow else None
     cgroups = _RunCgroups.create(run_id, policy.memory_mb, policy.max_processes)
     owned_fds: list[int] = []
@@ -312,6 +315,8 @@ def _loopback_mirrors(allow: Sequence[str]) -> list[tuple[int, str]]:
     """Allowlisted host-loopback services appear at the same 127.0.0.1:port inside (tunnelled, logged)."""
     mirrors = []
     for endpoint in allow:
+        from .netproxy import parse_endpoint
+
         host, port = parse_endpoint(endpoint)
         if host in ("127.0.0.1", "localhost") and port >= UNPRIVILEGED_PORT_START and port != PROXY_PORT:
             mirrors.append((port, endpoint))
