@@ -2,6 +2,8 @@
 
 Each subcommand lives in the module of the protocol step it belongs to; that module exposes
 ``add_cli(subparsers)`` which registers the parser and sets ``func`` (returning the exit status).
+Only the module of the subcommand being run is imported, so ``forall verify`` does not pay for the
+MCP SDK (one process per candidate adds up over a corpus).
 """
 
 from __future__ import annotations
@@ -11,35 +13,35 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-#: Modules that contribute subcommands, in the order ``forall --help`` lists them.
-SUBCOMMAND_MODULES = (
-    "pytest_forall.verify",
-    "pytest_forall.sandbox",
-    "pytest_forall.mcp_server",
-    "pytest_forall.submit",
-    "pytest_forall.report",
-)
+#: Subcommand -> the module that defines it, in the order ``forall --help`` lists them.
+SUBCOMMANDS = {
+    "verify": "pytest_forall.verify",
+    "sandbox": "pytest_forall.sandbox",
+    "mcp": "pytest_forall.mcp_server",
+    "start": "pytest_forall.submit",
+    "compile": "pytest_forall.submit",
+    "submit": "pytest_forall.submit",
+    "review-start": "pytest_forall.submit",
+    "review-compile": "pytest_forall.submit",
+    "report": "pytest_forall.report",
+    "proofs": "pytest_forall.report",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="forall", description=__doc__.splitlines()[0] if __doc__ else None)
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or (``only``) just the module defining that one."""
+    parser = argparse.ArgumentParser(prog="forall", description="pytest-forall commands besides a pytest run")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # a step not built yet; its absence is not an error for the others
-                continue
-            raise
-        add_cli = getattr(module, "add_cli", None)
-        if add_cli is not None:
-            add_cli(sub)
+    modules = [SUBCOMMANDS[only]] if only in SUBCOMMANDS else list(dict.fromkeys(SUBCOMMANDS.values()))
+    for name in modules:
+        importlib.import_module(name).add_cli(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(args_list[0] if args_list else None)
+    args = parser.parse_args(args_list)
     status: int = args.func(args)
     return status
 

@@ -16,9 +16,12 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from typing import TYPE_CHECKING
 
 from pytest_forall.retrieval import DEFAULT_CACHE_DIR, Declaration, Retriever, build_index
+
+if TYPE_CHECKING:  # the SDK is imported when a server is built, so `forall --help` and `forall verify` stay fast
+    from mcp.server.mcpserver import MCPServer
 
 SERVER_NAME = "forall-retrieval"
 INSTRUCTIONS = (
@@ -50,6 +53,8 @@ def build_server(
     can serve benchmark tools alongside retrieval; the returned server also accepts ``add_tool``.
     ``observe`` sees every retrieval call, so an item can count its navigation.
     """
+    from mcp.server.mcpserver import MCPServer
+
     retriever = Retriever(index, excluded=excluded)
     server = MCPServer(name, instructions=instructions, log_level="WARNING")
 

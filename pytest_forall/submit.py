@@ -18,10 +18,6 @@ import os
 import sys
 from pathlib import Path
 
-import anyio
-from mcp import Client
-from mcp.types import TextContent
-
 from .tools import CONTEXT_ENV, STATUS_PREFIX, URL_ENV, ContextError, read_context
 
 #: subcommand -> (tool, help)
@@ -40,6 +36,9 @@ CALL_TIMEOUT = 3600.0
 
 async def call(url: str, tool: str, arguments: dict[str, str]) -> tuple[bool, str]:
     """(is_error, text) of one tool call over streamable HTTP."""
+    from mcp import Client  # imported per call: keeps every other `forall` subcommand's start-up fast
+    from mcp.types import TextContent
+
     async with Client(url, read_timeout_seconds=CALL_TIMEOUT) as client:
         result = await client.call_tool(tool, arguments)
     text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
@@ -76,6 +75,8 @@ def run_cli(args: argparse.Namespace) -> int:
     tool = COMMANDS[args.command][0]
     arguments = {"task": args.task} if getattr(args, "task", "") else {}
     try:
+        import anyio
+
         is_error, text = anyio.run(call, url, tool, arguments)
     # Any transport failure means the tools are unavailable, not that the proof failed.
     except Exception as exc:  # noqa: BLE001

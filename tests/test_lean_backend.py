@@ -509,7 +509,8 @@ def test_independent_check(project: Path, tmp_path: Path, monkeypatch: pytest.Mo
 def test_hook_builds_the_lean_backend() -> None:
     assert isinstance(pytest_forall_make_prover("lean", {}), LeanProver)
     assert pytest_forall_make_prover("rocq", {}) is None
-    assert LeanProver().static_layers(task(), "") == []
+    names = [layer.name for layer in LeanProver().static_layers(task(), "")]
+    assert names == ["syntax_screen", "frozen_statement", "shadowing_guard"]
 
 
 def test_putnam_project_matches_upstream() -> None:

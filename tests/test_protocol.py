@@ -126,6 +126,20 @@ def test_infra_keeps_progress_and_the_resumed_run_continues_the_same_session(tmp
     assert [e["action"] for e in events(ctx, "state")] == ["resumed"]
 
 
+def test_infra_in_the_review_resumes_with_a_new_review_and_no_actor_turn(tmp_path: Path) -> None:
+    overloaded = TurnResult(usage=Usage(0, 0), infra="provider-error: 529 overloaded")
+    result = ItemRun(item(tmp_path, ScriptedFrontend([writes("OK\n")]),
+                          ScriptedFrontend([lambda ctx, prompt: overloaded]))).run()
+    assert (result["outcome"], result["reason"]) == ("infra", "reviewer: provider-error: 529 overloaded")
+
+    actor = ScriptedFrontend([])          # any actor turn would fail: it has nothing scripted
+    ctx = item(tmp_path, actor, ScriptedFrontend([approves]))
+    result = ItemRun(ctx).run()
+    assert (result["outcome"], result["rounds"], result["compiles"], result["reviews"]) == ("strict", 1, 2, 2)
+    assert actor.prompts == [] and actor.contexts[0].resume == SessionHandle("session-1", "actor", 1)
+    assert [s["round"] for s in events(ctx, "submission")] == ["s0/r1", "s0/r1-resumed"]
+
+
 def test_state_that_fails_its_hmac_is_quarantined_and_the_item_restarts(tmp_path: Path) -> None:
     infra = TurnResult(usage=Usage(0, 0), infra="quota: insufficient_quota")
     ItemRun(item(tmp_path, ScriptedFrontend([writes("FAIL\n"), lambda c, p: infra]), None)).run()

@@ -8,9 +8,7 @@ output captured from the real tools.
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -249,7 +247,7 @@ def test_odd_tool_behaviour_never_accepts(odd: str, tmp_path: Path) -> None:
             result.stdout = re.sub(r"Closed under the global context", "Axioms:\n?? weird ??", result.stdout)
             result.stdout = result.stdout.replace("Axioms:\n", "Axioms:\n?? weird ??\n", 1)
         elif odd == "marker_dropped" and audit == "forall_inspect":
-            result.stdout = re.sub(r"^fun forall_mark_\w+_1 .*$", "", result.stdout, count=1, flags=re.M)
+            result.stdout = re.sub(r"^fun forall_mark_\w+_1 .*$", "", result.stdout, count=1, flags=re.MULTILINE)
         elif odd == "about_unresolved" and audit == "forall_about":
             result.stdout = result.stdout.replace("Expands to:", "Expands too:")
         elif odd == "coqc_ok_without_vo" and "cand/putnam_2001_a1.v" in argv and not audit:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_forall.model import sha256_bytes
 from conftest import PUTNAM, require_tool
+from pytest_forall.model import sha256_bytes
 
 CORPUS = Path(__file__).resolve().parent / "cheats"
 ENTRIES = sorted(p for p in CORPUS.glob("*/*") if (p / "expect.json").is_file())
@@ -33,7 +33,7 @@ def verify(*args: str, cwd: Path | None = None, command: list[str] | None = None
            timeout: float = 600) -> tuple[int, dict, str]:
     env = {**os.environ, "PUTNAMBENCH_ROOT": str(PUTNAM)}
     proc = subprocess.run([*(command or VERIFY), *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, check=False)
     try:
         data = json.loads(proc.stdout) if "--json" in args else {}
     except json.JSONDecodeError:
@@ -178,7 +178,7 @@ def test_replay_items_and_forall_verify_agree(pytester: pytest.Pytester, tmp_pat
     outcome_of = {("accept", True): "strict", ("accept", False): "rules_only", ("reject", False): "failed",
                   ("infra", False): "infra"}
     for task_id in REPLAYED:
-        rc, verdict, _ = verify("--prover", "rocq", "--template", str(root / "coq" / "src" / f"{task_id}.v"),
+        _, verdict, _ = verify("--prover", "rocq", "--template", str(root / "coq" / "src" / f"{task_id}.v"),
                                 "--candidate", str(proofs / f"{task_id}.v"), "--json")
         row = rows[task_id]
         assert row["outcome"] == outcome_of[verdict["verdict"], verdict["strict"]], (task_id, row["reason"])

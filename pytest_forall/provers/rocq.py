@@ -18,6 +18,7 @@ from an installed library makes the pass ``rules_only``; an axiom from anywhere 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -58,6 +59,7 @@ STRICT_AXIOMS = frozenset({
     "Coq.Logic.Description.constructive_definite_description",
     "Coq.Logic.ClassicalUniqueChoice.dependent_unique_choice",
     "Coq.Logic.RelationalChoice.relational_choice",
+    "Coq.Sets.Ensembles.Extensionality_Ensembles",  # propositional + functional extensionality on sets
     "Coq.Reals.ClassicalDedekindReals.sig_forall_dec",
     "Coq.Reals.ClassicalDedekindReals.sig_not_dec",
     "mathcomp.classical.boolp.propositional_extensionality",
@@ -199,8 +201,7 @@ def parse_coqchk_summary(output: str) -> dict[str, list[str]] | None:
         head = re.match(r"^\* (?P<title>[^:]+):\s*(?P<rest>.*)$", raw)
         if head:
             title = head.group("title").strip()
-            if title.startswith("Constants/Inductives relying on "):
-                title = title[len("Constants/Inductives relying on "):]
+            title = title.removeprefix("Constants/Inductives relying on ")
             current = sections.setdefault(title, [])
             rest = head.group("rest").strip()
             if rest and rest != "<none>" and title != "Theory":
@@ -359,11 +360,11 @@ class RocqProver:
         positions = []
         for key, mark in [*marks.items(), ("", end)]:
             found = [m.start() for m in re.finditer(rf"^fun {mark} : True => {mark}\n\s+: (?:True -> True|"
-                                                    rf"forall _ : True, True)\n", text, re.M)]
+                                                    rf"forall _ : True, True)\n", text, re.MULTILINE)]
             if len(found) != 1:
                 return {}, f"audit output not understood (marker for {key or 'end'!r} seen {len(found)} times)"
             positions.append((key, found[0]))
-        for (key, pos), (_, nxt) in zip(positions, positions[1:]):
+        for (key, pos), (_, nxt) in itertools.pairwise(positions):
             if nxt < pos:
                 return {}, "audit output out of order"
             block = text[pos:nxt].split("\n", 2)
@@ -419,7 +420,7 @@ class RocqProver:
                 return {}, f"could not resolve assumption names: {problem}"
             for name in want:
                 found = re.findall(r"^Expands to:\s+(?:Constant|Inductive|Constructor)\s+(\S+)\s*$", about[name],
-                                   re.M)
+                                   re.MULTILINE)
                 if len(found) != 1:
                     return {}, f"could not resolve assumption name {name!r}: {about[name][-300:]!r}"
                 fqns[name] = found[0]
@@ -438,7 +439,6 @@ class RocqProver:
         if problem:
             return Layer("elaborated_statement", False, f"statement check failed to run: {problem}")
         module = coq_module_name(task.task_id)
-        tmpl_mod, cand_mod = f"{TMPL}.{module}", f"{CAND}.{module}"
         out = data["out"]
         compared = list(data["names"])
         pairs = [(out[f"tmpl:{n}"], out[f"cand:{n}"], n) for n in data["names"]]
@@ -446,8 +446,7 @@ class RocqProver:
         if tmpl_params is None:
             return Layer("elaborated_statement", False, "the template's assumptions are not understood: "
                          + str(data["assume:tmpl"]["problem"]), {"output": out["assume:tmpl"][-2000:]})
-        for name in sorted(tmpl_params):
-            compared.append(name)
+        compared += sorted(tmpl_params)
         pairs += [(out[f"tmpl:param:{n}"], out[f"cand:param:{n}"], n) for n in sorted(tmpl_params)]
         # Both sides are printed in one environment, so different constants print differently. The two task
         # modules print as ``ForallTmpl.<m>.x`` or ``<m>.x`` (whichever was required last gets the short
