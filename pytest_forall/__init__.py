@@ -1,6 +1,18 @@
 """pytest-forall: proofs as pytest items."""
 
-from .model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Layer, Task, Usage, Verdict
+from .model import (
+           FAILED,
+           INFRA,
+           OUTCOMES,
+           RULES_ONLY,
+           STATEMENT_FALSE,
+           STRICT,
+           Budget,
+           Layer,
+           Task,
+           Usage,
+           Verdict,
+)
 
 __all__ = ["FAILED", "INFRA", "OUTCOMES", "RULES_ONLY", "STATEMENT_FALSE", "STRICT", "Budget", "Layer", "Task",
            "Usage", "Verdict"]

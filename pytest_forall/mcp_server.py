@@ -14,9 +14,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_forall.retrieval import DEFAULT_CACHE_DIR, Declaration, Retriever, build_index
 

@@ -7,13 +7,13 @@ so there is one place that enforces time limits and records what ran.
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 
 @dataclass
@@ -40,11 +40,9 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
         pass
 
 
-def _limit_memory(mem_mb: int) -> Callable[[], None]:
-    def apply() -> None:
-        limit = mem_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    return apply
+#: Caps the address space before exec, in a shell rather than ``preexec_fn`` (unsafe once threads run, and
+#: the MCP tool server runs in a thread of this process).
+_ULIMIT_SHIM = 'ulimit -v "$1" || exit 125; shift; exec "$@"'
 
 
 def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
@@ -55,11 +53,11 @@ def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
     ``mem_mb`` caps the address space (RLIMIT_AS) so a runaway evaluation fails instead of taking the machine.
     """
     start = time.monotonic()
+    command = ["/bin/sh", "-c", _ULIMIT_SHIM, "forall-limit", str(mem_mb * 1024), *argv] if mem_mb else list(argv)
     try:
-        proc = subprocess.Popen(list(argv), cwd=str(cwd), env=env, text=True, encoding="utf-8", errors="replace",
+        proc = subprocess.Popen(command, cwd=str(cwd), env=env, text=True, encoding="utf-8", errors="replace",
                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                                preexec_fn=_limit_memory(mem_mb) if mem_mb else None)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except FileNotFoundError as exc:
         return ProcResult(list(argv), 127, "", f"{exc}", time.monotonic() - start)
     try:

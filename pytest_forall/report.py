@@ -34,6 +34,10 @@ STATUS = {
 }
 
 
+#: The item's result dict, from the protocol to the report (see ``pytest_runtest_makereport``).
+RESULT_KEY = pytest.StashKey[dict[str, Any]]()
+
+
 class ForallFailure(Exception):
     """A proof failure: shown as the verifier's or budget's reason, not as a Python traceback."""
 
@@ -81,8 +85,6 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
         pytest.skip(f"{outcome}: {reason}")
 
 
-RESULT_KEY = pytest.StashKey[dict[str, Any]]()
-
 
 class ForallReporter:
     """Run-level state: run id, report directory, collected results (controller), exit policy."""
@@ -126,15 +128,15 @@ class ForallReporter:
         """Append one line to results.jsonl under a file lock (several workers write the same file)."""
         path = self.run_dir / "results.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path) + ".lock"):
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(result, sort_keys=True) + "\n")
+        with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(result, sort_keys=True) + "\n")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
         if call.when == "call" and RESULT_KEY in item.stash:
-            report.forall = dict(item.stash[RESULT_KEY])
+            result: dict[str, Any] = item.stash[RESULT_KEY]
+            report.forall = dict(result)
         return report
 
     # -- controller side --------------------------------------------------------------------------

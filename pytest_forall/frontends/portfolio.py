@@ -7,12 +7,16 @@ statement once; other provers compile one candidate per tactic.
 
 from __future__ import annotations
 
+import functools
 import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..actor import AgentSession, SessionContext, TurnResult
+from ..proc import run_command
 
 ROCQ_LADDER = ["lia", "nia", "psatz", "ring", "field", "auto", "intuition", "firstorder", "easy", "trivial",
                "reflexivity", "tauto", "intuition lia", "eauto", "vm_compute; reflexivity", "intros; lra"]
@@ -22,19 +26,14 @@ ROCQ_HAMMER_PRELUDE = "From Hammer Require Import Tactics.\n"
 LEAN_LADDER = ["decide", "omega", "simp", "norm_num", "linarith", "nlinarith", "positivity", "aesop", "exact?"]
 
 
+@functools.cache
 def hammer_installed() -> bool:
-    import subprocess
-
+    """CoqHammer's tactics (Debian's libcoq-hammer) are installed next to the standard library."""
     where = shutil.which("coqc")
     if where is None:
         return False
-    try:
-        lib = subprocess.run([where, "-where"], capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return False
-    from pathlib import Path
-
-    return (Path(lib) / "user-contrib" / "Hammer" / "Tactics").is_dir()
+    result = run_command([where, "-where"], cwd=tempfile.gettempdir(), timeout=30)
+    return result.returncode == 0 and (Path(result.stdout.strip()) / "user-contrib" / "Hammer" / "Tactics").is_dir()
 
 
 class PortfolioSession:
