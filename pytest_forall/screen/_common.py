@@ -97,6 +97,24 @@ def layout_key(token: Token, first: bool) -> Hashable:
     return (token.kind, token.text, True if first else token.separated)
 
 
+
+@dataclass(frozen=True)
+class TokenRun:
+    """A Lean command or a Rocq sentence: the unit the screen aligns, compares and judges."""
+
+    tokens: tuple[Token, ...]
+
+    @property
+    def line(self) -> int:
+        return self.tokens[0].line
+
+    @property
+    def text(self) -> str:
+        return " ".join(t.text for t in self.tokens)
+
+    def key(self) -> tuple[object, ...]:
+        return tuple(layout_key(t, i == 0) for i, t in enumerate(self.tokens))
+
 def first_difference(frozen: Sequence[Token], candidate: Sequence[Token]) -> int | None:
     """Index of the first token whose layout key differs, ``len`` of the shorter if one is a prefix, else None."""
     for index, (a, b) in enumerate(zip(frozen, candidate)):

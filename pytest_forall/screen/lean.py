@@ -21,6 +21,7 @@ from ._common import (
     Finding,
     NotUnderstood,
     Token,
+    TokenRun,
     difference_finding,
     identifier_parts,
     layer_from_findings,
@@ -253,19 +254,7 @@ def _number_end(text: str, i: int) -> int:
 
 
 @dataclass(frozen=True)
-class Command:
-    tokens: tuple[Token, ...]
-
-    @property
-    def line(self) -> int:
-        return self.tokens[0].line
-
-    @property
-    def text(self) -> str:
-        return " ".join(t.text for t in self.tokens)
-
-    def key(self) -> tuple[object, ...]:
-        return tuple(layout_key(t, i == 0) for i, t in enumerate(self.tokens))
+class Command(TokenRun):
 
     def head_index(self) -> int:
         """Index of the keyword after ``@[…]``, modifiers, ``local``/``scoped`` and ``set_option … in``."""

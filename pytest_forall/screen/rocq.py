@@ -19,11 +19,11 @@ from ._common import (
     Finding,
     NotUnderstood,
     Token,
+    TokenRun,
     difference_finding,
     first_difference,
     identifier_parts,
     layer_from_findings,
-    layout_key,
     name_clashes,
     not_understood_layers,
     suspicious_characters,
@@ -205,19 +205,7 @@ def _number_end(text: str, i: int) -> int:
 
 
 @dataclass(frozen=True)
-class Sentence:
-    tokens: tuple[Token, ...]
-
-    @property
-    def line(self) -> int:
-        return self.tokens[0].line
-
-    @property
-    def text(self) -> str:
-        return " ".join(t.text for t in self.tokens)
-
-    def key(self) -> tuple[object, ...]:
-        return tuple(layout_key(t, i == 0) for i, t in enumerate(self.tokens))
+class Sentence(TokenRun):
 
     def command_words(self) -> list[str]:
         """Leading identifiers after ``Local``/``Global``, e.g. ``['Declare', 'ML', 'Module']``."""
