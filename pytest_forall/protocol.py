@@ -16,12 +16,15 @@ with budgets counted across runs. A checked refutation (:mod:`pytest_forall.refu
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import re
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from . import workspace as ws
@@ -310,6 +313,13 @@ class ItemRun:
                                      role=ACTOR, prover=self.ctx.prover, budget=self.ctx.budget,
                                      options=self.ctx.options, charge_compile=self._charge_compile, resume=resume)
         session_ctx.audit_dir.mkdir(parents=True, exist_ok=True)
+        with self._tools(ACTOR, workspace, session_ctx.audit_dir) as options:
+            session_ctx.options = options
+            return self._actor_turns(session_ctx, workspace, prompt, skip_turn)
+
+    def _actor_turns(self, session_ctx: SessionContext, workspace: Path, prompt: str,
+                     skip_turn: bool) -> dict[str, Any] | None:
+        state = self.state
         session = self.ctx.frontend.start(session_ctx)
         try:
             while True:
@@ -472,11 +482,13 @@ class ItemRun:
                               role=REVIEWER, prover=self.ctx.prover, budget=self.ctx.budget, options=self.ctx.options)
         rctx.audit_dir.mkdir(parents=True, exist_ok=True)
         prompt = reviewer_prompt(task, verdict.digest)
-        session = self.ctx.reviewer.start(rctx)
-        try:
-            turn = session.turn(prompt, timeout=self._remaining_wall())
-        finally:
-            session.close()
+        with self._tools(REVIEWER, review_dir, rctx.audit_dir) as options:
+            rctx.options = options
+            session = self.ctx.reviewer.start(rctx)
+            try:
+                turn = session.turn(prompt, timeout=self._remaining_wall())
+            finally:
+                session.close()
         self._account(turn, REVIEWER, prompt, tag)
         problem = self._turn_infra(turn, self.ctx.reviewer)
         if problem:
@@ -490,6 +502,41 @@ class ItemRun:
         state.last_review = f"{'APPROVE' if review.approved else 'REJECT'} {review.digest} {review.reason}".strip()
         self._save()
         return None, review
+
+    @contextlib.contextmanager
+    def _tools(self, role: str, workspace: Path, audit_dir: Path) -> Iterator[dict[str, Any]]:
+        """A session's options: with ``--forall-tools=mcp`` a coding agent gets the item's MCP tools.
+
+        The server runs framework-side for the session's lifetime (see docs/tools.md); its sealed call
+        records stay in the session's audit dir and are summarised into ``tools.json`` there.
+        """
+        frontend = self.ctx.frontend if role == ACTOR else self.ctx.reviewer
+        if self.ctx.options.get("tools") != "mcp" or not getattr(frontend, "is_agent", False):
+            yield self.ctx.options
+            return
+        from .tools import ItemTools, ToolContext
+
+        task = self.ctx.task
+        context = ToolContext(task=task, role=role, workspace=workspace, audit_dir=audit_dir,
+                              prover=self.ctx.prover.name, timeout=self.ctx.verify_timeout,
+                              retrieval_root=str(self.ctx.options.get("retrieval_root") or ""),
+                              excluded=tuple(task.meta.get("retrieval_exclude") or (task.theorem_name,)))
+        charge = self._charge_compile if role == ACTOR else None
+        with ItemTools(context, self.ctx.prover, charge_compile=charge) as tools:
+            try:
+                yield {**self.ctx.options, "mcp_servers": tools.mcp_servers(),
+                       "env": {**(self.ctx.options.get("env") or {}), **tools.env()}}
+            finally:
+                (audit_dir / "tools.json").write_text(json.dumps(tools.summary(), sort_keys=True), encoding="utf-8")
+
+    def _tool_counts(self) -> dict[str, int]:
+        """Navigation and compilation tool calls over every session of the item (from each tools.json)."""
+        counts = {"navigation": 0, "compilation": 0}
+        for path in sorted(self.ctx.audit.directory.rglob("tools.json")):
+            summary = json.loads(path.read_text(encoding="utf-8"))
+            for key in counts:
+                counts[key] += int(summary.get(key) or 0)
+        return counts
 
     def _result(self, outcome: str, reason: str) -> dict[str, Any]:
         verdict = self.accepted_verdict
@@ -509,6 +556,7 @@ class ItemRun:
             "wall_s": round(self._wall(), 3),
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
+            "tool_calls": self._tool_counts(),
         }
         self.ctx.audit.write_json("result.json", result)
         self.ctx.audit.summarize(result)

@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# pytester runs pytest inside this process and afterwards drops every module first imported during that
+# run; the cryptography bindings under the MCP server cannot be imported twice in one process, so they
+# are imported here, before any pytester run, and stay.
+import mcp.server.mcpserver  # noqa: F401,E402
+
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parent.parent

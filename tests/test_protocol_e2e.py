@@ -257,7 +257,12 @@ def test_solved_in_the_first_round_and_the_reviewer_cannot_write(any_cli: Cli, f
                    for line in path.read_text().splitlines()]
     review_launch = next(r for r in sandbox_log if r["cwd_inside"] == str(review_copy.parent))
     assert [str(review_copy.parent), str(review_copy.parent)] in review_launch["policy"]["ro_binds"]
-    assert review_launch["policy"]["allow"] == [server.url.removeprefix("http://")]
+    allowed = review_launch["policy"]["allow"]
+    assert server.url.removeprefix("http://") in allowed
+    assert len(allowed) == 2 and all(a.startswith("127.0.0.1:") for a in allowed)  # provider + the item's tools
+    review_tools = json.loads((run.audit_dir / "s0" / "r1" / "review" / "tools.json").read_text())
+    assert review_tools["unauthenticated"] == 0
+    assert run.row["tool_calls"] == {"navigation": 0, "compilation": 0}  # this scripted model called no tool
 
 
 # ---------------------------------------------------------------------------------------------------
