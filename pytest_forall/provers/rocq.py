@@ -245,10 +245,22 @@ class RocqProver:
         return ""
 
     def version(self) -> str:
-        """The compiler's version line (a cache key): asked once, outside any sandbox."""
+        """The compiler's version and the installed libraries' fingerprint (the template cache key).
+
+        Installing or upgrading a library (e.g. mathcomp's real-closed, which some templates need)
+        changes the library directories, so a template cached as "does not compile here" is retried.
+        """
         if self._version is None:
             result = run_command([self.coqc, "--version"], cwd=tempfile.gettempdir(), timeout=30)
-            self._version = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+            where = run_command([self.coqc, "-where"], cwd=tempfile.gettempdir(), timeout=30).stdout.strip()
+            libraries = []
+            if where:
+                root = Path(where)
+                for directory in sorted([root / "theories", *(root / "user-contrib").glob("*/*")]):
+                    if directory.is_dir():
+                        libraries.append(f"{directory.relative_to(root)}@{directory.stat().st_mtime_ns}")
+            line = " ".join(result.stdout.split())
+            self._version = f"{line} [{hashlib.sha256(' '.join(libraries).encode()).hexdigest()[:16]}]"
         return self._version
 
     def _compile_file(self, builddir: Path, subdir: str, prefix: str, stem: str, timeout: float) -> CompileResult:
