@@ -273,6 +273,8 @@ class ItemRun:
                 return self._result(INFRA, f"sandbox: {problem}")
             binds = [(p, inside) for p, inside in getattr(self.ctx.prover, "sandbox_binds", ()) if p.exists()]
             self.ctx.prover.runner = prover_runner(self.ctx.audit.directory / "sandbox", binds)
+            if hasattr(self.ctx.prover, "sandboxed"):  # interactive prover sessions (the portfolio's coqtop)
+                self.ctx.prover.sandboxed = True
         infra = self._template_infra()
         if infra:
             return self._result(INFRA, infra)

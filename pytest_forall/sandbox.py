@@ -690,3 +690,25 @@ def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) ->
             return ProcResult(list(argv), 127, "", f"sandbox unavailable: {exc}", 0.0)
 
     return run
+
+
+def interactive_prefix(workspace: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> list[str]:
+    """A bwrap command prefix for an interactive tool driven over a pty (the portfolio's ``coqtop``).
+
+    Same isolation as :func:`run_sandboxed` for files, processes and network (own namespaces, no
+    network at all, read-only /usr, the workspace as the only writable path, dies with its parent), but
+    no proxy, cgroups or init: the caller bounds time and memory and kills the pty's process group.
+    """
+    args = [BWRAP, "--unshare-all", "--unshare-user", "--unshare-net", "--disable-userns", "--die-with-parent",
+            "--new-session", "--cap-drop", "ALL", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+            "--symlink", "usr/lib", "/lib"]
+    if os.path.isdir("/usr/lib64"):
+        args += ["--symlink", "usr/lib64", "/lib64"]
+    for path in HOST_ETC:
+        args += ["--ro-bind-try", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(workspace), "/workspace"]
+    for src, dest in ro_binds:
+        args += ["--ro-bind", str(src), dest]
+    return args + ["--chdir", "/workspace", "--clearenv", "--setenv", "PATH", DEFAULT_PATH,
+                   "--setenv", "HOME", "/workspace", "--"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,24 @@ def test_compile_budget_caps_the_ladder(toy_root: pytest.Pytester) -> None:
     toy_root.runpytest("-p", "no:cacheprovider", "-k", "toy_open", "--forall-compiles=3", "--forall-run-id=b")
     row = rows(toy_root, "b")["toy_open"]
     assert row["outcome"] == "failed" and row["compiles"] <= 3
+
+
+def test_portfolio_coqtop_runs_inside_the_sandbox(tmp_path: Path) -> None:
+    """The coqtop session sees only its workspace: a host file loadable outside is absent inside."""
+    require_tool("coqtop")
+    require_tool("bwrap")
+    from pytest_forall.adapters.putnam import parse_coq
+    from pytest_forall.provers.rocq import RocqProver
+
+    host_file = tmp_path / "outside" / "Helper.v"
+    host_file.parent.mkdir()
+    host_file.write_text("Definition helper := 0.\n")
+    text = f'Load "{host_file}".\nTheorem toy : helper = 0.\nProof. Admitted.\n'
+    task = parse_coq("toy", tmp_path / "toy.v", text)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    prover = RocqProver()
+    assert prover.try_tactics(task, workspace, ["reflexivity"], 5)[0] == "reflexivity"
+    prover.sandboxed = True
+    winner, _, log = prover.try_tactics(task, workspace, ["reflexivity"], 5)
+    assert winner == "" and "load failed" in log

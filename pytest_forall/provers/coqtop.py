@@ -18,15 +18,18 @@ SENTINEL = "forall_probe_loaded_sentinel"
 
 
 class TacticProbe:
-    def __init__(self, coqtop: str, mem_mb: int) -> None:
+    def __init__(self, coqtop: str, mem_mb: int, prefix: list[str] | None = None) -> None:
         self.coqtop = coqtop
         self.mem_mb = mem_mb
+        #: a command prefix that runs coqtop in the sandbox (see sandbox.interactive_prefix), or none
+        self.prefix = prefix or []
 
     def _spawn(self, cwd: Path) -> pexpect.spawn:
         # ulimit keeps a runaway evaluation from taking the machine; -emacs marks every prompt.
-        return pexpect.spawn("/bin/sh", ["-c", f"ulimit -v {self.mem_mb * 1024}; exec {self.coqtop} -q -emacs"],
-                             cwd=str(cwd), encoding="utf-8", codec_errors="replace", timeout=None,
-                             echo=False)
+        argv = ["-c", 'ulimit -v "$1"; shift; exec "$@"', "forall-coqtop", str(self.mem_mb * 1024),
+                *self.prefix, self.coqtop, "-q", "-emacs"]
+        return pexpect.spawn("/bin/sh", argv, cwd=str(cwd), encoding="utf-8", codec_errors="replace",
+                             timeout=None, echo=False)
 
     def _load(self, child: pexpect.spawn, statement: str, theorem: str, timeout: float) -> tuple[bool, str]:
         """Send the statement; True when coqtop ends up in proof mode of ``theorem``.

@@ -227,6 +227,8 @@ class RocqProver:
         cache = opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
         self.cache_dir = Path(str(cache)) / "rocq-templates"
         self.runner = runner
+        #: set by the protocol under ``--forall-sandbox=bwrap``: interactive sessions run in the sandbox too
+        self.sandboxed = False
         self._version: str | None = None
 
     #: Host files a sandboxed coqc needs besides /usr (findlib's config, else coqc dies with an Anomaly).
@@ -581,8 +583,13 @@ class RocqProver:
         """
         from .coqtop import TacticProbe
 
-        return TacticProbe(self.coqtop, self.mem_mb).run(prelude + task.frozen, tactics, workspace, timeout,
-                                                         theorem=task.theorem_name)
+        prefix = None
+        if self.sandboxed:
+            from ..sandbox import interactive_prefix
+
+            prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
+        return TacticProbe(self.coqtop, self.mem_mb, prefix).run(prelude + task.frozen, tactics, workspace, timeout,
+                                                                 theorem=task.theorem_name)
 
 
 @pytest.hookimpl(trylast=True)
