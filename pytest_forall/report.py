@@ -61,6 +61,9 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     item = request.node
     reporter: ForallReporter = request.config.pluginmanager.getplugin("forall-reporter")
     options = resolved_options(request.config)
+    prompt = item.ihook.pytest_forall_actor_prompt(task=task, options=options)
+    if prompt is not None:  # a suite's conftest (or a plugin) words the actor's first prompt
+        options = {**options, "actor_prompt": prompt}
     audit = AuditRecord(reporter.run_dir / "items" / reporter.item_dirname(item.nodeid), task)
     ledger = SpendLedger(reporter.run_dir / "spend.json")
     ctx = ItemContext(task=task, workspace_root=workspace.parent, workspace_name=workspace.name, audit=audit,

@@ -143,3 +143,13 @@ def test_running_unsandboxed_is_recorded_and_shown(fake_suite: pytest.Pytester) 
     default = run(fake_suite, "-k", "t_strict", "--forall-run-id=sbx")
     assert "sandbox: NONE" not in default.stdout.str()
     assert results(fake_suite, "sbx")["t_strict"]["sandbox"] == "bwrap"
+
+
+def test_a_suite_conftest_words_the_actor_prompt(fake_suite: pytest.Pytester) -> None:
+    conftest = fake_suite.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + (
+        "\n@pytest.hookimpl(tryfirst=True)\ndef pytest_forall_actor_prompt(task, options):\n"
+        "    return f'Custom prompt for {task.task_id}'\n"))
+    run(fake_suite, "-k", "t_strict", "--forall-run-id=prompt")
+    audit = Path(results(fake_suite, "prompt")["t_strict"]["audit_dir"])
+    assert (audit / "s0" / "prompts.txt").read_text().splitlines()[0] == "Custom prompt for t_strict"

@@ -70,6 +70,8 @@ class FakeSession:
 
     def turn(self, prompt, *, timeout):
         self.turns += 1
+        with open(self.ctx.audit_dir / "prompts.txt", "a") as handle:
+            handle.write(prompt + "\n")
         path = self.ctx.workspace / self.ctx.task.candidate_name
         text = self.ctx.task.template
         if text.startswith("ROUNDS:"):
