@@ -153,6 +153,7 @@ class ItemRun:
         self.wall_before = self.state.wall_s
         self.accepted_verdict: Verdict | None = None
         self.independent: bool | None = None
+        self.prover_sandboxed = False
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -265,7 +266,14 @@ class ItemRun:
                            (self.ctx.reviewer.probe() if self.ctx.reviewer else "", "reviewer")):
             if probe:
                 return self._result(INFRA, f"{who}: {probe}")
-        if self.ctx.options.get("sandbox") == "bwrap" and hasattr(self.ctx.prover, "runner"):
+        prover_sandboxable = hasattr(self.ctx.prover, "runner") and hasattr(self.ctx.prover, "sandbox_binds")
+        self.prover_sandboxed = self.ctx.options.get("sandbox") == "bwrap" and prover_sandboxable
+        if self.ctx.options.get("sandbox") == "bwrap" and not prover_sandboxable:
+            # Only backends that declare what they need bound (``sandbox_binds``) are run in the sandbox;
+            # the Lean backends have not been made to (their project and build paths), so say so.
+            self.ctx.audit.event(kind="sandbox", prover=self.ctx.prover.name, sandboxed=False,
+                                 reason="this prover backend declares no sandbox binds; it runs unsandboxed")
+        if self.prover_sandboxed and hasattr(self.ctx.prover, "runner"):
             from .sandbox import probe_sandbox, prover_runner
 
             problem = probe_sandbox()
@@ -558,7 +566,7 @@ class ItemRun:
             "wall_s": round(self._wall(), 3),
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
-            "tool_calls": self._tool_counts(),
+            "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
         }
         self.ctx.audit.write_json("result.json", result)
         self.ctx.audit.summarize(result)

@@ -259,6 +259,10 @@ def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Pa
     unsandboxed = sum(1 for r in results if r.get("sandbox") == "none")
     if unsandboxed:
         lines.append(f"sandbox: NONE for {unsandboxed} items (--forall-sandbox=none): actor and prover ran unisolated")
+    prover_only = sum(1 for r in results if r.get("sandbox") == "bwrap" and r.get("prover_sandboxed") is False
+                      and r.get("outcome") != INFRA)
+    if prover_only:
+        lines.append(f"sandbox: the prover of {prover_only} items ran unsandboxed (its backend declares no binds)")
     infra_reasons = Counter(str(r.get("reason", ""))[:100] for r in results if r.get("outcome") == INFRA)
     for reason, count in infra_reasons.most_common(5):
         lines.append(f"infra x{count}: {reason}")
