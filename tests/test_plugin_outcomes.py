@@ -142,7 +142,11 @@ def test_running_unsandboxed_is_recorded_and_shown(fake_suite: pytest.Pytester) 
     assert results(fake_suite, "nosbx")["t_strict"]["sandbox"] == "none"
     default = run(fake_suite, "-k", "t_strict", "--forall-run-id=sbx")
     assert "sandbox: NONE" not in default.stdout.str()
-    assert results(fake_suite, "sbx")["t_strict"]["sandbox"] == "bwrap"
+    row = results(fake_suite, "sbx")["t_strict"]
+    assert row["sandbox"] == "bwrap"
+    # the fake prover declares no sandbox binds, like the Lean backends: it is recorded as unsandboxed
+    assert row["prover_sandboxed"] is False
+    default.stdout.fnmatch_lines(["*sandbox: the prover of 1 items ran unsandboxed (its backend declares no binds)*"])
 
 
 def test_a_suite_conftest_words_the_actor_prompt(fake_suite: pytest.Pytester) -> None:

@@ -35,6 +35,7 @@ def test_stored_valid_proofs_pass_strict_with_independent_check(putnam_suite: py
     for task in ("putnam_2001_a1", "putnam_2008_a1"):
         assert rows[task]["outcome"] == "strict", rows[task]
         assert rows[task]["independent"] is True
+        assert rows[task]["sandbox"] == "bwrap" and rows[task]["prover_sandboxed"] is True
         assert len(rows[task]["digest"]) == 64
     assert rows["_ret"]["ret"] == 0
     assert "independent check: 2/2 judged accepted" in rows["_ret"]["stdout"]
