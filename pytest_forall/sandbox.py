@@ -270,10 +270,10 @@ def _redact_env_values(argv: Sequence[str]) -> list[str]:
     return redacted
 
 
-def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_inside: str, *, has_proxy: bool,
-                seccomp_fd: int | None, info_fd: int) -> list[str]:
+def _skeleton_args(*extra_flags: str) -> list[str]:
+    """Namespaces, no capabilities, read-only /usr with its /bin and /lib links, and the host /etc pieces."""
     args = [BWRAP, "--unshare-all", "--unshare-user", "--unshare-net", "--disable-userns",
-            "--die-with-parent", "--new-session", "--as-pid-1", "--cap-drop", "ALL",
+            "--die-with-parent", "--new-session", *extra_flags, "--cap-drop", "ALL",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "sandbox",
             "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             "--symlink", "usr/lib", "/lib"]
@@ -281,6 +281,12 @@ def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_insid
         args += ["--symlink", "usr/lib64", "/lib64"]
     for path in HOST_ETC:
         args += ["--ro-bind-try", path, path]
+    return args
+
+
+def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_inside: str, *, has_proxy: bool,
+                seccomp_fd: int | None, info_fd: int) -> list[str]:
+    args = _skeleton_args("--as-pid-1")
     for name in ("passwd", "group", "hosts", "nsswitch.conf"):
         args += ["--ro-bind", str(run_dir / "etc" / name), f"/etc/{name}"]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
@@ -699,14 +705,7 @@ def interactive_prefix(workspace: Path, ro_binds: Sequence[tuple[Path, str]] = (
     network at all, read-only /usr, the workspace as the only writable path, dies with its parent), but
     no proxy, cgroups or init: the caller bounds time and memory and kills the pty's process group.
     """
-    args = [BWRAP, "--unshare-all", "--unshare-user", "--unshare-net", "--disable-userns", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-            "--symlink", "usr/lib", "/lib"]
-    if os.path.isdir("/usr/lib64"):
-        args += ["--symlink", "usr/lib64", "/lib64"]
-    for path in HOST_ETC:
-        args += ["--ro-bind-try", path, path]
+    args = _skeleton_args()
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(workspace), "/workspace"]
     for src, dest in ro_binds:
         args += ["--ro-bind", str(src), dest]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..model import Layer
 
@@ -185,3 +185,31 @@ def name_clashes(declared: str, frozen_parts: set[str]) -> bool:
 
 def identifier_parts(tokens: Iterable[Token]) -> set[str]:
     return {part for t in tokens if t.kind == "ident" for part in components(t.text)}
+
+
+class Language(Protocol):
+    """What each language module of the screen provides to :func:`run_static_layers`."""
+
+    def template_shape(self, template: str, theorem_name: str) -> object: ...
+    def analyse(self, template: str, candidate: str, theorem_name: str) -> Any: ...
+    def syntax_screen(self, candidate: str, analysis: Any, theorem_name: str) -> Layer: ...
+    def frozen_statement(self, analysis: Any, theorem_name: str) -> Layer: ...
+    def shadowing_guard(self, analysis: Any) -> Layer: ...
+
+
+def run_static_layers(language: Language, template: str, candidate: str, theorem_name: str) -> list[Layer]:
+    """The three static layers, in order; text the lexer cannot read fails every layer with its reason."""
+    try:
+        language.template_shape(template, theorem_name)
+    except NotUnderstood as error:
+        return not_understood_layers(error, "template")
+    try:
+        analysis = language.analyse(template, candidate, theorem_name)
+    except NotUnderstood as error:
+        layers = not_understood_layers(error, "candidate")
+        layers[0] = layer_from_findings(SYNTAX, [*suspicious_characters(candidate),
+                                                 Finding(error.line, error.message, {"excerpt": error.excerpt})], "")
+        return layers
+    return [language.syntax_screen(candidate, analysis, theorem_name),
+            language.frozen_statement(analysis, theorem_name), language.shadowing_guard(analysis)]
+

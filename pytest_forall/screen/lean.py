@@ -10,6 +10,7 @@ itself ends a term or tactic block at such a keyword, whatever its column.  Rule
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ from ._common import (
     layer_from_findings,
     layout_key,
     name_clashes,
-    not_understood_layers,
+    run_static_layers,
     suspicious_characters,
 )
 
@@ -610,16 +611,4 @@ def shadowing_guard(analysis: Analysis) -> Layer:
 
 def lean_static_layers(template: str, candidate: str, *, theorem_name: str) -> list[Layer]:
     """The three static layers, in order; text the lexer cannot read fails every layer with its reason."""
-    try:
-        template_shape(template, theorem_name)
-    except NotUnderstood as error:
-        return not_understood_layers(error, "template")
-    try:
-        analysis = analyse(template, candidate, theorem_name)
-    except NotUnderstood as error:
-        layers = not_understood_layers(error, "candidate")
-        layers[0] = layer_from_findings(SYNTAX, [*suspicious_characters(candidate),
-                                                 Finding(error.line, error.message, {"excerpt": error.excerpt})], "")
-        return layers
-    return [syntax_screen(candidate, analysis, theorem_name), frozen_statement(analysis, theorem_name),
-            shadowing_guard(analysis)]
+    return run_static_layers(sys.modules[__name__], template, candidate, theorem_name)

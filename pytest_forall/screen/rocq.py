@@ -8,6 +8,7 @@ sentence is classified by an allow-list; see ``docs/verifier-static.md`` for the
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ from ._common import (
     identifier_parts,
     layer_from_findings,
     name_clashes,
-    not_understood_layers,
+    run_static_layers,
     suspicious_characters,
 )
 
@@ -535,16 +536,4 @@ def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
 
 def rocq_static_layers(template: str, candidate: str, *, theorem_name: str) -> list[Layer]:
     """The three static layers, in order; text the lexer cannot read fails every layer with its reason."""
-    try:
-        template_shape(template, theorem_name)
-    except NotUnderstood as error:
-        return not_understood_layers(error, "template")
-    try:
-        analysis = analyse(template, candidate, theorem_name)
-    except NotUnderstood as error:
-        layers = not_understood_layers(error, "candidate")
-        layers[0] = layer_from_findings(SYNTAX, [*suspicious_characters(candidate),
-                                                 Finding(error.line, error.message, {"excerpt": error.excerpt})], "")
-        return layers
-    return [syntax_screen(candidate, analysis, theorem_name), frozen_statement(analysis, theorem_name),
-            shadowing_guard(analysis)]
+    return run_static_layers(sys.modules[__name__], template, candidate, theorem_name)
