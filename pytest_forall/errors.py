@@ -1,8 +1,6 @@
-"""Errors and warnings of pytest-forall, each meaning one thing to the user."""
+"""Errors of pytest-forall, each meaning one thing to the user."""
 
 from __future__ import annotations
-
-import pytest
 
 
 class ForallError(Exception):
@@ -11,7 +9,3 @@ class ForallError(Exception):
 
 class UsageError(ForallError):
     """Bad option, manifest or environment: stops the run with a message naming the source."""
-
-
-class ForallWarning(pytest.PytestWarning):
-    """Something the user should know that does not stop the run."""

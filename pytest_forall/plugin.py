@@ -7,7 +7,6 @@ Kept thin: the protocol lives in :mod:`pytest_forall.protocol`, outcomes and rep
 from __future__ import annotations
 
 import importlib
-import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -251,10 +250,3 @@ def item_budget(item: pytest.Item) -> Any:
 def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
-
-def is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0", "false")
