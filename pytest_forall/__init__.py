@@ -1,6 +1,6 @@
 """pytest-forall: proofs as pytest items."""
 
-from .model import (
+from pytest_forall.core.model import (
            FAILED,
            INFRA,
            OUTCOMES,

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_forall.retrieval import Declaration, Retriever, build_index
+from pytest_forall.retrieval.index import Declaration, Retriever, build_index
 
 DEFAULT_ROOTS = (Path("/usr/lib/ocaml/coq/theories"), Path("/usr/lib/ocaml/coq/user-contrib/mathcomp"))
 

@@ -6,12 +6,11 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
 # pytester runs pytest inside this process and afterwards drops every module first imported during that
 # run; the cryptography bindings under the MCP server cannot be imported twice in one process, so they
 # are imported here, before any pytester run, and stay.
-import mcp.server.mcpserver  # noqa: F401,E402
+import mcp.server.mcpserver  # noqa: F401
+import pytest
 
 pytest_plugins = ["pytester"]
 

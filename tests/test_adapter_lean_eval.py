@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_forall import workspace as ws
-from pytest_forall.adapters.lean_eval import LeanEvalProver, load_tasks
-from pytest_forall.model import sha256_bytes
-from pytest_forall.workspace import bundle_bytes, parse_bundle, protected_changes, read_task_candidate
+from pytest_forall.core import workspace as ws
+from pytest_forall.core.model import sha256_bytes
+from pytest_forall.core.workspace import bundle_bytes, parse_bundle, protected_changes, read_task_candidate
+from pytest_forall.suites.lean_eval import LeanEvalProver, load_tasks
 
 REPO = Path(__file__).resolve().parents[1]
 LEAN_EVAL = REPO.parent / "shared" / "benchmarks" / "lean-eval"
@@ -143,9 +143,9 @@ def test_scoring_is_infra_without_comparator(pytester: pytest.Pytester, monkeypa
 
 TAMPER_CONFTEST = '''
 import pytest
-from pytest_forall.actor import TurnResult
-from pytest_forall.model import Layer
-from pytest_forall.provers import AxiomAudit, CompileResult
+from pytest_forall.core.actor import TurnResult
+from pytest_forall.core.model import Layer
+from pytest_forall.core.prover import AxiomAudit, CompileResult
 
 
 class Tamper:
@@ -183,7 +183,7 @@ class Prover:
     def probe(self, workspace): return ""
     def check_template(self, task, workspace, timeout): return CompileResult(ok=True)
     def compile(self, task, workspace, candidate, timeout):
-        from pytest_forall.model import sha256_bytes
+        from pytest_forall.core.model import sha256_bytes
         return CompileResult(ok=True, digest=sha256_bytes(candidate.read_bytes()))
     def audit_axioms(self, task, workspace, candidate, timeout):
         return AxiomAudit(ok=True, strict_ok=True, rules_ok=True)

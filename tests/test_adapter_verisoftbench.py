@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_forall import workspace as ws
-from pytest_forall.adapters.verisoftbench import (
+from pytest_forall.core import workspace as ws
+from pytest_forall.core.verify import verify_candidate
+from pytest_forall.suites.verisoftbench import (
     VeriSoftBenchProver,
     load_tasks,
     sanitize_lean,
     splice,
 )
-from pytest_forall.verify import verify_candidate
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "benchmarks" / "VeriSoftBench"

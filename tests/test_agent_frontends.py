@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from pytest_forall.actor import ACTOR, REVIEWER, SessionContext, TurnResult
-from pytest_forall.frontends import agent_cli, claude_code, codex, opencode
-from pytest_forall.frontends.agent_cli import AgentCliFrontend, AgentCliSession
-from pytest_forall.model import Budget, Task, Usage
+from pytest_forall.agents import agent_cli, claude_code, codex, opencode
+from pytest_forall.agents.agent_cli import AgentCliFrontend, AgentCliSession
+from pytest_forall.core.actor import ACTOR, REVIEWER, SessionContext, TurnResult
+from pytest_forall.core.model import Budget, Task, Usage
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_model_server import SHELL_TOOLS, ScriptedModelServer

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, REPO
-
-from pytest_forall.adapters.putnam import load_track, parse_lean
+from pytest_forall.suites.putnam import load_track
 
 
 def suite_dir(pytester: pytest.Pytester, root: Path) -> pytest.Pytester:

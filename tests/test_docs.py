@@ -1,7 +1,6 @@
 """The README documents every option the plugin registers."""
 
 from conftest import REPO
-
 from pytest_forall.plugin import OPTIONS
 
 

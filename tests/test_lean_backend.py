@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from pytest_forall.model import Task, sha256_bytes
-from pytest_forall.proc import ProcResult, run_command
-from pytest_forall.provers.lean import (
+from pytest_forall.core.model import Task, sha256_bytes
+from pytest_forall.core.proc import ProcResult, run_command
+from pytest_forall.lang.lean.backend import (
     DEFAULT_PROJECT,
     SETUP,
     LeanProver,

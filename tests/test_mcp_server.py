@@ -17,8 +17,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
-from pytest_forall.mcp_server import build_server
-from pytest_forall.retrieval import build_index
+from pytest_forall.retrieval.index import build_index
+from pytest_forall.tools.mcp_server import build_server
 
 FIXTURES = Path(__file__).parent / "fixtures" / "retrieval"
 EXCLUDED = ("target_theorem", "Arith2.target_lemma")

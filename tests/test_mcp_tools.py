@@ -21,14 +21,14 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.types import TextContent
 
 from conftest import require_tool
-from pytest_forall import workspace as ws
-from pytest_forall.actor import ACTOR, REVIEWER, SessionContext
-from pytest_forall.adapters.putnam import parse_coq
-from pytest_forall.frontends.claude_code import ClaudeCodeFrontend
-from pytest_forall.model import Budget, Task, sha256_bytes
-from pytest_forall.provers.rocq import RocqProver
-from pytest_forall.review import prepare_review_dir
-from pytest_forall.tools import (
+from pytest_forall.agents.claude_code import ClaudeCodeFrontend
+from pytest_forall.core import workspace as ws
+from pytest_forall.core.actor import ACTOR, REVIEWER, SessionContext
+from pytest_forall.core.model import Budget, Task, sha256_bytes
+from pytest_forall.core.review import prepare_review_dir
+from pytest_forall.lang.rocq.backend import RocqProver
+from pytest_forall.suites.putnam import parse_coq
+from pytest_forall.tools.item import (
     KEY_ENV,
     SUBMISSIONS,
     TOOL_CALLS,

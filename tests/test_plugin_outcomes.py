@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml, Properties
 
-from pytest_forall.report import EXIT_ALL_INFRA, junit_value
+from pytest_forall.plugin.report import EXIT_ALL_INFRA, junit_value
 
 BASE = ["--forall-frontend=fake", "-p", "no:cacheprovider"]
 
@@ -82,7 +82,7 @@ def test_xdist_gives_the_same_outcomes_as_serial(fake_suite: pytest.Pytester) ->
     serial = run(fake_suite, "--forall-run-id=serial")
     parallel = run(fake_suite, "-n", "2", "--dist", "worksteal", "--forall-run-id=par")
     assert serial.ret == parallel.ret == 1
-    strip = lambda rows: {k: (v["outcome"], v["reason"], v["digest"]) for k, v in rows.items()}  # noqa: E731
+    strip = lambda rows: {k: (v["outcome"], v["reason"], v["digest"]) for k, v in rows.items()}
     assert strip(results(fake_suite, "serial")) == strip(results(fake_suite, "par"))
     assert parallel.parseoutcomes() == serial.parseoutcomes()
     parallel.stdout.fnmatch_lines(["*forall summary*", "1 strict, 1 rules_only, 1 failed, 1 infra, 1 statement_false*"])

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool
-
 from pytest_forall.cli import main as cli_main
 
 TOY = {
@@ -67,8 +66,8 @@ def test_portfolio_coqtop_runs_inside_the_sandbox(tmp_path: Path) -> None:
     """The coqtop session sees only its workspace: a host file loadable outside is absent inside."""
     require_tool("coqtop")
     require_tool("bwrap")
-    from pytest_forall.adapters.putnam import parse_coq
-    from pytest_forall.provers.rocq import RocqProver
+    from pytest_forall.lang.rocq.backend import RocqProver
+    from pytest_forall.suites.putnam import parse_coq
 
     host_file = tmp_path / "outside" / "Helper.v"
     host_file.parent.mkdir()

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from pytest_forall.adapters.project import (
+from pytest_forall.core.verify import verify_candidate
+from pytest_forall.suites.project import (
     ProjectRocqProver,
     is_sorry_proof,
     lean_decls,
@@ -21,7 +22,6 @@ from pytest_forall.adapters.project import (
     load_project,
     read_coqproject,
 )
-from pytest_forall.verify import verify_candidate
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROJECT = FIXTURES / "project_rocq"
@@ -107,7 +107,7 @@ def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path
 
 
 def test_accepted_project_proofs_are_stored(pytester: pytest.Pytester, project: Path) -> None:
-    from pytest_forall.adapters.project import ProofStore
+    from pytest_forall.plugin.project import ProofStore
 
     store = pytester.path / "store"
     config = pytester.parseconfigure("--forall-project", str(project), "--forall-proofs", str(store))

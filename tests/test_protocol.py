@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from pytest_forall.accept import AuditRecord
-from pytest_forall.actor import SessionContext, SessionHandle, TurnResult
-from pytest_forall.model import Budget, Task, Usage, sha256_bytes
-from pytest_forall.protocol import ItemContext, ItemRun
-from pytest_forall.refute import refutation_task
-from pytest_forall.review import parse_review
-from pytest_forall.state import ItemState, StateStore
+from pytest_forall.core.accept import AuditRecord
+from pytest_forall.core.actor import SessionContext, SessionHandle, TurnResult
+from pytest_forall.core.model import Budget, Task, Usage, sha256_bytes
+from pytest_forall.core.protocol import ItemContext, ItemRun
+from pytest_forall.core.refute import refutation_task
+from pytest_forall.core.review import parse_review
+from pytest_forall.core.state import ItemState, StateStore
 
 sys.path.insert(0, str(Path(__file__).parent / "example_suites"))
 from fake_conftest import FakeProver
@@ -244,7 +244,7 @@ FALSE_PROBLEM = "Require Import Arith.\nTheorem forall_demo (n : nat) (h : n > 2
 
 
 def rocq_task(tmp_path: Path) -> Task:
-    from pytest_forall.adapters.putnam import parse_coq
+    from pytest_forall.suites.putnam import parse_coq
 
     path = tmp_path / "forall_demo.v"
     path.write_text(FALSE_PROBLEM)
@@ -262,7 +262,7 @@ def test_refutation_task_negates_the_whole_statement(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_checked_refutation_is_statement_false_and_a_wrong_one_is_fed_back(tmp_path: Path) -> None:
     require_tool("coqc")
-    from pytest_forall.provers.rocq import RocqProver
+    from pytest_forall.lang.rocq.backend import RocqProver
 
     task = rocq_task(tmp_path)
     refutation = refutation_task(task)

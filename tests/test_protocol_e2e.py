@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from junitparser import JUnitXml, Properties
 
-from pytest_forall.frontends import claude_code, codex, opencode
-from pytest_forall.frontends.agent_cli import AgentCliFrontend
-from pytest_forall.workspace import opaque_name
+from pytest_forall.agents import claude_code, codex, opencode
+from pytest_forall.agents.agent_cli import AgentCliFrontend
+from pytest_forall.core.workspace import opaque_name
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_model_server import ScriptedModelServer

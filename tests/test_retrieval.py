@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_forall.retrieval import Declaration, Retriever, build_index, parse_lean, parse_rocq
+from pytest_forall.retrieval.index import Declaration, Retriever, build_index, parse_lean, parse_rocq
 
 FIXTURES = Path(__file__).parent / "fixtures" / "retrieval"
 COQ_ROOT = Path("/usr/lib/ocaml/coq")

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from pytest_forall import sandbox
-from pytest_forall.proc import ProcResult
-from pytest_forall.sandbox import SandboxPolicy, probe_sandbox, run_sandboxed, safe_read
+from pytest_forall.core.proc import ProcResult
+from pytest_forall.isolation import sandbox
+from pytest_forall.isolation.sandbox import SandboxPolicy, probe_sandbox, run_sandboxed, safe_read
 
 MARKER = f"forall-sbx-test-{uuid.uuid4().hex}"
 PYTHON = "/usr/bin/python3"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_forall.adapters.putnam import parse_lean
-from pytest_forall.model import Task
-from pytest_forall.screen import lean_static_layers
+from pytest_forall.core.model import Task
+from pytest_forall.lang.screens import lean_static_layers
+from pytest_forall.suites.putnam import parse_lean
 
 LEAN_SRC = Path("/work/shared/benchmarks/PutnamBench/lean4/src")
 LAYERS = ("syntax_screen", "frozen_statement", "shadowing_guard")

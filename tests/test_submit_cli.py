@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from pytest_forall import workspace as ws
-from pytest_forall.actor import ACTOR, REVIEWER
-from pytest_forall.adapters.putnam import parse_coq
-from pytest_forall.model import Task, sha256_bytes
-from pytest_forall.provers.rocq import RocqProver
-from pytest_forall.review import prepare_review_dir
-from pytest_forall.tools import CONTEXT_ENV, URL_ENV, ItemTools, ToolContext
+from pytest_forall.core import workspace as ws
+from pytest_forall.core.actor import ACTOR, REVIEWER
+from pytest_forall.core.model import Task, sha256_bytes
+from pytest_forall.core.review import prepare_review_dir
+from pytest_forall.lang.rocq.backend import RocqProver
+from pytest_forall.suites.putnam import parse_coq
+from pytest_forall.tools.item import CONTEXT_ENV, URL_ENV, ItemTools, ToolContext
 
 TASK_ID = "putnam_2001_a1"
 PROOF = "Proof.\nintros a b. pose proof (hop (op b a) b) as H. rewrite (hop b a) in H. exact H.\nQed."

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from conftest import PUTNAM
-from pytest_forall.model import Layer
-from pytest_forall.provers.lean import DEFAULT_PROJECT, LeanProver
-from pytest_forall.verify import task_from_template, verify_candidate
+from pytest_forall.core.model import Layer
+from pytest_forall.core.verify import task_from_template, verify_candidate
+from pytest_forall.lang.lean.backend import DEFAULT_PROJECT, LeanProver
 
 STANDIN = Path(__file__).resolve().parent / "standin"
 BASE_PATH = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])

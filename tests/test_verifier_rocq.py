@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 
 from conftest import PUTNAM, require_tool
-from pytest_forall.model import Layer, sha256_bytes
-from pytest_forall.proc import ProcResult, run_command
-from pytest_forall.provers.rocq import (
+from pytest_forall.core.model import Layer, sha256_bytes
+from pytest_forall.core.proc import ProcResult, run_command
+from pytest_forall.core.verify import task_from_template, verify_candidate
+from pytest_forall.lang.rocq.backend import (
     STRICT_AXIOMS,
     RocqProver,
     parse_coqchk_summary,
     parse_print_assumptions,
     template_variable_names,
 )
-from pytest_forall.verify import task_from_template, verify_candidate
 
 SRC = PUTNAM / "coq" / "src"
 CORPUS = Path(__file__).resolve().parent / "cheats"

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from conftest import PUTNAM, require_tool
-from pytest_forall.model import sha256_bytes
+from pytest_forall.core.model import sha256_bytes
 
 CORPUS = Path(__file__).resolve().parent / "cheats"
 ENTRIES = sorted(p for p in CORPUS.glob("*/*") if (p / "expect.json").is_file())
-#: ``python -m pytest_forall.verify`` is ``forall verify`` without the other subcommands' imports (mcp …),
+#: ``python -m pytest_forall.core.verify`` is ``forall verify`` without the other subcommands' imports (mcp …),
 #: which would cost more than a second per candidate; one test below uses the ``forall`` script itself.
-VERIFY = [sys.executable, "-m", "pytest_forall.verify"]
+VERIFY = [sys.executable, "-m", "pytest_forall.core.verify"]
 
 
 def verify(*args: str, cwd: Path | None = None, command: list[str] | None = None,

@@ -6,13 +6,12 @@ FALSE   -> the actor claims the statement is false  ROUNDS:n -> compiles only on
 CRASH   -> the process running the item dies
 """
 
-from pathlib import Path
 
 import pytest
 
-from pytest_forall.actor import SessionContext, TurnResult
-from pytest_forall.model import Layer, Task, Usage
-from pytest_forall.provers import AxiomAudit, CompileResult
+from pytest_forall.core.actor import TurnResult
+from pytest_forall.core.model import Layer, Task, Usage
+from pytest_forall.core.prover import AxiomAudit, CompileResult
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -41,7 +40,8 @@ class FakeProver:
 
     def compile(self, task, workspace, candidate, timeout):
         import os
-        from pytest_forall.model import sha256_bytes
+
+        from pytest_forall.core.model import sha256_bytes
         text = candidate.read_text()
         if "CRASH" in text:
             os._exit(3)  # the worker dies mid-item

@@ -1,0 +1,370 @@
+"""What the coding-agent CLI frontends share: a private HOME per session, one process per turn with the
+whole tree killed on timeout, the event stream saved to the audit dir, and infra classification.
+
+Each adapter (``claude_code``, ``codex``, ``opencode``) only says how to spell a turn on the command line
+and how to read its JSONL events; everything that must behave the same for all three lives here, so a
+turn of any CLI leaves the same files behind and fails for the same reasons with the same names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pytest_forall.core.actor import REVIEWER, SessionContext, SessionHandle, TurnResult
+from pytest_forall.core.model import Usage
+from pytest_forall.core.proc import kill_group
+from pytest_forall.isolation.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
+
+#: Variables of the parent environment a CLI may see; everything else (other keys, tokens) stays out.
+PASSED_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
+              "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+#: Inside bwrap the sandbox's own proxy must win over the host's.
+PROXY_ENV = frozenset({"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"})
+#: A shell command of the agent that runs a prover: counted as a compile (budget) and listed in the audit.
+PROVER_COMMAND = re.compile(r"(?<![\w./-])(coqc|coqtop|rocq|lake|lean)(?![\w-])")
+SANDBOX = "bwrap"
+
+# Infra causes: the TurnResult.infra string starts with one of these names.
+CLI_MISSING = "cli-missing"
+AUTHENTICATION = "authentication"
+QUOTA = "quota"
+RATE_LIMIT = "rate-limit"
+PROVIDER_ERROR = "provider-error"
+PROVIDER_UNREACHABLE = "provider-unreachable"
+ZERO_TOKENS = "zero-tokens"
+
+#: First match wins: a 429 that says "quota" is a quota problem, not a transient rate limit.
+INFRA_PATTERNS = tuple((cause, re.compile(pattern, re.IGNORECASE)) for cause, pattern in (
+    (AUTHENTICATION, (r"\b40[13]\b|authenticat|unauthori[sz]ed|not logged in|invalid.{0,12}api.?key|"
+                     r"incorrect api key|missing environment variable|permission_error")),
+    (QUOTA, r"insufficient_quota|quota|credit balance|spend(ing)? limit|billing|usage limit"),
+    (RATE_LIMIT, r"\b429\b|rate.?limit|too many requests"),
+    (PROVIDER_ERROR, (r"\b5(00|02|03|04|29)\b|overloaded|internal server error|server_error|service unavailable|"
+                     r"bad gateway|high demand")),
+    (PROVIDER_UNREACHABLE, (r"connection refused|econnrefused|unable to connect|failed to connect|"
+                           r"error sending request|connection error|fetch failed")),
+))
+
+
+@dataclass
+class ParsedTurn:
+    """What an adapter read from one turn's events."""
+
+    session_id: str = ""
+    usage: Usage = field(default_factory=Usage)
+    final_text: str = ""
+    #: error messages the CLI reported in its events (API errors, failed turns)
+    errors: list[str] = field(default_factory=list)
+    #: shell commands the agent ran
+    commands: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ProcessOutcome:
+    returncode: int
+    timed_out: bool
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """JSON objects of a JSONL stream; other lines (banners, partial writes after a kill) are skipped."""
+    events = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def descendants(root: int) -> list[int]:
+    """Pids below ``root``, found through /proc, so children that left the process group die too."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found.extend(children)
+        todo.extend(children)
+    return found
+
+
+def kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL ``proc``'s descendants and its process group."""
+    for pid in descendants(proc.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    kill_group(proc)
+
+
+def run_streaming(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float | None,
+                  stdout_path: Path, stderr_path: Path) -> ProcessOutcome:
+    """Run ``argv`` with output going straight to files, so the events survive a kill and no pipe can hang.
+
+    The process gets its own session; on timeout its whole tree is killed, and after a normal exit any
+    straggler left in its group (e.g. OpenCode's background ``npm install``) is killed as well.
+    """
+    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True)
+        except OSError as exc:
+            err.write(f"{exc}\n".encode())
+            return ProcessOutcome(127, False)
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_tree(proc)
+            proc.wait()
+        finally:
+            kill_group(proc)
+    return ProcessOutcome(proc.returncode, timed_out)
+
+
+def classify_infra(parsed: ParsedTurn, outcome: ProcessOutcome, stderr: str) -> str:
+    """Name the infrastructure cause of a turn, or "" when the model ran and the agent's work can be judged."""
+    if outcome.timed_out:
+        return ""
+    failed = bool(parsed.errors) or outcome.returncode != 0 or parsed.usage.spent_nothing
+    if not failed:
+        return ""
+    evidence = [*parsed.errors, stderr[-4000:]] if outcome.returncode != 0 or parsed.errors else parsed.errors
+    for cause, pattern in INFRA_PATTERNS:
+        for text in evidence:
+            found = pattern.search(text)
+            if found:
+                return f"{cause}: {_excerpt(text, found.start())}"
+    if parsed.usage.spent_nothing:
+        detail = parsed.errors[0] if parsed.errors else f"exit status {outcome.returncode}"
+        return f"{ZERO_TOKENS}: the turn spent no tokens ({detail})"
+    return ""
+
+
+def _excerpt(text: str, at: int, width: int = 300) -> str:
+    start = max(0, at - width // 2)
+    return " ".join(text[start:start + width].split())
+
+
+def private_env(home: Path, tmp: Path, cwd: Path, options: dict[str, Any]) -> dict[str, str]:
+    """The environment of a CLI process: a few passed-through variables, its own HOME and TMPDIR, PWD
+    matching its cwd (OpenCode trusts PWD over getcwd), and ``options["env"]`` (extra variables)."""
+    env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+    env.update(HOME=str(home), TMPDIR=str(tmp), PWD=str(cwd))
+    env.update({str(k): str(v) for k, v in (options.get("env") or {}).items()})
+    return env
+
+
+def provider_endpoint(url: str, default: str) -> str:
+    """``host:port`` of the provider a sandboxed CLI may reach (the default provider without a URL)."""
+    if not url:
+        return default
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.hostname}:{port}"
+
+
+def install_binds(executable: str) -> list[Path]:
+    """Read-only binds a sandboxed CLI needs besides /usr: its install prefix (``<prefix>/bin/<cli>``) and,
+    for a node shim such as Codex's, node's prefix. Anything under /usr is there already."""
+    found: list[Path] = []
+    for program in (executable, shutil.which("node") or ""):
+        if not program:
+            continue
+        for path in (Path(program), Path(program).resolve()):
+            prefix = path.parent.parent
+            if not path.is_relative_to("/usr") and not any(prefix.is_relative_to(p) for p in found):
+                found.append(prefix)
+    return found
+
+
+class AgentCliFrontend:
+    """Base of the three CLI frontends: locating the binary and opening sessions."""
+
+    name = ""
+    is_agent = True
+    binary = ""
+    npm_package = ""
+    #: ``host:port`` of the CLI's own provider, the sandbox's allowlist when no ``provider_url`` is set
+    default_endpoint = ""
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        self.options = dict(options or {})
+
+    def executable(self, options: dict[str, Any]) -> str | None:
+        """The CLI to run: ``options["binary"]`` (a name or a path) looked up on the current PATH."""
+        return shutil.which(str(options.get("binary") or self.binary))
+
+    def missing(self, options: dict[str, Any]) -> str:
+        if self.executable(options):
+            return ""
+        return (f"{CLI_MISSING}: {options.get('binary') or self.binary!r} is not on PATH; "
+                f"install it with `npm install -g {self.npm_package}`")
+
+    def probe(self) -> str:
+        return self.missing(self.options)
+
+    def start(self, ctx: SessionContext) -> AgentCliSession:
+        raise NotImplementedError
+
+
+class AgentCliSession:
+    """One resumable conversation with a CLI: one process per turn, the CLI's session id carried across.
+
+    Files, all in ``ctx.audit_dir`` (never in the workspace, which the agent and the verifier see):
+    ``<label>-home/`` (HOME and config), ``<label>-tmp/``, and per turn ``<label>-turn<N>.prompt.txt``,
+    ``.jsonl`` (stdout events) and ``.stderr.txt``. ``label`` is the role, numbered from the second
+    session of the same role in one audit dir. ``ctx.resume`` reopens an earlier session: same label (so
+    the same HOME, where the CLI keeps the conversation), same id, turn numbers continuing.
+
+    With ``options["sandbox"] == "bwrap"`` (the default) each turn runs in the bwrap sandbox: the actor can
+    write its workspace, HOME and TMPDIR only; the reviewer can write only its HOME and TMPDIR and reads its
+    directory through a read-only bind; the network is the provider's ``host:port`` only.
+    """
+
+    #: default name of the variable holding the provider key
+    key_env = ""
+
+    def __init__(self, frontend: AgentCliFrontend, ctx: SessionContext) -> None:
+        self.frontend = frontend
+        self.ctx = ctx
+        self.options = {**frontend.options, **ctx.options}
+        ctx.audit_dir.mkdir(parents=True, exist_ok=True)
+        resume = ctx.resume
+        if resume is not None and resume.label and (ctx.audit_dir / f"{resume.label}-home").is_dir():
+            self.label, self.session_id, self.turns = resume.label, resume.session_id, resume.turns
+        else:
+            self.label, self.session_id, self.turns = _free_label(ctx.audit_dir, ctx.role), "", 0
+        self.home = ctx.audit_dir / f"{self.label}-home"
+        self.tmp = ctx.audit_dir / f"{self.label}-tmp"
+        resumed = self.home.is_dir()
+        self.home.mkdir(exist_ok=True)
+        self.tmp.mkdir(exist_ok=True)
+        if not resumed:
+            self.prepare()
+        else:
+            self.reopen()
+
+    @property
+    def reviewer(self) -> bool:
+        return self.ctx.role == REVIEWER
+
+    @property
+    def sandboxed(self) -> bool:
+        return str(self.options.get("sandbox") or SANDBOX) == SANDBOX
+
+    def prepare(self) -> None:
+        """Write the CLI's config files into the private HOME."""
+
+    def reopen(self) -> None:
+        """Pick up what ``prepare`` left in the HOME of a resumed session."""
+
+    def command(self, executable: str, prompt: str) -> list[str]:
+        raise NotImplementedError
+
+    def environment(self) -> dict[str, str]:
+        env = private_env(self.home, self.tmp, self.ctx.workspace, self.options)
+        if self.sandboxed:
+            env = {k: v for k, v in env.items() if k not in PROXY_ENV}
+        return env
+
+    def api_key(self) -> str:
+        """The provider key, read from the variable named by ``options["api_key_env"]``; it only ever
+        reaches the CLI through its environment, never a file in the audit dir."""
+        return os.environ.get(str(self.options.get("api_key_env") or self.key_env), "")
+
+    def parse(self, events: list[dict[str, Any]]) -> ParsedTurn:
+        raise NotImplementedError
+
+    def handle(self) -> SessionHandle:
+        return SessionHandle(self.session_id, self.label, self.turns)
+
+    def sandbox_policy(self, executable: str, env: dict[str, str], timeout: float | None) -> SandboxPolicy:
+        """Paths keep their host names inside, so the CLI's own session records (keyed by cwd) stay valid."""
+        installs = tuple((path, str(path)) for path in install_binds(executable))
+        endpoint = provider_endpoint(str(self.options.get("provider_url") or ""), self.frontend.default_endpoint)
+        # The item's MCP tool servers (docs/tools.md) listen on host loopback; allowing them mirrors them inside.
+        servers = [provider_endpoint(str(spec["url"]), "")
+                   for spec in (self.options.get("mcp_servers") or {}).values()]
+        allow = tuple(dict.fromkeys(e for e in (endpoint, *servers) if e))
+        common: dict[str, Any] = {"allow": allow, "env": env, "wall_seconds": timeout}
+        if self.reviewer:
+            return SandboxPolicy(workspace=self.home, workspace_inside=str(self.home),
+                                 rw_binds=((self.tmp, str(self.tmp)),),
+                                 ro_binds=((self.ctx.workspace, str(self.ctx.workspace)), *installs), **common)
+        prover_binds = tuple((src, inside) for src, inside in getattr(self.ctx.prover, "sandbox_binds", ())
+                             if src.exists())
+        return SandboxPolicy(workspace=self.ctx.workspace, workspace_inside=str(self.ctx.workspace),
+                             rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
+                             ro_binds=(*installs, *prover_binds), **common)
+
+    def run_process(self, argv: list[str], timeout: float | None, stdout_path: Path,
+                    stderr_path: Path) -> ProcessOutcome:
+        env = self.environment()
+        if not self.sandboxed:
+            return run_streaming(argv, cwd=self.ctx.workspace, env=env, timeout=timeout, stdout_path=stdout_path,
+                                 stderr_path=stderr_path)
+        result = run_sandboxed(argv, self.sandbox_policy(argv[0], env, timeout), audit_dir=self.ctx.audit_dir,
+                               cwd_inside=str(self.ctx.workspace))
+        stdout_path.write_text(result.stdout, encoding="utf-8")
+        stderr_path.write_text(result.stderr, encoding="utf-8")
+        return ProcessOutcome(result.returncode, result.timed_out)
+
+    def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
+        self.turns += 1
+        stem = self.ctx.audit_dir / f"{self.label}-turn{self.turns}"
+        stem.with_suffix(".prompt.txt").write_text(prompt, encoding="utf-8")
+        transcript, stderr_path = stem.with_suffix(".jsonl"), stem.with_suffix(".stderr.txt")
+        executable = self.frontend.executable(self.options)
+        if executable is None:
+            transcript.touch()
+            return TurnResult(session_id=self.session_id, exit_code=127, infra=self.frontend.missing(self.options),
+                              transcript=str(transcript))
+        try:
+            outcome = self.run_process(self.command(executable, prompt), timeout, transcript, stderr_path)
+        except SandboxUnavailable as exc:
+            transcript.touch()
+            return TurnResult(session_id=self.session_id, exit_code=127, infra=f"sandbox: {exc}",
+                              transcript=str(transcript))
+        parsed = self.parse(read_events(transcript))
+        self.session_id = parsed.session_id or self.session_id
+        stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
+        compile_commands = [c for c in parsed.commands if PROVER_COMMAND.search(c)]
+        if compile_commands and self.ctx.charge_compile is not None:
+            self.ctx.charge_compile(len(compile_commands))
+        return TurnResult(session_id=self.session_id, usage=parsed.usage, exit_code=outcome.returncode,
+                          final_text=parsed.final_text, infra=classify_infra(parsed, outcome, stderr),
+                          timed_out=outcome.timed_out, transcript=str(transcript),
+                          compiles=len(compile_commands), compile_commands=compile_commands)
+
+    def close(self) -> None:
+        """Nothing runs between turns; the HOME stays in the audit dir as evidence."""
+
+
+def _free_label(audit_dir: Path, role: str) -> str:
+    label, number = role, 1
+    while (audit_dir / f"{label}-home").exists():
+        number += 1
+        label = f"{role}{number}"
+    return label

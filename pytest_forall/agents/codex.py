@@ -1,0 +1,142 @@
+"""The ``codex`` frontend: Codex CLI driven through ``codex exec --json``, one process per turn.
+
+The config lives in a private ``CODEX_HOME`` (inside the session's HOME) with ``TMPDIR`` next to it,
+never around it: Codex refuses to set up its sandbox helpers under TMPDIR, and then every sandboxed
+tool call fails. The provider is a custom one pointing at ``provider_url`` (``OPENAI_BASE_URL`` is
+ignored by Codex). ``exec resume`` has no ``--sandbox`` flag and does not keep turn 1's mode, so the mode
+is passed as ``-c sandbox_mode=…`` on every turn. Inside the framework's bwrap sandbox Codex's own sandbox
+cannot start (no nested user namespaces), so there the mode is ``danger-full-access`` and the outer sandbox
+confines it (the reviewer's directory is a read-only bind). Codex reports usage cumulated over the thread,
+so each turn's usage is the difference to the previous turn's total; it reports no cost.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_forall.agents.agent_cli import AgentCliFrontend, AgentCliSession, ParsedTurn, read_events
+from pytest_forall.core.actor import Frontend, SessionContext
+from pytest_forall.core.model import Usage
+from pytest_forall.core.registry import hookimpl
+
+PROVIDER_ID = "forall"
+KEY_VARIABLE = "FORALL_PROVIDER_KEY"
+
+
+def _toml(value: Any) -> str:
+    """A TOML literal for a str/int/bool; JSON's string escapes are valid TOML basic-string escapes."""
+    return json.dumps(value)
+
+
+def mcp_tables(servers: dict[str, dict[str, Any]]) -> list[str]:
+    """``[mcp_servers.NAME]`` tables for streamable-HTTP servers (``{name: {"url": …}}``, see docs/tools.md);
+    under ``approval_policy = "never"`` a call fails unless the table pre-approves its tools."""
+    lines: list[str] = []
+    for name, spec in servers.items():
+        lines += ["", f"[mcp_servers.{name}]", f"url = {_toml(spec['url'])}", 'default_tools_approval_mode = "approve"']
+    return lines
+
+
+class CodexSession(AgentCliSession):
+    key_env = "OPENAI_API_KEY"
+
+    def prepare(self) -> None:
+        self.codex_home = self.home / ".codex"
+        self.codex_home.mkdir()
+        #: (input, output, cached) of the thread up to the last turn
+        self.thread_total = (0, 0, 0)
+        lines = ['approval_policy = "never"', "check_for_update_on_startup = false"]
+        if self.options.get("model"):
+            lines.append(f"model = {_toml(str(self.options['model']))}")
+        if self.options.get("effort"):
+            lines.append(f"model_reasoning_effort = {_toml(str(self.options['effort']))}")
+        if self.options.get("provider_url"):
+            lines.append(f"model_provider = {_toml(PROVIDER_ID)}")
+        lines += ["", "[analytics]", "enabled = false", "", "[features]", "plugins = false"]
+        if self.options.get("provider_url"):
+            lines += ["", f"[model_providers.{PROVIDER_ID}]", f"name = {_toml(PROVIDER_ID)}",
+                      f"base_url = {_toml(str(self.options['provider_url']))}", f"env_key = {_toml(KEY_VARIABLE)}",
+                      'wire_api = "responses"']
+            if self.options.get("max_retries") not in (None, ""):
+                retries = int(self.options["max_retries"])
+                lines += [f"request_max_retries = {retries}", f"stream_max_retries = {retries}"]
+        lines += mcp_tables(self.options.get("mcp_servers") or {})
+        (self.codex_home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def reopen(self) -> None:
+        """A resumed thread's next usage total still includes the earlier process's turns."""
+        self.codex_home = self.home / ".codex"
+        self.thread_total = self._recorded_total()
+
+    def _recorded_total(self) -> tuple[int, int, int]:
+        """The thread's last cumulative usage, from the transcripts of the earlier turns."""
+        total = (0, 0, 0)
+        for number in range(1, self.turns + 1):
+            transcript = self.ctx.audit_dir / f"{self.label}-turn{number}.jsonl"
+            if not transcript.exists():
+                continue
+            for event in read_events(transcript):
+                if event.get("type") == "turn.completed":
+                    usage = event.get("usage") or {}
+                    total = (int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
+                             int(usage.get("cached_input_tokens") or 0))
+        return total
+
+    def command(self, executable: str, prompt: str) -> list[str]:
+        if self.sandboxed:
+            sandbox = "danger-full-access"
+        else:
+            sandbox = "read-only" if self.reviewer else "workspace-write"
+        resume = ["resume"] if self.session_id else []
+        flags = ["--json", "--skip-git-repo-check", "-c", f"sandbox_mode={_toml(sandbox)}"]
+        return [executable, "exec", *resume, *flags, "--", *([self.session_id] if resume else []), prompt]
+
+    def environment(self) -> dict[str, str]:
+        env = super().environment()
+        env["CODEX_HOME"] = str(self.codex_home)
+        if self.api_key():
+            env[KEY_VARIABLE if self.options.get("provider_url") else "OPENAI_API_KEY"] = self.api_key()
+        return env
+
+    def parse(self, events: list[dict[str, Any]]) -> ParsedTurn:
+        parsed = ParsedTurn()
+        for event in events:
+            kind = event.get("type")
+            item = event.get("item") or {}
+            if kind == "thread.started":
+                parsed.session_id = str(event.get("thread_id") or "")
+            elif kind == "item.completed" and item.get("type") == "agent_message":
+                parsed.final_text = str(item.get("text") or "")
+            elif kind == "item.completed" and item.get("type") == "command_execution":
+                parsed.commands.append(str(item.get("command") or ""))
+            elif kind == "error":
+                parsed.errors.append(str(event.get("message") or event))
+            elif kind == "turn.failed":
+                parsed.errors.append(str((event.get("error") or {}).get("message") or event))
+            elif kind == "turn.completed":
+                parsed.usage = self._this_turn(event.get("usage") or {})
+        return parsed
+
+    def _this_turn(self, usage: dict[str, Any]) -> Usage:
+        """Turn usage from the thread's running total (see module docstring)."""
+        total = (int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
+                 int(usage.get("cached_input_tokens") or 0))
+        this_turn = [now - before for now, before in zip(total, self.thread_total)]
+        self.thread_total = total
+        return Usage(*this_turn)
+
+
+class CodexFrontend(AgentCliFrontend):
+    name = "codex"
+    binary = "codex"
+    npm_package = "@openai/codex"
+    default_endpoint = "api.openai.com:443"
+
+    def start(self, ctx: SessionContext) -> CodexSession:
+        return CodexSession(self, ctx)
+
+
+@hookimpl(trylast=True)
+def pytest_forall_make_frontend(name: str, options: dict[str, Any]) -> Frontend | None:
+    return CodexFrontend(options) if name == CodexFrontend.name else None

@@ -1,0 +1,60 @@
+"""``replay``: stored proofs as the actor. ``--forall-proofs DIR`` holds ``<task id>.v`` / ``<task id>.lean``.
+
+This is how CI gates merges on proof regressions: every stored proof goes through the full verifier again.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pytest_forall.core.actor import AgentSession, SessionContext, TurnResult
+from pytest_forall.core.registry import hookimpl
+
+
+class ReplaySession:
+    def __init__(self, ctx: SessionContext, proofs: Path | None) -> None:
+        self.ctx = ctx
+        self.proofs = proofs
+        self.session_id = ""
+        self.used = False
+
+    def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
+        if self.used:
+            return TurnResult(gave_up="the stored proof was already submitted")
+        self.used = True
+        name = self.ctx.task.candidate_name
+        if self.proofs is None:
+            return TurnResult(infra="replay needs --forall-proofs DIR (a directory of stored proofs)")
+        stored = self.proofs / name
+        if not stored.is_file():
+            (self.ctx.workspace / name).unlink(missing_ok=True)
+            return TurnResult(gave_up=f"no stored proof {stored}")
+        shutil.copyfile(stored, self.ctx.workspace / name)
+        return TurnResult(gave_up="stored proof submitted; replay does not revise")
+
+    def close(self) -> None:
+        pass
+
+
+class ReplayFrontend:
+    name = "replay"
+    is_agent = False
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        proofs = options.get("proofs")
+        self.proofs = Path(str(proofs)).expanduser() if proofs else None
+
+    def probe(self) -> str:
+        if self.proofs is not None and not self.proofs.is_dir():
+            return f"--forall-proofs {self.proofs} is not a directory"
+        return ""
+
+    def start(self, ctx: SessionContext) -> AgentSession:
+        return ReplaySession(ctx, self.proofs)
+
+
+@hookimpl(trylast=True)
+def pytest_forall_make_frontend(name: str, options: dict[str, Any]) -> ReplayFrontend | None:
+    return ReplayFrontend(options) if name == "replay" else None

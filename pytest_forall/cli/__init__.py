@@ -1,0 +1,50 @@
+"""The ``forall`` command: the parts of pytest-forall that are not a pytest run.
+
+Each subcommand lives in the module of the protocol step it belongs to; that module exposes
+``add_cli(subparsers)`` which registers the parser and sets ``func`` (returning the exit status).
+Only the module of the subcommand being run is imported, so ``forall verify`` does not pay for the
+MCP SDK (one process per candidate adds up over a corpus).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+#: Subcommand -> the module that defines it, in the order ``forall --help`` lists them.
+SUBCOMMANDS = {
+    "verify": "pytest_forall.core.verify",
+    "sandbox": "pytest_forall.isolation.sandbox",
+    "mcp": "pytest_forall.tools.mcp_server",
+    "start": "pytest_forall.tools.shell",
+    "compile": "pytest_forall.tools.shell",
+    "submit": "pytest_forall.tools.shell",
+    "review-start": "pytest_forall.tools.shell",
+    "review-compile": "pytest_forall.tools.shell",
+    "report": "pytest_forall.plugin.report",
+    "proofs": "pytest_forall.plugin.report",
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or (``only``) just the module defining that one."""
+    parser = argparse.ArgumentParser(prog="forall", description="pytest-forall commands besides a pytest run")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    modules = [SUBCOMMANDS[only]] if only in SUBCOMMANDS else list(dict.fromkeys(SUBCOMMANDS.values()))
+    for name in modules:
+        importlib.import_module(name).add_cli(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(args_list[0] if args_list else None)
+    args = parser.parse_args(args_list)
+    status: int = args.func(args)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Acceptance and the audit record.
+
+A candidate is accepted only when the verifier passed it, the reviewer (if any) approved the *same*
+SHA-256, and the file on disk still has that digest at acceptance time. Everything that led there is
+written to the item's audit directory, which lives outside the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_forall.core.model import Task, Verdict, sha256_bytes
+from pytest_forall.core.review import Review
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    accepted: bool
+    reason: str
+
+
+def decide_acceptance(verdict: Verdict, review: Review | None, on_disk: bytes | None,
+                      reviewer_required: bool) -> Acceptance:
+    if not verdict.accepted:
+        return Acceptance(False, verdict.reason or "verifier did not accept")
+    if on_disk is None:
+        return Acceptance(False, "candidate file vanished before acceptance")
+    disk_digest = sha256_bytes(on_disk)
+    if disk_digest != verdict.digest:
+        return Acceptance(False, f"file on disk changed after verification ({disk_digest[:12]} != {verdict.digest[:12]})")
+    if reviewer_required:
+        if review is None:
+            return Acceptance(False, "no reviewer verdict")
+        if not review.approved:
+            return Acceptance(False, f"reviewer: {review.reason}")
+        if review.digest != verdict.digest:
+            return Acceptance(False, f"reviewer approved digest {review.digest[:12]}…, not the verified "
+                                     f"{verdict.digest[:12]}…")
+    return Acceptance(True, "")
+
+
+#: Event kinds gathered into ``audit.json`` (in order of occurrence, across resumed runs).
+AUDIT_SECTIONS = {"turn": "turns", "submission": "submissions", "review": "reviews", "acceptance": "acceptances",
+                  "state": "state", "budget": "budget"}
+
+
+class AuditRecord:
+    """Writes one item's evidence: candidates per round, verdicts, reviews, the final acceptance.
+
+    ``events.jsonl`` is the append-only history (it survives interrupted and resumed runs);
+    ``audit.json`` is its index, rewritten when the item ends: every turn (role, session, prompt and
+    transcript files, usage and cost, the prover commands it ran), every submission (its SHA-256, the saved
+    bytes, the verifier's evidence), every review (the digest shown, the verdict and digest returned) and
+    every acceptance decision, next to the item's result.
+    """
+
+    def __init__(self, directory: Path, task: Task) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.write_json("task.json", {k: v for k, v in task.to_wire().items() if k != "template"}
+                        | {"template_sha256": sha256_bytes(task.template.encode())})
+
+    def write_json(self, rel: str, data: Any) -> Path:
+        path = self.directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str), encoding="utf-8")
+        return path
+
+    def write_bytes(self, rel: str, data: bytes) -> Path:
+        path = self.directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return path
+
+    def relative(self, path: str | Path) -> str:
+        """A path inside the audit dir as written in the record (relative, so the record can be moved)."""
+        return str(Path(path).relative_to(self.directory)) if Path(path).is_relative_to(self.directory) else str(path)
+
+    def event(self, **fields: Any) -> None:
+        """Append one line to events.jsonl: the item's history in order."""
+        with (self.directory / "events.jsonl").open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(fields, sort_keys=True, default=str) + "\n")
+
+    def events(self) -> list[dict[str, Any]]:
+        path = self.directory / "events.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def summarize(self, result: dict[str, Any]) -> Path:
+        """Write ``audit.json``: the result and the history grouped by kind."""
+        record: dict[str, Any] = {"result": result, **{section: [] for section in AUDIT_SECTIONS.values()}}
+        for event in self.events():
+            section = AUDIT_SECTIONS.get(str(event.get("kind")))
+            if section:
+                record[section].append(event)
+        return self.write_json("audit.json", record)

@@ -1,0 +1,581 @@
+"""The actor → verifier → reviewer → acceptance loop of one item, free of pytest.
+
+Samples × rounds: each sample is a fresh actor session on a freshly prepared workspace. Every turn ends
+with a *submission*: the framework verifies the candidate file as it is on disk. A rejection goes back to
+the *same* session as the next prompt, with the verifier's diagnostics. A verifier pass goes to a *fresh*
+reviewer session that sees only the statement and a copy of the candidate; its rejection reaches the actor
+as ``REVIEW.md`` in the workspace. Acceptance needs the verifier's pass and the reviewer's approval of the
+same SHA-256 as the file on disk at that moment (:func:`pytest_forall.core.accept.decide_acceptance`).
+
+Infrastructure failures (credentials, quota, provider errors, a missing CLI, a turn that spent no tokens)
+end the item as ``infra``, never as a proof failure. Progress is kept in an HMAC-authenticated state file
+outside the workspace (:mod:`pytest_forall.core.state`), so ``--forall-resume`` continues the same session
+with budgets counted across runs. A checked refutation (:mod:`pytest_forall.core.refute`) ends the item as
+``statement_false``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_forall.core import workspace as ws
+from pytest_forall.core.accept import AuditRecord, decide_acceptance
+from pytest_forall.core.actor import (
+    ACTOR,
+    REVIEWER,
+    Frontend,
+    ResumableSession,
+    SessionContext,
+    SessionHandle,
+    TurnResult,
+)
+from pytest_forall.core.budget import SpendLedger
+from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Task, Verdict
+from pytest_forall.core.prover import Prover
+from pytest_forall.core.refute import refutation_name, refutation_task
+from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
+from pytest_forall.core.state import ACTOR_PHASE, REVIEW_PHASE, ItemState, StateStore
+from pytest_forall.core.verify import verify_candidate
+
+log = logging.getLogger(__name__)
+
+REVIEW_FILE = "REVIEW.md"
+#: How the actor compiles its file by hand, per prover (the prompt says so).
+COMPILE_COMMANDS = {"rocq": "coqc {file}", "lean": "lake env lean {file}"}
+PLACEHOLDERS = {"rocq": "`Admitted.`", "lean": "`sorry`"}
+PROVER_TITLES = {"rocq": "Rocq (Coq)", "lean": "Lean 4"}
+SUITE_TITLES = {"putnam": "PutnamBench, a benchmark of formalised Putnam competition problems"}
+#: Outcomes after which a state file is not resumed but replaced.
+FINISHED = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
+FEEDBACK_OUTPUT_CHARS = 3000
+
+
+@dataclass
+class ItemContext:
+    task: Task
+    workspace_root: Path
+    workspace_name: str
+    audit: AuditRecord
+    prover: Prover
+    frontend: Frontend
+    reviewer: Frontend | None
+    budget: Budget
+    options: dict[str, Any] = field(default_factory=dict)
+    ledger: SpendLedger | None = None
+    run_usd: float | None = None
+    verify_timeout: float = 300.0
+    #: key of the resume state's HMAC (the run secret); empty: no resume state is kept
+    run_secret: bytes = b""
+
+
+# -- prompts ----------------------------------------------------------------------------------------
+
+def answer_note(task: Task) -> str:
+    """The frozen answer, named so the actor does not try to change it."""
+    if task.answer:
+        return f" The answer is given and frozen: `{task.answer}`."
+    solution = re.search(r"\b(\w+_solution)\b", task.frozen)
+    return f" The answer `{solution.group(1)}` is already filled in and frozen." if solution else ""
+
+
+def initial_prompt(task: Task) -> str:
+    """The actor's first prompt: what is frozen, how to compile, what a submission is, and how to refute."""
+    placeholder = PLACEHOLDERS.get(task.prover, "placeholder")
+    compile_hint = COMPILE_COMMANDS.get(task.prover, "").format(file=task.candidate_name)
+    intro = SUITE_TITLES.get(task.suite, f"the {task.suite} benchmark")
+    lines = [
+        f"You are proving problem {task.task_id} from {intro}, in {PROVER_TITLES.get(task.prover, task.prover)}.",
+        "",
+        (f"The file `{task.candidate_name}` in the current directory holds the problem (TASK.md repeats the "
+         f"rules). Replace the placeholder proof ({placeholder}) of `{task.theorem_name}` with a complete proof."),
+        ("Everything before that proof is frozen and must stay exactly as given: imports, definitions and the "
+         f"theorem statement.{answer_note(task)} You may add helper lemmas before the theorem. No "
+         "placeholders, admits, new axioms or hypotheses: the proof's axioms are audited."),
+    ]
+    if compile_hint:
+        lines.append(f"Compile to check your work: `{compile_hint}`.")
+    lines += [
+        "",
+        (f"Submitting: when you end your turn, `{task.candidate_name}` as it is on disk is your submission. It "
+         "is checked by the verifier and then by an independent reviewer; their findings come back to you in "
+         f"this conversation (the reviewer's also as {REVIEW_FILE}). Only an accepted submission ends the task: "
+         "ending a turn without a complete proof just costs one of your limited rounds, so keep working until "
+         "the file compiles without placeholders."),
+    ]
+    refutation = refutation_task(task)
+    if refutation is not None:
+        lines += [
+            "",
+            ("If you become convinced the statement is false, prove its negation instead: write "
+             f"`{refutation_name(task)}` containing exactly the text below with its {placeholder} replaced by a "
+             "complete proof, and end your turn. A refutation that passes the verifier ends the task for human "
+             "review; while the file exists it is judged instead of the proof (delete it to withdraw)."),
+            "", refutation.template.rstrip(),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def verifier_feedback(verdict: Verdict, name: str) -> str:
+    """The latest diagnostics: every failed layer and the prover's output tail."""
+    lines = [f"The verifier rejected your submission `{name}` (sha256 {verdict.digest}):"]
+    output = ""
+    for layer in verdict.layers:
+        if layer.ok is False:
+            lines.append(f"- {layer.name}: {layer.reason}")
+            output = output or str(layer.evidence.get("output") or "")
+    if output:
+        lines += ["Prover output (end):", output[-FEEDBACK_OUTPUT_CHARS:]]
+    lines.append(f"Fix `{name}` and end your turn to submit again.")
+    return "\n".join(lines)
+
+
+def review_feedback(digest: str, reason: str) -> str:
+    return (f"Your submission (sha256 {digest}) passed the verifier but was not accepted: {reason}\n"
+            f"The reviewer's report is in {REVIEW_FILE} in the current directory. Address it and end your turn "
+            "to submit again.")
+
+
+def interrupted_prompt(cause: str, prompt: str) -> str:
+    return (f"Your previous turn was cut short by an infrastructure problem ({cause[:300]}); nothing was "
+            f"judged. Continue where you were. The last instructions were:\n\n{prompt}")
+
+
+# -- the loop ---------------------------------------------------------------------------------------
+
+class ItemRun:
+    def __init__(self, ctx: ItemContext) -> None:
+        self.ctx = ctx
+        self.started = time.monotonic()
+        self.store = (StateStore(ctx.audit.directory / "state.json", ctx.run_secret, ctx.task.task_id,
+                                 ctx.workspace_root / ctx.workspace_name) if ctx.run_secret else None)
+        self.state, self.resumed = self._load_state()
+        self.wall_before = self.state.wall_s
+        self.accepted_verdict: Verdict | None = None
+        self.independent: bool | None = None
+        self.prover_sandboxed = False
+
+    # -- state ------------------------------------------------------------------------------------
+
+    def _load_state(self) -> tuple[ItemState, bool]:
+        """Earlier progress of this item, unless it finished, belongs to another frontend, or fails its HMAC."""
+        fresh = ItemState(frontend=self.ctx.frontend.name)
+        if self.store is None:
+            return fresh, False
+        state, problem = self.store.load()
+        if problem:
+            log.warning("%s: resume state quarantined: %s", self.ctx.task.task_id, problem)
+            self.ctx.audit.event(kind="state", action="quarantined", reason=problem)
+        if state is None or state.outcome in FINISHED:
+            return fresh, False
+        if state.frontend != fresh.frontend:
+            self.ctx.audit.event(kind="state", action="restarted",
+                                 reason=f"frontend changed from {state.frontend!r} to {fresh.frontend!r}")
+            return fresh, False
+        self.ctx.audit.event(kind="state", action="resumed", sample=state.sample, rounds=state.rounds,
+                             session=state.actor.session_id if state.actor else "", phase=state.phase,
+                             after=state.infra or "interrupted run")
+        return state, True
+
+    def _save(self) -> None:
+        self.state.wall_s = round(self._wall(), 3)
+        if self.store is not None:
+            self.store.save(self.state)
+
+    def _wall(self) -> float:
+        return self.wall_before + time.monotonic() - self.started
+
+    # -- budgets ----------------------------------------------------------------------------------
+
+    def _item_stop(self) -> str:
+        """The per-item or run-wide budget that forbids another model turn, or ""."""
+        b, state = self.ctx.budget, self.state
+        if b.wall is not None and self._wall() >= b.wall:
+            return f"wall-time budget of {b.wall:g} s exhausted"
+        if b.usd is not None and (state.usage.cost_usd or 0.0) >= b.usd:
+            return f"spend budget of ${b.usd:g} for this item exhausted"
+        if self.ctx.ledger is not None and self.ctx.run_usd is not None and self.ctx.ledger.total() >= self.ctx.run_usd:
+            return f"run-wide spend cap of ${self.ctx.run_usd:g} reached"
+        return ""
+
+    def _sample_stop(self) -> str:
+        """The per-sample budget that ends this sample, or ""."""
+        b, state = self.ctx.budget, self.state
+        if state.sample_rounds >= b.rounds:
+            return f"round budget of {b.rounds} exhausted"
+        if b.compiles is not None and state.sample_compiles >= b.compiles:
+            return f"compile budget of {b.compiles} per sample exhausted"
+        return ""
+
+    def _progress(self) -> str:
+        state = self.state
+        cost = "unknown" if state.usage.cost_usd is None else f"${state.usage.cost_usd:.4f}"
+        return (f"after {min(state.sample + 1, self.ctx.budget.samples)} sample(s), {state.rounds} round(s), "
+                f"{state.compiles} compile(s), {state.reviews} review(s), {cost}, {self._wall():.0f} s")
+
+    def _exhausted(self, stop: str) -> dict[str, Any]:
+        self.ctx.audit.event(kind="budget", exhausted=stop, progress=self._progress())
+        return self._result(FAILED, f"{stop} (last: {self.state.last_reason or 'none'}) {self._progress()}")
+
+    def _remaining_wall(self) -> float | None:
+        return None if self.ctx.budget.wall is None else max(1.0, self.ctx.budget.wall - self._wall())
+
+    def _charge_compile(self, count: int = 1) -> bool:
+        """Count compiles (the verifier's and the actor's own); False once the sample's budget is spent."""
+        self.state.compiles += count
+        self.state.sample_compiles += count
+        limit = self.ctx.budget.compiles
+        return limit is None or self.state.sample_compiles <= limit
+
+    # -- turns ------------------------------------------------------------------------------------
+
+    def _account(self, turn: TurnResult, role: str, prompt: str, tag: str) -> None:
+        self.state.usage.add(turn.usage)
+        if turn.usage.cost_usd and self.ctx.ledger is not None:
+            self.ctx.ledger.charge(turn.usage.cost_usd)
+        transcript = Path(turn.transcript) if turn.transcript else None
+        self.ctx.audit.event(
+            kind="turn", role=role, round=tag, session=turn.session_id, usage=turn.usage.to_wire(),
+            exit_code=turn.exit_code, infra=turn.infra, gave_up=turn.gave_up, timed_out=turn.timed_out,
+            prompt=prompt, transcript=self.ctx.audit.relative(transcript) if transcript else "",
+            stderr=self.ctx.audit.relative(transcript.with_suffix(".stderr.txt")) if transcript else "",
+            compiles=turn.compiles, compile_commands=turn.compile_commands, final_text=turn.final_text[-2000:])
+        self._save()
+
+    def _turn_infra(self, turn: TurnResult, frontend: Frontend) -> str:
+        if turn.infra:
+            return turn.infra
+        if frontend.is_agent and turn.usage.spent_nothing and not turn.timed_out:
+            return "zero-tokens: the turn spent no tokens (provider or credential problem)"
+        return ""
+
+    def _remember_session(self, session: Any, turn: TurnResult) -> None:
+        if turn.session_id and turn.session_id not in self.state.sessions:
+            self.state.sessions.append(turn.session_id)
+        self.state.actor = session.handle() if isinstance(session, ResumableSession) else SessionHandle(
+            turn.session_id)
+
+    # -- the item ---------------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        task = self.ctx.task
+        if task.problem:
+            return self._result(FAILED, f"{task.source_path}: {task.problem}")
+        for probe, who in ((self.ctx.prover.probe(self.ctx.workspace_root), "prover"),
+                           (self.ctx.frontend.probe(), "frontend"),
+                           (self.ctx.reviewer.probe() if self.ctx.reviewer else "", "reviewer")):
+            if probe:
+                return self._result(INFRA, f"{who}: {probe}")
+        prover_sandboxable = hasattr(self.ctx.prover, "runner") and hasattr(self.ctx.prover, "sandbox_binds")
+        self.prover_sandboxed = self.ctx.options.get("sandbox") == "bwrap" and prover_sandboxable
+        if self.ctx.options.get("sandbox") == "bwrap" and not prover_sandboxable:
+            # Only backends that declare what they need bound (``sandbox_binds``) are run in the sandbox;
+            # the Lean backends have not been made to (their project and build paths), so say so.
+            self.ctx.audit.event(kind="sandbox", prover=self.ctx.prover.name, sandboxed=False,
+                                 reason="this prover backend declares no sandbox binds; it runs unsandboxed")
+        if self.prover_sandboxed and hasattr(self.ctx.prover, "runner"):
+            from pytest_forall.isolation.sandbox import probe_sandbox, prover_runner
+
+            problem = probe_sandbox()
+            if problem:
+                return self._result(INFRA, f"sandbox: {problem}")
+            binds = [(p, inside) for p, inside in getattr(self.ctx.prover, "sandbox_binds", ()) if p.exists()]
+            self.ctx.prover.runner = prover_runner(self.ctx.audit.directory / "sandbox", binds)
+            if hasattr(self.ctx.prover, "sandboxed"):  # interactive prover sessions (the portfolio's coqtop)
+                self.ctx.prover.sandboxed = True
+        infra = self._template_infra()
+        if infra:
+            return self._result(INFRA, infra)
+        if not self.resumed:
+            self.state.start_sample(0)
+        while self.state.sample < self.ctx.budget.samples:
+            outcome = self._run_sample()
+            if outcome is not None:
+                return outcome
+            self.state.start_sample(self.state.sample + 1)
+            self._save()
+        return self._result(FAILED, self.state.last_reason or "no accepted candidate")
+
+    def _template_infra(self) -> str:
+        """The unmodified problem must compile here before anyone tries to prove it (cached per template)."""
+        build = self.ctx.audit.directory / "template-check"
+        build.mkdir(parents=True, exist_ok=True)
+        try:
+            result = self.ctx.prover.check_template(self.ctx.task, build, self.ctx.verify_timeout)
+        finally:
+            shutil.rmtree(build, ignore_errors=True)
+        if result.ok:
+            return ""
+        self.ctx.audit.write_json("template-check.json", {"infra": result.infra, "output": result.output[-8000:]})
+        return f"template: {result.infra or result.first_error}"
+
+    def _run_sample(self) -> dict[str, Any] | None:
+        """One actor session; None when the sample ended without an outcome (budget, or the actor gave up)."""
+        task, state = self.ctx.task, self.state
+        resume = state.actor if self.resumed else None
+        skip_turn = resume is not None and state.phase == REVIEW_PHASE
+        prompt = state.prompt or self.ctx.options.get("actor_prompt") or initial_prompt(task)
+        if resume is not None and state.infra and not skip_turn:
+            prompt = interrupted_prompt(state.infra, prompt)
+        self.resumed = False
+        workspace = ws.prepare(self.ctx.workspace_root, self.ctx.workspace_name, task, reset=resume is None)
+        session_ctx = SessionContext(task=task, workspace=workspace, audit_dir=self.ctx.audit.directory / f"s{state.sample}",
+                                     role=ACTOR, prover=self.ctx.prover, budget=self.ctx.budget,
+                                     options=self.ctx.options, charge_compile=self._charge_compile, resume=resume)
+        session_ctx.audit_dir.mkdir(parents=True, exist_ok=True)
+        with self._tools(ACTOR, workspace, session_ctx.audit_dir) as options:
+            session_ctx.options = options
+            return self._actor_turns(session_ctx, workspace, prompt, skip_turn)
+
+    def _actor_turns(self, session_ctx: SessionContext, workspace: Path, prompt: str,
+                     skip_turn: bool) -> dict[str, Any] | None:
+        state = self.state
+        session = self.ctx.frontend.start(session_ctx)
+        try:
+            while True:
+                turn: TurnResult | None = None
+                tag = f"s{state.sample}/r{state.sample_rounds}"
+                if skip_turn:
+                    tag += "-resumed"
+                    skip_turn = False
+                else:
+                    stop = self._sample_stop()
+                    if stop:
+                        state.last_reason = f"{stop} (last: {state.last_reason or 'none'}) {self._progress()}"
+                        return None
+                    stop = self._item_stop()
+                    if stop:
+                        return self._exhausted(stop)
+                    state.prompt, state.phase = prompt, ACTOR_PHASE
+                    self._save()
+                    turn = session.turn(prompt, timeout=self._remaining_wall())
+                    state.rounds += 1
+                    state.sample_rounds += 1
+                    tag = f"s{state.sample}/r{state.sample_rounds}"
+                    self._remember_session(session, turn)
+                    self._account(turn, ACTOR, prompt, tag)
+                    problem = self._turn_infra(turn, self.ctx.frontend)
+                    if problem:
+                        return self._result(INFRA, f"actor: {problem}")
+                state.infra = ""
+                outcome, next_prompt = self._judge(turn, workspace, tag)
+                if outcome is not None:
+                    return outcome
+                if next_prompt is None:
+                    return None
+                prompt = next_prompt
+        finally:
+            session.close()
+
+    # -- judging a submission ---------------------------------------------------------------------
+
+    def _judge(self, turn: TurnResult | None, workspace: Path,
+               tag: str) -> tuple[dict[str, Any] | None, str | None]:
+        """(outcome, None) to end the item, (None, prompt) to continue the session, (None, None) to end the sample."""
+        task, state = self.ctx.task, self.state
+        gave_up = turn.gave_up if turn else ""
+        refuted = self._judge_refutation(turn, workspace, tag)
+        if refuted is not None:
+            return refuted
+        changed = ws.protected_changes(workspace, task)  # multi-file tasks: only the submission may change
+        if changed:
+            state.last_reason = f"files outside the submission changed: {', '.join(changed[:10])}"
+            self.ctx.audit.event(kind="submission", submission="candidate", round=tag, digest="", verdict="reject",
+                                 reason=state.last_reason)
+            return None, (None if gave_up else f"{state.last_reason}; restore them: only the submission files may "
+                                               "change.")
+        data = ws.read_task_candidate(workspace, task)
+        if gave_up and data == task.template.encode("utf-8"):
+            state.last_reason = gave_up  # nothing was attempted: say why, not "Admitted found"
+            return None, None
+        if data is None:
+            state.last_reason = gave_up or f"no candidate file {task.candidate_name}"
+            return None, (None if gave_up else f"There is no regular file {task.candidate_name}. Put a complete "
+                                               "proof in it and end your turn to submit.")
+        verdict = self._submit(task, data, tag, "candidate")
+        if verdict.verdict == INFRA:
+            return self._result(INFRA, f"verifier: {verdict.reason}"), None
+        if not verdict.accepted:
+            state.last_reason = verdict.reason
+            return None, (None if gave_up else verifier_feedback(verdict, task.candidate_name))
+        return self._review_and_accept(verdict, data, workspace, tag)
+
+    def _judge_refutation(self, turn: TurnResult | None, workspace: Path,
+                          tag: str) -> tuple[dict[str, Any] | None, str | None] | None:
+        """Judge a ``statement_false`` claim, or None when the turn made none."""
+        task = self.ctx.task
+        refutation = refutation_task(task)
+        name = refutation_name(task)
+        data = ws.read_candidate(workspace, name) if refutation else None
+        claims_false = bool(turn and turn.claims_false)
+        if data is None and not claims_false:
+            return None
+        if refutation is None:
+            final_text = turn.final_text[-500:] if turn else ""
+            return self._result(STATEMENT_FALSE, f"unchecked claim ({task.prover} has no refutation format): "
+                                                 f"{final_text}"), None
+        if data is None:
+            self.state.last_reason = f"claimed the statement false without a {name}"
+            return None, f"You claimed the statement is false but there is no regular file {name}; write it."
+        verdict = self._submit(refutation, data, tag, "refutation")
+        if verdict.verdict == INFRA:
+            return self._result(INFRA, f"verifier: {verdict.reason}"), None
+        if not verdict.accepted:
+            self.state.last_reason = f"refutation: {verdict.reason}"
+            return None, verifier_feedback(verdict, name)
+        self.accepted_verdict = verdict
+        self.ctx.audit.write_bytes(f"accepted/{name}", data)
+        self.ctx.audit.write_json("accepted/refutation.json", {"digest": verdict.digest, "round": tag,
+                                                               "verdict": verdict.to_wire()})
+        return self._result(STATEMENT_FALSE, f"{name} (sha256 {verdict.digest}) proves the negation of the "
+                                             "statement and passed the verifier; needs human review"), None
+
+    def _submit(self, task: Task, data: bytes, tag: str, kind: str) -> Verdict:
+        """Verify one submission (one compile) and record its bytes, digest and evidence."""
+        self._charge_compile()
+        verdict = verify_candidate(task, self.ctx.prover, data, timeout=self.ctx.verify_timeout)
+        name = task.candidate_name if kind == "candidate" else refutation_name(task)
+        saved = self.ctx.audit.write_bytes(f"{tag}/{name}", data)
+        evidence = self.ctx.audit.write_json(f"{tag}/{kind}-verdict.json", verdict.to_wire())
+        self.ctx.audit.event(kind="submission", submission=kind, round=tag, digest=verdict.digest,
+                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason,
+                             file=self.ctx.audit.relative(saved), evidence=self.ctx.audit.relative(evidence))
+        self.state.last_digest, self.state.last_verdict = verdict.digest, verdict.verdict
+        self._save()
+        return verdict
+
+    def _review_and_accept(self, verdict: Verdict, data: bytes, workspace: Path,
+                           tag: str) -> tuple[dict[str, Any] | None, str | None]:
+        task, state = self.ctx.task, self.state
+        review: Review | None = None
+        if self.ctx.reviewer is not None:
+            if state.reviews >= self.ctx.budget.review_rounds:
+                return self._exhausted(f"review budget of {self.ctx.budget.review_rounds} exhausted"), None
+            stop = self._item_stop()
+            if stop:
+                return self._exhausted(stop), None
+            outcome, review = self._review(verdict, data, tag)
+            if outcome is not None:
+                return outcome, None
+        state.phase = ACTOR_PHASE
+        on_disk = ws.read_task_candidate(workspace, task)
+        decision = decide_acceptance(verdict, review, on_disk, reviewer_required=self.ctx.reviewer is not None)
+        self.ctx.audit.event(kind="acceptance", round=tag, accepted=decision.accepted, reason=decision.reason,
+                             digest=verdict.digest)
+        if not decision.accepted:
+            state.last_reason = decision.reason
+            (workspace / REVIEW_FILE).write_text(
+                f"# Review of sha256 {verdict.digest}\n\n{decision.reason}\n\n"
+                + (review.text[-6000:] if review else ""), encoding="utf-8")
+            self._save()
+            return None, review_feedback(verdict.digest, decision.reason)
+        assert on_disk is not None
+        self.accepted_verdict = verdict
+        independent = next((layer for layer in verdict.layers if layer.name == "independent_check"), None)
+        self.independent = independent.ok if independent else None
+        self.ctx.audit.write_bytes(f"accepted/{task.candidate_name}", on_disk)
+        self.ctx.audit.write_json("accepted/acceptance.json", {
+            "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
+            "verdict": verdict.to_wire(), "review": None if review is None else review.__dict__,
+            "round": tag, "sessions": state.sessions})
+        return self._result(STRICT if verdict.strict else RULES_ONLY, ""), None
+
+    def _review(self, verdict: Verdict, data: bytes, tag: str) -> tuple[dict[str, Any] | None, Review | None]:
+        """A fresh read-only session on a copy of exactly the verified bytes; (infra outcome, None) or (None, review)."""
+        assert self.ctx.reviewer is not None
+        task, state = self.ctx.task, self.state
+        state.phase = REVIEW_PHASE
+        state.reviews += 1
+        self._save()
+        review_dir = prepare_review_dir(self.ctx.audit.directory / "review-ws" / tag.replace("/", "-"), task, data)
+        rctx = SessionContext(task=task, workspace=review_dir, audit_dir=self.ctx.audit.directory / tag / "review",
+                              role=REVIEWER, prover=self.ctx.prover, budget=self.ctx.budget, options=self.ctx.options)
+        rctx.audit_dir.mkdir(parents=True, exist_ok=True)
+        prompt = reviewer_prompt(task, verdict.digest)
+        with self._tools(REVIEWER, review_dir, rctx.audit_dir) as options:
+            rctx.options = options
+            session = self.ctx.reviewer.start(rctx)
+            try:
+                turn = session.turn(prompt, timeout=self._remaining_wall())
+            finally:
+                session.close()
+        self._account(turn, REVIEWER, prompt, tag)
+        problem = self._turn_infra(turn, self.ctx.reviewer)
+        if problem:
+            return self._result(INFRA, f"reviewer: {problem}"), None
+        review = parse_review(turn.final_text)
+        self.ctx.audit.write_json(f"{tag}/review.json", {"approved": review.approved, "digest": review.digest,
+                                                         "reason": review.reason, "text": review.text[-4000:]})
+        self.ctx.audit.event(kind="review", round=tag, shown_digest=verdict.digest, approved=review.approved,
+                             digest=review.digest, reason=review.reason, session=turn.session_id,
+                             review_dir=self.ctx.audit.relative(review_dir))
+        state.last_review = f"{'APPROVE' if review.approved else 'REJECT'} {review.digest} {review.reason}".strip()
+        self._save()
+        return None, review
+
+    @contextlib.contextmanager
+    def _tools(self, role: str, workspace: Path, audit_dir: Path) -> Iterator[dict[str, Any]]:
+        """A session's options: with ``--forall-tools=mcp`` a coding agent gets the item's MCP tools.
+
+        The server runs framework-side for the session's lifetime (see docs/tools.md); its sealed call
+        records stay in the session's audit dir and are summarised into ``tools.json`` there.
+        """
+        frontend = self.ctx.frontend if role == ACTOR else self.ctx.reviewer
+        if self.ctx.options.get("tools") != "mcp" or not getattr(frontend, "is_agent", False):
+            yield self.ctx.options
+            return
+        from pytest_forall.tools.item import ItemTools, ToolContext
+
+        task = self.ctx.task
+        context = ToolContext(task=task, role=role, workspace=workspace, audit_dir=audit_dir,
+                              prover=self.ctx.prover.name, timeout=self.ctx.verify_timeout,
+                              retrieval_root=str(self.ctx.options.get("retrieval_root") or ""),
+                              excluded=tuple(task.meta.get("retrieval_exclude") or (task.theorem_name,)))
+        charge = self._charge_compile if role == ACTOR else None
+        with ItemTools(context, self.ctx.prover, charge_compile=charge) as tools:
+            try:
+                yield {**self.ctx.options, "mcp_servers": tools.mcp_servers(),
+                       "env": {**(self.ctx.options.get("env") or {}), **tools.env()}}
+            finally:
+                (audit_dir / "tools.json").write_text(json.dumps(tools.summary(), sort_keys=True), encoding="utf-8")
+
+    def _tool_counts(self) -> dict[str, int]:
+        """Navigation and compilation tool calls over every session of the item (from each tools.json)."""
+        counts = {"navigation": 0, "compilation": 0}
+        for path in sorted(self.ctx.audit.directory.rglob("tools.json")):
+            summary = json.loads(path.read_text(encoding="utf-8"))
+            for key in counts:
+                counts[key] += int(summary.get(key) or 0)
+        return counts
+
+    def _result(self, outcome: str, reason: str) -> dict[str, Any]:
+        verdict = self.accepted_verdict
+        state = self.state
+        usage = state.usage
+        state.outcome = outcome
+        state.infra = reason if outcome == INFRA else ""
+        self._save()
+        result = {
+            "task_id": self.ctx.task.task_id, "suite": self.ctx.task.suite, "track": self.ctx.task.track,
+            "prover": self.ctx.prover.name if self.ctx.prover else self.ctx.task.prover,
+            "frontend": self.ctx.frontend.name, "reviewer": self.ctx.reviewer.name if self.ctx.reviewer else "",
+            "outcome": outcome, "reason": reason,
+            "digest": verdict.digest if verdict else "", "axioms": list(verdict.axioms) if verdict else [],
+            "independent": self.independent, "compiles": state.compiles, "rounds": state.rounds,
+            "samples": min(state.sample + 1, self.ctx.budget.samples), "reviews": state.reviews,
+            "wall_s": round(self._wall(), 3),
+            "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
+            "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
+            "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
+        }
+        self.ctx.audit.write_json("result.json", result)
+        self.ctx.audit.summarize(result)
+        return result

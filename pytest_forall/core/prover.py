@@ -1,0 +1,78 @@
+"""Prover backends: what the verifier needs from Rocq, Lean or any other kernel.
+
+A backend implements :class:`Prover`; the built-in ones are registered through the
+``pytest_forall_make_prover`` hook, so a third party can add a prover with an entry point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pytest_forall.core.model import Layer, Task
+
+
+@dataclass
+class CompileResult:
+    """The outcome of elaborating one candidate file."""
+
+    ok: bool
+    infra: str = ""          # non-empty: the toolchain, not the proof, failed (missing binary, template broken here…)
+    digest: str = ""         # SHA-256 of the bytes that were compiled, read back *after* compilation
+    duration: float = 0.0
+    timed_out: bool = False
+    messages: list[dict[str, Any]] = field(default_factory=list)  # structured diagnostics
+    output: str = ""         # the prover's raw output, for the audit record
+    artifact: str = ""       # compiled object (.vo / .olean) when the prover leaves one
+
+    @property
+    def first_error(self) -> str:
+        for m in self.messages:
+            if m.get("severity") == "error":
+                return str(m.get("data", ""))[:2000]
+        return self.output.strip()[-2000:]
+
+
+@dataclass
+class AxiomAudit:
+    """Axioms a compiled theorem depends on, classified against the suite's policy."""
+
+    ok: bool                  # output present and parsed (fail closed otherwise)
+    axioms: list[str] = field(default_factory=list)
+    strict_ok: bool = False   # every axiom is in the strict allow-list
+    rules_ok: bool = False    # every axiom is permitted by the benchmark's own rule
+    reason: str = ""
+    output: str = ""
+    infra: str = ""
+
+
+class Prover(Protocol):
+    """What a prover backend provides to the verifier and the frontends."""
+
+    name: str
+    ext: str
+
+    def probe(self, workspace: Path) -> str:
+        """Return "" when the toolchain is usable for ``workspace``, else the reason and the fixing command."""
+        ...
+
+    def check_template(self, task: Task, workspace: Path, timeout: float) -> CompileResult:
+        """Compile the unmodified template once; failure here is infra (the benchmark cannot run here)."""
+        ...
+
+    def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> CompileResult:
+        """Elaborate ``candidate`` (the exact bytes later digested) inside ``workspace``."""
+        ...
+
+    def audit_axioms(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> AxiomAudit:
+        """List the axioms of the task's theorem from a *separate* audit file that loads the compiled candidate."""
+        ...
+
+    def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
+        """Re-check the compiled artifact with an independent checker; ``ok=None`` when none is installed."""
+        ...
+
+    def static_layers(self, task: Task, text: str) -> list[Layer]:
+        """The layers that need no prover: syntax screen, frozen statement, shadowing guard."""
+        ...

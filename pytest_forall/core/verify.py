@@ -1,0 +1,235 @@
+"""The layered verifier: every candidate passes the same named layers, each leaving evidence.
+
+Layers, in order: ``syntax_screen``, ``frozen_statement``, ``shadowing_guard`` (static, no prover),
+``template`` (the unmodified problem compiles here, else the run is *infra*), ``elaboration`` (the
+prover compiles a private copy of the exact bytes that are then digested), ``elaborated_statement``
+(where the prover can compare the elaborated statement with the template's), ``axiom_audit`` (from a
+separate audit file) and ``independent_check`` (a second checker; "not judged" when absent).
+The pytest items and ``forall verify`` both call :func:`verify_candidate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
+from pytest_forall.core.prover import Prover
+
+DEFAULT_TIMEOUT = 300.0
+#: Candidates larger than this are rejected unread (no benchmark proof comes near it).
+MAX_CANDIDATE_BYTES = 2_000_000
+
+
+def _decide(layers: list[Layer], digest: str, axioms: tuple[str, ...], strict: bool, compiles: int) -> Verdict:
+    if any(layer.infra for layer in layers):
+        verdict = INFRA
+    elif any(layer.ok is False for layer in layers):
+        verdict = REJECT
+    else:
+        verdict = ACCEPT
+    return Verdict(verdict, strict and verdict == ACCEPT, digest, tuple(layers), axioms, compiles)
+
+
+def verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path | None = None,
+                     timeout: float = DEFAULT_TIMEOUT, static_only: bool = False) -> Verdict:
+    """Judge ``data`` (the candidate's bytes, already read without following symlinks)."""
+    digest = sha256_bytes(data)
+    if task.problem:  # the template, not the candidate, is unusable: no verdict on the proof
+        return _decide([Layer("task", False, f"{task.source_path}: {task.problem}", infra=True)], digest, (),
+                       False, 0)
+    if len(data) > MAX_CANDIDATE_BYTES:
+        return _decide([Layer("syntax_screen", False, f"the candidate has {len(data)} bytes; the limit is "
+                              f"{MAX_CANDIDATE_BYTES}")], digest, (), False, 0)
+    try:
+        # A leading UTF-8 byte order mark is skipped by coqc (and editors write one); the static layers read
+        # the text after it, the prover compiles the exact bytes. A BOM anywhere else is a format character.
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _decide([Layer("syntax_screen", False, f"candidate is not UTF-8: {exc}")], digest, (), False, 0)
+    try:
+        layers = list(prover.static_layers(task, text))
+    except Exception as exc:  # noqa: BLE001 - a crashing layer must reject, never accept
+        layers = [Layer("syntax_screen", False, f"the static layers crashed: {type(exc).__name__}: {exc}")]
+    if static_only and not layers:
+        return _decide([Layer("static", False, f"the {prover.name} backend has no static layers", infra=True)],
+                       digest, (), False, 0)
+    if static_only or any(layer.ok is False for layer in layers):
+        return _decide(layers, digest, (), False, 0)
+    own_dir = builddir is None
+    build = Path(tempfile.mkdtemp(prefix="forall-build-")) if builddir is None else builddir
+    try:
+        return _verify_compiled(task, prover, data, layers, build, timeout)
+    except Exception as exc:  # noqa: BLE001 - a crash in a prover layer is infra, never an accept
+        crashed = Layer("verifier", False, f"the verifier crashed: {type(exc).__name__}: {exc}", infra=True)
+        return _decide(layers + [crashed], digest, (), False, 0)
+    finally:
+        if own_dir:
+            shutil.rmtree(build, ignore_errors=True)
+
+
+def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer], build: Path,
+                     timeout: float) -> Verdict:
+    digest = sha256_bytes(data)
+    problem = prover.probe(build)
+    if problem:
+        return _decide(layers + [Layer("toolchain", False, problem, infra=True)], digest, (), False, 0)
+    template = prover.check_template(task, build, timeout)
+    if not template.ok:
+        layer = Layer("template", False, template.infra or template.first_error, {"output": template.output[-4000:]},
+                      infra=True)
+        return _decide(layers + [layer], digest, (), False, 0)
+    layers.append(Layer("template", True))
+    cand_dir = build / "cand"
+    cand_dir.mkdir(parents=True, exist_ok=True)
+    candidate = cand_dir / task.candidate_name
+    candidate.write_bytes(data)
+    compiled = prover.compile(task, build, candidate, timeout)
+    evidence: dict[str, Any] = {"digest": compiled.digest, "duration_s": round(compiled.duration, 3),
+                                "messages": compiled.messages[:50], "output": compiled.output[-8000:]}
+    if compiled.ok and compiled.digest != digest:  # also when the prover reported no digest: fail closed
+        layers.append(Layer("elaboration", False, "the compiled file's digest differs from the submitted bytes",
+                            evidence))
+        return _decide(layers, digest, (), False, 1)
+    if not compiled.ok:
+        layers.append(Layer("elaboration", False, compiled.infra or compiled.first_error, evidence,
+                            infra=bool(compiled.infra)))
+        return _decide(layers, digest, (), False, 1)
+    layers.append(Layer("elaboration", True, "", evidence))
+    statement_check = getattr(prover, "statement_check", None)
+    if statement_check is not None:
+        layers.append(statement_check(task, build, timeout))
+        if layers[-1].ok is False:
+            return _decide(layers, digest, (), False, 1)
+    if not (build / "cand" / task.candidate_name).is_file() or sha256_bytes(candidate.read_bytes()) != digest:
+        layers.append(Layer("elaboration", False, "the candidate copy changed after compilation"))
+        return _decide(layers, digest, (), False, 1)
+    audit = prover.audit_axioms(task, build, candidate, timeout)
+    layers.append(Layer("axiom_audit", audit.ok and audit.rules_ok, audit.reason,
+                        {"axioms": audit.axioms, "strict": audit.strict_ok, "rules": audit.rules_ok,
+                         "output": audit.output[-4000:]}, infra=bool(audit.infra)))
+    if layers[-1].ok is False or layers[-1].infra:
+        return _decide(layers, digest, tuple(audit.axioms), False, 1)
+    layers.append(prover.independent_check(task, build, candidate, timeout))
+    return _decide(layers, digest, tuple(audit.axioms), audit.strict_ok, 1)
+
+
+# --- forall verify -----------------------------------------------------------------------------------
+
+def task_from_template(prover_name: str, template: Path) -> Task:
+    """Build a task from a single template file the way the PutnamBench adapter would.
+
+    The task id is the file's stem after following symlinks (``template -> …/putnam_1962_a2.v``); CRLF line
+    endings and a leading byte order mark are read the way the prover reads them.
+    """
+    from pytest_forall.suites.putnam import parse_coq, parse_lean
+
+    resolved = template.resolve()
+    text = resolved.read_bytes().decode("utf-8-sig")
+    if prover_name == "rocq":
+        return parse_coq(resolved.stem, resolved, text)
+    return parse_lean(resolved.stem, resolved, text)
+
+
+def resolve_template(path: Path) -> Path:
+    """``path`` itself, or the file it names when it is a one-line pointer file (corpus ``template`` entries)."""
+    if path.is_file() and path.stat().st_size < 4096:
+        try:
+            content = path.read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError:
+            return path
+        if content and "\n" not in content and content.endswith((".v", ".lean")):
+            bases = [path.parent, Path.cwd()]
+            if os.environ.get("PUTNAMBENCH_ROOT"):
+                bases.append(Path(os.environ["PUTNAMBENCH_ROOT"]))
+            for base in bases:
+                target = (base / content).expanduser()
+                if target.is_file():
+                    return target
+    return path
+
+
+def _print_human(verdict: Verdict) -> None:
+    for layer in verdict.layers:
+        mark = {True: "ok", False: "FAIL", None: "not judged"}[layer.ok]
+        print(f"  {layer.name:<22} {mark}{'  ' + layer.reason if layer.reason else ''}")
+    kind = "strict" if verdict.strict else ("rules-only" if verdict.accepted else "")
+    print(f"verdict: {verdict.verdict}{' (' + kind + ')' if kind else ''}  sha256={verdict.digest}")
+
+
+def _usage_error(args: argparse.Namespace, message: str) -> int:
+    print(f"forall verify: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        json.dump({"verdict": INFRA, "strict": False, "digest": "", "axioms": [], "compiles": 0,
+                   "reason": f"usage: {message}", "layers": [{"name": "usage", "ok": False, "reason": message,
+                                                              "infra": True}]}, sys.stdout, indent=2)
+        print()
+    return 2
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Exit 0 accept, 1 reject, 2 infra or usage error (with ``--json`` an infra verdict is still printed)."""
+    from pytest_forall.core.registry import builtin_plugin_manager
+
+    try:
+        template = resolve_template(Path(args.template).expanduser())
+        task = task_from_template(args.prover, template)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return _usage_error(args, f"cannot read template {args.template}: {exc}")
+    try:
+        candidate = Path(args.candidate).expanduser()
+        if not candidate.is_file():
+            raise OSError(f"{candidate} is not a file")
+        data = candidate.read_bytes()
+    except OSError as exc:
+        return _usage_error(args, f"cannot read candidate {args.candidate}: {exc}")
+    pm = builtin_plugin_manager()
+    options = {"cache_dir": args.cache_dir} if args.cache_dir else {}
+    prover = pm.hook.pytest_forall_make_prover(name=args.prover, options=options)
+    if prover is None:
+        return _usage_error(args, f"unknown prover {args.prover!r}")
+    if args.theorem:
+        task = Task(**{**task.to_wire(), "theorem_name": args.theorem})
+    if args.timeout <= 0:
+        return _usage_error(args, "--timeout must be positive")
+    verdict = verify_candidate(task, prover, data, timeout=args.timeout, static_only=args.static_only)
+    if args.json:
+        json.dump(verdict.to_wire(), sys.stdout, indent=2)
+        print()
+    else:
+        _print_human(verdict)
+    return {ACCEPT: 0, REJECT: 1}.get(verdict.verdict, 2)
+
+
+def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("verify", help="Verify one candidate proof against its template",
+                            description="Run the verifier's layers on one candidate. Exit 0 accept, 1 reject, "
+                                        "2 infra or usage error.")
+    parser.add_argument("--prover", required=True, choices=["lean", "rocq"])
+    parser.add_argument("--template", required=True, help="The problem file as the benchmark ships it")
+    parser.add_argument("--candidate", required=True, help="The proof to judge")
+    parser.add_argument("--theorem", default="", help="Theorem name (default: found in the template)")
+    parser.add_argument("--static-only", action="store_true", help="Only the layers that need no prover")
+    parser.add_argument("--json", action="store_true", help="Print the verdict as JSON")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="Seconds per prover call")
+    parser.add_argument("--cache-dir", default="", help="Where compiled templates are cached")
+    parser.set_defaults(func=run_verify)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pytest_forall.core.verify …``: the same as ``forall verify …`` without the other subcommands'
+    imports (the corpus tests start one process per candidate)."""
+    parser = argparse.ArgumentParser(prog="forall")
+    add_cli(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["verify", *(sys.argv[1:] if argv is None else argv)])
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

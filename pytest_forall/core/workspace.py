@@ -1,0 +1,154 @@
+"""Per-item workspaces: a fresh directory holding only what the benchmark's rules permit.
+
+For PutnamBench that is the one problem file (the candidate starts as the template) and a short
+TASK.md; never the rest of the checkout. Directory names are opaque (derived from a run secret), so
+the path an agent sees reveals neither the benchmark nor other tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from pytest_forall.core.model import Task
+
+
+def opaque_name(secret: bytes, nodeid: str) -> str:
+    return hmac.new(secret, nodeid.encode(), hashlib.sha256).hexdigest()[:20]
+
+
+def task_brief(task: Task) -> str:
+    """What the actor is told about its task, written into the workspace as TASK.md."""
+    return (f"# Task {task.task_id}\n\nProve the theorem `{task.theorem_name}` in `{task.candidate_name}`.\n"
+            f"Everything before the proof is frozen and must stay exactly as given"
+            f"{' (including the answer value)' if task.answer else ''}; only the proof may change, and helper "
+            "lemmas may be added before the theorem.\n")
+
+
+def prepare(root: Path, name: str, task: Task, *, reset: bool) -> Path:
+    """Create (or, with ``reset``, recreate) the workspace ``root/name`` for ``task``."""
+    workspace = root / name
+    if reset and workspace.exists():
+        shutil.rmtree(workspace)
+    workspace.mkdir(parents=True, exist_ok=True)
+    candidate = workspace / task.candidate_name
+    if not candidate.exists():
+        candidate.write_text(task.template, encoding="utf-8")
+    (workspace / "TASK.md").write_text(task_brief(task), encoding="utf-8")
+    for rel, text in task.context_files.items():
+        target = workspace / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    tree = task.meta.get("workspace_tree")  # a prepared (sanitized) directory, too large for context_files
+    if tree:
+        shutil.copytree(str(tree), workspace / str(task.meta.get("workspace_tree_dest") or "."), symlinks=True,
+                        dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
+    return workspace
+
+
+def read_candidate(workspace: Path, name: str, max_bytes: int = 4 * 1024 * 1024) -> bytes | None:
+    """Read ``workspace/name`` without following a symlink the agent planted; None when absent or not a file."""
+    try:
+        fd = os.open(workspace / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        remaining = max_bytes + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= max_bytes else None
+    finally:
+        os.close(fd)
+
+
+# --- multi-file submissions (``meta["submission_files"]``, e.g. Lean Eval) -------------------------------
+#: Never part of a submission nor a protected change: our own notes and build outputs.
+_IGNORED = ("TASK.md", "REVIEW.md")
+_IGNORED_DIRS = (".lake",)
+
+
+def _is_submission(rel: str, patterns: list[str]) -> bool:
+    return any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in patterns)
+
+
+def _walk(workspace: Path) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(workspace):  # never follows symlinked directories
+        dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_DIRS)
+        for name in filenames:
+            found.append(os.path.relpath(os.path.join(dirpath, name), workspace).replace(os.sep, "/"))
+        found += [os.path.relpath(os.path.join(dirpath, d), workspace).replace(os.sep, "/")
+                  for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+    return sorted(found)
+
+
+def bundle_bytes(files: dict[str, bytes]) -> bytes:
+    """Canonical serialisation of a multi-file submission; its SHA-256 is the submission's digest.
+
+    For each relative path (``/``-separated) in sorted order: the UTF-8 path, NUL, the byte length
+    in decimal, NUL, the bytes.
+    """
+    return b"".join(rel.encode() + b"\0" + str(len(data)).encode() + b"\0" + data
+                    for rel, data in sorted(files.items()))
+
+
+def parse_bundle(data: bytes) -> dict[str, bytes]:
+    """Inverse of :func:`bundle_bytes`; raises ValueError on anything else."""
+    files: dict[str, bytes] = {}
+    i = 0
+    while i < len(data):
+        a = data.index(b"\0", i)
+        b = data.index(b"\0", a + 1)
+        rel, size = data[i:a].decode(), int(data[a + 1:b])
+        if size < 0 or b + 1 + size > len(data) or rel in files or (files and rel < max(files)):
+            raise ValueError(f"malformed bundle entry {rel!r}")
+        files[rel] = data[b + 1:b + 1 + size]
+        i = b + 1 + size
+    return files
+
+
+def read_task_candidate(workspace: Path, task: Task) -> bytes | None:
+    """The candidate's bytes: the one file, or for ``meta["submission_files"]`` the canonical bundle."""
+    patterns = task.meta.get("submission_files")
+    if not patterns:
+        return read_candidate(workspace, task.candidate_name)
+    files: dict[str, bytes] = {}
+    for rel in _walk(workspace):
+        if _is_submission(rel, list(patterns)):
+            data = read_candidate(workspace, rel)
+            if data is not None:  # symlinks and special files are never part of a submission
+                files[rel] = data
+    return bundle_bytes(files) if task.candidate_name in files else None
+
+
+def protected_changes(workspace: Path, task: Task) -> list[str]:
+    """For ``meta["submission_files"]`` tasks: every change outside the submission since :func:`prepare`."""
+    patterns = task.meta.get("submission_files")
+    if not patterns:
+        return []
+    expected = {task.candidate_name: task.template, **task.context_files}
+    changes = []
+    present = set()
+    for rel in _walk(workspace):
+        if rel in _IGNORED or _is_submission(rel, list(patterns)):
+            continue
+        present.add(rel)
+        if rel not in expected:
+            changes.append(f"added {rel}")
+        elif read_candidate(workspace, rel) != expected[rel].encode("utf-8"):
+            changes.append(f"modified {rel}")
+    changes += [f"removed {rel}" for rel in sorted(expected)
+                if rel not in present and rel not in _IGNORED and not _is_submission(rel, list(patterns))]
+    return changes

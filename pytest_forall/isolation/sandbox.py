@@ -1,0 +1,713 @@
+"""OS sandboxing of workspaces: actor and verifier commands see one writable directory and nothing else.
+
+A sandboxed command runs under bubblewrap in fresh user, mount, pid, net, ipc, uts and cgroup namespaces, on a
+tmpfs root that holds only ``/usr`` (read-only), a few ``/etc`` files, the policy's read-only binds and the
+workspace. Its only network route is a per-run CONNECT proxy (:mod:`pytest_forall.isolation.netproxy`) that enforces a
+``host:port`` allowlist and logs every attempt. Memory and process count are capped with cgroups (v1 on
+these hosts), the wall clock with a kill of the whole pid namespace, and :mod:`pytest_forall.isolation.init` runs as
+PID 1 so nothing outlives the command. ``docs/sandbox.md`` lists what is enforced how, and what is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pytest_forall.core.proc import ProcResult, kill_group, run_command
+from pytest_forall.isolation import seccomp
+
+BWRAP = "/usr/bin/bwrap"
+#: The interpreter for the in-sandbox init; it must live under /usr, the only host tree the sandbox sees.
+INSIDE_PYTHON = "/usr/bin/python3"
+INIT_SCRIPT = Path(__file__).with_name("init.py")
+SANDBOX_KINDS = ("bwrap", "none")
+RUN_DIR_INSIDE = "/run/forall"
+PROXY_PORT = 3128
+#: The sandbox has no capabilities, so it cannot listen below this port (so no mirror for those).
+UNPRIVILEGED_PORT_START = 1024
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+SANDBOX_UID = 1000
+#: Host /etc entries the sandbox gets (read-only, skipped when absent): TLS roots, alternatives, ld cache.
+HOST_ETC = ("/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime")
+#: Inside paths a policy may not mount over: the skeleton the sandbox itself depends on.
+RESERVED_INSIDE = ("/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/proc", "/dev", "/tmp", "/run")
+#: Bytes kept per output stream (the tail), so a chatty or hostile command cannot exhaust the caller's memory.
+OUTPUT_CAP = 8 << 20
+#: How long a killed sandbox may take to disappear before everything of the run is killed again, harder.
+KILL_GRACE = 5.0
+CHUNK = 65536
+DEFAULT_MAX_BYTES = 16 << 20
+
+# Runs between Popen and bwrap, so the sandbox is inside its cgroups (and rlimits) before its first fork.
+_ENTER_LIMITS_SHIM = """
+for procs in $FORALL_CGROUP_PROCS; do echo $$ > "$procs" || exit 125; done
+if [ -n "$FORALL_RLIMIT_AS_KB" ]; then ulimit -v "$FORALL_RLIMIT_AS_KB" || exit 125; fi
+ulimit -c 0
+exec "$@"
+"""
+
+
+class SandboxUnavailable(RuntimeError):
+    """bwrap is missing or could not build the sandbox: an infrastructure failure, not the command's."""
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What one sandboxed command may touch. Everything not granted here does not exist inside."""
+
+    #: The only writable host path, mounted at ``workspace_inside`` (an opaque name: the host path stays
+    #: hidden, except in /proc/self/mountinfo, see docs/sandbox.md).
+    workspace: Path
+    #: Extra read-only ``(host_path, inside_path)`` binds, e.g. a toolchain; /usr is always there.
+    ro_binds: tuple[tuple[Path, str], ...] = ()
+    #: Extra writable ``(host_path, inside_path)`` binds outside the workspace, e.g. an agent CLI's private HOME.
+    rw_binds: tuple[tuple[Path, str], ...] = ()
+    #: ``host:port`` endpoints reachable through the proxy; empty means no network at all.
+    allow: tuple[str, ...] = ()
+    wall_seconds: float | None = None
+    memory_mb: int | None = None
+    #: Tasks (processes and threads) in the run, counting bwrap and the sandbox init (3 with network, else 2).
+    max_processes: int | None = 1024
+    #: The whole environment inside (it is cleared); HOME defaults to the workspace, PATH to DEFAULT_PATH.
+    env: Mapping[str, str] = field(default_factory=dict)
+    sandbox: str = "bwrap"
+    workspace_inside: str = "/workspace"
+
+    def __post_init__(self) -> None:
+        if self.sandbox not in SANDBOX_KINDS:
+            raise ValueError(f"sandbox must be one of {SANDBOX_KINDS}, not {self.sandbox!r}")
+        from pytest_forall.isolation.netproxy import parse_endpoint  # lazy: netproxy pulls in asyncio
+
+        for endpoint in self.allow:
+            parse_endpoint(endpoint)
+        for inside in (self.workspace_inside, *(dest for _, dest in (*self.ro_binds, *self.rw_binds))):
+            _check_inside_path(inside)
+        for name in ("wall_seconds", "memory_mb", "max_processes"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive, not {value!r}")
+
+    def to_wire(self) -> dict[str, Any]:
+        """JSON primitives for the audit record. Env *values* are left out: they may hold credentials."""
+        return {"sandbox": self.sandbox, "workspace": str(self.workspace.absolute()),
+                "workspace_inside": self.workspace_inside,
+                "ro_binds": [[str(src), dest] for src, dest in self.ro_binds],
+                "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
+                "wall_seconds": self.wall_seconds, "memory_mb": self.memory_mb,
+                "max_processes": self.max_processes, "env_keys": sorted(self.env)}
+
+
+def _check_inside_path(inside: str) -> None:
+    path = PurePosixPath(inside)
+    if not path.is_absolute() or ".." in path.parts or str(path) != inside:
+        raise ValueError(f"inside path must be absolute and normalized: {inside!r}")
+    if inside in RESERVED_INSIDE or any(path.is_relative_to(d) for d in ("/proc", "/dev", RUN_DIR_INSIDE)):
+        raise ValueError(f"inside path {inside!r} is reserved by the sandbox")
+
+
+def run_sandboxed(argv: Sequence[str], policy: SandboxPolicy, *, audit_dir: Path, stdin: str | None = None,
+                  cwd_inside: str | None = None) -> ProcResult:
+    """Run ``argv`` under ``policy``; append the policy and outcome to ``audit_dir/sandbox.jsonl``.
+
+    Like :func:`pytest_forall.core.proc.run_command` it never raises for the command's own failure (a timeout gives
+    returncode 124). It raises :class:`SandboxUnavailable` when the sandbox itself cannot be built.
+    """
+    if not argv:
+        raise ValueError("empty command")
+    workspace = policy.workspace.resolve(strict=True)
+    audit_dir = audit_dir.resolve()
+    if audit_dir.is_relative_to(workspace):
+        raise ValueError("the audit dir must be outside the workspace (the command could rewrite it)")
+    audit_dir.mkdir(parents=True, exist_ok=True)
+    run_id = uuid.uuid4().hex[:12]
+    started_at = time.time()
+    cwd = cwd_inside or policy.workspace_inside
+    record: dict[str, Any] = {"run": run_id, "ts": round(started_at, 3), "argv": list(argv),
+                              "cwd_inside": cwd, "policy": policy.to_wire(), "bwrap_argv": None}
+    try:
+        if policy.sandbox == "none":
+            result = _run_unsandboxed(argv, policy, workspace, stdin, cwd)
+        else:
+            result = _run_bwrap(argv, policy, workspace, audit_dir, run_id, stdin, cwd, record)
+    except SandboxUnavailable as exc:
+        record["outcome"] = {"error": str(exc)}
+        raise
+    else:
+        result.extra["run"] = run_id
+        record["outcome"] = {"returncode": result.returncode, "duration": round(result.duration, 3),
+                             **result.extra}
+    finally:
+        with (audit_dir / "sandbox.jsonl").open("a", encoding="utf-8") as log:
+            log.write(json.dumps(record, sort_keys=True) + "\n")
+    return result
+
+
+def _run_unsandboxed(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, stdin: str | None,
+                     cwd_inside: str) -> ProcResult:
+    """``--forall-sandbox=none``: same call shape and audit record, no isolation at all."""
+    inside = PurePosixPath(cwd_inside)
+    if not inside.is_relative_to(policy.workspace_inside):
+        raise ValueError(f"without a sandbox, cwd must be inside the workspace, not {cwd_inside!r}")
+    cwd = workspace / inside.relative_to(policy.workspace_inside)
+    env = {"PATH": DEFAULT_PATH, "HOME": str(workspace), **policy.env}
+    result = run_command(argv, cwd=cwd, timeout=policy.wall_seconds, env=env, stdin=stdin)
+    result.extra.update(sandbox="none", timed_out=result.timed_out, oom=None, pids_limit_hit=None,
+                        leftovers_killed=None, survivors=None, access_log=None,
+                        limits={"memory": None, "pids": None, "network": "unrestricted", "seccomp": False})
+    return result
+
+
+def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audit_dir: Path, run_id: str,
+               stdin: str | None, cwd_inside: str, record: dict[str, Any]) -> ProcResult:
+    """Run under bwrap; ``record["bwrap_argv"]`` gets the exact command, for the audit."""
+    if not os.access(BWRAP, os.X_OK):
+        raise SandboxUnavailable(_unavailable_message(f"{BWRAP} is not installed"))
+    run_dir = Path(tempfile.mkdtemp(prefix="forall-sbx-"))  # 0700: proxy socket, generated /etc files
+    access_log = audit_dir / "access.jsonl"
+    from pytest_forall.isolation.netproxy import ConnectProxy
+
+    proxy = ConnectProxy(run_dir / "proxy.sock", policy.allow, access_log, run_id) if policy.allow else None
+    cgroups = _RunCgroups.create(run_id, policy.memory_mb, policy.max_processes)
+    owned_fds: list[int] = []
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        _write_etc(run_dir, policy.workspace_inside)
+        if proxy is not None:
+            proxy.start()
+        info_read, info_write = os.pipe()
+        status_read, status_write = os.pipe()
+        owned_fds += [info_read, info_write, status_read, status_write]
+        pass_fds = [info_write, status_write]
+        seccomp_fd = None
+        if seccomp.supported():
+            seccomp_fd = os.memfd_create("forall-seccomp", 0)
+            owned_fds.append(seccomp_fd)
+            os.write(seccomp_fd, seccomp.build_filter())
+            os.lseek(seccomp_fd, 0, os.SEEK_SET)
+            pass_fds.append(seccomp_fd)
+        init_args = ["--status-fd", str(status_write)]
+        if proxy is not None:
+            init_args += ["--proxy", f"{RUN_DIR_INSIDE}/proxy.sock", "--listen", str(PROXY_PORT)]
+            for port, endpoint in _loopback_mirrors(policy.allow):
+                init_args += ["--mirror", f"{port}={endpoint}"]
+        bwrap_argv = _bwrap_argv(policy, workspace, run_dir, cwd_inside, has_proxy=proxy is not None,
+                                 seccomp_fd=seccomp_fd, info_fd=info_write)
+        bwrap_argv += ["--", INSIDE_PYTHON, "-I", "-S", f"{RUN_DIR_INSIDE}/init.py", *init_args, "--", *argv]
+        record["bwrap_argv"] = _redact_env_values(bwrap_argv)
+        memory_rlimit_kb = policy.memory_mb << 10 if policy.memory_mb and cgroups.memory is None else None
+        shim_env = {"FORALL_CGROUP_PROCS": " ".join(str(d / "cgroup.procs") for d in cgroups.dirs()),
+                    "FORALL_RLIMIT_AS_KB": str(memory_rlimit_kb or "")}
+        stdin_file = _stdin_file(run_dir, stdin)
+        start = time.monotonic()
+        proc = subprocess.Popen(["/bin/sh", "-c", _ENTER_LIMITS_SHIM, "forall-sandbox", *bwrap_argv],
+                                env=shim_env, stdin=stdin_file, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, close_fds=True, pass_fds=pass_fds,
+                                start_new_session=True)
+        if stdin_file != subprocess.DEVNULL:
+            os.close(stdin_file)
+        for fd in (info_write, status_write):
+            os.close(fd)
+            owned_fds.remove(fd)
+        supervisor = _Supervisor(proc, info_read, status_read, cgroups)
+        supervisor.run(policy.wall_seconds)
+        duration = time.monotonic() - start
+        survivors = cgroups.reap_survivors()
+        if not supervisor.timed_out and not supervisor.init_started and proc.returncode != 0:
+            bwrap_error = supervisor.stderr.text().strip()
+            raise SandboxUnavailable(_unavailable_message(
+                f"bwrap could not build the sandbox (exit {proc.returncode}): {bwrap_error}"))
+        leftovers = (supervisor.killed_at_timeout if supervisor.timed_out
+                     else (supervisor.init_report or {}).get("leftovers"))
+        extra = {"sandbox": "bwrap", "sandbox_pid": supervisor.sandbox_pid,
+                 "timed_out": supervisor.timed_out,
+                 "oom": cgroups.oom_kills() > 0 if cgroups.memory else None,
+                 "pids_limit_hit": cgroups.pids_limit_hits() > 0 if cgroups.pids else None,
+                 "leftovers_killed": leftovers, "survivors": survivors,
+                 "access_log": str(access_log) if proxy is not None else None,
+                 "output_dropped_bytes": {"stdout": supervisor.stdout.dropped,
+                                          "stderr": supervisor.stderr.dropped},
+                 "limits": {"memory": ("cgroup-v1" if cgroups.memory
+                                       else "rlimit-as" if memory_rlimit_kb else None),
+                            "pids": "cgroup-v1" if cgroups.pids else None,
+                            "network": "proxy-allowlist" if proxy is not None else "none",
+                            "seccomp": seccomp_fd is not None}}
+        returncode = 124 if supervisor.timed_out else proc.returncode
+        return ProcResult(list(argv), returncode, supervisor.stdout.text(), supervisor.stderr.text(),
+                          duration, supervisor.timed_out, extra)
+    finally:
+        if proc is not None and proc.poll() is None:  # interrupted (e.g. Ctrl-C in pytest): take it all down
+            cgroups.kill()
+            kill_group(proc)
+            proc.wait()
+        if proxy is not None:
+            proxy.stop()
+        cgroups.remove()
+        for fd in owned_fds:
+            os.close(fd)
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _redact_env_values(argv: Sequence[str]) -> list[str]:
+    """The bwrap command for the audit record, with ``--setenv`` values hidden (they may be API keys)."""
+    redacted = list(argv)
+    for index, arg in enumerate(redacted[:-2]):
+        if arg == "--setenv":
+            redacted[index + 2] = "<redacted>"
+    return redacted
+
+
+def _skeleton_args(*extra_flags: str) -> list[str]:
+    """Namespaces, no capabilities, read-only /usr with its /bin and /lib links, and the host /etc pieces."""
+    args = [BWRAP, "--unshare-all", "--unshare-user", "--unshare-net", "--disable-userns",
+            "--die-with-parent", "--new-session", *extra_flags, "--cap-drop", "ALL",
+            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "sandbox",
+            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+            "--symlink", "usr/lib", "/lib"]
+    if os.path.isdir("/usr/lib64"):
+        args += ["--symlink", "usr/lib64", "/lib64"]
+    for path in HOST_ETC:
+        args += ["--ro-bind-try", path, path]
+    return args
+
+
+def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_inside: str, *, has_proxy: bool,
+                seccomp_fd: int | None, info_fd: int) -> list[str]:
+    args = _skeleton_args("--as-pid-1")
+    for name in ("passwd", "group", "hosts", "nsswitch.conf"):
+        args += ["--ro-bind", str(run_dir / "etc" / name), f"/etc/{name}"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+             "--ro-bind", str(INIT_SCRIPT), f"{RUN_DIR_INSIDE}/init.py"]
+    if has_proxy:
+        args += ["--ro-bind", str(run_dir / "proxy.sock"), f"{RUN_DIR_INSIDE}/proxy.sock"]
+    # the workspace first, so a read-only bind may sit inside it (e.g. a shared dependency cache)
+    args += ["--bind", str(workspace), policy.workspace_inside]
+    for src, dest in policy.rw_binds:
+        args += ["--bind", str(src), dest]
+    for src, dest in policy.ro_binds:
+        args += ["--ro-bind", str(src), dest]
+    args += ["--chdir", cwd_inside, "--clearenv"]
+    for key, value in _inside_env(policy, has_proxy).items():
+        args += ["--setenv", key, value]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    return args + ["--info-fd", str(info_fd)]
+
+
+def _inside_env(policy: SandboxPolicy, has_proxy: bool) -> dict[str, str]:
+    env = {"PATH": DEFAULT_PATH, "HOME": policy.workspace_inside, "USER": "sandbox", "LOGNAME": "sandbox"}
+    if has_proxy:
+        proxy_url = f"http://127.0.0.1:{PROXY_PORT}"
+        for key in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+            env[key] = proxy_url
+        env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    return {**env, **policy.env}
+
+
+def _loopback_mirrors(allow: Sequence[str]) -> list[tuple[int, str]]:
+    """Allowlisted host-loopback services appear at the same 127.0.0.1:port inside (tunnelled, logged)."""
+    mirrors = []
+    for endpoint in allow:
+        from pytest_forall.isolation.netproxy import parse_endpoint
+
+        host, port = parse_endpoint(endpoint)
+        if host in ("127.0.0.1", "localhost") and port >= UNPRIVILEGED_PORT_START and port != PROXY_PORT:
+            mirrors.append((port, endpoint))
+    return mirrors
+
+
+def _write_etc(run_dir: Path, home: str) -> None:
+    """Minimal identity and name-service files: tools that look up their user or ``localhost`` work."""
+    etc = run_dir / "etc"
+    etc.mkdir()
+    (etc / "passwd").write_text(f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:{home}:/bin/sh\n")
+    (etc / "group").write_text(f"sandbox:x:{SANDBOX_UID}:\n")
+    (etc / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
+    (etc / "nsswitch.conf").write_text("passwd: files\ngroup: files\nhosts: files\n")  # no DNS, ever
+
+
+def _stdin_file(run_dir: Path, stdin: str | None) -> int:
+    """stdin from a file, not a pipe: no writer thread, and no deadlock against a command that never reads."""
+    if stdin is None:
+        return subprocess.DEVNULL
+    path = run_dir / "stdin"
+    path.write_text(stdin, encoding="utf-8")
+    return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def _unavailable_message(reason: str) -> str:
+    return (f"sandbox unavailable: {reason}. Fix: `apt-get install -y bubblewrap` on a kernel with user "
+            "namespaces enabled, or run unsandboxed with --forall-sandbox=none (recorded in the audit).")
+
+
+class _Tail:
+    """The last :data:`OUTPUT_CAP` bytes of a stream, and how many earlier bytes were dropped."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        excess = len(self.data) - OUTPUT_CAP
+        if excess > 0:
+            del self.data[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+class _Supervisor:
+    """Drains the sandbox's output, enforces the wall clock, and tears the sandbox down on timeout."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], info_fd: int, status_fd: int,
+                 cgroups: _RunCgroups) -> None:
+        self.proc = proc
+        self.cgroups = cgroups
+        self.stdout, self.stderr = _Tail(), _Tail()
+        self._info, self._status = bytearray(), bytearray()
+        self._fds: dict[int, Callable[[bytes], None]] = {
+            _fileno(proc.stdout): self.stdout.add, _fileno(proc.stderr): self.stderr.add,
+            info_fd: self._info.extend, status_fd: self._status.extend}
+        self._info_fd = info_fd
+        self._sandbox_pidfd: int | None = None
+        self.sandbox_pid: int | None = None
+        self.timed_out = False
+        self.killed_at_timeout: int | None = None
+
+    @property
+    def init_started(self) -> bool:
+        """The sandbox's init ran, so bwrap built the sandbox (whatever happened to the command later)."""
+        return bool(self._status)
+
+    @property
+    def init_report(self) -> dict[str, Any] | None:
+        """What the sandbox's init wrote when the command ended (None if it was killed before that)."""
+        reports = [json.loads(line) for line in self._status.splitlines()]
+        return next((report for report in reports if "exit_code" in report), None)
+
+    def run(self, wall_seconds: float | None) -> None:
+        deadline = None if wall_seconds is None else time.monotonic() + wall_seconds
+        with selectors.DefaultSelector() as selector:
+            for fd, sink in self._fds.items():
+                selector.register(fd, selectors.EVENT_READ, sink)
+            while selector.get_map():
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    if self.timed_out:  # the pid namespace is gone but something still holds our pipes
+                        self._kill_everything()
+                        break
+                    self.timed_out = True
+                    self._kill_sandbox()
+                    deadline = now + KILL_GRACE
+                for key, _ in selector.select(None if deadline is None else max(0.0, deadline - now)):
+                    chunk = os.read(key.fd, CHUNK)
+                    if chunk:
+                        key.data(chunk)
+                        continue
+                    selector.unregister(key.fd)
+                    if key.fd == self._info_fd:
+                        self._open_sandbox_pidfd()
+        try:
+            self.proc.wait(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            self._kill_everything()
+            self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        if self._sandbox_pidfd is not None:
+            os.close(self._sandbox_pidfd)
+
+    def _open_sandbox_pidfd(self) -> None:
+        """bwrap reports the host pid of the sandbox's PID 1; a pidfd pins it against pid reuse."""
+        try:
+            self.sandbox_pid = int(json.loads(self._info)["child-pid"])
+            self._sandbox_pidfd = os.pidfd_open(self.sandbox_pid)
+        except (ValueError, KeyError, ProcessLookupError):
+            pass  # bwrap failed early, or the sandbox is already gone
+
+    def _kill_sandbox(self) -> None:
+        """SIGKILL the sandbox's PID 1: the kernel kills the whole pid namespace (setsid escapees too),
+        and bwrap, still alive, reaps it, so no zombie is left to the host's init."""
+        members = self.cgroups.members()
+        if members is not None:
+            self.killed_at_timeout = max(0, len(members) - 2)  # not counting bwrap and the sandbox init
+        if self._sandbox_pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self._sandbox_pidfd, signal.SIGKILL)
+                return
+            except ProcessLookupError:
+                pass
+        kill_group(self.proc)  # bwrap itself; --die-with-parent then takes the sandbox down
+
+    def _kill_everything(self) -> None:
+        self.cgroups.kill()
+        kill_group(self.proc)
+
+
+def _fileno(stream: Any) -> int:
+    assert stream is not None
+    fileno: int = stream.fileno()
+    return fileno
+
+
+@dataclass
+class _RunCgroups:
+    """The run's own cgroups: v1 memory and pids for limits, v2 for membership and ``cgroup.kill``.
+
+    Each is None where the host does not offer it or we may not write it; the audit records which limits held.
+    """
+
+    memory: Path | None = None
+    pids: Path | None = None
+    unified: Path | None = None
+
+    @classmethod
+    def create(cls, run_id: str, memory_mb: int | None, max_processes: int | None) -> _RunCgroups:
+        own = _own_cgroup_dirs()
+        name = f"forall-{run_id}"
+        groups = cls()
+        if memory_mb is not None and "memory" in own:
+            limit = {"memory.limit_in_bytes": str(memory_mb << 20)}
+            groups.memory = _make_cgroup(own["memory"] / name, limit)
+        if max_processes is not None and "pids" in own:
+            groups.pids = _make_cgroup(own["pids"] / name, {"pids.max": str(max_processes)})
+        if "unified" in own:
+            groups.unified = _make_cgroup(own["unified"] / name, {})
+        return groups
+
+    def dirs(self) -> list[Path]:
+        return [path for path in (self.memory, self.pids, self.unified) if path is not None]
+
+    def members(self) -> set[int] | None:
+        """Pids of the run still alive (None when no cgroup tracks the run)."""
+        if not self.dirs():
+            return None
+        return {int(pid) for path in self.dirs() for pid in (path / "cgroup.procs").read_text().split()}
+
+    def kill(self) -> None:
+        if self.unified is not None and (self.unified / "cgroup.kill").exists():
+            (self.unified / "cgroup.kill").write_text("1")
+            return
+        for pid in self.members() or ():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def reap_survivors(self) -> list[int] | None:
+        """After the sandbox is gone: which of its processes are still alive (must be none), killed now."""
+        survivors = self.members()
+        if survivors:
+            self.kill()
+            deadline = time.monotonic() + KILL_GRACE
+            while self.members() and time.monotonic() < deadline:
+                time.sleep(0.02)
+        return None if survivors is None else sorted(survivors)
+
+    def oom_kills(self) -> int:
+        assert self.memory is not None
+        return _counter(self.memory / "memory.oom_control", "oom_kill")
+
+    def pids_limit_hits(self) -> int:
+        assert self.pids is not None
+        return _counter(self.pids / "pids.events", "max")
+
+    def remove(self) -> None:
+        """Best effort: a cgroup still busy after the grace period is left (``survivors`` says why)."""
+        for path in self.dirs():
+            deadline = time.monotonic() + KILL_GRACE
+            while path.exists() and time.monotonic() < deadline:
+                try:
+                    path.rmdir()
+                except OSError:  # EBUSY while the last task's exit is still being accounted
+                    time.sleep(0.01)
+
+
+def _counter(path: Path, key: str) -> int:
+    for line in path.read_text().splitlines():
+        name, _, value = line.partition(" ")
+        if name == key:
+            return int(value)
+    return 0
+
+
+def _own_cgroup_dirs() -> dict[str, Path]:
+    """This process's cgroup directories: v1 ``memory`` and ``pids``, and ``unified`` for the v2 hierarchy."""
+    own: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else ["unified"]:
+            own[controller] = path
+    found: dict[str, Path] = {}
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        mount_fields, _, fs_fields = line.partition(" - ")
+        root, mount_point = mount_fields.split()[3:5]
+        fs_type, _, super_options = fs_fields.split()[:3]
+        if fs_type == "cgroup2":
+            keys = ["unified"]
+        elif fs_type == "cgroup":
+            keys = [opt for opt in super_options.split(",") if opt in ("memory", "pids")]
+        else:
+            continue
+        for key in keys:
+            if key in own and PurePosixPath(own[key]).is_relative_to(root):
+                found[key] = Path(mount_point) / PurePosixPath(own[key]).relative_to(root)
+    return found
+
+
+def _make_cgroup(path: Path, settings: Mapping[str, str]) -> Path | None:
+    try:
+        path.mkdir()
+    except OSError:
+        return None
+    try:
+        for name, value in settings.items():
+            (path / name).write_text(value)
+    except OSError:
+        path.rmdir()
+        return None
+    return path
+
+
+def probe_sandbox() -> str:
+    """"" when bwrap can build a sandbox here (user namespaces work), else the reason and the fix."""
+    for tool in (BWRAP, INSIDE_PYTHON):
+        if not os.access(tool, os.X_OK):
+            return _unavailable_message(f"{tool} is not installed")
+    argv = [BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--as-pid-1",
+            "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+            "--proc", "/proc", "--dev", "/dev", "--", INSIDE_PYTHON, "-I", "-S", "-c", "pass"]
+    try:
+        probe = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return _unavailable_message(f"running bwrap failed: {exc}")
+    if probe.returncode != 0:
+        return _unavailable_message(f"bwrap cannot create namespaces here: {probe.stderr.strip()}")
+    return ""
+
+
+def safe_read(workspace: Path, relname: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes | None:
+    """Read ``workspace/relname`` written by a sandboxed (hostile) command, or None if it is not a plain file.
+
+    Every path component is opened with O_NOFOLLOW relative to its parent's fd, so a planted symlink (at any
+    depth) cannot redirect the read to a host file, and a swap between check and open cannot either. FIFOs,
+    devices and directories are refused, and so is a file larger than ``max_bytes``.
+    """
+    parts = PurePosixPath(relname).parts
+    if not parts or PurePosixPath(relname).is_absolute() or ".." in parts:
+        raise ValueError(f"relname must be a relative path inside the workspace: {relname!r}")
+    dir_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            try:
+                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                  dir_fd=dir_fd)
+            except OSError:
+                return None
+            os.close(dir_fd)
+            dir_fd = next_fd
+        try:  # O_NONBLOCK: opening a planted FIFO must not hang the verifier
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
+                         dir_fd=dir_fd)
+        except OSError:
+            return None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            os.close(fd)
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(max_bytes + 1)  # the file may grow after fstat
+        return data if len(data) <= max_bytes else None
+    finally:
+        os.close(dir_fd)
+
+
+def add_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``forall sandbox``: run one command in exactly the sandbox a benchmark task would get."""
+    parser = subparsers.add_parser(
+        "sandbox", help="Run a command inside a workspace sandbox",
+        description="Run one command in exactly the sandbox a benchmark task gets; exit with its status "
+                    "(124 on timeout).")
+    parser.add_argument("--workspace", type=Path, required=True, help="The only writable directory")
+    parser.add_argument("--allow", action="append", default=[], metavar="HOST:PORT",
+                        help="Reachable through the proxy (repeatable); none means no network")
+    parser.add_argument("--ro-bind", action="append", default=[], metavar="SRC[:DEST]",
+                        help="Read-only bind (repeatable); DEST defaults to SRC")
+    parser.add_argument("--wall", type=float, default=None, metavar="S", help="Wall-clock limit in seconds")
+    parser.add_argument("--mem", type=int, default=None, metavar="MB", help="Memory limit in MiB")
+    parser.add_argument("--pids", type=int, default=1024, metavar="N", help="Task limit (default 1024)")
+    parser.add_argument("--audit-dir", type=Path, default=None,
+                        help="Where sandbox.jsonl and access.jsonl go (default: WORKSPACE.audit next to it)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD...")
+    parser.set_defaults(func=_cli_main)
+
+
+def _cli_main(args: argparse.Namespace) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        print("forall sandbox: no command given (forall sandbox --workspace DIR -- CMD...)", file=sys.stderr)
+        return 2
+    workspace: Path = args.workspace.resolve()
+    ro_binds = []
+    for spec in args.ro_bind:
+        src, _, dest = spec.partition(":")
+        ro_binds.append((Path(src), dest or src))
+    policy = SandboxPolicy(workspace=workspace, ro_binds=tuple(ro_binds), allow=tuple(args.allow),
+                           wall_seconds=args.wall, memory_mb=args.mem, max_processes=args.pids)
+    audit_dir = args.audit_dir or workspace.with_name(workspace.name + ".audit")
+    result = run_sandboxed(command, policy, audit_dir=audit_dir)
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    access = result.extra["access_log"] or "none (no network allowed)"
+    print(f"forall sandbox: audit {audit_dir / 'sandbox.jsonl'}; access log {access}", file=sys.stderr)
+    return result.returncode
+
+
+def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> Callable[..., ProcResult]:
+    """A drop-in for :func:`pytest_forall.core.proc.run_command` that runs a prover call in the sandbox.
+
+    The call's ``cwd`` (the verifier's private build directory) becomes the writable workspace; relative
+    paths in ``argv`` keep working because the command starts in the workspace inside. No network.
+    """
+
+    def run(argv: Sequence[str], *, cwd: Path | str, timeout: float | None, env: dict[str, str] | None = None,
+            stdin: str | None = None, mem_mb: int | None = None) -> ProcResult:
+        policy = SandboxPolicy(workspace=Path(cwd), ro_binds=tuple(ro_binds), wall_seconds=timeout,
+                               memory_mb=mem_mb, env=dict(env or {"PATH": DEFAULT_PATH}))
+        try:
+            return run_sandboxed(argv, policy, audit_dir=audit_dir, stdin=stdin)
+        except SandboxUnavailable as exc:
+            return ProcResult(list(argv), 127, "", f"sandbox unavailable: {exc}", 0.0)
+
+    return run
+
+
+def interactive_prefix(workspace: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> list[str]:
+    """A bwrap command prefix for an interactive tool driven over a pty (the portfolio's ``coqtop``).
+
+    Same isolation as :func:`run_sandboxed` for files, processes and network (own namespaces, no
+    network at all, read-only /usr, the workspace as the only writable path, dies with its parent), but
+    no proxy, cgroups or init: the caller bounds time and memory and kills the pty's process group.
+    """
+    args = _skeleton_args()
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(workspace), "/workspace"]
+    for src, dest in ro_binds:
+        args += ["--ro-bind", str(src), dest]
+    return args + ["--chdir", "/workspace", "--clearenv", "--setenv", "PATH", DEFAULT_PATH,
+                   "--setenv", "HOME", "/workspace", "--"]

@@ -1,0 +1,96 @@
+"""Collection: a ``*.forall.toml`` suite manifest becomes one ``pytest.Function`` item per task.
+
+Items are real ``pytest.Function``s (``callobj`` = :func:`run_forall_item`), so fixtures, markers,
+``-k``, ``-m``, ``--lf``, ``-n`` and JUnit work as pytest users expect. A manifest or adapter problem
+becomes a failing item naming the file, never a crash of collection (which would stop a serial run).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_forall.core.errors import UsageError
+from pytest_forall.core.model import Task
+
+SUITE_SUFFIX = ".forall.toml"
+TASK_KEY = pytest.StashKey[Task]()
+#: The manifest's ``[budget]`` table: below markers, options and ini in precedence (a suite default).
+SUITE_BUDGET_KEY = pytest.StashKey[dict[str, Any]]()
+
+
+class ForallItem(pytest.Function):
+    """One task. ``reportinfo`` points at the problem file, not at this plugin's code."""
+
+    @property
+    def forall_task(self) -> Task:
+        return self.stash[TASK_KEY]
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        task = self.stash.get(TASK_KEY, None)
+        return (task.source_path if task else self.path), None, self.name
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
+        from pytest_forall.plugin.report import ForallFailure
+
+        if isinstance(excinfo.value, (ForallFailure, UsageError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+def run_forall_item(request: pytest.FixtureRequest, forall_task: Task, forall_workspace: Path,
+                    forall_prover: Any, forall_frontend: Any, forall_reviewer: Any) -> None:
+    """The test function every task item runs: drive the protocol and turn its outcome into a report."""
+    from pytest_forall.plugin.report import finish_item
+
+    finish_item(request, forall_task, forall_workspace, forall_prover, forall_frontend, forall_reviewer)
+
+
+def _broken_task(path: Path, problem: str) -> Task:
+    return Task(task_id=path.name.removesuffix(SUITE_SUFFIX), suite="?", track="manifest", prover="",
+                source_path=str(path), template="", problem=problem)
+
+
+class ForallSuite(pytest.File):
+    """A benchmark suite, described by a manifest such as ``benchmarks/putnam/putnam.forall.toml``."""
+
+    def _tasks(self) -> list[Task]:
+        try:
+            manifest = tomllib.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            return [_broken_task(self.path, f"cannot read suite manifest: {exc}")]
+        if not isinstance(manifest.get("adapter"), str):
+            return [_broken_task(self.path, "suite manifest has no `adapter = \"…\"` entry")]
+        from pytest_forall.plugin import resolved_options
+
+        options = resolved_options(self.config)
+        try:
+            tasks = self.ihook.pytest_forall_load_tasks(path=self.path, manifest=manifest, options=options)
+        except UsageError as exc:
+            return [_broken_task(self.path, str(exc))]
+        if tasks is None:
+            return [_broken_task(self.path, f"no installed adapter is called {manifest['adapter']!r}")]
+        self.manifest = manifest
+        return sorted(tasks, key=lambda t: (t.track, t.task_id))  # xdist needs one order on every worker
+
+    def collect(self) -> Iterator[pytest.Item]:
+        for task in self._tasks():
+            item = ForallItem.from_parent(self, name=f"{task.task_id}[{task.track}]", callobj=run_forall_item)
+            item.stash[TASK_KEY] = task
+            item.add_marker(pytest.mark.forall)
+            if task.track not in ("manifest",):
+                item.add_marker(getattr(pytest.mark, task.track.replace("-", "_")))
+            budget = getattr(self, "manifest", {}).get("budget")
+            item.stash[SUITE_BUDGET_KEY] = dict(budget) if isinstance(budget, dict) else {}
+            yield item
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name.endswith(SUITE_SUFFIX):
+        suite: ForallSuite = ForallSuite.from_parent(parent, path=file_path)
+        return suite
+    return None

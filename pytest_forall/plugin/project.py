@@ -1,0 +1,109 @@
+"""pytest glue of the any-project suite: the project directory collects its own items (no manifest on disk).
+
+The suite itself (:mod:`pytest_forall.suites.project`) finds the holes and builds tasks without pytest; this
+module turns ``--forall-project DIR`` into a collector and stores accepted proofs for replay.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_forall.core.errors import UsageError
+from pytest_forall.core.model import RULES_ONLY, STRICT, Task
+from pytest_forall.suites.project import SUITE, project_root
+
+
+def _suite_collector() -> Any:
+    from pytest_forall.plugin.collect import ForallSuite
+
+    class ProjectSuite(ForallSuite):
+        """The project's items, without a manifest on disk."""
+
+        def _tasks(self) -> list[Task]:
+            from pytest_forall.plugin import resolved_options
+            from pytest_forall.plugin.collect import _broken_task
+
+            options = resolved_options(self.config)
+            self.manifest = {"adapter": SUITE}
+            try:
+                tasks = self.ihook.pytest_forall_load_tasks(path=self.path, manifest=self.manifest, options=options)
+            except UsageError as exc:
+                return [_broken_task(self.path, str(exc))]
+            return sorted(tasks or [], key=lambda t: (t.track, t.task_id))
+
+    return ProjectSuite
+
+
+class ProjectDir(pytest.Dir):  # type: ignore[misc]  # pytest marks Dir final; only collect() is extended
+    """The project directory: its forall items, then whatever pytest would collect there anyway."""
+
+    def collect(self) -> Iterator[Any]:
+        # The suite's path is the project directory (so the project's conftest.py files apply to its items);
+        # its name and node id say "project.forall.toml", a manifest that does not exist on disk.
+        yield _suite_collector().from_parent(self, path=self.path, name="project.forall.toml",
+                                             nodeid=f"{self.nodeid}/project.forall.toml".lstrip("/"))
+        yield from super().collect()
+
+
+def _configured_project(config: pytest.Config) -> Path | None:
+    from pytest_forall.plugin import resolved_options
+
+    value = resolved_options(config).get("project")
+    if not value:
+        return None
+    root = Path(str(value)).expanduser()
+    return (root if root.is_absolute() else config.rootpath / root).resolve()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``pytest --forall-project PATH`` alone collects PATH; with explicit paths, PATH is added to them."""
+    from pytest_forall.plugin import resolved_options
+
+    root = _configured_project(config)
+    if root is None:
+        return
+    if not config.pluginmanager.has_plugin("forall-proof-store"):
+        config.pluginmanager.register(ProofStore(config), "forall-proof-store")
+    try:
+        project_root(resolved_options(config))
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    args = [Path(a.split("::", 1)[0]).resolve() for a in config.args]
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args[:] = [str(root)]
+    elif not any(root == a or a in root.parents for a in args):
+        config.args.append(str(root))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    root = _configured_project(parent.config)
+    if root is not None and path.resolve() == root:
+        return ProjectDir.from_parent(parent, path=path)
+    return None
+
+
+class ProofStore:
+    """Writes every accepted project proof (from a frontend other than replay) to ``--forall-proofs``."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_forall_item_finished(self, nodeid: str, result: dict[str, Any]) -> None:
+        from pytest_forall.plugin import resolved_options
+
+        options = resolved_options(self.config)
+        if (result.get("suite") != SUITE or result.get("outcome") not in (STRICT, RULES_ONLY)
+                or not options.get("proofs") or result.get("frontend") == "replay"):
+            return
+        accepted = Path(str(result.get("audit_dir", ""))) / "accepted"
+        for produced in sorted(accepted.glob(f"{result['task_id']}.*")):
+            if produced.suffix in (".v", ".lean"):
+                store = Path(str(options["proofs"])).expanduser()
+                store.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(produced, store / produced.name)

@@ -1,0 +1,662 @@
+"""Any-project suite: ``pytest --forall-project PATH`` turns every open theorem of a project into an item.
+
+* **Rocq** (``_CoqProject``, or ``*.v`` files): every ``Theorem``/``Lemma``/… whose proof ends in
+  ``Admitted.`` is an item. Task id = the theorem's qualified name with ``.`` written ``__``
+  (``Demo.Arith.add_zero`` -> ``Demo__Arith__add_zero``), because the id is also a Coq module name.
+* **Lean** (``lakefile.toml``/``lakefile.lean``): every ``theorem``/``lemma`` whose proof is ``sorry``
+  (``:= sorry``, ``:= by sorry``) is an item, with the same id scheme.
+
+Rocq items are checked in the project's context (:class:`ProjectRocqProver`): the project is copied to
+a private build directory under the cache and compiled once per content key with its own ``-Q``/``-R``
+mapping (``coq_makefile`` + ``make``); the part of the target's file *before* the target is compiled as
+the module ``ForallPrefix.Prefix_<id>``; the template the actor sees is that file's ``Require``/``Import``/
+``Open``/``Set`` sentences, ``Require Import ForallPrefix.Prefix_<id>.`` and the target with ``Proof. Admitted.``
+Every ``coqc``/``coqchk`` call of the verifier gets the project's load path. A proof that rests on the
+project's *other* admitted lemmas passes as ``rules_only``; one that rests on the target's own admitted
+version (by loading a module that contains it) fails.
+
+``--forall-proofs DIR`` is the proof store: replay (``--forall-frontend replay``) reads ``DIR/<id>.v``,
+and every accepted project proof from any other frontend is written there, so a project can gate CI on
+"no stored proof regressed" when its toolchain or dependencies move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from pytest_forall.core.errors import UsageError
+from pytest_forall.core.model import Layer, Task
+from pytest_forall.core.proc import run_command
+from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.rocq.backend import RocqProver
+
+SUITE = "project"
+ROCQ_PROVER = "rocq-project"
+LEAN_PROVER = "lean-project"
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".lake", "_build", "_opam", "node_modules", "__pycache__"})
+PREFIX_ROOT = "ForallPrefix"
+LAKEFILES = ("lakefile.toml", "lakefile.lean")
+
+
+def project_root(options: dict[str, Any], manifest: dict[str, Any] | None = None) -> Path:
+    """The project named by ``--forall-project`` (or a manifest's ``path``), checked to be one."""
+    value = options.get("project") or (manifest or {}).get("path")
+    if not value:
+        raise UsageError("no project given: pass --forall-project PATH (a Lake project with lakefile.toml/"
+                         "lakefile.lean, or a Rocq project with _CoqProject or *.v files)")
+    root = Path(str(value)).expanduser()
+    if not root.is_absolute():
+        root = Path(str(options.get("rootdir", "."))) / root
+    root = root.resolve()
+    if not root.is_dir():
+        raise UsageError(f"--forall-project {value}: {root} is not a directory")
+    if not is_lean_project(root) and not is_rocq_project(root):
+        raise UsageError(f"--forall-project {value}: {root} is neither a Lake project (lakefile.toml/lakefile.lean) "
+                         "nor a Rocq project (_CoqProject or *.v files)")
+    return root
+
+
+def is_lean_project(root: Path) -> bool:
+    return any((root / name).is_file() for name in LAKEFILES)
+
+
+def is_rocq_project(root: Path) -> bool:
+    return (root / "_CoqProject").is_file() or next(source_files(root, ".v"), None) is not None
+
+
+def source_files(root: Path, ext: str) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(ext):
+                yield Path(dirpath) / name
+
+
+def task_id_of(qualified: str) -> str:
+    return qualified.replace(".", "__")
+
+
+def prefix_module(task_id: str) -> str:
+    """The library holding the target file's text before the target (its short name differs from the
+    candidate's and template's ``<id>``, so Coq never has to disambiguate them by qualifier)."""
+    return f"Prefix_{task_id}"
+
+
+# --- Rocq: _CoqProject ----------------------------------------------------------------------------------
+
+@dataclass
+class CoqProject:
+    root: Path
+    mappings: list[tuple[str, str, str]]          # (-Q|-R, directory relative to the root, logical prefix)
+    args: list[str] = field(default_factory=list)  # -arg values, passed to every coqc
+    files: list[str] = field(default_factory=list)  # .v files relative to the root
+    own_file: bool = True                           # _CoqProject exists (else a default mapping)
+
+    def load_args(self, base: Path) -> list[str]:
+        """coqc arguments mapping the copy at ``base`` the way the project maps itself."""
+        out: list[str] = []
+        for flag, directory, logical in self.mappings:
+            out += [flag, str((base / directory).resolve() if directory != "." else base), logical]
+        return out + self.args
+
+    def logical_module(self, rel: str) -> str | None:
+        best: tuple[int, str] | None = None
+        for _, directory, logical in self.mappings:
+            prefix = "" if directory in (".", "") else directory.rstrip("/") + "/"
+            if rel.startswith(prefix) and (best is None or len(prefix) > best[0]):
+                parts = rel[len(prefix):].removesuffix(".v").split("/")
+                best = (len(prefix), ".".join(p for p in [logical, *parts] if p))
+        return best[1] if best else None
+
+
+def read_coqproject(root: Path) -> CoqProject:
+    path = root / "_CoqProject"
+    if not path.is_file():
+        logical = re.sub(r"\W", "_", root.name) or "Project"
+        logical = logical if logical[0].isalpha() else "P" + logical
+        files = [p.relative_to(root).as_posix() for p in source_files(root, ".v")]
+        return CoqProject(root, [("-R", ".", logical)], [], files, own_file=False)
+    words = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        words += line.split("#", 1)[0].split()
+    mappings, args, files = [], [], []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ("-Q", "-R") and i + 2 < len(words):
+            mappings.append((word, os.path.normpath(words[i + 1]), words[i + 2]))
+            i += 3
+        elif word == "-arg" and i + 1 < len(words):
+            args.append(words[i + 1])
+            i += 2
+        elif word == "-I" and i + 1 < len(words):
+            i += 2
+        elif word.endswith(".v"):
+            files.append(os.path.normpath(word))
+            i += 1
+        else:
+            i += 1
+    if not files:  # a _CoqProject with only the mapping: every .v under the mapped directories
+        for _, directory, _ in mappings:
+            files += [p.relative_to(root).as_posix() for p in source_files(root / directory, ".v")]
+    return CoqProject(root, mappings or [("-R", ".", "Project")], args, sorted(set(files)))
+
+
+# --- Rocq: finding the admitted theorems ----------------------------------------------------------------
+
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    for match in re.finditer("\n", text):
+        starts.append(match.end())
+    return starts
+
+
+@dataclass
+class RocqTarget:
+    name: str
+    start: int        # offset of the theorem sentence
+    stmt_end: int     # offset just after the statement's closing '.'
+    open_blocks: list[str]
+
+
+def rocq_admitted(text: str) -> list[RocqTarget]:
+    """Theorems of ``text`` whose proof ends in ``Admitted.``; raises NotUnderstood on unlexable text."""
+    from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS, lex, split_sentences
+
+    starts = _offsets(text)
+    sentences = split_sentences(lex(text))
+
+    def offset(token: Any) -> int:
+        return int(starts[token.line - 1] + token.col - 1)
+
+    targets: list[RocqTarget] = []
+    blocks: list[str] = []
+    i = 0
+    while i < len(sentences):
+        sentence = sentences[i]
+        words = sentence.command_words()
+        head = words[0] if words else ""
+        if head == "Section" or (head == "Module" and not sentence.defines_inline()):
+            blocks.append(" ".join(words[:3]))
+        elif head == "End" and blocks:
+            blocks.pop()
+        if sentence.opens_proof():
+            j = i + 1
+            while j < len(sentences) and not sentences[j].terminator():
+                j += 1
+            if j < len(sentences) and sentences[j].terminator() == "Admitted" and head in THEOREM_KEYWORDS:
+                last = sentence.tokens[-1]
+                targets.append(RocqTarget(sentence.declared_name(), offset(sentence.tokens[0]), offset(last) + 1,
+                                          list(blocks)))
+            i = j + 1
+            continue
+        i += 1
+    return targets
+
+
+#: Sentences of the prefix that the template repeats (they change how the statement reads).
+_HEADER_HEADS = ("Require", "From", "Import", "Export", "Open", "Close", "Set", "Unset", "Implicit",
+                 "Generalizable", "Local", "Global")
+_REQUIRE_HEADS = ("Require", "From")
+
+
+def rocq_header(prefix: str) -> tuple[list[str], list[str]]:
+    """(Require sentences, other scope/option sentences) of ``prefix``, as written."""
+    from pytest_forall.lang.rocq.screen import lex, split_sentences
+
+    starts = _offsets(prefix)
+    requires: list[str] = []
+    others: list[str] = []
+    for sentence in split_sentences(lex(prefix)):
+        first, last = sentence.tokens[0], sentence.tokens[-1]
+        words = [t.text for t in sentence.tokens if t.kind == "ident"][:2]
+        if not words or words[0] not in _HEADER_HEADS:
+            continue
+        if words[0] in ("Local", "Global") and (len(words) < 2 or words[1] not in ("Open", "Close", "Set", "Unset")):
+            continue
+        text = prefix[starts[first.line - 1] + first.col - 1: starts[last.line - 1] + last.col]
+        (requires if words[0] in _REQUIRE_HEADS or "Require" in words else others).append(text)
+    return requires, others
+
+
+def rocq_tasks(project: CoqProject, build_key: str) -> list[Task]:
+    from pytest_forall.lang.common import NotUnderstood
+
+    tasks = []
+    for rel in project.files:
+        path = project.root / rel
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            tasks.append(Task(task_id=task_id_of(rel.removesuffix(".v").replace("/", ".")), suite=SUITE, track="coq",
+                              prover=ROCQ_PROVER, source_path=str(path), template="", problem=f"cannot read: {exc}"))
+            continue
+        if "Admitted" not in text:
+            continue
+        module = project.logical_module(rel)
+        try:
+            targets = rocq_admitted(text)
+        except NotUnderstood as exc:
+            tasks.append(Task(task_id=task_id_of(module or rel), suite=SUITE, track="coq", prover=ROCQ_PROVER,
+                              source_path=str(path), template="", problem=f"cannot parse: {exc}"))
+            continue
+        for target in targets:
+            tasks.append(_rocq_task(project, rel, module, text, target, build_key))
+    return tasks
+
+
+def _rocq_task(project: CoqProject, rel: str, module: str | None, text: str, target: RocqTarget,
+               build_key: str) -> Task:
+    qualified = f"{module}.{target.name}" if module else f"{rel}:{target.name}"
+    task_id = task_id_of(qualified) if module else re.sub(r"\W", "_", qualified)
+    prefix = text[:target.start]
+    requires, others = rocq_header(prefix)
+    statement = text[target.start:target.stmt_end]
+    header = "\n".join(requires + [f"Require Import {PREFIX_ROOT}.{prefix_module(task_id)}."] + others)
+    template = f"{header}\n\n{statement}\nProof.\nAdmitted.\n"
+    unsupported = ""
+    if module is None:
+        unsupported = f"{rel} is outside every -Q/-R directory of the project"
+    elif target.open_blocks:
+        unsupported = (f"`{target.name}` is inside `{target.open_blocks[-1]}`: the project suite checks only "
+                       "theorems at a file's top level")
+    meta = {"candidate_name": f"{task_id}.v", "project_root": str(project.root), "project_file": rel,
+            "qualified_name": qualified, "prefix": prefix, "coq_build_key": build_key,
+            "retrieval_exclude": [qualified], "unsupported": unsupported}
+    return Task(task_id=task_id, suite=SUITE, track="coq", prover=ROCQ_PROVER, source_path=str(project.root / rel),
+                template=template, frozen=template[:template.rindex("Admitted.")], theorem_name=target.name,
+                statement=statement, meta=meta)
+
+
+def rocq_build_key(project: CoqProject, version: str) -> str:
+    digest = hashlib.sha256(f"forall-project-rocq-1\0{version}\0".encode())
+    coqproject = project.root / "_CoqProject"
+    if coqproject.is_file():
+        digest.update(b"_CoqProject\0" + coqproject.read_bytes())
+    for rel in project.files:
+        path = project.root / rel
+        digest.update(rel.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"<missing>") + b"\0")
+    return digest.hexdigest()[:24]
+
+
+def coqc_version(coqc: str = "coqc") -> str:
+    if shutil.which(coqc) is None:
+        return "<no coqc>"
+    result = run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=60)
+    return result.stdout.strip()
+
+
+# --- Rocq: the prover in the project's context -------------------------------------------------------------
+
+class ProjectRocqProver(RocqProver):
+    """:class:`~pytest_forall.lang.rocq.backend.RocqProver` with the project's load path on every coqc/coqchk.
+
+    The project build lives in ``<cache>/project-rocq/<key>/`` (bound read-only into the sandbox);
+    templates are cached per build key, so a changed dependency never reuses a stale template.
+    """
+
+    name = ROCQ_PROVER
+
+    def __init__(self, options: dict[str, Any] | None = None, runner: Any = None) -> None:
+        from pytest_forall.core.proc import run_command as default_runner
+
+        super().__init__(options, runner or default_runner)
+        cache = (options or {}).get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
+        self.builds = Path(str(cache)).resolve() / "project-rocq"
+        self.builds.mkdir(parents=True, exist_ok=True)
+        self.template_root = Path(str(cache)).resolve() / "project-rocq-templates"
+        self.sandbox_binds = (*type(self).sandbox_binds, (self.builds, str(self.builds)))  # type: ignore[assignment]
+        self.load: list[str] = []
+        self.bound: str = ""
+        self.bind_error: str = ""
+
+    # every coqc / coqchk call of the base class goes through _run: add the project's load path there
+    def _run(self, argv: list[str], cwd: Path, timeout: float) -> Any:
+        if self.load and argv and argv[0] in (self.coqc, self.coqchk):
+            argv = [argv[0], *self.load, *argv[1:]]
+        return super()._run(argv, cwd, timeout)
+
+    def _bind(self, task: Task, timeout: float) -> str:
+        """Build (or reuse) the project and the task's prefix module; set the load path. "" or an infra reason."""
+        if self.bound == task.task_id:
+            return self.bind_error
+        self.bound, self.load, self.bind_error = task.task_id, [], ""
+        if "project_root" not in task.meta:
+            return ""
+        if task.meta.get("unsupported"):
+            self.bind_error = str(task.meta["unsupported"])
+            return self.bind_error
+        project = read_coqproject(Path(task.meta["project_root"]))
+        build = self.builds / str(task.meta["coq_build_key"])
+        self.bind_error = self._build_project(project, build, timeout)
+        if not self.bind_error:
+            self.bind_error = self._build_prefix(project, build, task, timeout)
+        if not self.bind_error:
+            self.load = project.load_args(build / "src") + ["-Q", str(build / "prefix"), PREFIX_ROOT]
+            self.cache_dir = self.template_root / str(task.meta["coq_build_key"])
+        return self.bind_error
+
+    def _build_project(self, project: CoqProject, build: Path, timeout: float) -> str:
+        done = build / "built.json"
+        with FileLock(str(build) + ".lock"):
+            if done.is_file():
+                record = json.loads(done.read_text(encoding="utf-8"))
+                return "" if record["ok"] else record["reason"]
+            shutil.rmtree(build, ignore_errors=True)
+            src = build / "src"
+            src.mkdir(parents=True)
+            for rel in project.files:
+                target = src / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(project.root / rel, target)
+            lines = [f"{flag} {directory} {logical}" for flag, directory, logical in project.mappings]
+            lines += [f"-arg {arg}" for arg in project.args] + list(project.files)
+            (src / "_CoqProject.forall").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            steps = [["coq_makefile", "-f", "_CoqProject.forall", "-o", "Makefile.forall"],
+                     ["make", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}",
+                      f"COQC={self.coqc}"]]
+            reason, timed_out = "", False
+            log = []
+            for argv in steps:
+                result = run_command(argv, cwd=src, timeout=max(timeout, 600.0))
+                log.append(f"$ {' '.join(argv)}\n{result.stdout}{result.stderr}")
+                if result.returncode != 0:
+                    timed_out = result.timed_out
+                    tail = (result.stdout + result.stderr).strip()[-600:]
+                    reason = (f"the project does not build here (`{' '.join(argv[:2])}` exited "
+                              f"{result.returncode}{', timed out' if timed_out else ''}): {tail}")
+                    break
+            (build / "build.log").write_text("\n".join(log), encoding="utf-8")
+            if not timed_out:  # a slow machine is not a verdict on the project: retry next time
+                done.write_text(json.dumps({"ok": not reason, "reason": reason}), encoding="utf-8")
+            return reason
+
+    def _build_prefix(self, project: CoqProject, build: Path, task: Task, timeout: float) -> str:
+        prefix_dir = build / "prefix"
+        source = prefix_dir / f"{prefix_module(task.task_id)}.v"
+        with FileLock(str(build) + ".prefix.lock"):
+            vo = source.with_suffix(".vo")
+            if vo.is_file() and source.read_text(encoding="utf-8") == task.meta["prefix"]:
+                return ""
+            prefix_dir.mkdir(parents=True, exist_ok=True)
+            source.write_text(str(task.meta["prefix"]), encoding="utf-8")
+            vo.unlink(missing_ok=True)
+            argv = [self.coqc, "-q", *project.load_args(build / "src"), "-Q", str(prefix_dir), PREFIX_ROOT,
+                    str(source)]
+            result = run_command(argv, cwd=prefix_dir, timeout=timeout)
+        if result.returncode != 0:
+            tail = (result.stdout + result.stderr).strip()[-600:]
+            return f"the part of {task.meta['project_file']} before `{task.theorem_name}` does not compile here: {tail}"
+        return ""
+
+    # -- Prover protocol, each bound to the task's project first ----------------------------------------
+
+    def check_template(self, task: Task, workspace: Path, timeout: float) -> Any:
+        from pytest_forall.core.prover import CompileResult
+
+        problem = self._bind(task, timeout)
+        if problem:
+            return CompileResult(ok=False, infra=problem)
+        return super().check_template(task, workspace, timeout)
+
+    def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Any:
+        from pytest_forall.core.prover import CompileResult
+
+        problem = self._bind(task, timeout)
+        if problem:
+            return CompileResult(ok=False, infra=problem)
+        return super().compile(task, workspace, candidate, timeout)
+
+    def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
+        self._bind(task, timeout)
+        return super().statement_check(task, workspace, timeout)
+
+    def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
+        self._bind(task, timeout)
+        return super().independent_check(task, workspace, candidate, timeout)
+
+    def audit_axioms(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Any:
+        """The base audit, re-classified: the project's other admitted lemmas are within the rules, not strict;
+        the target's own admitted original is never allowed."""
+        from pytest_forall.lang.rocq.backend import (
+            CAND,
+            INSTALLED_ROOTS,
+            STRICT_AXIOMS,
+            template_variable_names,
+        )
+
+        self._bind(task, timeout)
+        audit = super().audit_axioms(task, workspace, candidate, timeout)
+        if not audit.ok or "project_root" not in task.meta:
+            return audit
+        project = read_coqproject(Path(task.meta["project_root"]))
+        roots = tuple(f"{logical}." for _, _, logical in project.mappings) + (f"{PREFIX_ROOT}.",)
+        own_module = f"{CAND}.{task.task_id}."
+        own = template_variable_names(task.template)
+        target = str(task.meta.get("qualified_name", ""))
+        strict_bad, rules_bad = [], []
+        for fqn in audit.axioms:
+            if fqn.startswith(own_module):
+                if fqn[len(own_module):] not in own:
+                    strict_bad.append(fqn)
+                    rules_bad.append(fqn)
+            elif fqn in STRICT_AXIOMS:
+                continue
+            elif fqn == target or fqn == f"{PREFIX_ROOT}.{prefix_module(task.task_id)}.{task.theorem_name}":
+                strict_bad.append(fqn)
+                rules_bad.append(fqn)
+            else:
+                strict_bad.append(fqn)
+                if not fqn.startswith(roots + INSTALLED_ROOTS):
+                    rules_bad.append(fqn)
+        audit.strict_ok, audit.rules_ok = not strict_bad, not rules_bad
+        audit.reason = (f"axioms outside the benchmark's rule: {rules_bad}" if rules_bad else
+                        f"axioms outside the strict allow-list (the project's admitted lemmas count here): "
+                        f"{strict_bad}" if strict_bad else "")
+        return audit
+
+    def try_tactics(self, task: Task, workspace: Path, tactics: list[str], timeout: float,
+                    prelude: str = "") -> tuple[str, int, str]:
+        return "", 0, "the portfolio's coqtop runs without the project's load path; use an agent or replay"
+
+
+# --- Lean: finding the sorry theorems ----------------------------------------------------------------
+
+def lean_mask(text: str) -> str:
+    """Blank out comments and string literals (keeping newlines and offsets)."""
+    out = list(text)
+    i, n = 0, len(text)
+
+    def blank(a: int, b: int) -> None:
+        for k in range(a, min(b, n)):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        if text.startswith("--", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+        elif text.startswith("/-", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/-", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("-/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            blank(i, j)
+            i = j
+        elif text[i] == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, j)
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+_LEAN_DECL = re.compile(
+    r"^(?:@\[[^\]\n]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec|scoped|local|unsafe|partial)\s+)*"
+    r"(?P<kw>theorem|lemma|example)\b[ \t]*(?P<name>[^\s:({\[⦃]*)", re.MULTILINE)
+_LEAN_SCOPE = re.compile(r"^(?:noncomputable\s+)?(?P<kw>namespace|section|end)\b[ \t]*(?P<name>[^\s]*)", re.MULTILINE)
+_OPEN = "([{⟨⦃"
+_CLOSE = ")]}⟩⦄"
+
+
+@dataclass
+class LeanDecl:
+    keyword: str
+    name: str           # as written
+    qualified: str
+    start: int
+    body: int           # offset of the proof: the depth-0 ``:=`` (or the first ``|`` arm); -1 if none
+    end: int            # offset after the declaration's last non-blank character
+    private: bool = False
+
+    def proof_text(self, text: str) -> str:
+        return text[self.body:self.end] if self.body >= 0 else ""
+
+
+def lean_decls(text: str) -> list[LeanDecl]:
+    """``theorem``/``lemma``/``example`` declarations with their proof span and namespace-qualified name."""
+    masked = lean_mask(text)
+    line_starts = [m.start() for m in re.finditer(r"^(?=\S)", masked, re.MULTILINE)]
+    scopes: list[tuple[int, str, str]] = [(m.start(), m.group("kw"), m.group("name"))
+                                          for m in _LEAN_SCOPE.finditer(masked)]
+    decls = []
+    for match in _LEAN_DECL.finditer(masked):
+        start = match.start()
+        end = next((s for s in line_starts if s > start and not masked.startswith("|", s)), len(text))
+        while end > start and masked[end - 1].isspace():
+            end -= 1
+        body = _lean_body(masked, match.end(), end)
+        namespace: list[list[str]] = []
+        for offset, kw, name in scopes:
+            if offset >= start:
+                break
+            if kw == "namespace":
+                namespace.append(name.split("."))
+            elif kw == "section":
+                namespace.append([])
+            elif namespace:
+                namespace.pop()
+        name = match.group("name")
+        parts = [p for block in namespace for p in block]
+        qualified = name.removeprefix("_root_.") if name.startswith("_root_.") else ".".join(parts + [name])
+        decls.append(LeanDecl(match.group("kw"), name, qualified, start, body, end,
+                              private="private" in masked[start:match.start("kw")]))
+    return decls
+
+
+def _lean_body(masked: str, begin: int, end: int) -> int:
+    depth = 0
+    i = begin
+    while i < end:
+        char = masked[i]
+        if char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth = max(0, depth - 1)
+        elif depth == 0 and masked.startswith(":=", i):
+            return i
+        elif depth == 0 and char == "\n":
+            stripped = masked[i + 1:end].lstrip(" \t")
+            if stripped.startswith("|"):
+                return i
+        i += 1
+    return -1
+
+
+def is_sorry_proof(proof: str) -> bool:
+    return re.fullmatch(r":=\s*(?:by\s+)?sorry\s*", lean_mask(proof)) is not None
+
+
+def lean_tasks(root: Path) -> list[Task]:
+    tasks = []
+    for path in source_files(root, ".lean"):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("lake-packages/") or rel in LAKEFILES:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "sorry" not in text:
+            continue
+        for decl in lean_decls(text):
+            if decl.keyword == "example" or not is_sorry_proof(decl.proof_text(text)):
+                continue
+            task_id = task_id_of(decl.qualified)
+            template = text[:decl.end] + "\n"
+            meta = {"candidate_name": f"{task_id}.lean", "project_root": str(root), "project_file": rel,
+                    "qualified_name": decl.qualified, "declared_name": decl.name,
+                    "retrieval_exclude": [decl.qualified]}
+            problem = "private theorems cannot be audited from another module" if decl.private else ""
+            tasks.append(Task(task_id=task_id, suite=SUITE, track="lean4", prover=LEAN_PROVER,
+                              source_path=str(path), template=template, frozen=text[:decl.body],
+                              theorem_name=decl.qualified, statement=text[decl.start:decl.body].strip(),
+                              problem=problem, meta=meta))
+    return tasks
+
+
+# --- hooks --------------------------------------------------------------------------------------------
+
+def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
+    tasks: list[Task] = []
+    if is_rocq_project(root):
+        project = read_coqproject(root)
+        tasks += rocq_tasks(project, rocq_build_key(project, coqc_version(str(options.get("coqc") or "coqc"))))
+    if is_lean_project(root):
+        tasks += lean_tasks(root)
+    seen: dict[str, int] = {}
+    unique = []
+    for task in tasks:  # overloaded names (e.g. in two files outside any mapping) stay distinct
+        count = seen.get(task.task_id, 0)
+        seen[task.task_id] = count + 1
+        unique.append(task if not count else Task(**{**task.to_wire(), "task_id": f"{task.task_id}_{count + 1}"}))
+    return unique
+
+
+@hookimpl(trylast=True)
+def pytest_forall_load_tasks(path: Path, manifest: dict[str, Any], options: dict[str, Any]) -> list[Task] | None:
+    if manifest.get("adapter") != SUITE:
+        return None
+    return load_project(project_root(options, manifest), options)
+
+
+@hookimpl(trylast=True)
+def pytest_forall_make_prover(name: str, options: dict[str, Any]) -> Any:
+    if name == ROCQ_PROVER:
+        return ProjectRocqProver(options)
+    if name == LEAN_PROVER:
+        from pytest_forall.lang.lean.backend import LeanProver
+
+        class LeanProjectProver(LeanProver):
+            """The Lean backend compiling in the project; the screen reads the name as declared."""
+
+            def static_layers(self, task: Task, text: str) -> list[Layer]:
+                from pytest_forall.lang.screens import lean_static_layers
+
+                return lean_static_layers(task.template, text, theorem_name=str(task.meta.get("declared_name")))
+
+        prover = LeanProjectProver({"lean_required_modules": [], **options,
+                                    "lean_project": str(project_root(options))})
+        prover.name = LEAN_PROVER
+        return prover
+    return None
