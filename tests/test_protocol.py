@@ -17,9 +17,9 @@ import pytest
 
 from pytest_forall.core.accept import AuditRecord
 from pytest_forall.core.actor import SessionContext, SessionHandle, TurnResult
+from pytest_forall.core.audit import derived_tasks
 from pytest_forall.core.model import Budget, Task, Usage, sha256_bytes
 from pytest_forall.core.protocol import ItemContext, ItemRun
-from pytest_forall.core.refute import refutation_task
 from pytest_forall.core.review import parse_review
 from pytest_forall.core.state import ItemState, StateStore
 
@@ -252,11 +252,11 @@ def rocq_task(tmp_path: Path) -> Task:
 
 
 def test_refutation_task_negates_the_whole_statement(tmp_path: Path) -> None:
-    refutation = refutation_task(rocq_task(tmp_path))
+    refutation = derived_tasks(rocq_task(tmp_path)).get("false")
     assert refutation is not None and refutation.theorem_name == "forall_demo_is_false"
     assert refutation.template == ("Require Import Arith.\nTheorem forall_demo_is_false :\n"
                                    "    ~ (forall (n : nat) (h : n > 2), n + n = 3).\nProof. Admitted.\n")
-    assert refutation_task(fake_task()) is None
+    assert derived_tasks(fake_task()) == {}
 
 
 @pytest.mark.slow
@@ -265,7 +265,7 @@ def test_a_checked_refutation_is_statement_false_and_a_wrong_one_is_fed_back(tmp
     from pytest_forall.lang.rocq.backend import RocqProver
 
     task = rocq_task(tmp_path)
-    refutation = refutation_task(task)
+    refutation = derived_tasks(task).get("false")
     assert refutation is not None
     wrong = refutation.template.replace("Proof. Admitted.", "Proof. exact I. Qed.")
     right = refutation.template.replace(

@@ -1,21 +1,23 @@
-"""``portfolio``: the embedded default actor. Tries a ladder of closing tactics within the compile budget.
+"""``portfolio``: the embedded default actor. Audits the statement, then tries a ladder of closing tactics.
 
-Every attempt counts as a compile; a tactic that closes the goal becomes a candidate that goes
-through the full verifier like any agent's. Rocq tries the ladder in one ``coqtop`` that loaded the
-statement once; other provers compile one candidate per tactic.
+First the statement audit (:mod:`pytest_forall.core.audit`): the language pack searches for a certificate
+that the hypotheses are contradictory or the statement false; one found is written as the claim file and
+judged by the protocol like any submission, so a vacuous statement ends as ``vacuous``, never as a proof.
+Then the ladder: every attempt counts as a compile; a tactic that closes the goal becomes a candidate that
+goes through the full verifier like any agent's. Rocq tries the ladder in one ``coqtop`` that loaded the
+statement once; other provers compile one candidate per tactic. ``audit`` is the same frontend without
+the ladder.
 """
 
 from __future__ import annotations
 
-import functools
-import shutil
-import tempfile
-from pathlib import Path
+import time
 from typing import Any
 
 from pytest_forall.core.actor import AgentSession, SessionContext, TurnResult
-from pytest_forall.core.proc import run_command
+from pytest_forall.core.audit import CLAIMS, audit_pack, claim_name, derived_tasks
 from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.rocq.audit import hammer_installed
 
 ROCQ_LADDER = ["lia", "nia", "psatz", "ring", "field", "auto", "intuition", "firstorder", "easy", "trivial",
                "reflexivity", "tauto", "intuition lia", "eauto", "vm_compute; reflexivity", "intros; lra"]
@@ -25,36 +27,70 @@ ROCQ_HAMMER_PRELUDE = "From Hammer Require Import Tactics.\n"
 LEAN_LADDER = ["decide", "omega", "simp", "norm_num", "linarith", "nlinarith", "positivity", "aesop", "exact?"]
 
 
-@functools.cache
-def hammer_installed() -> bool:
-    """CoqHammer's tactics (Debian's libcoq-hammer) are installed next to the standard library."""
-    where = shutil.which("coqc")
-    if where is None:
-        return False
-    result = run_command([where, "-where"], cwd=tempfile.gettempdir(), timeout=30)
-    return result.returncode == 0 and (Path(result.stdout.strip()) / "user-contrib" / "Hammer" / "Tactics").is_dir()
+#: Seconds the statement audit may take per item (within the item's wall budget).
+AUDIT_SECONDS = 30.0
 
 
 class PortfolioSession:
-    def __init__(self, ctx: SessionContext, tactic_timeout: float) -> None:
+    def __init__(self, ctx: SessionContext, tactic_timeout: float, ladder: bool = True) -> None:
         self.ctx = ctx
         self.session_id = ""
         self.tactic_timeout = tactic_timeout
+        self.ladder = ladder
+        self.audited = False
         self.done = False
+        #: compiles this session has charged (the audit's attempts come out of the ladder's budget)
+        self.spent = 0
 
     def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
-        if self.done:
-            return TurnResult(gave_up="portfolio has no further tactics")
+        if not self.audited:
+            self.audited = True
+            found = self._audit(timeout)
+            if found is not None:
+                return found
+        for claim in CLAIMS:  # a certificate the verifier refused is withdrawn before the ladder
+            (self.ctx.workspace / claim_name(self.ctx.task, claim)).unlink(missing_ok=True)
+        if self.done or not self.ladder:
+            return TurnResult(gave_up="statement audit: no checked certificate (statement_audit=unknown); the "
+                                      "audit frontend does not attempt the proof" if not self.ladder else
+                                      "portfolio has no further tactics")
         self.done = True
         task, prover = self.ctx.task, self.ctx.prover
         if task.prover == "rocq" and hasattr(prover, "try_tactics"):
             return self._rocq(timeout)
         return self._generic()
 
+    def _audit(self, timeout: float | None) -> TurnResult | None:
+        """Search for audit certificates; a turn that submits them, or None when none was found."""
+        task = self.ctx.task
+        pack = audit_pack(task.prover)
+        derived = derived_tasks(task)
+        if pack is None or not derived:
+            return None
+        seconds = AUDIT_SECONDS if timeout is None else min(AUDIT_SECONDS, timeout)
+        search = pack.search(task, derived, self.ctx.prover, self.ctx.workspace, time.monotonic() + seconds,
+                             max_attempts=self._allowance())
+        self.spent += search.attempts
+        if self.ctx.charge_compile is not None and search.attempts:
+            self.ctx.charge_compile(search.attempts)
+        (self.ctx.audit_dir / "audit.log").write_text(search.log, encoding="utf-8")
+        if not search.certificates:
+            return None
+        for claim in CLAIMS:
+            if claim.finding in search.certificates:
+                (self.ctx.workspace / claim_name(task, claim)).write_text(search.certificates[claim.finding],
+                                                                           encoding="utf-8")
+        return TurnResult(final_text=f"statement audit: certificates for {sorted(search.certificates)}",
+                          compiles=search.attempts)
+
+    def _allowance(self) -> int | None:
+        """Attempts left in the sample's compile budget, keeping one for the verifier's check of a winner."""
+        limit = self.ctx.budget.compiles
+        return None if limit is None else max(0, limit - self.spent - 1)
+
     def _budgeted(self, ladder: list[str]) -> list[str]:
-        remaining = self.ctx.budget.compiles
-        # keep one compile for the verifier's own check of the winning candidate
-        return ladder if remaining is None else ladder[: max(0, remaining - 1)]
+        allowance = self._allowance()
+        return ladder if allowance is None else ladder[:allowance]
 
     def _rocq(self, timeout: float | None) -> TurnResult:
         task, prover = self.ctx.task, self.ctx.prover
@@ -107,6 +143,8 @@ class PortfolioSession:
 class PortfolioFrontend:
     name = "portfolio"
     is_agent = False
+    #: whether the closing ladder runs after the audit (``audit`` is the same frontend without it)
+    ladder = True
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.tactic_timeout = float(options.get("tactic_timeout") or 5)
@@ -115,9 +153,16 @@ class PortfolioFrontend:
         return ""
 
     def start(self, ctx: SessionContext) -> AgentSession:
-        return PortfolioSession(ctx, self.tactic_timeout)
+        return PortfolioSession(ctx, self.tactic_timeout, ladder=self.ladder)
+
+
+class AuditFrontend(PortfolioFrontend):
+    """``audit``: only the statement audit, for maintainers looking for misformalized problems."""
+
+    name = "audit"
+    ladder = False
 
 
 @hookimpl(trylast=True)
 def pytest_forall_make_frontend(name: str, options: dict[str, Any]) -> PortfolioFrontend | None:
-    return PortfolioFrontend(options) if name == "portfolio" else None
+    return {"portfolio": PortfolioFrontend, "audit": AuditFrontend}.get(name, lambda _: None)(options)

@@ -17,7 +17,9 @@ RULES_ONLY = "rules_only"
 FAILED = "failed"
 INFRA = "infra"
 STATEMENT_FALSE = "statement_false"
-OUTCOMES = (STRICT, RULES_ONLY, FAILED, INFRA, STATEMENT_FALSE)
+#: the statement's hypotheses contradict each other (a checked certificate; see core/audit.py)
+VACUOUS = "vacuous"
+OUTCOMES = (STRICT, RULES_ONLY, FAILED, INFRA, STATEMENT_FALSE, VACUOUS)
 
 # Verdicts of the verifier pipeline.
 ACCEPT = "accept"

@@ -10,8 +10,8 @@ same SHA-256 as the file on disk at that moment (:func:`pytest_forall.core.accep
 Infrastructure failures (credentials, quota, provider errors, a missing CLI, a turn that spent no tokens)
 end the item as ``infra``, never as a proof failure. Progress is kept in an HMAC-authenticated state file
 outside the workspace (:mod:`pytest_forall.core.state`), so ``--forall-resume`` continues the same session
-with budgets counted across runs. A checked refutation (:mod:`pytest_forall.core.refute`) ends the item as
-``statement_false``.
+with budgets counted across runs. A checked refutation ends the item as ``statement_false``, a checked proof that the hypotheses
+contradict each other as ``vacuous`` (:mod:`pytest_forall.core.audit`).
 """
 
 from __future__ import annotations
@@ -38,10 +38,28 @@ from pytest_forall.core.actor import (
     SessionHandle,
     TurnResult,
 )
+from pytest_forall.core.audit import (
+    AUDIT_FALSE,
+    AUDIT_UNKNOWN,
+    AUDIT_VACUOUS,
+    CLAIMS,
+    DERIVED_DIR,
+    claim_name,
+    derived_tasks,
+)
 from pytest_forall.core.budget import SpendLedger
-from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Task, Verdict
+from pytest_forall.core.model import (
+    FAILED,
+    INFRA,
+    RULES_ONLY,
+    STATEMENT_FALSE,
+    STRICT,
+    VACUOUS,
+    Budget,
+    Task,
+    Verdict,
+)
 from pytest_forall.core.prover import Prover
-from pytest_forall.core.refute import refutation_name, refutation_task
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
 from pytest_forall.core.state import ACTOR_PHASE, REVIEW_PHASE, ItemState, StateStore
 from pytest_forall.core.verify import verify_candidate
@@ -55,7 +73,7 @@ PLACEHOLDERS = {"rocq": "`Admitted.`", "lean": "`sorry`"}
 PROVER_TITLES = {"rocq": "Rocq (Coq)", "lean": "Lean 4"}
 SUITE_TITLES = {"putnam": "PutnamBench, a benchmark of formalised Putnam competition problems"}
 #: Outcomes after which a state file is not resumed but replaced.
-FINISHED = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
+FINISHED = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE, VACUOUS)
 FEEDBACK_OUTPUT_CHARS = 3000
 
 
@@ -111,16 +129,23 @@ def initial_prompt(task: Task) -> str:
          "ending a turn without a complete proof just costs one of your limited rounds, so keep working until "
          "the file compiles without placeholders."),
     ]
-    refutation = refutation_task(task)
-    if refutation is not None:
-        lines += [
-            "",
-            ("If you become convinced the statement is false, prove its negation instead: write "
-             f"`{refutation_name(task)}` containing exactly the text below with its {placeholder} replaced by a "
-             "complete proof, and end your turn. A refutation that passes the verifier ends the task for human "
-             "review; while the file exists it is judged instead of the proof (delete it to withdraw)."),
-            "", refutation.template.rstrip(),
-        ]
+    derived = derived_tasks(task)
+    claims = {
+        AUDIT_FALSE: "If you become convinced the statement is false, prove its negation instead: write",
+        AUDIT_VACUOUS: ("If the theorem's hypotheses contradict each other (then the statement holds vacuously and "
+                        "says nothing about the problem), that is a finding like a refutation: prove `False` from "
+                        "them by writing"),
+    }
+    for claim in CLAIMS:
+        if claim.finding in derived:
+            lines += [
+                "",
+                (f"{claims[claim.finding]} `{claim_name(task, claim)}` containing exactly the text below with its "
+                 f"{placeholder} replaced by a complete proof, and end your turn. A certificate that passes the "
+                 "verifier ends the task for human review; while the file exists it is judged instead of the "
+                 "proof (delete it to withdraw)."),
+                "", derived[claim.finding].template.rstrip(),
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -161,6 +186,9 @@ class ItemRun:
         self.wall_before = self.state.wall_s
         self.accepted_verdict: Verdict | None = None
         self.independent: bool | None = None
+        #: the checked finding (core.audit) and its certificate's and derived template's paths in the record
+        self.statement_audit = AUDIT_UNKNOWN
+        self.certificate = ("", "")
         self.prover_sandboxed = False
 
     # -- state ------------------------------------------------------------------------------------
@@ -382,9 +410,9 @@ class ItemRun:
         """(outcome, None) to end the item, (None, prompt) to continue the session, (None, None) to end the sample."""
         task, state = self.ctx.task, self.state
         gave_up = turn.gave_up if turn else ""
-        refuted = self._judge_refutation(turn, workspace, tag)
-        if refuted is not None:
-            return refuted
+        claimed = self._judge_claims(turn, workspace, tag)
+        if claimed is not None:
+            return claimed
         changed = ws.protected_changes(workspace, task)  # multi-file tasks: only the submission may change
         if changed:
             state.last_reason = f"files outside the submission changed: {', '.join(changed[:10])}"
@@ -408,41 +436,54 @@ class ItemRun:
             return None, (None if gave_up else verifier_feedback(verdict, task.candidate_name))
         return self._review_and_accept(verdict, data, workspace, tag)
 
-    def _judge_refutation(self, turn: TurnResult | None, workspace: Path,
-                          tag: str) -> tuple[dict[str, Any] | None, str | None] | None:
-        """Judge a ``statement_false`` claim, or None when the turn made none."""
-        task = self.ctx.task
-        refutation = refutation_task(task)
-        name = refutation_name(task)
-        data = ws.read_candidate(workspace, name) if refutation else None
-        claims_false = bool(turn and turn.claims_false)
-        if data is None and not claims_false:
-            return None
-        if refutation is None:
-            final_text = turn.final_text[-500:] if turn else ""
-            return self._result(STATEMENT_FALSE, f"unchecked claim ({task.prover} has no refutation format): "
-                                                 f"{final_text}"), None
-        if data is None:
-            self.state.last_reason = f"claimed the statement false without a {name}"
-            return None, f"You claimed the statement is false but there is no regular file {name}; write it."
-        verdict = self._submit(refutation, data, tag, "refutation")
-        if verdict.verdict == INFRA:
-            return self._result(INFRA, f"verifier: {verdict.reason}"), None
-        if not verdict.accepted:
-            self.state.last_reason = f"refutation: {verdict.reason}"
-            return None, verifier_feedback(verdict, name)
-        self.accepted_verdict = verdict
-        self.ctx.audit.write_bytes(f"accepted/{name}", data)
-        self.ctx.audit.write_json("accepted/refutation.json", {"digest": verdict.digest, "round": tag,
-                                                               "verdict": verdict.to_wire()})
-        return self._result(STATEMENT_FALSE, f"{name} (sha256 {verdict.digest}) proves the negation of the "
-                                             "statement and passed the verifier; needs human review"), None
+    def _judge_claims(self, turn: TurnResult | None, workspace: Path,
+                      tag: str) -> tuple[dict[str, Any] | None, str | None] | None:
+        """Judge the claim files (``STATEMENT_FALSE``, ``STATEMENT_VACUOUS``), or None when the turn made none.
 
-    def _submit(self, task: Task, data: bytes, tag: str, kind: str) -> Verdict:
+        A claim is verified as a candidate of its derived task; a passing one ends the item for human review.
+        """
+        task = self.ctx.task
+        derived = derived_tasks(task)
+        feedback = []
+        for claim in CLAIMS:
+            name = claim_name(task, claim)
+            sub = derived.get(claim.finding)
+            data = ws.read_candidate(workspace, name) if sub is not None else None
+            claims_false = claim.finding == AUDIT_FALSE and bool(turn and turn.claims_false)
+            if data is None and not claims_false:
+                continue
+            if sub is None:
+                final_text = turn.final_text[-500:] if turn else ""
+                return self._result(claim.outcome, f"unchecked claim ({task.prover} has no refutation format): "
+                                                   f"{final_text}"), None
+            if data is None:
+                self.state.last_reason = f"claimed the statement false without a {name}"
+                feedback.append(f"You claimed the statement is false but there is no regular file {name}; write it.")
+                continue
+            verdict = self._submit(sub, data, tag, claim.submission, name)
+            if verdict.verdict == INFRA:
+                return self._result(INFRA, f"verifier: {verdict.reason}"), None
+            if not verdict.accepted:
+                self.state.last_reason = f"{name}: {verdict.reason}"
+                feedback.append(verifier_feedback(verdict, name))
+                continue
+            self.accepted_verdict = verdict
+            saved = self.ctx.audit.write_bytes(f"accepted/{name}", data)
+            template = self.ctx.audit.write_bytes(f"accepted/{DERIVED_DIR}/{sub.candidate_name}",
+                                                  sub.template.encode("utf-8"))
+            self.ctx.audit.write_json(f"accepted/{claim.submission}.json", {
+                "digest": verdict.digest, "round": tag, "finding": claim.finding, "verdict": verdict.to_wire()})
+            self.statement_audit = claim.finding
+            self.certificate = (self.ctx.audit.relative(saved), self.ctx.audit.relative(template))
+            return self._result(claim.outcome, f"{name} (sha256 {verdict.digest}) {claim.shows} and passed the "
+                                               "verifier; needs human review"), None
+        return (None, "\n\n".join(feedback)) if feedback else None
+
+    def _submit(self, task: Task, data: bytes, tag: str, kind: str, name: str = "") -> Verdict:
         """Verify one submission (one compile) and record its bytes, digest and evidence."""
         self._charge_compile()
         verdict = verify_candidate(task, self.ctx.prover, data, timeout=self.ctx.verify_timeout)
-        name = task.candidate_name if kind == "candidate" else refutation_name(task)
+        name = name or task.candidate_name
         saved = self.ctx.audit.write_bytes(f"{tag}/{name}", data)
         evidence = self.ctx.audit.write_json(f"{tag}/{kind}-verdict.json", verdict.to_wire())
         self.ctx.audit.event(kind="submission", submission=kind, round=tag, digest=verdict.digest,
@@ -575,6 +616,8 @@ class ItemRun:
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
             "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
+            "statement_audit": self.statement_audit, "certificate": self.certificate[0],
+            "certificate_template": self.certificate[1],
         }
         self.ctx.audit.write_json("result.json", result)
         self.ctx.audit.summarize(result)

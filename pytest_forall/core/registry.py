@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pytest_forall.core.actor import Frontend
+    from pytest_forall.core.audit import AuditPack
     from pytest_forall.core.model import Task
     from pytest_forall.core.prover import Prover
 
@@ -37,6 +38,7 @@ BUILTIN_PLUGINS = (
     "pytest_forall.suites.project",
     "pytest_forall.lang.rocq.backend",
     "pytest_forall.lang.lean.backend",
+    "pytest_forall.lang.rocq.audit",
     "pytest_forall.agents.replay",
     "pytest_forall.agents.portfolio",
     "pytest_forall.agents.claude_code",
@@ -64,6 +66,11 @@ def pytest_forall_make_prover(name: str, options: dict[str, Any]) -> Prover | No
 @hookspec(firstresult=True)
 def pytest_forall_make_frontend(name: str, options: dict[str, Any]) -> Frontend | None:
     """Return the frontend called ``name`` (``replay``, ``portfolio``, ``claude-code``, …), or None."""
+
+
+@hookspec(firstresult=True)
+def pytest_forall_audit_pack(prover: str) -> AuditPack | None:
+    """Return the statement audit of the language ``prover`` (its derived tasks and certificate search), or None."""
 
 
 @hookspec(firstresult=True)

@@ -18,19 +18,30 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT, Task
+from pytest_forall.core.audit import CLAIM_BY_FINDING, findings, findings_table
+from pytest_forall.core.model import (
+    FAILED,
+    INFRA,
+    OUTCOMES,
+    RULES_ONLY,
+    STATEMENT_FALSE,
+    STRICT,
+    VACUOUS,
+    Task,
+)
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
-FINAL_OUTCOMES = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
+FINAL_OUTCOMES = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE, VACUOUS)
 JUNIT_FIELDS = ("outcome", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
-                "cost_usd")
+                "cost_usd", "statement_audit", "certificate")
 STATUS = {
     STRICT: ("passed", ".", ("STRICT", {"green": True})),
     RULES_ONLY: ("rules_only", "r", ("RULES-ONLY", {"yellow": True})),
     FAILED: ("failed", "F", ("FAILED", {"red": True})),
     INFRA: ("infra", "I", ("INFRA", {"purple": True})),
     STATEMENT_FALSE: ("statement_false", "!", ("STATEMENT-FALSE", {"yellow": True})),
+    VACUOUS: ("vacuous", "V", ("VACUOUS", {"yellow": True})),
 }
 
 
@@ -84,7 +95,7 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     outcome, reason = result["outcome"], result["reason"]
     if outcome == FAILED:
         raise ForallFailure(f"{task.task_id}: {reason}\n(audit record: {audit.directory})")
-    if outcome in (INFRA, STATEMENT_FALSE):
+    if outcome in (INFRA, STATEMENT_FALSE, VACUOUS):
         pytest.skip(f"{outcome}: {reason}")
 
 
@@ -268,7 +279,22 @@ def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Pa
         lines.append(f"infra x{count}: {reason}")
     if missing:
         lines.append(f"{len(missing)} items started but never reported: {missing[:5]}")
+    lines += audit_lines(results)
     lines.append(f"results: {run_dir / 'results.jsonl'}")
+    return lines
+
+
+def audit_lines(results: list[dict[str, Any]]) -> list[str]:
+    """The statement audit's findings: each suspected misformalization with its checked certificate."""
+    found = findings(results)
+    if not found:
+        return []
+    kinds = Counter(str(r["statement_audit"]) for r in found)
+    lines = [f"suspected misformalizations: {len(found)} ("
+             + ", ".join(f"{kinds[k]} {k}" for k in CLAIM_BY_FINDING) + "), each with a verified certificate:"]
+    for row in found:
+        certificate = Path(str(row.get("audit_dir") or "")) / str(row.get("certificate") or "")
+        lines.append(f"  {row.get('task_id')}: {row['statement_audit']}  {certificate}")
     return lines
 
 
@@ -283,6 +309,11 @@ def run_report(args: argparse.Namespace) -> int:
         return 2
     for line in summary_lines(list(latest.values()), [], run_dir):
         print(line)
+    table = findings_table(list(latest.values()))
+    if table:
+        print("\nSuspected misformalizations (Markdown, to paste into an upstream issue):\n")
+        for line in table:
+            print(line)
     return 0
 
 

@@ -27,7 +27,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
@@ -36,6 +36,9 @@ from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.suites.putnam import coq_mask_comments
+
+if TYPE_CHECKING:
+    from pytest_forall.lang.rocq.coqtop import TacticProbe
 
 CAND = "ForallCand"
 TMPL = "ForallTmpl"
@@ -581,6 +584,11 @@ class RocqProver:
         Returns (winning tactic or "", attempts made, log). A crash (stack overflow) restarts coqtop and
         moves on: it is a failed attempt, not an infrastructure error.
         """
+        return self.tactic_probe(workspace).run(prelude + task.frozen, tactics, workspace, timeout,
+                                                theorem=task.theorem_name)
+
+    def tactic_probe(self, workspace: Path) -> TacticProbe:
+        """An interactive ``coqtop`` driver for ``workspace``, in the sandbox when the item's prover is."""
         from pytest_forall.lang.rocq.coqtop import TacticProbe
 
         prefix = None
@@ -588,8 +596,7 @@ class RocqProver:
             from pytest_forall.isolation.sandbox import interactive_prefix
 
             prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-        return TacticProbe(self.coqtop, self.mem_mb, prefix).run(prelude + task.frozen, tactics, workspace, timeout,
-                                                                 theorem=task.theorem_name)
+        return TacticProbe(self.coqtop, self.mem_mb, prefix)
 
 
 @hookimpl(trylast=True)

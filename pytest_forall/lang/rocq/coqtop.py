@@ -9,12 +9,25 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pexpect
 
 PROMPT = re.compile(r"<prompt>(?P<text>.*?)</prompt>")
 SENTINEL = "forall_probe_loaded_sentinel"
+
+
+@dataclass(frozen=True)
+class Goal:
+    """Sentences that state ``theorem`` (and open its proof), and the (tactic, seconds) pairs to try on it."""
+
+    statement: str
+    theorem: str
+    tactics: list[tuple[str, float]]
+    #: False for a query about the environment (not an attempt on the problem; not charged as a compile)
+    counted: bool = True
 
 
 class TacticProbe:
@@ -31,13 +44,16 @@ class TacticProbe:
         return pexpect.spawn("/bin/sh", argv, cwd=str(cwd), encoding="utf-8", codec_errors="replace",
                              timeout=None, echo=False)
 
-    def _load(self, child: pexpect.spawn, statement: str, theorem: str, timeout: float) -> tuple[bool, str]:
-        """Send the statement; True when coqtop ends up in proof mode of ``theorem``.
+    def _load(self, child: pexpect.spawn, statement: str, theorem: str, timeout: float,
+              fresh: bool = True) -> tuple[bool, str]:
+        """Send the statement; True when it loaded without error and, if ``theorem`` is named, coqtop ends up
+        in proof mode of it. ``fresh``: the first prompt of a newly started coqtop is still to be read.
 
         The statement's sentence count is unknown, so a sentinel that always fails with its own name
         marks the end of loading; from there on every sentence sent yields exactly one prompt.
         """
-        child.expect(PROMPT, timeout=timeout)
+        if fresh:
+            child.expect(PROMPT, timeout=timeout)
         child.send(statement.rstrip() + f"\nCheck {SENTINEL}.\n")
         log = []
         deadline = time.monotonic() + timeout
@@ -46,46 +62,98 @@ class TacticProbe:
             log.append(child.before or "")
             if SENTINEL in (child.before or ""):
                 errors = [chunk for chunk in log[:-1] if "Error:" in chunk]
-                in_proof = f"|{theorem}|" in child.match.group("text")
+                in_proof = not theorem or f"|{theorem}|" in child.match.group("text")
                 return in_proof and not errors, "".join(log)
 
     def run(self, statement: str, tactics: list[str], cwd: Path, timeout: float,
             theorem: str = "") -> tuple[str, int, str]:
+        """The first of ``tactics`` that closes ``statement``'s last theorem (or ""), attempts made, and a log."""
         theorem = theorem or re.findall(r"(?:Theorem|Lemma|Corollary|Proposition)\s+([\w']+)", statement)[-1]
+        winners, attempts, log = self.run_goals("", [Goal(statement, theorem, [(t, timeout) for t in tactics])], cwd)
+        return winners.get(theorem, ""), attempts, log
+
+    def run_goals(self, preamble: str, goals: Iterable[Goal], cwd: Path, deadline: float | None = None,
+                  winners: dict[str, str] | None = None,
+                  max_attempts: int | None = None) -> tuple[dict[str, str], int, str]:
+        """Try each goal's tactics in one ``coqtop`` that loaded ``preamble`` once; stop a goal at its first win.
+
+        Returns {theorem: winning tactic} for the goals closed (also filled into ``winners`` as they close,
+        so a generator of goals can choose later goals by earlier results), the attempts made and a log. A goal is
+        abandoned with ``Abort.`` before the next is stated. A crash or a hung tactic (no prompt within its
+        ``Timeout`` plus a margin) kills coqtop and restarts it with the preamble and the current goal; a goal
+        that does not load is skipped. Past ``deadline`` (a ``time.monotonic()`` value) or after ``max_attempts``
+        counted attempts nothing more is tried.
+        """
         log: list[str] = []
+        winners = {} if winners is None else winners
         attempts = 0
         child: pexpect.spawn | None = None
+        fresh = True
         try:
-            for tactic in tactics:
-                if child is None or not child.isalive():
-                    child = self._spawn(cwd)
+            for goal in goals:
+                stated = False
+                for tactic, timeout in goal.tactics:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        log.append(f"{goal.theorem}: deadline reached")
+                        return winners, attempts, "\n".join(log)
+                    if goal.counted and max_attempts is not None and attempts >= max_attempts:
+                        log.append(f"{goal.theorem}: attempt budget of {max_attempts} reached")
+                        return winners, attempts, "\n".join(log)
+                    if child is None or not child.isalive():
+                        child, stated, fresh = self._spawn(cwd), False, True
+                        try:
+                            loaded, text = self._load(child, preamble, "", timeout=120) if preamble else (True, "")
+                            fresh = fresh and not preamble
+                        except (pexpect.EOF, pexpect.TIMEOUT) as exc:
+                            log.append(f"load failed: {type(exc).__name__}")
+                            return winners, attempts, "\n".join(log)
+                        if not loaded:
+                            log.append("load failed: " + text[-1500:])
+                            return winners, attempts, "\n".join(log)
+                    if not stated:
+                        try:
+                            loaded, text = self._load(child, goal.statement, goal.theorem, timeout=120, fresh=fresh)
+                            fresh = False
+                        except (pexpect.EOF, pexpect.TIMEOUT) as exc:
+                            log.append(f"{goal.theorem}: load failed: {type(exc).__name__}")
+                            child.terminate(force=True)
+                            child = None
+                            break
+                        if not loaded:
+                            log.append(f"{goal.theorem}: load failed: " + text[-1500:])
+                            child.terminate(force=True)
+                            child = None
+                            break
+                        stated = True
+                    attempts += goal.counted
+                    started = time.monotonic()
+                    child.send(f"Timeout {max(1, int(timeout))} solve [ {tactic} ].\n")
                     try:
-                        loaded, text = self._load(child, statement, theorem, timeout=120)
-                    except (pexpect.EOF, pexpect.TIMEOUT) as exc:
-                        log.append(f"load failed: {type(exc).__name__}")
-                        return "", attempts, "\n".join(log)
-                    if not loaded:
-                        log.append("load failed: " + text[-1500:])
-                        return "", attempts, "\n".join(log)
-                attempts += 1
-                child.send(f"Timeout {max(1, int(timeout))} solve [ {tactic} ].\n")
-                try:
-                    child.expect(PROMPT, timeout=timeout + 10)
-                except pexpect.EOF:
-                    log.append(f"{tactic}: coqtop died ({(child.before or '')[-200:].strip()})")
-                    child = None
-                    continue
-                except pexpect.TIMEOUT:
-                    log.append(f"{tactic}: no answer within {timeout + 10:.0f} s")
-                    child.terminate(force=True)
-                    child = None
-                    continue
-                reply = child.before or ""
-                if "No more goals" in reply:
-                    log.append(f"{tactic}: closed the goal")
-                    return tactic, attempts, "\n".join(log)
-                log.append(f"{tactic}: " + (re.findall(r"Error:.*", reply) or ["no"])[0][:200])
+                        child.expect(PROMPT, timeout=timeout + 10)
+                    except pexpect.EOF:
+                        log.append(f"{tactic}: coqtop died ({(child.before or '')[-200:].strip()})")
+                        child = None
+                        continue
+                    except pexpect.TIMEOUT:
+                        log.append(f"{tactic}: no answer within {timeout + 10:.0f} s")
+                        child.terminate(force=True)
+                        child = None
+                        continue
+                    reply = child.before or ""
+                    took = f" ({time.monotonic() - started:.2f} s)"
+                    if "No more goals" in reply:
+                        log.append(f"{tactic}: closed the goal{took}")
+                        winners[goal.theorem] = tactic
+                        break
+                    log.append(f"{tactic}: " + (re.findall(r"Error:.*", reply) or ["no"])[0][:200].strip() + took)
+                if child is not None and child.isalive() and stated:
+                    child.send("Abort.\n")
+                    try:
+                        child.expect(PROMPT, timeout=60)
+                    except (pexpect.EOF, pexpect.TIMEOUT):
+                        child.terminate(force=True)
+                        child = None
         finally:
             if child is not None:
                 child.terminate(force=True)
-        return "", attempts, "\n".join(log)
+        return winners, attempts, "\n".join(log)

@@ -1,0 +1,138 @@
+"""The statement audit: kernel-checked evidence that a problem is misformalized.
+
+Two findings can end an item for human review, each a *claim file* in the workspace judged as an ordinary
+candidate of a task derived mechanically from the problem by its language pack (``lang/<prover>/audit.py``):
+
+- ``false``: ``STATEMENT_FALSE.<ext>`` proves the negation of the statement (outcome ``statement_false``);
+- ``vacuous``: ``STATEMENT_VACUOUS.<ext>`` proves ``False`` from the theorem's binders and premises, those
+  of its conclusion's leading ``forall``/``->`` included (outcome ``vacuous``): the statement holds for any
+  conclusion, so a proof of it says nothing about the problem.
+
+The full verifier judges a claim file (static layers, compile, elaborated statement, axiom audit,
+independent check), so a finding exists only with a certificate the kernel accepted; nothing here reads
+text the candidate controls. Every item reports ``statement_audit`` = ``vacuous`` / ``false`` /
+``unknown`` (no checked certificate, which says nothing about the statement). Anyone may submit a
+claim: an agent, or the ``audit`` and ``portfolio`` frontends, which search for certificates with
+automation (see docs/audit.md).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_forall.core.model import PROVER_EXT, STATEMENT_FALSE, VACUOUS, Task
+
+if TYPE_CHECKING:
+    from pytest_forall.core.prover import Prover
+
+#: ``statement_audit`` values (a field of every result row and JUnit testcase).
+AUDIT_VACUOUS = "vacuous"
+AUDIT_FALSE = "false"
+AUDIT_UNKNOWN = "unknown"
+AUDIT_VALUES = (AUDIT_VACUOUS, AUDIT_FALSE, AUDIT_UNKNOWN)
+#: Where a checked claim's derived template is kept next to the accepted certificate (for ``forall verify``).
+DERIVED_DIR = "derived"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One kind of finding: its claim file's stem, the outcome it ends the item with, and what it shows."""
+
+    finding: str
+    stem: str
+    outcome: str
+    shows: str
+    #: the submission kind in the audit record's events and verdict files
+    submission: str
+
+
+CLAIMS = (
+    Claim(AUDIT_FALSE, "STATEMENT_FALSE", STATEMENT_FALSE, "proves the negation of the statement", "refutation"),
+    Claim(AUDIT_VACUOUS, "STATEMENT_VACUOUS", VACUOUS, "proves False from the statement's hypotheses", "vacuity"),
+)
+CLAIM_BY_FINDING = {claim.finding: claim for claim in CLAIMS}
+
+
+def claim_name(task: Task, claim: Claim) -> str:
+    return f"{claim.stem}.{PROVER_EXT.get(task.prover, 'txt')}"
+
+
+@dataclass
+class Search:
+    """What an automated search found: {finding: certificate text}, attempts made (compiles) and a log."""
+
+    certificates: dict[str, str]
+    attempts: int
+    log: str
+
+
+class AuditPack(Protocol):
+    """A language pack's audit: the derived tasks of a problem, and an automated search for certificates."""
+
+    def derive(self, task: Task) -> dict[str, Task]:
+        """{finding: derived task} for the findings this problem's text allows (none when not understood)."""
+        ...
+
+    def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
+               deadline: float, max_attempts: int | None = None) -> Search:
+        """Look for certificates of the derived tasks until ``deadline`` (``time.monotonic()``), making at most
+        ``max_attempts`` attempts (each counts as a compile).
+
+        A certificate is only a suggestion: the protocol verifies it like any submission.
+        """
+        ...
+
+
+@functools.cache
+def _packs() -> tuple[Any, ...]:
+    from pytest_forall.core.registry import builtin_plugin_manager
+
+    return (builtin_plugin_manager(),)
+
+
+def audit_pack(prover: str) -> AuditPack | None:
+    """The language pack's audit for ``prover`` (the ``pytest_forall_audit_pack`` hook), or None."""
+    pack: AuditPack | None = _packs()[0].hook.pytest_forall_audit_pack(prover=prover)
+    return pack
+
+
+def derived_tasks(task: Task) -> dict[str, Task]:
+    """{finding: derived task}; empty for a malformed problem or a prover without an audit pack."""
+    if task.problem:
+        return {}
+    pack = audit_pack(task.prover)
+    return pack.derive(task) if pack is not None else {}
+
+
+# --- reporting ---------------------------------------------------------------------------------------
+
+def findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The result rows with a checked finding (suspected misformalizations), in task order."""
+    return sorted((r for r in results if r.get("statement_audit") in CLAIM_BY_FINDING),
+                  key=lambda r: str(r.get("task_id")))
+
+
+def findings_table(results: list[dict[str, Any]]) -> list[str]:
+    """Suspected misformalizations as a Markdown table to paste into an upstream issue, with the command that
+    re-checks each certificate against its derived template."""
+    rows = findings(results)
+    if not rows:
+        return []
+    lines = ["| problem | finding | certificate (sha256) | re-check |", "|---|---|---|---|"]
+    for row in rows:
+        claim = CLAIM_BY_FINDING[str(row["statement_audit"])]
+        base = Path(str(row.get("audit_dir") or "."))
+        certificate, template = (_shown(base / str(row.get(key) or "")) for key in ("certificate", "certificate_template"))
+        lines.append(f"| `{row.get('task_id')}` | {claim.finding}: {claim.shows} | `{certificate}` "
+                     f"(`{str(row.get('digest') or '')[:16]}…`) | `forall verify --prover {row.get('prover', '')} "
+                     f"--template {template} --candidate {certificate}` |")
+    return lines
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (shorter to paste), else as is."""
+    cwd = Path.cwd()
+    return str(path.relative_to(cwd)) if path.is_absolute() and path.is_relative_to(cwd) else str(path)
