@@ -29,7 +29,7 @@ LEAN_LADDER = ["decide", "omega", "simp", "norm_num", "linarith", "nlinarith", "
 
 #: Seconds the statement audit's search may take per item (within the item's wall budget); the scripts are
 #: ordered so that the ones most likely to succeed per second come first.
-AUDIT_SECONDS = 10.0
+AUDIT_SECONDS = 20.0
 
 
 class PortfolioSession:
