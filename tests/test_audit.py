@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_verifier_lean import BASE_PATH, STANDIN, project  # noqa: F401 - ``project`` is a fixture
 
 from conftest import PUTNAM, REPO, require_tool
 from pytest_forall.agents.portfolio import AuditFrontend, PortfolioFrontend
@@ -282,3 +283,83 @@ def test_junit_results_summary_and_report_carry_the_audit(pytester: pytest.Pytes
     assert "| problem | finding | certificate (sha256) | re-check |" in out.stdout
     assert "| `empty` | vacuous: proves False from the statement's hypotheses |" in out.stdout
     assert "| `wrong` | false: proves the negation of the statement |" in out.stdout
+
+
+# --- Lean: derivations and the search's plumbing, against the stand-in only (it does not type-check) --------
+
+PLAUSIBLE_REPORT = "===================\nFound problems!\n\nx := 258\n-------------------\n"
+
+
+def test_lean_derived_tasks_restate_the_theorem_and_keep_the_filled_answer() -> None:
+    from pytest_forall.suites.putnam import parse_lean
+
+    path = PUTNAM / "lean4" / "src" / "putnam_2017_a1.lean"
+    task = parse_lean(path.stem, path, path.read_text())
+    derived = derived_tasks(task)
+    assert set(derived) == {"false", "vacuous"}
+    preamble = task.template[:task.template.index("theorem putnam_2017_a1")]
+    assert "abbrev putnam_2017_a1_solution : Set ℤ := {x : ℤ | x > 0 ∧ (x = 1 ∨ 5 ∣ x)}" in preamble
+    header = task.template[task.template.index("(IsQualifying : "):task.template.index(" :\n    Sᶜ")]
+    assert derived["vacuous"].template == (f"{preamble}theorem putnam_2017_a1_vacuous\n    {header} :\n"
+                                           "    False :=\n  sorry\n")
+    assert derived["false"].template == (f"{preamble}theorem putnam_2017_a1_is_false :\n    ¬ (∀ {header}, "
+                                         "Sᶜ ∩ {n | 0 < n} = putnam_2017_a1_solution) :=\n  sorry\n")
+    assert derived["false"].frozen == derived["false"].template[:-len("sorry\n")]
+
+
+def test_lean_counterexample_is_read_from_plausibles_report_and_instantiated() -> None:
+    from pytest_forall.lang.lean.audit import counterexample, instance_scripts
+
+    assert counterexample("error: " + PLAUSIBLE_REPORT) == [("x", "258")]
+    assert counterexample("Gave up after failing to generate values that fulfill the preconditions 100 times.") == []
+    assert instance_scripts([("x", "258"), ("ys", "[1]")])[0] == ("by\n  intro h\n  have := h (x := 258) (ys := [1])\n"
+                                                                  "  revert this\n  decide")
+
+
+def test_lean_search_verifies_each_script_and_stops_at_the_first_accepted(tmp_path: Path) -> None:
+    """A scripted prover stands in for Lean: it compiles only what a real kernel would accept here."""
+    sys.path.insert(0, str(Path(__file__).parent / "example_suites"))
+    from fake_conftest import FakeProver
+
+    from pytest_forall.core.prover import CompileResult
+    from pytest_forall.lang.lean.audit import LeanAudit
+
+    class Scripted(FakeProver):  # type: ignore[misc]
+        name = "lean"
+
+        def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> CompileResult:
+            from pytest_forall.core.model import sha256_bytes
+
+            text = candidate.read_text()
+            if text.rstrip().endswith("plausible"):
+                return CompileResult(ok=False, output="error: " + PLAUSIBLE_REPORT)
+            ok = "(x := 258)" in text and text.rstrip().endswith("norm_num")
+            return CompileResult(ok=ok, digest=sha256_bytes(candidate.read_bytes()),
+                                 messages=[] if ok else [{"severity": "error", "data": "unsolved goals"}])
+
+    text = "import Mathlib\n\ntheorem t (x : ℕ) (h : 2 ∣ x) : x < 100 :=\n  sorry\n"
+    task = Task(task_id="t", suite="putnam", track="lean4", prover="lean", source_path="t.lean", template=text,
+                frozen=text[:text.rindex("sorry")], theorem_name="t")
+    derived = derived_tasks(task)
+    found = LeanAudit().search(task, derived, Scripted(), tmp_path, time.monotonic() + 60)
+    assert set(found.certificates) == {"false"}
+    assert found.certificates["false"].endswith("have := h (x := 258)\n  revert this\n  norm_num\n")
+    assert found.attempts == 5 + 2  # every vacuity tactic refused, then decide, then norm_num on the instance
+    assert "plausible: counterexample [('x', '258')]" in found.log
+
+
+def test_lean_derived_certificates_pass_the_standin_through_the_full_verifier(project: Path,  # noqa: F811
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the plumbing: the stand-in accepts any sorry-free file, so this says nothing about Lean's verdicts."""
+    from pytest_forall.lang.lean.backend import LeanProver
+    from pytest_forall.suites.putnam import parse_lean
+
+    monkeypatch.setenv("PATH", f"{STANDIN}:{BASE_PATH}")
+    path = PUTNAM / "lean4" / "src" / "putnam_2001_a1.lean"
+    task = parse_lean(path.stem, path, path.read_text())
+    vacuity = derived_tasks(task)["vacuous"]
+    certificate = vacuity.frozen + "by\n  simp_all" + vacuity.template[len(vacuity.frozen) + len("sorry"):]
+    verdict = verify_candidate(vacuity, LeanProver({"lean_project": str(project)}), certificate.encode(), timeout=60)
+    assert verdict.accepted, verdict.reason
+    assert [layer.name for layer in verdict.layers][:4] == ["syntax_screen", "frozen_statement", "shadowing_guard",
+                                                            "template"]

@@ -39,6 +39,7 @@ BUILTIN_PLUGINS = (
     "pytest_forall.lang.rocq.backend",
     "pytest_forall.lang.lean.backend",
     "pytest_forall.lang.rocq.audit",
+    "pytest_forall.lang.lean.audit",
     "pytest_forall.agents.replay",
     "pytest_forall.agents.portfolio",
     "pytest_forall.agents.claude_code",
