@@ -60,6 +60,15 @@ def claim_name(task: Task, claim: Claim) -> str:
     return f"{claim.stem}.{PROVER_EXT.get(task.prover, 'txt')}"
 
 
+@dataclass(frozen=True)
+class Split:
+    """A template's theorem cut, as written, into the text before it, its binders and its conclusion."""
+
+    preamble: str
+    binders: str
+    conclusion: str
+
+
 @dataclass
 class Search:
     """What an automated search found: {finding: certificate text}, attempts made (compiles) and a log."""

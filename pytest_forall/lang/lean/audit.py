@@ -24,10 +24,9 @@ import dataclasses
 import re
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search
+from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
 from pytest_forall.core.registry import hookimpl
@@ -42,15 +41,6 @@ INSTANCE_CLOSERS = ("decide", "norm_num", "simp")
 #: ``plausible``'s report of a counterexample: a header line, then one ``name := value`` line per variable.
 FOUND = "Found problems!"
 _ASSIGNMENT = re.compile(r"^\s*([^\s:=]+) := (.+?)\s*$")
-
-
-@dataclass(frozen=True)
-class Split:
-    """A template's theorem cut into the text before it, its binders and its conclusion."""
-
-    preamble: str
-    binders: str
-    conclusion: str
 
 
 def split_theorem(template: str, theorem: str) -> Split | None:

@@ -25,11 +25,10 @@ import functools
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search
+from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.proc import run_command
 from pytest_forall.core.prover import Prover
@@ -60,15 +59,6 @@ REFUTE_INSTANCE = ("solve [ easy | lia | lra | congruence | discriminate | tauto
 #: Seconds per script: a search or cheap closer (which fails in milliseconds unless it succeeds), and heavy
 #: automation (which usually runs to its limit).
 SEARCH_SECONDS, AUTOMATION_SECONDS = 2.0, 1.0
-
-
-@dataclass(frozen=True)
-class Split:
-    """A template's theorem cut into the text before it, its binders and its conclusion."""
-
-    preamble: str
-    binders: str
-    conclusion: str
 
 
 def split_theorem(template: str, theorem: str) -> Split | None:
