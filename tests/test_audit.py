@@ -29,7 +29,7 @@ from pytest_forall.core.protocol import ItemContext, ItemRun, initial_prompt
 from pytest_forall.core.review import reviewer_prompt
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.audit import peel, vacuity_text
-from pytest_forall.suites.putnam import parse_coq
+from pytest_forall.lang.rocq.problem import parse_coq
 
 SECRET = b"audit-test-secret"
 SOUND = "Require Import Arith.\nTheorem sound (n : nat) (h : n > 0) : n >= 1.\nProof. Admitted.\n"
@@ -291,7 +291,7 @@ PLAUSIBLE_REPORT = "===================\nFound problems!\n\nx := 258\n----------
 
 
 def test_lean_derived_tasks_restate_the_theorem_and_keep_the_filled_answer() -> None:
-    from pytest_forall.suites.putnam import parse_lean
+    from pytest_forall.lang.lean.problem import parse_lean
 
     path = PUTNAM / "lean4" / "src" / "putnam_2017_a1.lean"
     task = parse_lean(path.stem, path, path.read_text())
@@ -352,7 +352,7 @@ def test_lean_derived_certificates_pass_the_standin_through_the_full_verifier(pr
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the plumbing: the stand-in accepts any sorry-free file, so this says nothing about Lean's verdicts."""
     from pytest_forall.lang.lean.backend import LeanProver
-    from pytest_forall.suites.putnam import parse_lean
+    from pytest_forall.lang.lean.problem import parse_lean
 
     monkeypatch.setenv("PATH", f"{STANDIN}:{BASE_PATH}")
     path = PUTNAM / "lean4" / "src" / "putnam_2001_a1.lean"

@@ -3,10 +3,10 @@
 First the statement audit (:mod:`pytest_forall.core.audit`): the language pack searches for a certificate
 that the hypotheses are contradictory or the statement false; one found is written as the claim file and
 judged by the protocol like any submission, so a vacuous statement ends as ``vacuous``, never as a proof.
-Then the ladder: every attempt counts as a compile; a tactic that closes the goal becomes a candidate that
-goes through the full verifier like any agent's. Rocq tries the ladder in one ``coqtop`` that loaded the
-statement once; other provers compile one candidate per tactic. ``audit`` is the same frontend without
-the ladder.
+Then the ladder (the language pack's): every attempt counts as a compile; a tactic that closes the goal
+becomes a candidate that goes through the full verifier like any agent's. A backend with an interactive
+session (Rocq's ``coqtop``) tries the ladder in one session that loaded the statement once; others compile
+one candidate per tactic. ``audit`` is the same frontend without the ladder.
 """
 
 from __future__ import annotations
@@ -16,16 +16,8 @@ from typing import Any
 
 from pytest_forall.core.actor import AgentSession, SessionContext, TurnResult
 from pytest_forall.core.audit import CLAIMS, audit_pack, claim_name, derived_tasks
+from pytest_forall.core.language import language_or_plain
 from pytest_forall.core.registry import hookimpl
-from pytest_forall.lang.rocq.audit import hammer_installed
-
-ROCQ_LADDER = ["lia", "nia", "psatz", "ring", "field", "auto", "intuition", "firstorder", "easy", "trivial",
-               "reflexivity", "tauto", "intuition lia", "eauto", "vm_compute; reflexivity", "intros; lra"]
-ROCQ_HAMMER = ["sauto", "hauto", "qauto"]
-ROCQ_PRELUDE = "From Coq Require Import Lia Psatz Lra.\n"
-ROCQ_HAMMER_PRELUDE = "From Hammer Require Import Tactics.\n"
-LEAN_LADDER = ["decide", "omega", "simp", "norm_num", "linarith", "nlinarith", "positivity", "aesop", "exact?"]
-
 
 #: Seconds the statement audit's search may take per item (within the item's wall budget); the scripts are
 #: ordered so that the ones most likely to succeed per second come first.
@@ -56,9 +48,9 @@ class PortfolioSession:
                                       "audit frontend does not attempt the proof" if not self.ladder else
                                       "portfolio has no further tactics")
         self.done = True
-        task, prover = self.ctx.task, self.ctx.prover
-        if task.prover == "rocq" and hasattr(prover, "try_tactics"):
-            return self._rocq(timeout)
+        _task, prover = self.ctx.task, self.ctx.prover
+        if hasattr(prover, "try_tactics"):
+            return self._interactive(timeout)
         return self._generic()
 
     def _audit(self, timeout: float | None) -> TurnResult | None:
@@ -93,13 +85,10 @@ class PortfolioSession:
         allowance = self._allowance()
         return ladder if allowance is None else ladder[:allowance]
 
-    def _rocq(self, timeout: float | None) -> TurnResult:
+    def _interactive(self, timeout: float | None) -> TurnResult:
+        """One prover session that loaded the statement once tries every tactic (Rocq's ``coqtop``)."""
         task, prover = self.ctx.task, self.ctx.prover
-        ladder = list(ROCQ_LADDER)
-        prelude = ROCQ_PRELUDE
-        if hammer_installed():
-            ladder += ROCQ_HAMMER
-            prelude += ROCQ_HAMMER_PRELUDE
+        ladder, prelude = language_or_plain(task.prover).portfolio_ladder()
         ladder = self._budgeted(ladder)
         winner, attempts, log = prover.try_tactics(  # type: ignore[attr-defined]
             task, self.ctx.workspace, ladder, self.tactic_timeout, prelude=prelude)
@@ -118,14 +107,13 @@ class PortfolioSession:
         from pytest_forall.core.verify import verify_candidate
 
         task, prover = self.ctx.task, self.ctx.prover
-        hole = task.frozen
-        if not hole:
-            return TurnResult(gave_up="task has no proof hole")
+        pack = language_or_plain(task.prover)
+        if not task.frozen or pack.close_hole is None:
+            return TurnResult(gave_up="task has no proof hole the portfolio can fill")
         attempts = 0
-        for tactic in self._budgeted(LEAN_LADDER if task.prover == "lean" else []):
+        for tactic in self._budgeted(pack.portfolio_ladder()[0]):
             attempts += 1
-            opener = "" if task.frozen.rstrip().endswith("by") else "by "
-            text = task.frozen + opener + tactic + task.template[len(task.frozen) + len("sorry"):]
+            text = pack.close_hole(task, tactic)
             verdict = verify_candidate(task, prover, text.encode(), timeout=self.tactic_timeout * 4)
             if verdict.verdict == "infra":
                 return TurnResult(infra=verdict.reason, compiles=attempts)

@@ -18,12 +18,12 @@ automation (see docs/audit.md).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pytest_forall.core.model import PROVER_EXT, STATEMENT_FALSE, VACUOUS, Task
+from pytest_forall.core.language import language_or_plain
+from pytest_forall.core.model import STATEMENT_FALSE, VACUOUS, Task
 
 if TYPE_CHECKING:
     from pytest_forall.core.prover import Prover
@@ -57,7 +57,7 @@ CLAIM_BY_FINDING = {claim.finding: claim for claim in CLAIMS}
 
 
 def claim_name(task: Task, claim: Claim) -> str:
-    return f"{claim.stem}.{PROVER_EXT.get(task.prover, 'txt')}"
+    return f"{claim.stem}.{language_or_plain(task.prover).extension}"
 
 
 @dataclass(frozen=True)
@@ -95,17 +95,9 @@ class AuditPack(Protocol):
         ...
 
 
-@functools.cache
-def _packs() -> tuple[Any, ...]:
-    from pytest_forall.core.registry import builtin_plugin_manager
-
-    return (builtin_plugin_manager(),)
-
-
 def audit_pack(prover: str) -> AuditPack | None:
-    """The language pack's audit for ``prover`` (the ``pytest_forall_audit_pack`` hook), or None."""
-    pack: AuditPack | None = _packs()[0].hook.pytest_forall_audit_pack(prover=prover)
-    return pack
+    """The statement audit of ``prover``'s language pack (``Language.audit``), or None."""
+    return language_or_plain(prover).audit()
 
 
 def derived_tasks(task: Task) -> dict[str, Task]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pytest_forall.core.actor import Frontend
-    from pytest_forall.core.audit import AuditPack
+    from pytest_forall.core.language import Language
     from pytest_forall.core.model import Task
     from pytest_forall.core.prover import Prover
 
@@ -36,10 +36,10 @@ BUILTIN_PLUGINS = (
     "pytest_forall.suites.verisoftbench",
     "pytest_forall.suites.lean_eval",
     "pytest_forall.suites.project",
+    "pytest_forall.lang.rocq",
+    "pytest_forall.lang.lean",
     "pytest_forall.lang.rocq.backend",
     "pytest_forall.lang.lean.backend",
-    "pytest_forall.lang.rocq.audit",
-    "pytest_forall.lang.lean.audit",
     "pytest_forall.agents.replay",
     "pytest_forall.agents.portfolio",
     "pytest_forall.agents.claude_code",
@@ -59,6 +59,12 @@ def pytest_forall_load_tasks(path: Path, manifest: dict[str, Any], options: dict
     """
 
 
+@hookspec
+def pytest_forall_languages() -> list[Language]:
+    """Return the language packs this plugin provides (see :mod:`pytest_forall.core.language`)."""
+    return []
+
+
 @hookspec(firstresult=True)
 def pytest_forall_make_prover(name: str, options: dict[str, Any]) -> Prover | None:
     """Return the prover backend called ``name`` (``rocq``, ``lean``, …), or None."""
@@ -67,11 +73,6 @@ def pytest_forall_make_prover(name: str, options: dict[str, Any]) -> Prover | No
 @hookspec(firstresult=True)
 def pytest_forall_make_frontend(name: str, options: dict[str, Any]) -> Frontend | None:
     """Return the frontend called ``name`` (``replay``, ``portfolio``, ``claude-code``, …), or None."""
-
-
-@hookspec(firstresult=True)
-def pytest_forall_audit_pack(prover: str) -> AuditPack | None:
-    """Return the statement audit of the language ``prover`` (its derived tasks and certificate search), or None."""
 
 
 @hookspec(firstresult=True)

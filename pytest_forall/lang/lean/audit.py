@@ -29,7 +29,6 @@ from pathlib import Path
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
-from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.lean.screen import template_shape
 
@@ -173,8 +172,3 @@ class LeanAudit:
             path.write_text(probe, encoding="utf-8")
             result = prover.compile(task, Path(build), path, max(1.0, deadline - time.monotonic()))
         return counterexample(result.output + "\n" + "\n".join(str(m.get("data", "")) for m in result.messages))
-
-
-@hookimpl(trylast=True)
-def pytest_forall_audit_pack(prover: str) -> LeanAudit | None:
-    return LeanAudit() if prover == "lean" else None

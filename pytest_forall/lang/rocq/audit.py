@@ -21,26 +21,20 @@ a certificate, which the protocol verifies like any submission.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search, Split
 from pytest_forall.core.model import Task
-from pytest_forall.core.proc import run_command
 from pytest_forall.core.prover import Prover
-from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.rocq.screen import lex, template_shape
+from pytest_forall.lang.rocq.tactics import HAMMER_PRELUDE, PRELUDE, hammer_installed
 
 OPENING, CLOSING = "([{", ")]}"
 #: Heads of constructs that extend as far right as possible: a ``->`` after one of them is inside it.
 BINDING_HEADS = frozenset({"exists", "exists2", "exists!", "fun", "let", "if", "match", "forall", "λ", "∃", "∀"})
-PRELUDE = "From Coq Require Import Lia Psatz Lra.\n"
-HAMMER_PRELUDE = "From Hammer Require Import Tactics.\n"
 #: Small values tried for universally quantified variables (per numeral scope that the file has loaded).
 VALUES = ("0", "1", "2", "3", "4", "(-1)", "(1/2)")
 SCOPES = ("nat", "Z", "R", "Q")
@@ -238,16 +232,6 @@ def refutation_scripts(scopes: tuple[str, ...]) -> list[tuple[str, float]]:
     return [("intro forall_audit_H; " + REFUTE_INSTANCE, SEARCH_SECONDS), (search, SEARCH_SECONDS)]
 
 
-@functools.cache
-def hammer_installed(coqc: str = "coqc") -> bool:
-    """CoqHammer's tactics (Debian's libcoq-hammer) are installed next to the standard library."""
-    where = shutil.which(coqc)
-    if where is None:
-        return False
-    result = run_command([where, "-where"], cwd=tempfile.gettempdir(), timeout=30)
-    return result.returncode == 0 and (Path(result.stdout.strip()) / "user-contrib" / "Hammer" / "Tactics").is_dir()
-
-
 # --- the search ------------------------------------------------------------------------------------------
 
 class RocqAudit:
@@ -264,7 +248,7 @@ class RocqAudit:
         split = split_theorem(task.template, task.theorem_name)
         if probe_of is None or split is None or not derived:
             return Search({}, 0, "no derived task or no interactive prover")
-        hammer = hammer_installed(str(getattr(prover, "coqc", "coqc")))
+        hammer = hammer_installed()
         prelude = PRELUDE + (HAMMER_PRELUDE if hammer else "")
         preamble = prelude + split.preamble
         winners: dict[str, str] = {}
@@ -299,8 +283,3 @@ class RocqAudit:
             if script:
                 certificates[finding] = prelude + sub.frozen + f"{script}.\nQed.\n"
         return Search(certificates, attempts, log)
-
-
-@hookimpl(trylast=True)
-def pytest_forall_audit_pack(prover: str) -> RocqAudit | None:
-    return RocqAudit() if prover == "rocq" else None

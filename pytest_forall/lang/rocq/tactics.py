@@ -1,0 +1,33 @@
+"""Rocq's closing tactics and the imports they need, shared by the portfolio's ladder and the statement audit."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import tempfile
+from pathlib import Path
+
+from pytest_forall.core.proc import run_command
+
+LADDER = ["lia", "nia", "psatz", "ring", "field", "auto", "intuition", "firstorder", "easy", "trivial",
+          "reflexivity", "tauto", "intuition lia", "eauto", "vm_compute; reflexivity", "intros; lra"]
+HAMMER = ["sauto", "hauto", "qauto"]
+PRELUDE = "From Coq Require Import Lia Psatz Lra.\n"
+HAMMER_PRELUDE = "From Hammer Require Import Tactics.\n"
+
+
+@functools.cache
+def hammer_installed() -> bool:
+    """CoqHammer's tactics (Debian's libcoq-hammer) are installed next to the standard library."""
+    where = shutil.which("coqc")
+    if where is None:
+        return False
+    result = run_command([where, "-where"], cwd=tempfile.gettempdir(), timeout=30)
+    return result.returncode == 0 and (Path(result.stdout.strip()) / "user-contrib" / "Hammer" / "Tactics").is_dir()
+
+
+def portfolio_ladder() -> tuple[list[str], str]:
+    """The closing tactics, cheapest first, and the imports they need (CoqHammer's where installed)."""
+    if hammer_installed():
+        return [*LADDER, *HAMMER], PRELUDE + HAMMER_PRELUDE
+    return list(LADDER), PRELUDE
