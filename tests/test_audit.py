@@ -78,7 +78,8 @@ def forall_verify(template: Path, candidate: Path) -> subprocess.CompletedProces
      "C"),
     ("~ (n = 0 -> False)", [], "~ (n = 0 -> False)"),
     ("let m := n in m = 0 -> False", [], "let m := n in m = 0 -> False"),
-    ("forall x y, x = y", ["x y"], "x = y"),
+    ("forall x y, x = y", [], "forall x y, x = y"),  # untyped and nothing after them: types unknown
+    ("forall x y, x < y -> y = x", ["x y", "(forall_audit_h1 : x < y)"], "y = x"),
     ("forall f : nat -> nat,f 0 = 0", ["(f : nat -> nat)"], "f 0 = 0"),
 ])
 def test_peel_takes_leading_binders_and_premises_and_stops_at_binding_constructs(

@@ -98,38 +98,55 @@ def _tokens(text: str) -> list[tuple[int, str, str]]:
 
 
 def peel(conclusion: str) -> tuple[list[str], str]:
-    """The conclusion's leading ``forall`` binders and ``->`` premises, as theorem binders, and what remains."""
+    """The conclusion's leading ``forall`` binders and ``->`` premises, as theorem binders, and what remains.
+
+    Untyped binders (``forall x y,``) are kept only when a peeled premise follows them: their types are
+    inferred from where they are used, and the remaining conclusion is not part of the vacuity task.
+    """
     binders: list[str] = []
     rest = conclusion
+    untyped: list[tuple[int, str]] = []  # (index in binders, the rest before it) of untyped groups
     while True:
-        try:
-            tokens = _tokens(rest)
-        except NotUnderstood:
-            return binders, rest
-        if not tokens:
-            return binders, rest
-        if tokens[0][1:] == ("ident", "forall"):
-            comma = _depth0(tokens[1:], lambda kind, text: kind == "symbol" and "," in text, stop=frozenset())
-            if comma is None:
-                return binders, rest
-            cut = comma[0] + comma[1].index(",")
-            group = rest[tokens[1][0]:cut].strip() if len(tokens) > 1 else ""
-            if not group:
-                return binders, rest
-            if not group.startswith(("(", "{", "`", "[")) and _depth0(
-                    _tokens(group), lambda kind, text: kind == "symbol" and text == ":", stop=frozenset()):
-                group = f"({group})"
-            binders.append(group)
-            rest = rest[cut + 1:].strip()
-            continue
-        arrow = _depth0(tokens, lambda kind, text: kind == "symbol" and text == "->", stop=BINDING_HEADS)
-        if arrow is None:
-            return binders, rest
-        premise = rest[:arrow[0]].strip()
-        if not premise:
-            return binders, rest
-        binders.append(f"(forall_audit_h{len(binders)} : {premise})")
-        rest = rest[arrow[0] + 2:].strip()
+        step = _peel_one(rest, len(binders))
+        if step is None:
+            break
+        group, remaining, typed = step
+        if not typed:
+            untyped.append((len(binders), rest))
+        binders.append(group)
+        rest = remaining
+    while untyped and untyped[-1][0] == len(binders) - 1:  # nothing peeled after it says what it is
+        _, rest = untyped.pop()
+        binders.pop()
+    return binders, rest
+
+
+def _peel_one(rest: str, index: int) -> tuple[str, str, bool] | None:
+    """One leading ``forall`` group or ``->`` premise of ``rest``: (binder, what remains, typed), or None."""
+    try:
+        tokens = _tokens(rest)
+    except NotUnderstood:
+        return None
+    if not tokens:
+        return None
+    if tokens[0][1:] == ("ident", "forall"):
+        comma = _depth0(tokens[1:], lambda kind, text: kind == "symbol" and "," in text, stop=frozenset())
+        if comma is None or len(tokens) < 2:
+            return None
+        cut = comma[0] + comma[1].index(",")
+        group = rest[tokens[1][0]:cut].strip()
+        if not group:
+            return None
+        typed = True
+        if not group.startswith(("(", "{", "`", "[")):
+            typed = _depth0(_tokens(group), lambda kind, text: kind == "symbol" and text == ":",
+                            stop=frozenset()) is not None
+            group = f"({group})" if typed else group
+        return group, rest[cut + 1:].strip(), typed
+    arrow = _depth0(tokens, lambda kind, text: kind == "symbol" and text == "->", stop=BINDING_HEADS)
+    if arrow is None or not rest[:arrow[0]].strip():
+        return None
+    return f"(forall_audit_h{index} : {rest[:arrow[0]].strip()})", rest[arrow[0] + 2:].strip(), True
 
 
 def _depth0(tokens: list[tuple[int, str, str]], wanted: Any, stop: frozenset[str]) -> tuple[int, str] | None:
