@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_forall.core.model import Task
+from pytest_forall.lang.rocq.problem import parse_coq
 from pytest_forall.lang.screens import rocq_static_layers
-from pytest_forall.suites.putnam import parse_coq
 
 COQ_SRC = Path("/work/shared/benchmarks/PutnamBench/coq/src")
 LAYERS = ("syntax_screen", "frozen_statement", "shadowing_guard")

@@ -34,8 +34,8 @@ def refutation_task(task: Task) -> Task | None:
 
 def _rocq_refutation(task: Task) -> Task | None:
     from pytest_forall.lang.common import NotUnderstood
+    from pytest_forall.lang.rocq.problem import parse_coq
     from pytest_forall.lang.rocq.screen import template_shape
-    from pytest_forall.suites.putnam import parse_coq
 
     try:
         tokens = template_shape(task.template, task.theorem_name).theorem.tokens

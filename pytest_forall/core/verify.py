@@ -128,7 +128,8 @@ def task_from_template(prover_name: str, template: Path) -> Task:
     The task id is the file's stem after following symlinks (``template -> …/putnam_1962_a2.v``); CRLF line
     endings and a leading byte order mark are read the way the prover reads them.
     """
-    from pytest_forall.suites.putnam import parse_coq, parse_lean
+    from pytest_forall.lang.rocq.problem import parse_coq
+    from pytest_forall.suites.putnam import parse_lean
 
     resolved = template.resolve()
     text = resolved.read_bytes().decode("utf-8-sig")

@@ -172,10 +172,11 @@ class RocqTarget:
 
 def rocq_admitted(text: str) -> list[RocqTarget]:
     """Theorems of ``text`` whose proof ends in ``Admitted.``; raises NotUnderstood on unlexable text."""
-    from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS, lex, split_sentences
+    from pytest_forall.lang.rocq.lexer import tokens
+    from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS, split_sentences
 
     starts = _offsets(text)
-    sentences = split_sentences(lex(text))
+    sentences = split_sentences(tokens(text))
 
     def offset(token: Any) -> int:
         return int(starts[token.line - 1] + token.col - 1)
@@ -213,12 +214,13 @@ _REQUIRE_HEADS = ("Require", "From")
 
 def rocq_header(prefix: str) -> tuple[list[str], list[str]]:
     """(Require sentences, other scope/option sentences) of ``prefix``, as written."""
-    from pytest_forall.lang.rocq.screen import lex, split_sentences
+    from pytest_forall.lang.rocq.lexer import tokens
+    from pytest_forall.lang.rocq.screen import split_sentences
 
     starts = _offsets(prefix)
     requires: list[str] = []
     others: list[str] = []
-    for sentence in split_sentences(lex(prefix)):
+    for sentence in split_sentences(tokens(prefix)):
         first, last = sentence.tokens[0], sentence.tokens[-1]
         words = [t.text for t in sentence.tokens if t.kind == "ident"][:2]
         if not words or words[0] not in _HEADER_HEADS:

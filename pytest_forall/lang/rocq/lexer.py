@@ -221,11 +221,14 @@ def mask(text: str, *, strings: bool = True, strict: bool = False) -> str:
     return "".join(out)
 
 
-def sentences(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of every sentence: from its first lexeme (not a comment) to just after its ``.``."""
+def sentences(text: str, *, strict: bool = True) -> list[tuple[int, int]]:
+    """``(start, end)`` of every sentence: from its first lexeme (not a comment) to just after its ``.``.
+
+    ``strict=False`` (readers that index rather than judge) reads leniently as :func:`scan` does and drops
+    text after the last sentence end instead of raising."""
     spans: list[tuple[int, int]] = []
     start = -1
-    for lexeme in scan(text):
+    for lexeme in scan(text, strict=strict):
         if lexeme.kind == "comment":
             continue
         if start < 0:
@@ -233,10 +236,9 @@ def sentences(text: str) -> list[tuple[int, int]]:
         if lexeme.kind == "end":
             spans.append((start, lexeme.end))
             start = -1
-    if start >= 0:
+    if start >= 0 and strict:
         raise LexError("text after the last sentence's closing '.'", start, text)
     return spans
-
 
 
 def tokens(text: str) -> list[Token]:
