@@ -46,8 +46,8 @@ class PortfolioSession:
         if self.done:
             return TurnResult(gave_up="portfolio has no further tactics")
         self.done = True
-        task, prover = self.ctx.task, self.ctx.prover
-        if task.prover == "rocq" and hasattr(prover, "try_tactics"):
+        prover = self.ctx.prover
+        if hasattr(prover, "try_tactics"):  # the Rocq backends, a project's included
             return self._rocq(timeout)
         return self._generic()
 
@@ -85,7 +85,7 @@ class PortfolioSession:
         if not hole:
             return TurnResult(gave_up="task has no proof hole")
         attempts = 0
-        for tactic in self._budgeted(LEAN_LADDER if task.prover == "lean" else []):
+        for tactic in self._budgeted(LEAN_LADDER if task.track == "lean4" else []):
             attempts += 1
             opener = "" if task.frozen.rstrip().endswith("by") else "by "
             text = task.frozen + opener + tactic + task.template[len(task.frozen) + len("sorry"):]

@@ -230,6 +230,8 @@ class RocqProver:
         self.runner = runner
         #: set by the protocol under ``--forall-sandbox=bwrap``: interactive sessions run in the sandbox too
         self.sandboxed = False
+        #: ``-Q``/``-R`` arguments every coqc, coqchk and coqtop call gets (a project's load path)
+        self.load: list[str] = []
         self._version: str | None = None
 
     #: Host files a sandboxed coqc needs besides /usr (findlib's config, else coqc dies with an Anomaly).
@@ -238,6 +240,8 @@ class RocqProver:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _run(self, argv: list[str], cwd: Path, timeout: float) -> ProcResult:
+        if self.load and argv and argv[0] in (self.coqc, self.coqchk):
+            argv = [argv[0], *self.load, *argv[1:]]
         return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env=clean_env())
 
     def probe(self, workspace: Path) -> str:
@@ -589,8 +593,8 @@ class RocqProver:
             from pytest_forall.isolation.sandbox import interactive_prefix
 
             prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-        return TacticProbe(self.coqtop, self.mem_mb, prefix).run(prelude + task.frozen, tactics, workspace, timeout,
-                                                                 theorem=task.theorem_name)
+        return TacticProbe(self.coqtop, self.mem_mb, prefix, self.load).run(
+            prelude + task.frozen, tactics, workspace, timeout, theorem=task.theorem_name)
 
 
 @hookimpl(trylast=True)
