@@ -23,9 +23,11 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from pytest_forall.lang.lean import LANGUAGE as LEAN
+from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 from pytest_forall.lang.rocq import lexer as rocq_lexer
 
-LANGUAGE_BY_SUFFIX = {".lean": "lean", ".v": "rocq"}
+LANGUAGE_BY_SUFFIX = {f".{LEAN.extension}": LEAN.name, f".{ROCQ.extension}": ROCQ.name}
 #: Directories never worth indexing: VCS metadata and build outputs (Lake packages included).
 SKIPPED_DIR_NAMES = frozenset({".git", ".lake", "_build", "build", "node_modules", "__pycache__"})
 DEFAULT_CACHE_DIR = Path.home() / ".cache" / "pytest-forall" / "retrieval"
@@ -521,7 +523,7 @@ def source_files(root: Path) -> Iterator[Path]:
 def parse_file(source: str, relative_path: str) -> list[Declaration]:
     """Parse one file's text; the path only picks the language and the Rocq module name."""
     path = Path(relative_path)
-    if LANGUAGE_BY_SUFFIX[path.suffix] == "lean":
+    if LANGUAGE_BY_SUFFIX[path.suffix] == LEAN.name:
         return parse_lean(source)
     return parse_rocq(source, module=path.stem)
 

@@ -22,6 +22,7 @@ and every accepted project proof from any other frontend is written there, so a 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -36,9 +37,12 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_forall.core.errors import UsageError
+from pytest_forall.core.language import Language
 from pytest_forall.core.model import Layer, Task
 from pytest_forall.core.proc import run_command
 from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.lean import LANGUAGE as LEAN
+from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 from pytest_forall.lang.rocq.backend import RocqProver
 
 SUITE = "project"
@@ -713,6 +717,13 @@ def pytest_forall_load_tasks(path: Path, manifest: dict[str, Any], options: dict
     if manifest.get("adapter") != SUITE:
         return None
     return load_project(project_root(options, manifest), options)
+
+
+@hookimpl(trylast=True)
+def pytest_forall_languages() -> list[Language]:
+    """Project items are in their pack's language under the project prover's name (its placeholder,
+    compile hint, portfolio ladder), so nothing needs to know that ``rocq-project`` is Rocq."""
+    return [dataclasses.replace(ROCQ, name=ROCQ_PROVER), dataclasses.replace(LEAN, name=LEAN_PROVER)]
 
 
 @hookimpl(trylast=True)

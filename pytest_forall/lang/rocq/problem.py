@@ -1,4 +1,5 @@
-"""Reading Rocq problem files: where the hole is, which theorem it proves, what is declared where.
+"""A Rocq problem file as benchmarks ship it (the frozen part, the theorem, the final ``Admitted.`` hole),
+and what it declares where.
 
 Every scan goes through :mod:`pytest_forall.lang.rocq.lexer`, so a comment, a string or a string inside a
 comment hides text from these readers exactly when it hides it from Coq.
@@ -12,11 +13,12 @@ from pathlib import Path
 from pytest_forall.core.model import Task
 from pytest_forall.lang.rocq.lexer import LexError, mask, sentences
 
+NAME = "rocq"
 _COQ_THEOREM = re.compile(r"(?:^|\.\s)\s*(?:Theorem|Lemma|Corollary|Proposition)\s+([A-Za-z_][\w']*)")
 _WORD = re.compile(r"[^\W\d][\w']*")
 
 
-def parse_coq(task_id: str, path: Path, text: str, suite: str = "putnam") -> Task:
+def parse_coq(task_id: str, path: Path, text: str, *, suite: str = "putnam", track: str = "coq") -> Task:
     """Split a Coq problem: everything up to the hole is frozen; the last ``Admitted.`` is the hole."""
     masked = mask(text)
     holes = [m.start() for m in re.finditer(r"\bAdmitted\s*\.", masked)]
@@ -33,7 +35,7 @@ def parse_coq(task_id: str, path: Path, text: str, suite: str = "putnam") -> Tas
         else:
             theorem = names[-1]
     statement = frozen.rstrip()
-    return Task(task_id=task_id, suite=suite, track="coq", prover="rocq", source_path=str(path), template=text,
+    return Task(task_id=task_id, suite=suite, track=track, prover=NAME, source_path=str(path), template=text,
                 frozen=frozen, theorem_name=theorem, statement=statement, problem=problem)
 
 
