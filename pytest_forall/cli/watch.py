@@ -65,8 +65,8 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
         age = max(0.0, now - float(progress.get("updated_at") or now))
         lines.append(f"  {name}: {progress.get('activity', '?')}; sample {progress.get('sample', '?')}, "
                      f"{progress.get('rounds', '?')} rounds, {progress.get('compiles', '?')} compiles, "
-                     f"{progress.get('reviews', '?')} reviews, tokens {progress.get('tokens_in')}/"
-                     f"{progress.get('tokens_out')}, {money(progress.get('cost_usd'))}, "
+                     f"{progress.get('reviews', '?')} reviews, tokens {progress.get('tokens_in') or '-'}/"
+                     f"{progress.get('tokens_out') or '-'}, {money(progress.get('cost_usd'))}, "
                      f"{float(progress.get('wall_s') or 0):.0f} s, updated {age:.0f} s ago")
     return lines
 
