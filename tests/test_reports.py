@@ -19,7 +19,7 @@ import pytest
 
 from conftest import EXAMPLES, REPO, require_tool
 from pytest_forall.cli import main
-from pytest_forall.cli.report_html import COLOURS, audit_links
+from pytest_forall.cli.report_html import COLOURS, audit_links, item_dir
 
 PROOFS = Path(__file__).parent / "data" / "proofs"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -278,6 +278,10 @@ def test_access_log_and_transcripts_are_linked_where_the_sandbox_and_frontends_w
     assert ("access log", item / "s0" / "access.jsonl") in links
     assert ("transcript actor s0/r1", item / "s0" / "actor-turn1.jsonl") in links
     assert all("actor-home" not in str(path) for _, path in links)
+    # a row without an audit record (a crashed item's) links nothing, rather than the whole run's items
+    assert item_dir(tmp_path, {"nodeid": "a::b", "audit_dir": ""}) is None and audit_links(None) == []
+    moved = {"audit_dir": "/elsewhere/items/x"}  # a run directory copied from another machine
+    assert item_dir(tmp_path, moved) == item
 
 
 GATED = '''

@@ -1,10 +1,10 @@
 """``forall report --html``: one self-contained page a person reads instead of results.jsonl.
 
-Every number on the page is a cell of :mod:`pytest_forall.core.summary` (the Table-1 view, the outcome counts, the
-terminal summary lines), so the page and the terminal ``forall report`` cannot disagree. The page has
-no scripts and no external assets: inline CSS, inline SVG plots drawn here, and relative links into
-each item's audit directory (``reports/<run id>/items/<item>/``), which keep working when the reports
-directory is copied or archived together with the page.
+Every number on the page is a cell of :mod:`pytest_forall.core.summary` (the Table-1 view, the
+outcome counts, the terminal summary lines), so the page and the terminal ``forall report`` cannot
+disagree. The page has no scripts and no external assets: inline CSS, inline SVG plots drawn here, and
+relative links into each item's audit directory (``reports/<run id>/items/<item>/``), which keep
+working when the reports directory is copied or archived together with the page.
 """
 
 from __future__ import annotations
@@ -51,25 +51,29 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def item_dir(run_dir: Path, row: Row) -> Path:
-    """The item's audit directory: the recorded one, or the same name under this run dir (a moved run)."""
-    recorded = Path(str(row.get("audit_dir") or ""))
+def item_dir(run_dir: Path, row: Row) -> Path | None:
+    """The item's audit directory: the same name under this run dir (a moved run), else the recorded one."""
+    if not row.get("audit_dir"):
+        return None
+    recorded = Path(str(row["audit_dir"]))
     local = run_dir / "items" / recorded.name
-    return local if local.is_dir() or not recorded.is_dir() else recorded
+    return local if local.is_dir() else recorded if recorded.is_dir() else None
 
 
-def record_files(directory: Path, name: str) -> list[Path]:
-    """Files called ``name`` in the record, not inside an agent's home, scratch or review workspace copies."""
+def record_files(directory: Path, names: Sequence[str]) -> list[Path]:
+    """Files with these names in the record, not inside an agent's home, scratch or review workspace copies."""
     found = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.endswith(SKIPPED_DIRS))
-        found += [Path(root) / name] if name in files else []
+        found += [Path(root) / name for name in names if name in files]
     return found
 
 
-def audit_links(directory: Path) -> list[tuple[str, Path]]:
+def audit_links(directory: Path | None) -> list[tuple[str, Path]]:
     """(label, file) for every audit record file of an item that exists: record, candidates, verdicts, logs."""
     links: list[tuple[str, Path]] = []
+    if directory is None:
+        return links
 
     def add(label: str, rel: str) -> None:
         path = directory / rel
@@ -94,11 +98,11 @@ def audit_links(directory: Path) -> list[tuple[str, Path]]:
         add(f"verdict layers {event.get('round', '')}", str(event.get("evidence") or ""))
     for event in audit.get("turns", []):
         add(f"transcript {event.get('role', '')} {event.get('round', '')}", str(event.get("transcript") or ""))
-    for path in record_files(directory, "review.json"):
-        add(f"review {path.parent.relative_to(directory)}", str(path.relative_to(directory)))
-    for name, label in (("access.jsonl", "access log"), ("sandbox.jsonl", "sandbox log")):
-        for path in record_files(directory, name):
-            add(label, str(path.relative_to(directory)))
+    labels = {"review.json": "review", "access.jsonl": "access log", "sandbox.jsonl": "sandbox log"}
+    for path in record_files(directory, list(labels)):
+        where = path.parent.relative_to(directory)
+        add(f"{labels[path.name]} {where}" if path.name == "review.json" else labels[path.name],
+            str(path.relative_to(directory)))
     add("template check", "template-check.json")
     return links
 
