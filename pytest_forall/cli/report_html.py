@@ -35,7 +35,7 @@ h1{font-size:22px}h2{font-size:17px;margin-top:28px}
 table{border-collapse:collapse;margin:8px 0}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td.l,th.l{text-align:left}
-td.reason{max-width:420px;text-align:left;font-size:12px;color:#444}
+td.reason{max-width:280px;text-align:left;font-size:12px;color:#444;overflow-wrap:anywhere}#items{font-size:13px}
 .badge{color:#fff;border-radius:3px;padding:0 5px}
 td.links{max-width:300px;text-align:left}.links a{margin-right:6px;white-space:nowrap;font-size:12px}
 .plots{display:flex;flex-wrap:wrap;gap:18px}
@@ -44,6 +44,8 @@ figure{margin:6px 0}figcaption{font-weight:600;font-size:13px}
 """
 #: Directories of an audit record that hold an agent's own files, not the record (``actor-home``, ``review-ws``).
 SKIPPED_DIRS = ("-home", "-tmp", "review-ws", "template-check")
+#: Links of one round each (folded in the per-item cell): candidates, verdicts, transcripts, reviews.
+PER_ROUND = ("candidate ", "verdict layers ", "transcript ", "review ")
 PLOT_WIDTH, PLOT_HEIGHT, MARGIN, MAX_BAR = 420, 160, 52, 36
 
 
@@ -153,6 +155,18 @@ def outcome_table(agg: Aggregate) -> str:
             f'<tr>{cells}<td data-outcome="items">{agg.items}</td></tr></table>')
 
 
+def link_cell(links: list[tuple[str, Path]], out_dir: Path) -> str:
+    """The record's files as relative links; the per-round ones folded in a <details> (no script needed)."""
+    def anchor(label: str, path: Path) -> str:
+        return f'<a href="{esc(Path(os.path.relpath(path, out_dir)).as_posix())}">{esc(label)}</a>'
+
+    rounds = [anchor(label, path) for label, path in links if label.startswith(PER_ROUND)]
+    main = " ".join(anchor(label, path) for label, path in links if not label.startswith(PER_ROUND))
+    if not rounds:
+        return main
+    return f'{main}<details><summary>{len(rounds)} per-round files</summary>{" ".join(rounds)}</details>'
+
+
 def item_table(runs: Sequence[RunRows], out_dir: Path) -> str:
     head = "".join(f'<th class="l" data-col="{esc(c.key)}">{esc(c.title)}</th>' for c in ITEM_COLUMNS)
     body = []
@@ -164,10 +178,9 @@ def item_table(runs: Sequence[RunRows], out_dir: Path) -> str:
                 if column.key == "outcome":
                     text = (f'<span class="badge" style="background:{COLOURS.get(str(row.get("outcome")), "#777")}">'
                             f"{text}</span>")
-                cls = "reason" if column.key == "reason" else "l" if column.key in ("task", "config") else ""
+                cls = "reason" if column.key == "reason" else "l" if column.key in ("task", "config", "outcome") else ""
                 cells.append(f'<td class="{cls}" data-col="{esc(column.key)}">{text}</td>')
-            links = "".join(f'<a href="{esc(Path(os.path.relpath(path, out_dir)).as_posix())}">{esc(label)}</a>'
-                            for label, path in audit_links(item_dir(run.run_dir, row)))
+            links = link_cell(audit_links(item_dir(run.run_dir, row)), out_dir)
             body.append(f'<tr data-run="{esc(run.run_dir.name)}" data-nodeid="{esc(row.get("nodeid"))}">'
                         f'{"".join(cells)}'
                         f'<td class="links l">{links}</td></tr>')
