@@ -67,7 +67,7 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
                      f"{progress.get('rounds', '?')} rounds, {progress.get('compiles', '?')} compiles, "
                      f"{progress.get('reviews', '?')} reviews, tokens {progress.get('tokens_in') or '-'}/"
                      f"{progress.get('tokens_out') or '-'}, {money(progress.get('cost_usd'))}, "
-                     f"{float(progress.get('wall_s') or 0):.0f} s, updated {age:.0f} s ago")
+                     f"{float(progress.get('wall_s') or 0) + age:.0f} s so far, updated {age:.0f} s ago")
     return lines
 
 
