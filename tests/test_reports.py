@@ -354,6 +354,12 @@ def test_watch_follows_a_running_run_and_shows_the_finished_one(
     assert "(finished)" in frame and "2 selected, 2 started, 2 finished, 0 running" in frame, frame
     assert "finished: 2 strict, 0 rules_only, 0 failed, 0 infra, 0 statement_false  (2 items)" in frame
     assert "compiles 3, wall" in frame and "tokens in 30, out 15, cost USD 0.0300" in frame
+    # a run whose pytest process died without finishing: the watcher says so and stops (exit 1), never waits forever
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["pid"] == proc.pid and meta["exitstatus"] == 0
+    (run_dir / "run.json").write_text(json.dumps({**meta, "finished_at": None}))
+    status, frame, _ = forall(capsys, "watch", str(run_dir), "--interval", "0.1")
+    assert status == 1 and "CONTROLLER GONE" in frame, frame
     progress = json.loads((run_dir / "items" / "t_wait-fake" / "progress.json").read_text())
     assert progress["state"] == "finished" and progress["outcome"] == "strict" and progress["rounds"] == 2
     assert not list(run_dir.rglob(".progress.json.*.tmp"))  # every write was renamed into place

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -26,6 +28,19 @@ def read_json(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def controller_gone(meta: dict[str, Any]) -> bool:
+    """The run's pytest process, on this host, no longer exists though the run never finished (killed, crashed)."""
+    if meta.get("finished_at") or meta.get("host") != socket.gethostname() or not isinstance(meta.get("pid"), int):
+        return False
+    try:
+        os.kill(meta["pid"], 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def money(value: Any) -> str:
@@ -50,7 +65,8 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
             running.append((path.parent.name, progress))
     agg = Aggregate(list(results.values()))
     selected = meta.get("selected")
-    state = "finished" if meta.get("finished_at") else "running" if meta else "no run.json"
+    state = ("finished" if meta.get("finished_at") else "CONTROLLER GONE: it exited without finishing the run"
+             if controller_gone(meta) else "running" if meta else "no run.json")
     lines = [(f"forall watch: run {run_dir.name} ({state}) at {time.strftime('%H:%M:%S', time.localtime(now))}: "
              f"{selected if selected is not None else '?'} selected, {started} started, {agg.items} finished, "
              f"{len(running)} running")]
@@ -92,6 +108,8 @@ def run_watch(args: argparse.Namespace) -> int:
             meta = read_json(run_dir / RUN_FILE)
             if args.once or (meta is not None and meta.get("finished_at")):
                 return 0
+            if meta is not None and controller_gone(meta):
+                return 1
             time.sleep(args.interval)
     except KeyboardInterrupt:
         return 0

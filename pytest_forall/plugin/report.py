@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 from collections import Counter
 from pathlib import Path
@@ -111,7 +112,8 @@ class ForallReporter:
         if not hasattr(self.config, "workerinput"):
             self.run_dir.mkdir(parents=True, exist_ok=True)
             self.secret()
-            self.run_meta = {"run_id": self.run_id, "started_at": time.time(), "selected": None, "finished_at": None}
+            self.run_meta = {"run_id": self.run_id, "started_at": time.time(), "selected": None, "finished_at": None,
+                             "host": socket.gethostname(), "pid": os.getpid()}
             self.write_run_meta()
 
     def write_run_meta(self, **fields: Any) -> None:
