@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
+from pytest_forall.core.refute import refutation_task
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.project import ProjectRocqProver, load_project
 
@@ -180,3 +181,20 @@ def test_last_failed_selects_project_items(pytester: pytest.Pytester) -> None:
     pytester.runpytest(*args).assert_outcomes(failed=1, passed=1)
     again = pytester.runpytest(*args, "--lf", "--collect-only", "-q")
     assert [line for line in again.outlines if "::" in line] == ["./project.forall.toml::Sec__Blocks__top[coq]"]
+
+
+def test_a_false_section_lemma_is_refuted_in_the_project_context(tmp_path: Path) -> None:
+    """The refutation of a project item keeps the project's context: its section (with `End`), the prefix
+    library and the project's load path, so the negation is checked where the statement lives."""
+    require_tool("coqc")
+    (tmp_path / "_CoqProject").write_text("-R . Ref\nA.v\n")
+    (tmp_path / "A.v").write_text("Require Import Lia.\nSection S.\n  Variable n : nat.\n"
+                                  "  Lemma bad : n = n + 1.\n  Proof.\n  Admitted.\nEnd S.\n")
+    task = load_project(tmp_path, {})[0]
+    refutation = refutation_task(task)
+    assert refutation is not None and refutation.prover == task.prover
+    assert refutation.template.endswith("Theorem bad_is_false :\n    ~ (n = n + 1).\nProof. Admitted.\nEnd S.\n")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    verdict = verify_candidate(refutation, prover, prover.candidate_with_proof(refutation, "lia.\nQed.").encode(),
+                               timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason

@@ -22,6 +22,7 @@ reader can say), with the ``separated`` flag telling whether a blank or comment 
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -33,6 +34,9 @@ BRACKETS = frozenset("()[]{}")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _DIGITS = frozenset("0123456789")
 _INITIAL_STARTS = [lo for lo, _ in IDENT_INITIAL]
+_QUOTE_OR_COMMENT = re.compile(r'"|\(\*')
+_BLANK_RUN = re.compile(r"[ \t\n\r]+")
+_ASCII_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
 _TRAILING_STARTS = [lo for lo, _ in IDENT_TRAILING_ONLY]
 
 
@@ -144,17 +148,23 @@ def number_end(text: str, i: int) -> int:
     return i
 
 
-def scan(text: str, *, strict: bool = True) -> Iterator[Lexeme]:
+def scan(text: str, *, strict: bool = True, quoted_only: bool = False) -> Iterator[Lexeme]:
     """Every lexeme of ``text`` in order, comments included, blanks skipped.
 
     ``strict=False`` reads an unterminated comment or string to the end of the text instead of raising
-    (for masking files Coq would refuse anyway) and does not judge runs of dots.
+    (for masking files Coq would refuse anyway) and does not judge runs of dots. ``quoted_only`` yields
+    only comments and strings, jumping from one ``(*`` or ``"`` to the next: no other lexeme can contain
+    either (identifiers and numbers have neither, a symbol run stops before both).
     """
     i, n = 0, len(text)
     while i < n:
         char = text[i]
-        if char in BLANKS:
-            i += 1
+        if quoted_only and char != '"' and not text.startswith("(*", i):
+            found = _QUOTE_OR_COMMENT.search(text, i)
+            i = found.start() if found else n
+        elif char in BLANKS:
+            blanks = _BLANK_RUN.match(text, i)
+            i = blanks.end() if blanks else i + 1
         elif text.startswith("(*", i):
             end = comment_end(text, i, strict=strict)
             yield Lexeme("comment", i, end)
@@ -164,7 +174,8 @@ def scan(text: str, *, strict: bool = True) -> Iterator[Lexeme]:
             yield Lexeme("string", i, end)
             i = end
         elif ident_initial(char):
-            j = i + 1
+            ascii_run = _ASCII_IDENT.match(text, i)
+            j = ascii_run.end() if ascii_run else i + 1
             while j < n and (ident_trailing(text[j]) or (text[j] == "." and j + 1 < n and ident_initial(text[j + 1]))):
                 j += 1
             yield Lexeme("ident", i, j)
@@ -196,7 +207,7 @@ def scan(text: str, *, strict: bool = True) -> Iterator[Lexeme]:
 
 def comments(text: str, *, strict: bool = False) -> list[tuple[int, int]]:
     """``(start, end)`` of every top-level comment."""
-    return [(x.start, x.end) for x in scan(text, strict=strict) if x.kind == "comment"]
+    return [(x.start, x.end) for x in scan(text, strict=strict, quoted_only=True) if x.kind == "comment"]
 
 
 def _blank(chunk: str) -> str:
@@ -207,7 +218,7 @@ def mask(text: str, *, strings: bool = True, strict: bool = False) -> str:
     """``text`` with every comment blanked (with ``strings``, every string's contents too; the quotes stay),
     offsets and newlines kept: what regular expressions over Rocq source may safely look at."""
     out = list(text)
-    for lexeme in scan(text, strict=strict):
+    for lexeme in scan(text, strict=strict, quoted_only=True):
         if lexeme.kind == "comment":
             start, end = lexeme.start, lexeme.end
         elif strings and lexeme.kind == "string":
