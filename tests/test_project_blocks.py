@@ -198,3 +198,15 @@ def test_a_false_section_lemma_is_refuted_in_the_project_context(tmp_path: Path)
     verdict = verify_candidate(refutation, prover, prover.candidate_with_proof(refutation, "lia.\nQed.").encode(),
                                timeout=300)
     assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+
+
+def test_a_statement_over_a_section_definition_is_infra_not_failed(tmp_path: Path) -> None:
+    """The documented limit: the reopened section sees the definition generalised, so the template does
+    not compile; that is infra with Coq's own message, never a failed proof."""
+    require_tool("coqc")
+    (tmp_path / "_CoqProject").write_text("-R . Defs\nA.v\n")
+    (tmp_path / "A.v").write_text("Section S.\n  Variable n : nat.\n  Definition f := n + 1.\n"
+                                  "  Lemma l : f = n + 1.\n  Proof.\n  Admitted.\nEnd S.\n")
+    task = load_project(tmp_path, {})[0]
+    result = ProjectRocqProver({"cache_dir": str(tmp_path / "cache")}).check_template(task, tmp_path / "b", 120)
+    assert not result.ok and "template does not compile here" in result.infra and "nat -> nat" in result.infra
