@@ -18,6 +18,7 @@ automation (see docs/audit.md).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -114,6 +115,20 @@ def findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The result rows with a checked finding (suspected misformalizations), in task order."""
     return sorted((r for r in results if r.get("statement_audit") in CLAIM_BY_FINDING),
                   key=lambda r: str(r.get("task_id")))
+
+
+def audit_lines(results: list[dict[str, Any]]) -> list[str]:
+    """The run summary's findings: each suspected misformalization with its checked certificate's path."""
+    found = findings(results)
+    if not found:
+        return []
+    kinds = Counter(str(r["statement_audit"]) for r in found)
+    lines = [f"suspected misformalizations: {len(found)} ("
+             + ", ".join(f"{kinds[k]} {k}" for k in CLAIM_BY_FINDING) + "), each with a verified certificate:"]
+    for row in found:
+        certificate = Path(str(row.get("audit_dir") or "")) / str(row.get("certificate") or "")
+        lines.append(f"  {row.get('task_id')}: {row['statement_audit']}  {certificate}")
+    return lines
 
 
 def findings_table(results: list[dict[str, Any]]) -> list[str]:

@@ -29,7 +29,9 @@ from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
 from pytest_forall.lang.common import NotUnderstood
-from pytest_forall.lang.rocq.screen import lex, template_shape
+from pytest_forall.lang.rocq.lexer import mask
+from pytest_forall.lang.rocq.lexer import tokens as lex
+from pytest_forall.lang.rocq.screen import template_shape
 from pytest_forall.lang.rocq.tactics import HAMMER_PRELUDE, PRELUDE, hammer_installed
 
 OPENING, CLOSING = "([{", ")]}"
@@ -166,11 +168,21 @@ def _statement(split: Split) -> str:
     return f"forall {split.binders}, {split.conclusion}" if split.binders else split.conclusion
 
 
+HOLE = "Proof. Admitted.\n"
+
+
+def _trailer(template: str) -> str:
+    """What follows the template's hole (a project item's ``End S.`` closing its sections): kept as is."""
+    hole = mask(template).rindex("Admitted.") + len("Admitted.")
+    return template[hole:].lstrip("\n")
+
+
 def refutation_text(template: str, theorem: str) -> str | None:
     split = split_theorem(template, theorem)
     if split is None:
         return None
-    return f"{split.preamble}Theorem {theorem}_is_false :\n    ~ ({_statement(split)}).\nProof. Admitted.\n"
+    return (f"{split.preamble}Theorem {theorem}_is_false :\n    ~ ({_statement(split)}).\n{HOLE}"
+            f"{_trailer(template)}")
 
 
 def vacuity_text(template: str, theorem: str) -> str | None:
@@ -187,13 +199,15 @@ def vacuity_text(template: str, theorem: str) -> str | None:
         # fully qualified: libraries rebind the short names (ssreflect's ``eq_refl`` is about ``==``)
         shape = (f"Definition {theorem}_audit_shape :\n    @Coq.Init.Logic.eq _ ({_statement(split)})\n    "
                  f"(forall {header}, {rest})\n    := @Coq.Init.Logic.eq_refl _ _.\n")
-    return f"{split.preamble}{shape}Theorem {theorem}_vacuous\n    {header}\n    : False.\nProof. Admitted.\n"
+    return (f"{split.preamble}{shape}Theorem {theorem}_vacuous\n    {header}\n    : False.\n{HOLE}"
+            f"{_trailer(template)}")
 
 
 def _derived(task: Task, text: str, theorem: str) -> Task:
-    hole = text.rindex("Admitted.")
-    return dataclasses.replace(task, template=text, frozen=text[:hole], theorem_name=theorem,
-                               statement=text[:hole].rstrip(), answer="", context_files={},
+    """The derived task: the same prover and context (a project's build and prefix library), its own text."""
+    frozen = text[:text.index(HOLE, text.index(f"Theorem {theorem}")) + len("Proof. ")]
+    return dataclasses.replace(task, template=text, frozen=frozen, theorem_name=theorem,
+                               statement=frozen.rstrip(), answer="", context_files={},
                                meta={k: v for k, v in task.meta.items() if k != "candidate_name"})
 
 
