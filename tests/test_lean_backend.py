@@ -108,7 +108,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def prover(project: Path) -> LeanProver:
-    return LeanProver({"lean_project": str(project)})
+    return LeanProver({"lean_project": str(project), "cache_dir": str(project.parent / "cache")})
 
 
 def write_candidate(tmp_path: Path, text: str) -> Path:
@@ -191,7 +191,7 @@ def test_stack_overflow_is_a_crash_not_infra(prover: LeanProver, tmp_path: Path)
     candidate = write_candidate(tmp_path, proof("by simp -- STANDIN_STACK_OVERFLOW"))
     result = prover.compile(task(), tmp_path, candidate, timeout=60)
     assert not result.ok and not result.infra and not result.timed_out
-    assert result.messages[0]["kind"] == "forall.crash" and "exit 134" in result.first_error
+    assert result.messages[0]["kind"] == "forall.crash" and ("exit -6" in result.first_error or "exit 134" in result.first_error)
     assert "Stack overflow detected" in result.output
 
 
@@ -240,7 +240,7 @@ def test_candidate_changed_during_compilation_is_rejected(project: Path, tmp_pat
     assert result.digest == sha256_bytes(candidate.read_bytes())
 
 
-def test_compile_runs_lake_env_lean_in_the_project(
+def test_compile_runs_lean_directly_with_the_probed_lean_path(
     prover: LeanProver, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = tmp_path / "calls.jsonl"
@@ -248,19 +248,18 @@ def test_compile_runs_lake_env_lean_in_the_project(
     candidate = write_candidate(tmp_path, proof("by simp"))
     prover.compile(task(), tmp_path, candidate, timeout=60)
     prover.audit_axioms(task(), tmp_path, candidate, timeout=60)
-    compile_call, audit_call = [json.loads(line) for line in log.read_text().splitlines()]
-    assert compile_call["cwd"] == str(project) and audit_call["cwd"] == str(project)
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [c["tool"] for c in calls] == ["lake", "lean", "lean"]  # one `lake env printenv`, then lean only
+    compile_call, audit_call = calls[1:]
+    build = Path(compile_call["cwd"])
+    assert compile_call["argv"][0] == str(STANDIN / "bin" / "lean") and audit_call["cwd"] == str(build)
+    assert build != candidate.parent and build.name in compile_call["argv"][-1]
     assert "-DautoImplicit=false" in compile_call["argv"] and "--json" in compile_call["argv"]
-    source = Path(compile_call["argv"][-1])
-    assert (
-        source.is_absolute()
-        and source.name.startswith("ForallCandidate_")
-        and source.parent != candidate.parent
-    )
-    assert compile_call["argv"][compile_call["argv"].index("-o") + 1] == str(source.with_suffix(".olean"))
-    audit_file = Path(audit_call["argv"][-1])
-    assert audit_file.name == "ForallAudit.lean" and audit_file.parent != source.parent
-    assert str(source.parent) in audit_call["LEAN_PATH"].split(os.pathsep)
+    assert any(a.startswith("-j") for a in compile_call["argv"])
+    source = compile_call["argv"][-1]
+    assert source.startswith("ForallCandidate_") and "/" not in source  # relative: valid inside the sandbox too
+    assert compile_call["argv"][compile_call["argv"].index("-o") + 1] == source.replace(".lean", ".olean")
+    assert audit_call["argv"][-1].startswith("ForallAudit_") and "." in audit_call["LEAN_PATH"].split(os.pathsep)
 
 
 # --- axioms --------------------------------------------------------------------------------------
@@ -357,7 +356,7 @@ def rewriting_runner(rewrite: Any) -> Any:
 
     def runner(argv: list[str], **kwargs: Any) -> ProcResult:
         result = run_command(argv, **kwargs)
-        if argv[-1].endswith("ForallAudit.lean"):
+        if Path(argv[-1]).name.startswith("ForallAudit_"):
             result.stdout = rewrite(result.stdout)
         return result
 
@@ -367,8 +366,9 @@ def rewriting_runner(rewrite: Any) -> Any:
 @pytest.mark.parametrize(
     "rewrite, reason",
     [
-        (lambda out: "", "found 0"),
-        (lambda out: "\n".join(line for line in out.splitlines() if "putnam_x" not in line), "found 1"),
+        (lambda out: "", "found lines []"),
+        (lambda out: "\n".join(line for line in out.splitlines() if "'putnam_x'" not in line), "found lines [4, 6]"),
+        (lambda out: "\n".join(line for line in out.splitlines() if "statement-dump" not in line), "found lines [2, 4]"),
         (
             lambda out: out.replace("[propext, Classical.choice, Quot.sound]", "propext Classical.choice"),
             "unparseable",
@@ -378,10 +378,10 @@ def rewriting_runner(rewrite: Any) -> Any:
             "unparseable",
         ),
         (lambda out: out.replace("'putnam_x'", "'Evil.putnam_x'"), "expected 'putnam_x'"),
-        (lambda out: out.splitlines()[0] + "\n" + out, "found 3"),
+        (lambda out: out.splitlines()[0] + "\n" + out, "two messages on audit line 2"),
         (lambda out: out.replace('"pos":{"column":0,"line":2}', '"pos":{"column":0,"line":1}'), "not where"),
         (lambda out: out.replace("forall_audit_end_", "forall_audit_end_x"), "sentinel"),
-        (lambda out: "\n".join(out.splitlines()[::-1]), "not where"),
+        (lambda out: out.replace('"fileName":"ForallAudit', '"fileName":"Other'), "not where"),
     ],
 )
 def test_missing_or_garbled_print_axioms_fails_closed(
@@ -418,7 +418,7 @@ def test_no_toolchain_is_infra_naming_the_setup_command(
     monkeypatch.setenv("PATH", BASE_PATH)
     prover = LeanProver({"lean_project": str(project)})
     reason = prover.probe(tmp_path)
-    assert "Lean toolchain not found: no lake or lean on PATH" in reason and f"{SETUP} {project}" in reason
+    assert "Lean toolchain not found: no lake on PATH" in reason and f"{SETUP} {project}" in reason
     result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("rfl")), timeout=60)
     assert result.infra == reason and not result.ok
     assert prover.audit_axioms(task(), tmp_path, tmp_path / "workspace" / "putnam_x.lean", 60).infra == reason
@@ -476,33 +476,33 @@ def test_check_template(prover: LeanProver, tmp_path: Path) -> None:
     assert not result.ok and result.infra == "template does not compile here: unexpected token"
 
 
-def fake_checker(directory: Path, name: str, code: int) -> Path:
-    directory.mkdir(exist_ok=True)
-    script = directory / name
-    script.write_text(
-        f'#!/bin/sh\necho "$@"\necho "LEAN_PATH=$LEAN_PATH"\n'
-        f"[ {code} = 0 ] || echo 'lean4checker found a problem in '\"$2\"\nexit {code}\n"
-    )
-    script.chmod(0o755)
-    return script
+def toolchain_with_checker(tmp_path: Path) -> Path:
+    """A stand-in toolchain >= v4.28: the stand-in's binaries plus its `leanchecker` in one bin/ [C5]."""
+    root = tmp_path / "toolchain"
+    (root / "bin").mkdir(parents=True)
+    for name in ("lean", "lake"):
+        (root / "bin" / name).symlink_to(STANDIN / name)
+    (root / "bin" / "leanchecker").symlink_to(STANDIN / "checker" / "leanchecker")
+    return root
 
 
-def test_independent_check(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_independent_check_uses_the_toolchains_checker_replaying_from_imports(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     candidate = write_candidate(tmp_path, proof("by simp"))
     layer = LeanProver({"lean_project": str(project)}).independent_check(task(), tmp_path, candidate, 60)
-    assert (
-        layer.ok is None and layer.reason == "not judged: neither leanchecker nor lean4checker is installed"
-    )
-    fake_checker(tmp_path / "bin", "lean4checker", 0)
-    monkeypatch.setenv("PATH", f"{STANDIN}{os.pathsep}{tmp_path / 'bin'}{os.pathsep}{BASE_PATH}")
+    assert layer.ok is None and "ships no leanchecker" in layer.reason  # v4.27: none in $LEAN_SYSROOT/bin
+    toolchain = toolchain_with_checker(tmp_path)
+    monkeypatch.setenv("PATH", f"{toolchain / 'bin'}{os.pathsep}{BASE_PATH}")
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
     layer = LeanProver({"lean_project": str(project)}).independent_check(task(), tmp_path, candidate, 60)
-    assert layer.ok is True and layer.evidence["checker"] == "lean4checker"
-    assert (
-        layer.evidence["output"].startswith("--fresh ForallCandidate_")
-        and "Mathlib" not in layer.evidence["argv"]
-    )
-    fake_checker(tmp_path / "bin", "leanchecker", 1)  # preferred when present
-    layer = LeanProver({"lean_project": str(project)}).independent_check(task(), tmp_path, candidate, 60)
+    assert layer.ok is True and layer.evidence["checker"] == "leanchecker" and not layer.evidence["fresh"]
+    assert layer.evidence["argv"][0] == str(toolchain / "bin" / "leanchecker")
+    checked = [json.loads(line) for line in log.read_text().splitlines() if '"leanchecker"' in line][-1]
+    assert checked["replayed"] == [checked["argv"][-1]] and "Mathlib" in checked["loaded"]  # from imports [C1]
+    rejected = write_candidate(tmp_path, proof("by simp -- STANDIN_KERNEL_REJECT"))
+    layer = LeanProver({"lean_project": str(project)}).independent_check(task(), tmp_path, rejected, 60)
     assert layer.ok is False and "found a problem in ForallCandidate_" in layer.reason
 
 
@@ -587,9 +587,8 @@ def test_parser_tolerates_missing_fields_null_endpos_and_junk() -> None:
     messages, raw = parse_lean_output(stdout)
     assert [m["data"] for m in messages] == ["boom", "x"] and messages[0]["kind"] == "[anonymous]"
     assert messages[0]["endPos"] is None and raw == ["uncaught exception: something", "[1, 2]"]
-    assert failure(1, False, [], "", raw, 60, allow_sorry=False)[0] == "exit"
-    assert (
-        failure(-6, False, [], "Stack overflow detected. Aborting.", [], 60, allow_sorry=False)[0] == "crash"
-    )
+    assert failure(ProcResult([], 1, "", "", 0.0), [], raw, 60, allow_sorry=False)[0] == "infra"
+    overflow = ProcResult([], -6, "", "Stack overflow detected. Aborting.", 0.0)
+    assert failure(overflow, [], [], 60, allow_sorry=False)[0] == "crash"
     assert parse_print_axioms("'t' depends on axioms: []") is None
     assert parse_print_axioms("'foo'' depends on axioms: [ax']") == ("foo'", ["ax'"])

@@ -270,7 +270,7 @@ def test_every_real_template_passes_as_its_own_candidate() -> None:
 def test_unlexable_candidate_fails_every_layer_with_the_lexer_reason() -> None:
     layers = judge(GREATEST, fill(GREATEST, "by simp /- never closed"))
     assert all(layers[name].ok is False for name in LAYERS)
-    assert "unterminated block comment" in layers["syntax_screen"].reason
+    assert "unterminated comment" in layers["syntax_screen"].reason
 
 
 def test_template_that_is_not_understood_fails_every_layer_closed() -> None:

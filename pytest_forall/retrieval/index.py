@@ -23,6 +23,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from pytest_forall.lang.lean import lexer
+
 LANGUAGE_BY_SUFFIX = {".lean": "lean", ".v": "rocq"}
 #: Directories never worth indexing: VCS metadata and build outputs (Lake packages included).
 SKIPPED_DIR_NAMES = frozenset({".git", ".lake", "_build", "build", "node_modules", "__pycache__"})
@@ -72,9 +74,8 @@ def _blank(text: str) -> str:
 def _lex(source: str, *, language: str) -> _Lexed:
     """Strip comments (nested) and mask strings, recording doc comments for later attachment."""
     if language == "lean":
-        open_c, close_c, line_c, doc_prefixes = "/-", "-/", "--", ("/--",)
-    else:
-        open_c, close_c, line_c, doc_prefixes = "(*", "*)", None, ("(**",)
+        return _lex_lean(source)
+    open_c, close_c, line_c, doc_prefixes = "(*", "*)", None, ("(**",)
     clean: list[str] = []
     masked: list[str] = []
     docs: list[tuple[int, int, str]] = []
@@ -83,7 +84,7 @@ def _lex(source: str, *, language: str) -> _Lexed:
         if source.startswith(open_c, i):
             end = _comment_end(source, i, open_c, close_c, language)
             chunk = source[i:end]
-            if chunk.startswith(doc_prefixes) and not chunk.startswith(("(***", "/-!")):
+            if chunk.startswith(doc_prefixes) and not chunk.startswith("(***"):
                 docs.append((i, end, " ".join(chunk[3:-2].split())))
             clean.append(_blank(chunk))
             masked.append(_blank(chunk))
@@ -105,6 +106,12 @@ def _lex(source: str, *, language: str) -> _Lexed:
             masked.append(source[i:nxt])
             i = nxt
     return _Lexed("".join(clean), "".join(masked), docs, [end for _, end, _ in docs])
+
+
+def _lex_lean(source: str) -> _Lexed:
+    """Lean by its own lexer: comments (and doc comments) blanked, strings masked, ``/--`` docs recorded."""
+    docs = [(start, end, " ".join(body.split())) for start, end, body in lexer.doc_comments(source)]
+    return _Lexed(lexer.mask(source, strings=False), lexer.mask(source), docs, [end for _, end, _ in docs])
 
 
 def _next_special(source: str, start: int, open_c: str, line_c: str | None) -> int:

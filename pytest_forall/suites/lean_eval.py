@@ -34,7 +34,7 @@ from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import run_command
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.core.workspace import parse_bundle
-from pytest_forall.suites.project import lean_mask
+from pytest_forall.lang.lean import lexer
 
 SUITE = "lean-eval"
 PROVER = "lean-eval"
@@ -271,7 +271,7 @@ class LeanEvalProver:
         if "Submission.lean" not in files:
             problems.append("Submission.lean is missing")
         for rel, data in sorted(files.items()):
-            masked = lean_mask(data.decode("utf-8", errors="replace"))
+            masked = lexer.mask(data.decode("utf-8", errors="replace"))
             if re.search(r"(?<![\w.'])(sorry|admit|sorryAx)(?![\w'])", masked):
                 problems.append(f"{rel} still contains sorry/admit")
         return [Layer("syntax_screen", not problems, "; ".join(problems), {"files": sorted(files)})]
