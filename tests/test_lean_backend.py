@@ -438,7 +438,7 @@ def test_default_project_without_setup_points_at_lean_env_setup(
     )
     monkeypatch.setenv("PATH", f"{STANDIN}{os.pathsep}{BASE_PATH}")
     reason = LeanProver().probe(tmp_path)
-    assert "has no lake-manifest.json" in reason and f"`{SETUP}`" in reason
+    assert "Lake packages ['mathlib'" in reason and "are not downloaded" in reason and f"`{SETUP}`" in reason
 
 
 def test_toolchain_from_forall_lean_bin(
@@ -549,10 +549,10 @@ def test_parse_sample_messages(sample: str) -> None:
         ("t1", ["sorryAx"]),
         ("nd", native),
     ]
-    assert failure(1, False, messages, "", [], 60, allow_sorry=False)[0] == "heartbeats"
-    assert failure(0, False, messages[:1] + messages[5:], "", [], 60, allow_sorry=False)[0] == "sorry"
-    assert failure(0, False, messages[:1] + messages[5:], "", [], 60, allow_sorry=True) == ("", "")
-    assert failure(1, False, messages[:4], "", [], 60, allow_sorry=False)[1].startswith(
+    assert failure(ProcResult([], 1, "", "", 0.0), messages, [], 60, allow_sorry=False)[0] == "heartbeats"
+    assert failure(ProcResult([], 0, "", "", 0.0), messages[:1] + messages[5:], [], 60, allow_sorry=False)[0] == "sorry"
+    assert failure(ProcResult([], 0, "", "", 0.0), messages[:1] + messages[5:], [], 60, allow_sorry=True) == ("", "")
+    assert failure(ProcResult([], 1, "", "", 0.0), messages[:4], [], 60, allow_sorry=False)[1].startswith(
         ("Unknown", "unknown")
     )
 
@@ -592,3 +592,152 @@ def test_parser_tolerates_missing_fields_null_endpos_and_junk() -> None:
     assert failure(overflow, [], [], 60, allow_sorry=False)[0] == "crash"
     assert parse_print_axioms("'t' depends on axioms: []") is None
     assert parse_print_axioms("'foo'' depends on axioms: [ax']") == ("foo'", ["ax'"])
+
+
+# --- how real Lean, Lake and elan behave (docs/lean-facts.md) --------------------------------------
+
+
+def test_a_runtime_panic_without_lean_json_is_infra_not_a_rejection(prover: LeanProver, tmp_path: Path) -> None:
+    candidate = write_candidate(tmp_path, proof("by simp -- STANDIN_PANIC"))  # INTERNAL PANIC: out of memory [R1]
+    result = prover.compile(task(), tmp_path, candidate, timeout=60)
+    assert not result.ok and "ran out of memory without a Lean verdict (exit 1)" in result.infra
+
+
+@pytest.mark.parametrize("returncode, stderr, what", [
+    (1, "error: toolchain 'leanprover/lean4:v4.27.0' does not have the binary `/x/bin/lean`\n", "failed"),  # E2-E4
+    (1, "error: no such file or directory (error code: 2)\n  file: ./lakefile.lean\n", "failed"),
+    (-9, "", "was killed"),
+    (137, "", "was killed"),
+])
+def test_a_nonzero_exit_without_lean_json_is_infra(project: Path, tmp_path: Path, returncode: int, stderr: str,
+                                                   what: str) -> None:
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        return ProcResult(list(argv), returncode, "", stderr, 0.1)
+
+    prover = LeanProver({"lean_project": str(project)}, runner=runner)
+    result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("by simp")), timeout=60)
+    assert not result.ok and f"lean {what} without a Lean verdict" in result.infra
+
+
+def test_passing_the_resident_memory_limit_is_infra(project: Path, tmp_path: Path) -> None:
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        assert kwargs["rss_mb"] == 512 and "mem_mb" not in kwargs  # resident, not address space
+        return ProcResult(list(argv), -9, "", "", 0.1, extra={"rss_exceeded": True, "rss_limit_mb": 512})
+
+    prover = LeanProver({"lean_project": str(project), "lean_mem_mb": 512}, runner=runner)
+    result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("by simp")), timeout=60)
+    assert not result.ok and "resident-memory limit of 512 MB" in result.infra
+
+
+def test_rss_limit_counts_anonymous_memory_not_mapped_files(tmp_path: Path) -> None:
+    """`ulimit -v` would count Mathlib's mmapped .olean files; the resident limit counts only what is allocated."""
+    big = tmp_path / "big.olean"
+    with big.open("wb") as handle:
+        handle.truncate(300 << 20)
+    touch = ("import mmap,sys,time\nf=open(sys.argv[1],'rb');m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ)\n"
+             "s=sum(m[i] for i in range(0,len(m),4096));time.sleep(1.5)")
+    mapped = run_command([sys.executable, "-c", touch, str(big)], cwd=tmp_path, timeout=60, rss_mb=150)
+    assert mapped.returncode == 0 and not mapped.extra["rss_exceeded"]
+    grab = "import time\nb=bytearray(300<<20)\nfor i in range(0,len(b),4096): b[i]=1\ntime.sleep(5)"
+    allocated = run_command([sys.executable, "-c", grab], cwd=tmp_path, timeout=60, rss_mb=150)
+    assert allocated.returncode != 0 and allocated.extra["rss_exceeded"] and allocated.duration < 5
+
+
+def test_a_project_without_manifest_is_refused_and_left_untouched(project: Path, tmp_path: Path) -> None:
+    """Lake would resolve, clone and write a manifest there [K1]; the stand-in lake does exactly that."""
+    (project / "lake-manifest.json").unlink()
+    before = sorted(p.name for p in project.iterdir())
+    prover = LeanProver({"lean_project": str(project), "lean_required_modules": []})
+    reason = prover.probe(tmp_path)
+    assert "has no lake-manifest.json" in reason and "run `lake update`" in reason
+    result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("by simp")), timeout=60)
+    assert result.infra == reason and sorted(p.name for p in project.iterdir()) == before
+
+
+def test_lean_options_are_read_from_lakefile_lean(project: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """PutnamBench's own lakefile.lean sets autoImplicit off [K3]; a plain `lean` call does not apply it."""
+    (project / "lakefile.toml").unlink()
+    (project / "lakefile.lean").write_text(
+        "import Lake\nopen Lake DSL\n\npackage «putnam» where\n  -- add package configuration options here\n"
+        "  leanOptions := #[\n    ⟨`autoImplicit, false⟩,\n    ⟨`pp.unicode.fun, true⟩\n  ]\n"
+        'require mathlib from git "https://github.com/leanprover-community/mathlib4" @ "v4.27.0"\n')
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+    LeanProver({"lean_project": str(project)}).compile(task(), tmp_path, write_candidate(tmp_path, proof("rfl")), 60)
+    argv = [json.loads(line) for line in log.read_text().splitlines()][-1]["argv"]
+    assert "-DautoImplicit=false" in argv and "-Dpp.unicode.fun=true" in argv
+    (project / "lakefile.lean").write_text("import Lake\npackage p where\n  leanOptions := opts\n")
+    reason = LeanProver({"lean_project": str(project)}).probe(tmp_path)
+    assert "leanOptions" in reason and "option lean_options" in reason
+
+
+def test_template_verdict_is_cached_per_template_toolchain_and_manifest(project: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+    options = {"lean_project": str(project), "cache_dir": str(tmp_path / "cache")}
+
+    def lean_calls() -> int:
+        return sum('"tool": "lean"' in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+    assert LeanProver(options).check_template(task(), tmp_path, 60).ok and lean_calls() == 2  # compile, dump
+    assert LeanProver(options).check_template(task(), tmp_path, 60).ok and lean_calls() == 2  # another process
+    entry = next((tmp_path / "cache" / "lean-templates").glob("*.json"))
+    entry.write_text("{not json")  # corrupt: rebuilt, never trusted
+    assert LeanProver(options).check_template(task(), tmp_path, 60).ok and lean_calls() == 4
+    assert json.loads(entry.read_text())["ok"] is True
+    manifest = json.loads((project / "lake-manifest.json").read_text())
+    manifest["packages"][0]["rev"] = "1" * 40
+    (project / "lake-manifest.json").write_text(json.dumps(manifest))
+    assert LeanProver(options).check_template(task(), tmp_path, 60).ok and lean_calls() == 6
+    broken = task(TEMPLATE.format(proof="by sorry -- STANDIN_ERROR: no").replace("import Mathlib", "import Mathlib"))
+    assert "template does not compile here" in LeanProver(options).check_template(broken, tmp_path, 60).infra
+    calls = lean_calls()
+    assert "template does not compile here" in LeanProver(options).check_template(broken, tmp_path, 60).infra
+    assert lean_calls() == calls  # the negative verdict is cached too
+
+
+def test_threads_per_lean_share_the_cpus_among_xdist_workers(project: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        seen.append(list(argv))
+        return run_command(argv, **kwargs)
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+    LeanProver({"lean_project": str(project)}, runner=runner).compile(
+        task(), tmp_path, write_candidate(tmp_path, proof("rfl")), 60)
+    assert "-j4" in seen[-1]  # 16 CPUs / 4 workers [R2]
+    LeanProver({"lean_project": str(project), "lean_threads": 2}, runner=runner).compile(
+        task(), tmp_path, write_candidate(tmp_path, proof("rfl")), 60)
+    assert "-j2" in seen[-1]
+
+
+def test_lean_calls_run_in_the_sandbox_with_the_toolchain_and_project_read_only(
+    prover: LeanProver, project: Path, tmp_path: Path
+) -> None:
+    from pytest_forall.isolation.sandbox import probe_sandbox, prover_runner
+
+    assert prover.probe(tmp_path) == ""
+    binds = dict(prover.sandbox_binds)
+    assert binds[project] == str(project) and binds[STANDIN] == str(STANDIN)  # same paths: LEAN_PATH holds
+    problem = probe_sandbox()
+    if problem:
+        pytest.fail(f"bwrap unusable here: {problem}")
+    prover.runner = prover_runner(tmp_path / "audit", [*prover.sandbox_binds, (REPO, str(REPO))])
+    candidate = write_candidate(tmp_path, proof("by simp"))
+    assert prover.compile(task(), tmp_path, candidate, timeout=60).ok
+    assert prover.audit_axioms(task(), tmp_path, candidate, timeout=60).strict_ok
+    records = [json.loads(line) for line in (tmp_path / "audit" / "sandbox.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and all(r["policy"]["sandbox"] == "bwrap" for r in records)
+    assert all([str(project), str(project)] in r["policy"]["ro_binds"] for r in records)
+
+
+def test_putnambench_manifest_is_committed_unchanged() -> None:
+    from conftest import PUTNAM
+
+    upstream = PUTNAM / "lean4" / "lake-manifest.json"
+    assert (DEFAULT_PROJECT / "lake-manifest.json").read_bytes() == upstream.read_bytes()  # [K4]

@@ -199,9 +199,9 @@ def lakefile_lean_options(text: str) -> dict[str, str]:
     for index, word in enumerate(words):
         if word != "leanOptions":
             continue
-        if words[index + 1:index + 4] != [":", "=", "#"] or words[index + 4:index + 5] != ["["]:
+        if words[index + 1:index + 4] != [":=", "#", "["]:
             raise ValueError("lakefile.lean: `leanOptions` is not written as `leanOptions := #[⟨`name, value⟩, …]`")
-        i = index + 5
+        i = index + 4
         while i < len(words) and words[i] != "]":
             entry = words[i:i + 6]
             if len(entry) < 6 or entry[0] != "⟨" or entry[1] != "`" or entry[3] != "," or entry[5] != "⟩":
