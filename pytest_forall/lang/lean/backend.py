@@ -301,6 +301,7 @@ class LeanProver:
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Runner = run_command) -> None:
         opts = options or {}
+        self.options = dict(opts)
         bin_dir = opts.get("lean_bin") or os.environ.get("FORALL_LEAN_BIN")
         self.bin_dir = Path(str(bin_dir)).expanduser() if bin_dir else None
         self.project = Path(str(opts.get("lean_project") or DEFAULT_PROJECT)).expanduser().resolve()
@@ -526,6 +527,11 @@ class LeanProver:
             return (f"{', '.join(unbuilt)} is not built in {self.project} (no .olean on the LEAN_PATH that "
                     f"`lake env` sets); {self._fix()}")
         return ""
+
+    @property
+    def sysroot(self) -> Path | None:
+        """``LEAN_SYSROOT`` of the project's toolchain, once probed [K2]."""
+        return self._sysroot
 
     @property
     def sandbox_binds(self) -> tuple[tuple[Path, str], ...]:
