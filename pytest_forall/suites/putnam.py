@@ -15,6 +15,7 @@ from typing import Any
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Task
 from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.lean import lexer
 
 SUITE = "putnam"
 TRACKS = {"coq": ("coq/src", ".v", "rocq"), "lean4": ("lean4/src", ".lean", "lean")}
@@ -122,14 +123,15 @@ def parse_lean(task_id: str, path: Path, text: str) -> Task:
             problem = f"empty answer comment after `abbrev {sol.group(2)}`"
         filled = f"{sol.group(1)}{sol.group(2)}{sol.group(3)}:= {answer}\n--{' ' if answer else ''}{sol.group(4)}"
         template = template[: sol.start()] + filled + template[sol.end():]
-    theorems = [m for m in _LEAN_THEOREM.finditer(template) if m.group(1) == task_id]
+    code = lexer.mask(template)  # comments, docstrings and strings blanked by the one Lean lexer
+    theorems = [m for m in _LEAN_THEOREM.finditer(code) if m.group(1) == task_id]
     theorem = task_id if theorems else ""
     frozen = ""
     if not theorems:
         problem = problem or f"no `theorem {task_id}` in the file"
     else:
         start = theorems[-1].start()
-        hole = template.rfind("sorry")
+        hole = code.rfind("sorry")
         if hole < start:
             problem = problem or f"`theorem {task_id}` has no `sorry` proof to replace"
         else:
