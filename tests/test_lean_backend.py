@@ -741,3 +741,20 @@ def test_putnambench_manifest_is_committed_unchanged() -> None:
 
     upstream = PUTNAM / "lean4" / "lake-manifest.json"
     assert (DEFAULT_PROJECT / "lake-manifest.json").read_bytes() == upstream.read_bytes()  # [K4]
+
+
+def test_lean_gets_the_probed_environment_and_no_credentials(project: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict[str, str]] = []
+
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        seen.append(kwargs["env"])
+        return run_command(argv, **kwargs)
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
+    monkeypatch.setenv("LEAN_PATH", "/evil")
+    LeanProver({"lean_project": str(project)}, runner=runner).compile(
+        task(), tmp_path, write_candidate(tmp_path, proof("rfl")), 60)
+    env = seen[-1]
+    assert "ANTHROPIC_API_KEY" not in env and "/evil" not in env["LEAN_PATH"]
+    assert env["LEAN_SYSROOT"] == str(STANDIN) and env["PATH"].startswith(str(STANDIN / "bin"))

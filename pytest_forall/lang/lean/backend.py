@@ -359,12 +359,13 @@ class LeanProver:
         return [f"-D{key}={value}" for key, value in sorted(self.lean_options.items())]
 
     def _env(self, extra_path: str = "") -> dict[str, str]:
-        """The environment ``lake env`` gave at probe time [K2]; an inherited ``LEAN_PATH`` is not used."""
-        env = {k: v for k, v in os.environ.items() if k != "LEAN_PATH"}
-        env["LEAN_PATH"] = os.pathsep.join([*self._lean_path, *([extra_path] if extra_path else [])])
+        """What ``lake env`` gave at probe time [K2] and nothing else of ours (no credentials reach Lean);
+        ``STANDIN_*`` passes for the test stand-in, which reads its controls from the environment."""
         assert self._sysroot is not None
-        env["LEAN_SYSROOT"] = str(self._sysroot)
-        env["PATH"] = f"{self._sysroot / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env = {k: v for k, v in os.environ.items() if k.startswith("STANDIN_")}
+        env.update(LEAN_PATH=os.pathsep.join([*self._lean_path, *([extra_path] if extra_path else [])]),
+                   LEAN_SYSROOT=str(self._sysroot), LC_ALL="C.UTF-8",
+                   PATH=f"{self._sysroot / 'bin'}{os.pathsep}{os.environ.get('PATH') or '/usr/bin:/bin'}")
         return env
 
     def _lean(self, args: list[str], cwd: Path, timeout: float) -> ProcResult:
