@@ -18,7 +18,7 @@ SUBCOMMANDS = {
     "verify": "pytest_forall.core.verify",
     "doctor": "pytest_forall.cli.doctor",
     "sandbox": "pytest_forall.isolation.sandbox",
-    "mcp": "pytest_forall.tools.mcp_server",
+    "mcp": "pytest_forall.cli.mcp",
     "start": "pytest_forall.tools.shell",
     "compile": "pytest_forall.tools.shell",
     "submit": "pytest_forall.tools.shell",

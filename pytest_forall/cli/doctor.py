@@ -21,7 +21,7 @@ from typing import Any
 from pytest_forall.core.model import Layer, Task, Verdict
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.lean.backend import LeanProver
-from pytest_forall.suites.putnam import parse_lean
+from pytest_forall.lang.lean.problem import parse_lean
 
 A1 = "putnam_2001_a1"
 #: (b * a) * b = a by hS b a; then hS (b * a) b reads a * (b * a) = b. No axioms.
