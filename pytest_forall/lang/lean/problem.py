@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from pytest_forall.core.model import Task
-from pytest_forall.lang.lean import lexer
+from pytest_forall.lang.lean.lexer import mask
 
 NAME = "lean"
 
@@ -34,7 +34,7 @@ def parse_lean(task_id: str, path: Path, text: str, *, suite: str = "putnam", tr
             problem = f"empty answer comment after `abbrev {sol.group(2)}`"
         filled = f"{sol.group(1)}{sol.group(2)}{sol.group(3)}:= {answer}\n--{' ' if answer else ''}{sol.group(4)}"
         template = template[: sol.start()] + filled + template[sol.end():]
-    code = lexer.mask(template)  # comments, docstrings and strings blanked by the one Lean lexer
+    code = mask(template)  # comments, docstrings and strings blanked by the one Lean lexer
     theorems = [m for m in _LEAN_THEOREM.finditer(code) if m.group(1) == task_id]
     theorem = task_id if theorems else ""
     frozen = ""
