@@ -41,6 +41,8 @@ from pytest_forall.core.actor import (
 from pytest_forall.core.budget import SpendLedger
 from pytest_forall.core.language import language_or_plain
 from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Task, Verdict
+from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
+from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
 from pytest_forall.core.prover import Prover
 from pytest_forall.core.refute import refutation_name, refutation_task
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
@@ -160,6 +162,9 @@ class ItemRun:
     def __init__(self, ctx: ItemContext) -> None:
         self.ctx = ctx
         self.started = time.monotonic()
+        self.started_at = time.time()
+        self.activity = "starting"
+        self.outcome = ""  # set once, when the item ends (a resumed state may still hold an earlier infra)
         self.store = (StateStore(ctx.audit.directory / "state.json", ctx.run_secret, ctx.task.task_id,
                                  ctx.workspace_root / ctx.workspace_name) if ctx.run_secret else None)
         self.state, self.resumed = self._load_state()
@@ -194,6 +199,19 @@ class ItemRun:
         self.state.wall_s = round(self._wall(), 3)
         if self.store is not None:
             self.store.save(self.state)
+        self._write_progress()
+
+    def _write_progress(self, activity: str = "") -> None:
+        """What the item is doing now and what it has spent so far, for ``forall watch``."""
+        self.activity = activity or self.activity
+        state, usage = self.state, self.state.usage
+        write_json_atomic(self.ctx.audit.directory / PROGRESS_FILE, {
+            "task_id": self.ctx.task.task_id, "state": PROGRESS_FINISHED if self.outcome else RUNNING,
+            "outcome": self.outcome, "activity": self.activity, "sample": state.sample,
+            "round": state.sample_rounds, "rounds": state.rounds, "compiles": state.compiles,
+            "reviews": state.reviews, "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out,
+            "cost_usd": usage.cost_usd, "wall_s": round(self._wall(), 3), "started_at": self.started_at,
+            "updated_at": time.time()})
 
     def _wall(self) -> float:
         return self.wall_before + time.monotonic() - self.started
@@ -272,6 +290,7 @@ class ItemRun:
 
     def run(self) -> dict[str, Any]:
         task = self.ctx.task
+        self._write_progress("probing the prover and frontend")
         if task.problem:
             return self._result(FAILED, f"{task.source_path}: {task.problem}")
         for probe, who in ((self.ctx.prover.probe(self.ctx.workspace_root), "prover"),
@@ -311,6 +330,7 @@ class ItemRun:
 
     def _template_infra(self) -> str:
         """The unmodified problem must compile here before anyone tries to prove it (cached per template)."""
+        self._write_progress("checking the template")
         build = self.ctx.audit.directory / "template-check"
         build.mkdir(parents=True, exist_ok=True)
         try:
@@ -360,6 +380,7 @@ class ItemRun:
                     if stop:
                         return self._exhausted(stop)
                     state.prompt, state.phase = prompt, ACTOR_PHASE
+                    self.activity = f"actor turn s{state.sample}/r{state.sample_rounds + 1}"
                     self._save()
                     turn = session.turn(prompt, timeout=self._remaining_wall())
                     state.rounds += 1
@@ -446,6 +467,7 @@ class ItemRun:
     def _submit(self, task: Task, data: bytes, tag: str, kind: str) -> Verdict:
         """Verify one submission (one compile) and record its bytes, digest and evidence."""
         self._charge_compile()
+        self._write_progress(f"verifying {tag}" + ("" if kind == "candidate" else f" ({kind})"))
         verdict = verify_candidate(task, self.ctx.prover, data, timeout=self.ctx.verify_timeout)
         name = task.candidate_name if kind == "candidate" else refutation_name(task)
         saved = self.ctx.audit.write_bytes(f"{tag}/{name}", data)
@@ -499,6 +521,7 @@ class ItemRun:
         task, state = self.ctx.task, self.state
         state.phase = REVIEW_PHASE
         state.reviews += 1
+        self.activity = f"review {tag}"
         self._save()
         review_dir = prepare_review_dir(self.ctx.audit.directory / "review-ws" / tag.replace("/", "-"), task, data)
         rctx = SessionContext(task=task, workspace=review_dir, audit_dir=self.ctx.audit.directory / tag / "review",
@@ -562,8 +585,9 @@ class ItemRun:
         verdict = self.accepted_verdict
         state = self.state
         usage = state.usage
-        state.outcome = outcome
+        state.outcome = self.outcome = outcome
         state.infra = reason if outcome == INFRA else ""
+        self.activity = f"finished: {outcome}"
         self._save()
         result = {
             "task_id": self.ctx.task.task_id, "suite": self.ctx.task.suite, "track": self.ctx.task.track,
@@ -577,6 +601,7 @@ class ItemRun:
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
             "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
+            "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }
         self.ctx.audit.write_json("result.json", result)
         self.ctx.audit.summarize(result)
