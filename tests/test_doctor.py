@@ -47,7 +47,7 @@ def test_doctor_against_the_standin_reports_no_divergence(tmp_path: Path) -> Non
     (elan / "leanchecker").symlink_to(STANDIN / "elan-proxy")  # elan's proxy for a toolchain without one [E1]
     run = doctor(tmp_path, f"{STANDIN}{os.pathsep}{elan}{os.pathsep}{BASE_PATH}")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "8 checks, 0 divergence(s)" in run.stdout and run.stdout.count("\nok  ") == 8
+    assert "9 checks, 0 divergence(s)" in run.stdout and run.stdout.count("\nok  ") == 9
 
 
 def test_doctor_prints_what_a_different_toolchain_does(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ A1_PROOF = "by\n  intro a b\n  have h1 := hS b a\n  have h2 := hS (b * a) b\n  r
 A1_CLASSICAL = ("by\n  intro a b\n  rcases Classical.em (a = b) with _ | _ <;>\n"
                 "  · have h1 := hS b a\n    have h2 := hS (b * a) b\n    rw [h1] at h2\n    exact h2")
 A1_STATEMENT = ": ∀ a b : S, a * (b * a) = b :="
+A2 = "putnam_1986_a2"  # an answer problem: `abbrev putnam_1986_a2_solution : ℕ := 3`
 
 
 @dataclass
@@ -68,6 +69,8 @@ CASES = [
     Case("hypothesis-added", "an added hypothesis compiles but is a different theorem (term dump)", A1, "h",
          {"elaboration": True, "elaborated_statement": False}, static=False,
          replace=(A1_STATEMENT, "(h : ∀ a b : S, a * (b * a) = b)\n" + A1_STATEMENT)),
+    Case("answer-changed", "a changed answer value is a different problem (static layers)", A2, "sorry",
+         {"frozen_statement": False}, replace=("putnam_1986_a2_solution : ℕ := 3", "putnam_1986_a2_solution : ℕ := 4")),
 ]
 
 
