@@ -30,7 +30,7 @@ from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
 from pytest_forall.lang.common import NotUnderstood
-from pytest_forall.lang.lean.screen import template_shape
+from pytest_forall.lang.lean.lexer import tokens as lex
 
 OPENING, CLOSING = "([{⦃⟨", ")]}⦄⟩"
 VACUITY_TACTICS = ("omega", "linarith", "norm_num at *", "simp_all", "tauto")
@@ -43,10 +43,18 @@ _ASSIGNMENT = re.compile(r"^\s*([^\s:=]+) := (.+?)\s*$")
 
 
 def split_theorem(template: str, theorem: str) -> Split | None:
+    """The last ``theorem <name>`` up to the ``:=`` before the final ``sorry``, cut at its top-level ``:``."""
     try:
-        tokens = template_shape(template, theorem).statement
+        every = lex(template)
     except NotUnderstood:
         return None
+    heads = [i for i in range(len(every) - 1) if every[i].text == "theorem" and every[i + 1].text == theorem]
+    if not heads or every[-1].text != "sorry":
+        return None
+    assigns = [i for i in range(heads[-1], len(every)) if every[i].text == ":="]
+    if not assigns or [t.text for t in every[assigns[-1] + 1:]] not in (["sorry"], ["by", "sorry"]):
+        return None
+    tokens = every[heads[-1]:assigns[-1] + 1]
     starts = [0]
     for line in template.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
