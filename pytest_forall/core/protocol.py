@@ -17,6 +17,7 @@ with budgets counted across runs. A checked refutation (:mod:`pytest_forall.core
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -39,12 +40,20 @@ from pytest_forall.core.actor import (
     TurnResult,
 )
 from pytest_forall.core.budget import SpendLedger
+from pytest_forall.core.cache import (
+    VerdictCache,
+    environment,
+    environment_digest,
+    task_digest,
+    template_key,
+    verifier_version,
+    verify_cached,
+)
 from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Task, Verdict
 from pytest_forall.core.prover import Prover
 from pytest_forall.core.refute import refutation_name, refutation_task
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
 from pytest_forall.core.state import ACTOR_PHASE, REVIEW_PHASE, ItemState, StateStore
-from pytest_forall.core.verify import verify_candidate
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +84,8 @@ class ItemContext:
     verify_timeout: float = 300.0
     #: key of the resume state's HMAC (the run secret); empty: no resume state is kept
     run_secret: bytes = b""
+    #: the verdict cache (None: every candidate is verified afresh)
+    cache: VerdictCache | None = None
 
 
 # -- prompts ----------------------------------------------------------------------------------------
@@ -151,6 +162,15 @@ def interrupted_prompt(cause: str, prompt: str) -> str:
 
 # -- the loop ---------------------------------------------------------------------------------------
 
+@functools.cache
+def sandbox_problem() -> str:
+    """:func:`~pytest_forall.sandbox.probe_sandbox`, once per process: whether namespaces work does not change
+    between items (the probe starts a sandbox, which costs more than replaying a cached verdict)."""
+    from pytest_forall.isolation.sandbox import probe_sandbox
+
+    return probe_sandbox()
+
+
 class ItemRun:
     def __init__(self, ctx: ItemContext) -> None:
         self.ctx = ctx
@@ -162,6 +182,9 @@ class ItemRun:
         self.accepted_verdict: Verdict | None = None
         self.independent: bool | None = None
         self.prover_sandboxed = False
+        #: whether the verdict that decided the item came from the cache, and the digest it judged
+        self.cached = False
+        self.candidate_digest = ""
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -282,9 +305,9 @@ class ItemRun:
             self.ctx.audit.event(kind="sandbox", prover=self.ctx.prover.name, sandboxed=False,
                                  reason="this prover backend declares no sandbox binds; it runs unsandboxed")
         if self.prover_sandboxed and hasattr(self.ctx.prover, "runner"):
-            from pytest_forall.isolation.sandbox import probe_sandbox, prover_runner
+            from pytest_forall.isolation.sandbox import prover_runner
 
-            problem = probe_sandbox()
+            problem = sandbox_problem()
             if problem:
                 return self._result(INFRA, f"sandbox: {problem}")
             binds = [(p, inside) for p, inside in getattr(self.ctx.prover, "sandbox_binds", ()) if p.exists()]
@@ -305,7 +328,15 @@ class ItemRun:
         return self._result(FAILED, self.state.last_reason or "no accepted candidate")
 
     def _template_infra(self) -> str:
-        """The unmodified problem must compile here before anyone tries to prove it (cached per template)."""
+        """The unmodified problem must compile here before anyone tries to prove it (cached per template).
+
+        A template the verdict cache records as compiling in this environment is not compiled again: the
+        verifier checks it anyway (and builds what it needs) whenever a candidate is not a cache hit.
+        """
+        cache = self.ctx.cache
+        key = template_key(self.ctx.task, self.ctx.prover) if cache is not None else None
+        if cache is not None and key is not None and cache.template_compiles(key):
+            return ""
         build = self.ctx.audit.directory / "template-check"
         build.mkdir(parents=True, exist_ok=True)
         try:
@@ -313,6 +344,8 @@ class ItemRun:
         finally:
             shutil.rmtree(build, ignore_errors=True)
         if result.ok:
+            if cache is not None and key is not None:
+                cache.remember_template(key)
             return ""
         self.ctx.audit.write_json("template-check.json", {"infra": result.infra, "output": result.output[-8000:]})
         return f"template: {result.infra or result.first_error}"
@@ -441,12 +474,15 @@ class ItemRun:
     def _submit(self, task: Task, data: bytes, tag: str, kind: str) -> Verdict:
         """Verify one submission (one compile) and record its bytes, digest and evidence."""
         self._charge_compile()
-        verdict = verify_candidate(task, self.ctx.prover, data, timeout=self.ctx.verify_timeout)
+        verdict, self.cached = verify_cached(self.ctx.cache, task, self.ctx.prover, data,
+                                             timeout=self.ctx.verify_timeout,
+                                             policy={"prover_sandboxed": self.prover_sandboxed})
+        self.candidate_digest = verdict.digest
         name = task.candidate_name if kind == "candidate" else refutation_name(task)
         saved = self.ctx.audit.write_bytes(f"{tag}/{name}", data)
         evidence = self.ctx.audit.write_json(f"{tag}/{kind}-verdict.json", verdict.to_wire())
         self.ctx.audit.event(kind="submission", submission=kind, round=tag, digest=verdict.digest,
-                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason,
+                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason, cached=self.cached,
                              file=self.ctx.audit.relative(saved), evidence=self.ctx.audit.relative(evidence))
         self.state.last_digest, self.state.last_verdict = verdict.digest, verdict.verdict
         self._save()
@@ -556,6 +592,14 @@ class ItemRun:
                 counts[key] += int(summary.get(key) or 0)
         return counts
 
+    def _environment(self) -> dict[str, str]:
+        """What the verdict depended on besides the task and the proof (compared with a baseline's)."""
+        prover = self.ctx.prover
+        if prover is None:
+            return {"environment": "", "verifier": ""}
+        return {"environment": environment_digest(environment(self.ctx.task, prover)),
+                "verifier": verifier_version(prover)[:16]}
+
     def _result(self, outcome: str, reason: str) -> dict[str, Any]:
         verdict = self.accepted_verdict
         state = self.state
@@ -575,6 +619,8 @@ class ItemRun:
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
             "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
+            "cached": self.cached, "candidate_digest": self.candidate_digest,
+            "template_digest": task_digest(self.ctx.task), **self._environment(),
         }
         self.ctx.audit.write_json("result.json", result)
         self.ctx.audit.summarize(result)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 from collections import Counter
 from pathlib import Path
@@ -18,13 +19,26 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
+from pytest_forall.core.cache import VerdictCache
+from pytest_forall.core.gating import (
+    annotate,
+    gate_lines,
+    latest_by_nodeid,
+    load_baseline,
+    parse_shard,
+    read_rows,
+    results_file,
+    shard_of,
+    task_key,
+)
 from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT, Task
+from pytest_forall.plugin.collect import ForallItem
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
 FINAL_OUTCOMES = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
 JUNIT_FIELDS = ("outcome", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
-                "cost_usd")
+                "cost_usd", "cached")
 STATUS = {
     STRICT: ("passed", ".", ("STRICT", {"green": True})),
     RULES_ONLY: ("rules_only", "r", ("RULES-ONLY", {"yellow": True})),
@@ -45,6 +59,8 @@ class ForallFailure(Exception):
 def junit_value(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
     return str(value)
@@ -70,13 +86,16 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
                       prover=prover, frontend=frontend, reviewer=reviewer, budget=item_budget(item),
                       options=options, ledger=ledger,
                       run_usd=options["run_usd"] if options["run_usd"] not in (None, "") else None,
-                      verify_timeout=float(options["timeout"]), run_secret=reporter.secret())
+                      verify_timeout=float(options["timeout"]), run_secret=reporter.secret(),
+                      cache=verdict_cache(options, frontend))
     result = ItemRun(ctx).run()
     result["nodeid"] = item.nodeid
     result["run_id"] = reporter.run_id
     result["sandbox"] = options["sandbox"]
-    result["audit_dir"] = str(audit.directory)
-    reporter.record(result)
+    result["audit_dir"] = str(audit.directory.resolve())
+    result["audit_host"] = socket.gethostname()
+    result["worker"] = str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
+    result = json.loads(json.dumps(result))  # builtin types only: it crosses execnet to the controller
     item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
     for name in JUNIT_FIELDS:
         item.user_properties.append((f"forall.{name}", junit_value(result.get(name))))
@@ -87,6 +106,13 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     if outcome in (INFRA, STATEMENT_FALSE):
         pytest.skip(f"{outcome}: {reason}")
 
+
+
+def verdict_cache(options: dict[str, Any], frontend: Any) -> VerdictCache | None:
+    """The run's verdict cache; none for a coding agent without a sandbox, which could write the cache itself."""
+    if options["cache"] == "off" or (options["sandbox"] == "none" and getattr(frontend, "is_agent", False)):
+        return None
+    return VerdictCache(Path(options["cache_dir"]) / "verdicts", str(options["cache"]))
 
 
 class ForallReporter:
@@ -108,6 +134,13 @@ class ForallReporter:
         self.expected: int | None = None
         self.require_strict = options["require"] == "strict"
         self._secret: bytes | None = None
+        self.shard = parse_shard(options["shard"]) if options["shard"] else None
+        self.gate = options["gate"]
+        self.baseline = load_baseline(Path(options["baseline"])) if options["baseline"] and not hasattr(
+            config, "workerinput") else None
+        #: node id -> forall.change, added to the JUnit properties of the item's teardown report
+        self.changes: dict[str, str] = {}
+        self.other_failed = False
 
     # -- worker side ------------------------------------------------------------------------------
 
@@ -128,7 +161,7 @@ class ForallReporter:
         return nodeid.rsplit("::", 1)[-1].replace("/", "_").replace("[", "-").replace("]", "")
 
     def record(self, result: dict[str, Any]) -> None:
-        """Append one line to results.jsonl under a file lock (several workers write the same file)."""
+        """Append one line to results.jsonl; only the controller writes it (results arrive in the reports)."""
         path = self.run_dir / "results.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
@@ -151,9 +184,18 @@ class ForallReporter:
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        """With --forall-resume, deselect items whose latest recorded outcome is final."""
+        """Keep this shard's items (--forall-shard); with --forall-resume, deselect items already final."""
         from pytest_forall.plugin import resolved_options
 
+        if self.shard is not None:
+            k, n = self.shard
+            other = [item for item in items if isinstance(item, ForallItem)
+                     and shard_of(task_key(item.forall_task.suite, item.forall_task.track, item.forall_task.task_id),
+                                  n) != k]
+            if other:
+                config.hook.pytest_deselected(items=other)
+                dropped = {id(item) for item in other}
+                items[:] = [item for item in items if id(item) not in dropped]
         if not resolved_options(config)["resume"]:
             return
         path = self.run_dir / "results.jsonl"
@@ -175,10 +217,22 @@ class ForallReporter:
         if ".forall.toml::" in nodeid:
             self.started.add(nodeid)
 
+    @pytest.hookimpl(tryfirst=True)  # before junitxml reads the teardown report's properties
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, "forall", None)
+        if hasattr(self.config, "workerinput"):
+            return
+        if report.failed and ".forall.toml::" not in report.nodeid:
+            self.other_failed = True  # a plain test of the same session: the gate does not hide it
         if report.when == "call" and isinstance(payload, dict):
-            self.results.append(payload)
+            row = dict(payload)
+            if self.baseline is not None:
+                annotate(self.baseline, row, self.require_strict)
+                self.changes[report.nodeid] = row["change"]
+            self.record(row)
+            self.results.append(row)
+        elif report.when == "teardown" and report.nodeid in self.changes:
+            report.user_properties.append(("forall.change", self.changes.pop(report.nodeid)))
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
         payload = getattr(report, "forall", None)
@@ -201,7 +255,7 @@ class ForallReporter:
             return
         tr = terminalreporter
         tr.section("forall summary")
-        for line in summary_lines(self.results, self.missing(), self.run_dir):
+        for line in gate_lines(self.results) + summary_lines(self.results, self.missing(), self.run_dir):
             tr.write_line(line)
 
     def missing(self) -> list[str]:
@@ -221,6 +275,17 @@ class ForallReporter:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.results and counts[INFRA] == len(self.results) and session.exitstatus == 0:
             session.exitstatus = EXIT_ALL_INFRA
+        if self.gate == "regressions" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = self._gate_status()
+
+    def _gate_status(self) -> int:
+        """Under --forall-gate=regressions: fail on a regression or a lost report, never on a known failure."""
+        lost = self.expected is not None and len(self.results) + len(self.missing()) < self.expected
+        if lost or self.other_failed or self.missing() or any(r.get("change") == "regressed" for r in self.results):
+            return int(pytest.ExitCode.TESTS_FAILED)
+        if self.results and all(r.get("outcome") == INFRA for r in self.results):
+            return EXIT_ALL_INFRA
+        return int(pytest.ExitCode.OK)
 
 
 class XdistHooks:
@@ -275,28 +340,75 @@ def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Pa
 # --- forall report ---------------------------------------------------------------------------------
 
 def run_report(args: argparse.Namespace) -> int:
+    if args.merge:
+        return run_merge([Path(p) for p in args.merge], Path(args.out or "merged"))
+    if not args.run:
+        print("forall report: name a run directory (or results.jsonl), or --merge DIR…", file=sys.stderr)
+        return 2
     run_dir = Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent
     try:
         latest = latest_results(run_dir)
     except (OSError, ValueError) as exc:
         print(f"forall report: {exc}", file=sys.stderr)
         return 2
-    for line in summary_lines(list(latest.values()), [], run_dir):
+    rows = list(latest.values())
+    for line in gate_lines(rows) + summary_lines(rows, [], run_dir):
         print(line)
+    return 0
+
+
+def run_merge(sources: list[Path], out: Path) -> int:
+    """Combine shards: their results.jsonl into one, their JUnit files into one test suite, one summary.
+
+    Each source is a run directory (its ``*.xml`` files are the JUnit reports) or a results.jsonl. An item
+    reported by two sources is an error naming both: shards never overlap, so the inputs are wrong.
+    """
+    from junitparser import JUnitXml, TestSuite
+
+    rows: dict[str, dict[str, Any]] = {}
+    origin: dict[str, Path] = {}
+    cases: dict[tuple[str, str], Path] = {}
+    suite = TestSuite("pytest")
+    try:
+        for source in sources:
+            path = results_file(source)
+            for nodeid, row in latest_by_nodeid(read_rows(path)).items():
+                if nodeid in rows:
+                    raise ValueError(f"{nodeid} is reported by both {origin[nodeid]} and {path}")
+                rows[nodeid], origin[nodeid] = row, path
+            for xml_path in sorted(path.parent.glob("*.xml")) if source.is_dir() else []:
+                xml = JUnitXml.fromfile(str(xml_path))
+                for part in ([xml] if isinstance(xml, TestSuite) else list(xml)):
+                    for case in part:
+                        key = (str(case.classname), str(case.name))
+                        if key in cases:
+                            raise ValueError(f"test case {key[0]}::{key[1]} is in both {cases[key]} and {xml_path}")
+                        cases[key] = xml_path
+                        suite.add_testcase(case)
+    except (OSError, ValueError) as exc:
+        print(f"forall report --merge: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - junitparser's parse errors (lxml or ElementTree) have no common base
+        print(f"forall report --merge: cannot read a JUnit file: {exc}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
+        for nodeid in sorted(rows):
+            handle.write(json.dumps(rows[nodeid], sort_keys=True) + "\n")
+    merged = JUnitXml()
+    suite.update_statistics()  # type: ignore[no-untyped-call]
+    merged.add_testsuite(suite)
+    merged.write(str(out / "junit.xml"))
+    values = [rows[n] for n in sorted(rows)]
+    for line in gate_lines(values) + summary_lines(values, [], out):
+        print(line)
+    print(f"merged {len(sources)} runs: {len(rows)} items, {len(cases)} JUnit test cases -> {out}")
     return 0
 
 
 def latest_results(run_dir: Path) -> dict[str, dict[str, Any]]:
     """The last recorded result of every item of a run (a resumed run appends)."""
-    latest: dict[str, dict[str, Any]] = {}
-    path = run_dir / "results.jsonl"
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-            latest[row["nodeid"]] = row
-        except (ValueError, KeyError, TypeError):
-            raise ValueError(f"{path}:{number}: not a results line") from None
-    return latest
+    return latest_by_nodeid(read_rows(run_dir / "results.jsonl"))
 
 
 def run_export_proofs(args: argparse.Namespace) -> int:
@@ -332,8 +444,10 @@ def run_export_proofs(args: argparse.Namespace) -> int:
 
 
 def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("report", help="Summarise a run's results.jsonl")
-    parser.add_argument("run", help="reports/<run id> or a results.jsonl file")
+    parser = sub.add_parser("report", help="Summarise a run's results.jsonl, or merge shards' results and JUnit")
+    parser.add_argument("run", nargs="?", help="reports/<run id> or a results.jsonl file")
+    parser.add_argument("--merge", nargs="+", metavar="DIR", help="Runs (shards) to combine into one")
+    parser.add_argument("--out", help="With --merge: directory for results.jsonl and junit.xml (default: merged)")
     parser.set_defaults(func=run_report)
     proofs = sub.add_parser("proofs", help="Export a run's accepted proofs for --forall-proofs (replay)")
     proofs.add_argument("run", help="reports/<run id>")
