@@ -39,8 +39,16 @@ def _logged_compile(self, task, workspace, candidate, timeout):
         handle.write(task.task_id + "\\n")
     return _plain_compile(self, task, workspace, candidate, timeout)
 
+_plain_template = FakeProver.check_template
+
+def _logged_template(self, task, workspace, timeout):
+    with open(_os.environ["FAKE_COMPILE_LOG"], "a") as handle:
+        handle.write("template:" + task.task_id + "\\n")
+    return _plain_template(self, task, workspace, timeout)
+
 FakeProver.fingerprint = _fingerprint
 FakeProver.compile = _logged_compile
+FakeProver.check_template = _logged_template
 '''
 
 
@@ -125,7 +133,7 @@ def test_corrupt_foreign_and_inconsistent_entries_are_misses_then_rebuilt(tmp_pa
     good = entry.read_text()
     stored = json.loads(good)
     body = json.loads(stored["body"])
-    forged = dict(body, verdict=dict(body["verdict"], verdict=ACCEPT, layers=[]))  # flip the reject to accept
+    forged = dict(body, value=dict(body["value"], verdict=ACCEPT, layers=[]))  # flip the reject to accept
     cases = {
         "truncated": good[: len(good) // 2],
         "not json": "\x00\x01garbage",
@@ -208,18 +216,27 @@ def _junit(path: Path) -> dict[str, dict[str, str]]:
             for suite in JUnitXml.fromfile(str(path)) for case in suite}
 
 
-def _compiles(pytester: pytest.Pytester) -> list[str]:
+def _log(pytester: pytest.Pytester) -> list[str]:
     log = pytester.path / "compiles.log"
     return log.read_text().split() if log.exists() else []
+
+
+def _compiles(pytester: pytest.Pytester) -> list[str]:
+    return [line for line in _log(pytester) if not line.startswith("template:")]
+
+
+def _template_checks(pytester: pytest.Pytester) -> int:
+    return sum(1 for line in _log(pytester) if line.startswith("template:"))
 
 
 def test_a_warm_run_serves_verdicts_from_the_cache_and_says_so(counting_suite: pytest.Pytester) -> None:
     select = ["-k", "t_strict or t_rules or t_failed", "--forall-frontend=fake"]
     cold = counting_suite.runpytest(*BASE, *select, "--forall-run-id=cold", "--junitxml=cold.xml")
-    cold_compiles = len(_compiles(counting_suite))
+    cold_compiles, cold_templates = len(_compiles(counting_suite)), _template_checks(counting_suite)
     warm = counting_suite.runpytest(*BASE, *select, "--forall-run-id=warm", "--junitxml=warm.xml")
     assert cold.ret == warm.ret == 1
     assert len(_compiles(counting_suite)) == cold_compiles  # nothing compiled again
+    assert _template_checks(counting_suite) == cold_templates  # the templates are known to compile here
     before, after = _rows(counting_suite, "cold"), _rows(counting_suite, "warm")
     # the fake actor resubmits the same failing bytes every round: judged once, then served from the cache
     assert _compiles(counting_suite).count("t_failed") == 1 and before["t_failed"]["cached"] is True
@@ -236,6 +253,7 @@ def test_a_warm_run_serves_verdicts_from_the_cache_and_says_so(counting_suite: p
     finally:
         del os.environ["FAKE_VERSION"]
     assert len(_compiles(counting_suite)) == 2 * cold_compiles == 6
+    assert _template_checks(counting_suite) > cold_templates  # a new environment: the templates are checked again
     assert not any(r["cached"] for t, r in _rows(counting_suite, "bumped").items() if t != "t_failed")
     # off: judged again, nothing read
     counting_suite.runpytest(*BASE, *select, "--forall-run-id=off", "--forall-cache=off")
@@ -473,3 +491,20 @@ def test_remote_socket_workers_report_every_item_to_the_controller(counting_suit
         assert where.is_relative_to(tmp_path) and where.is_dir()  # the audit record stays on its worker
         assert row["audit_host"] == socket.gethostname() and row["worker"].startswith("gw")
     assert "1 strict, 1 rules_only, 1 failed, 1 infra, 1 statement_false  (5 items)" in result.stdout.str()
+
+
+def test_ci_examples_use_only_real_options_and_commands() -> None:
+    import re
+
+    from pytest_forall.cli import build_parser
+    from pytest_forall.plugin import OPTIONS
+
+    text = (REPO / "docs" / "ci.md").read_text()
+    known = {"--forall-" + option.name.replace("_", "-") for option in OPTIONS}
+    used = set(re.findall(r"--forall-[a-z-]+", text))
+    assert {"--forall-shard", "--forall-baseline", "--forall-gate", "--forall-cache"} <= used <= known, used - known
+    merges = re.findall(r"^ *-? *(?:run: )?forall report --merge (\S+) --out (\S+)$", text, re.MULTILINE)
+    assert len(merges) == 2
+    for shards, out in merges:
+        args = build_parser("report").parse_args(["report", "--merge", shards, "--out", out])
+        assert args.merge == [shards] and args.out == out
