@@ -61,7 +61,12 @@ class CountingProver:
     ext = "txt"
 
     def __init__(self, version: str = "v1", libraries: str = "lib1") -> None:
-        self.version, self.libraries, self.compiles = version, libraries, 0
+        self.version, self.libraries = version, libraries
+        self.calls: list[str] = []  # not a plain setting: it is no part of the cache key
+
+    @property
+    def compiles(self) -> int:
+        return len(self.calls)
 
     def fingerprint(self, task: Task) -> dict[str, str]:
         return {"version": self.version, "libraries": self.libraries}
@@ -79,7 +84,7 @@ class CountingProver:
     def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> CompileResult:
         from pytest_forall.core.model import sha256_bytes
 
-        self.compiles += 1
+        self.calls.append(task.task_id)
         ok = "BAD" not in candidate.read_text()
         return CompileResult(ok=ok, digest=sha256_bytes(candidate.read_bytes()),
                              messages=[] if ok else [{"severity": "error", "data": "bad proof"}])
@@ -122,6 +127,9 @@ def test_any_key_component_changing_is_a_miss(tmp_path: Path, monkeypatch: pytes
     assert compiles(CountingProver(), data=b"proof \n") == 1
     assert compiles(CountingProver(), timeout=10.0) == 1
     assert compiles(CountingProver(), policy={"prover_sandboxed": True}) == 1
+    stricter = CountingProver()
+    stricter.checker_timeout = 5.0  # type: ignore[attr-defined]  # any plain setting of the backend
+    assert compiles(stricter) == 1
     monkeypatch.setattr(vcache, "verifier_version", lambda prover: "another verifier")
     assert compiles(CountingProver()) == 1
 

@@ -87,6 +87,14 @@ def environment_digest(env: dict[str, str] | None) -> str:
     return "" if env is None else sha256_bytes(json.dumps(env, sort_keys=True).encode())
 
 
+def prover_settings(prover: Prover) -> dict[str, Any]:
+    """The backend's plain settings (tool names, memory cap, a checker's time limit, sandboxing …): any of them
+    may change a verdict, so all are part of the policy. Paths and callables (cache locations, the runner)
+    are not settings of the judgement."""
+    return {k: v for k, v in sorted(vars(prover).items())
+            if not k.startswith("_") and isinstance(v, (str, int, float, bool)) and v is not None}
+
+
 def cache_key(task: Task, prover: Prover, data: bytes, policy: dict[str, Any]) -> dict[str, str] | None:
     """Every component of the key by name (stored in the entry and compared on read), or None: not cacheable."""
     env = environment(task, prover)
@@ -94,7 +102,7 @@ def cache_key(task: Task, prover: Prover, data: bytes, policy: dict[str, Any]) -
         return None
     return {"prover": prover.name, "prover_version": env["version"], "libraries": env["libraries"],
             "task": task_digest(task), "candidate": sha256_bytes(data), "verifier": verifier_version(prover),
-            "policy": json.dumps(policy, sort_keys=True)}
+            "policy": json.dumps({**policy, "prover": prover_settings(prover)}, sort_keys=True)}
 
 
 def layer_from_wire(data: dict[str, Any]) -> Layer:

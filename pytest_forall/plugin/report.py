@@ -426,7 +426,9 @@ def run_export_proofs(args: argparse.Namespace) -> int:
             continue
         accepted = sorted((Path(row["audit_dir"]) / "accepted").glob(f"{row['task_id']}.*"))
         if not accepted:
-            print(f"forall proofs: {row['nodeid']}: accepted but {row['audit_dir']}/accepted is missing",
+            host = row.get("audit_host")
+            where = f" (its audit record lives on host {host})" if host and host != socket.gethostname() else ""
+            print(f"forall proofs: {row['nodeid']}: accepted but {row['audit_dir']}/accepted is missing{where}",
                   file=sys.stderr)
             return 2
         from pytest_forall.core.model import sha256_bytes
