@@ -31,7 +31,7 @@ from pytest_forall.core.gating import (
     task_key,
 )
 from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT
-from pytest_forall.plugin.collect import ForallItem
+from pytest_forall.plugin.options import TASK_KEY
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
@@ -139,9 +139,9 @@ class ForallReporter:
 
         if self.shard is not None:
             k, n = self.shard
-            other = [item for item in items if isinstance(item, ForallItem)
-                     and shard_of(task_key(item.forall_task.suite, item.forall_task.track, item.forall_task.task_id),
-                                  n) != k]
+            tasks = {id(item): item.stash.get(TASK_KEY, None) for item in items}
+            other = [item for item in items if (task := tasks[id(item)]) is not None
+                     and shard_of(task_key(task.suite, task.track, task.task_id), n) != k]
             if other:
                 config.hook.pytest_deselected(items=other)
                 dropped = {id(item) for item in other}
