@@ -29,6 +29,7 @@ from filelock import FileLock
 
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
 from pytest_forall.core.prover import Prover
+from pytest_forall.core.state import load_secret
 from pytest_forall.core.verify import DEFAULT_TIMEOUT, verify_candidate
 
 CACHE_MODES = ("off", "read", "readwrite")
@@ -157,14 +158,7 @@ class VerdictCache:
 
     def _key_secret(self) -> bytes:
         if self._secret is None:
-            self.root.mkdir(parents=True, exist_ok=True)
-            path = self.root / ".hmac-key"
-            with FileLock(str(path) + ".lock"):
-                if not path.exists():
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                    with os.fdopen(fd, "wb") as handle:
-                        handle.write(os.urandom(32))
-                self._secret = path.read_bytes()
+            self._secret = load_secret(self.root / ".hmac-key")
         return self._secret
 
     @staticmethod

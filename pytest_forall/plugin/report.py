@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import socket
 import sys
 from collections import Counter
@@ -31,6 +30,7 @@ from pytest_forall.core.gating import (
     task_key,
 )
 from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT
+from pytest_forall.core.state import load_secret
 from pytest_forall.plugin.options import TASK_KEY
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
@@ -97,14 +97,7 @@ class ForallReporter:
     def secret(self) -> bytes:
         """Run secret for opaque workspace names and state HMACs; kept in the run dir, never in a workspace."""
         if self._secret is None:
-            path = self.run_dir / ".secret"
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(path) + ".lock"):
-                if not path.exists():
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                    with os.fdopen(fd, "wb") as handle:
-                        handle.write(os.urandom(32))
-                self._secret = path.read_bytes()
+            self._secret = load_secret(self.run_dir / ".secret")
         return self._secret
 
     def item_dirname(self, nodeid: str) -> str:
