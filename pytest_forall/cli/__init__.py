@@ -23,8 +23,9 @@ SUBCOMMANDS = {
     "submit": "pytest_forall.tools.shell",
     "review-start": "pytest_forall.tools.shell",
     "review-compile": "pytest_forall.tools.shell",
-    "report": "pytest_forall.plugin.report",
-    "proofs": "pytest_forall.plugin.report",
+    "report": "pytest_forall.cli.report",
+    "proofs": "pytest_forall.cli.report",
+    "watch": "pytest_forall.cli.watch",
 }
 
 

@@ -50,6 +50,8 @@ from pytest_forall.core.cache import (
 )
 from pytest_forall.core.language import language_or_plain
 from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Task, Verdict
+from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
+from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
 from pytest_forall.core.prover import Prover
 from pytest_forall.core.refute import refutation_name, refutation_task
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
@@ -170,6 +172,9 @@ class ItemRun:
     def __init__(self, ctx: ItemContext) -> None:
         self.ctx = ctx
         self.started = time.monotonic()
+        self.started_at = time.time()
+        self.activity = "starting"
+        self.outcome = ""  # set once, when the item ends (a resumed state may still hold an earlier infra)
         self.store = (StateStore(ctx.audit.directory / "state.json", ctx.run_secret, ctx.task.task_id,
                                  ctx.workspace_root / ctx.workspace_name) if ctx.run_secret else None)
         self.state, self.resumed = self._load_state()
@@ -207,6 +212,19 @@ class ItemRun:
         self.state.wall_s = round(self._wall(), 3)
         if self.store is not None:
             self.store.save(self.state)
+        self._write_progress()
+
+    def _write_progress(self, activity: str = "") -> None:
+        """What the item is doing now and what it has spent so far, for ``forall watch``."""
+        self.activity = activity or self.activity
+        state, usage = self.state, self.state.usage
+        write_json_atomic(self.ctx.audit.directory / PROGRESS_FILE, {
+            "task_id": self.ctx.task.task_id, "state": PROGRESS_FINISHED if self.outcome else RUNNING,
+            "outcome": self.outcome, "activity": self.activity, "sample": state.sample,
+            "round": state.sample_rounds, "rounds": state.rounds, "compiles": state.compiles,
+            "reviews": state.reviews, "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out,
+            "cost_usd": usage.cost_usd, "wall_s": round(self._wall(), 3), "started_at": self.started_at,
+            "updated_at": time.time()})
 
     def _wall(self) -> float:
         return self.wall_before + time.monotonic() - self.started
@@ -285,6 +303,7 @@ class ItemRun:
 
     def run(self) -> dict[str, Any]:
         task = self.ctx.task
+        self._write_progress("probing the prover and frontend")
         if task.problem:
             return self._result(FAILED, f"{task.source_path}: {task.problem}")
         for probe, who in ((self.ctx.prover.probe(self.ctx.workspace_root), "prover"),
@@ -332,6 +351,7 @@ class ItemRun:
         key = template_key(self.ctx.task, self.ctx.prover) if cache is not None else None
         if cache is not None and key is not None and cache.template_compiles(key):
             return ""
+        self._write_progress("checking the template")
         build = self.ctx.audit.directory / "template-check"
         build.mkdir(parents=True, exist_ok=True)
         try:
@@ -383,6 +403,7 @@ class ItemRun:
                     if stop:
                         return self._exhausted(stop)
                     state.prompt, state.phase = prompt, ACTOR_PHASE
+                    self.activity = f"actor turn s{state.sample}/r{state.sample_rounds + 1}"
                     self._save()
                     turn = session.turn(prompt, timeout=self._remaining_wall())
                     state.rounds += 1
@@ -469,6 +490,7 @@ class ItemRun:
     def _submit(self, task: Task, data: bytes, tag: str, kind: str) -> Verdict:
         """Verify one submission (one compile) and record its bytes, digest and evidence."""
         self._charge_compile()
+        self._write_progress(f"verifying {tag}" + ("" if kind == "candidate" else f" ({kind})"))
         verdict, self.cached = verify_cached(self.ctx.cache, task, self.ctx.prover, data,
                                              timeout=self.ctx.verify_timeout,
                                              policy={"prover_sandboxed": self.prover_sandboxed})
@@ -525,6 +547,7 @@ class ItemRun:
         task, state = self.ctx.task, self.state
         state.phase = REVIEW_PHASE
         state.reviews += 1
+        self.activity = f"review {tag}"
         self._save()
         review_dir = prepare_review_dir(self.ctx.audit.directory / "review-ws" / tag.replace("/", "-"), task, data)
         rctx = SessionContext(task=task, workspace=review_dir, audit_dir=self.ctx.audit.directory / tag / "review",
@@ -596,8 +619,9 @@ class ItemRun:
         verdict = self.accepted_verdict
         state = self.state
         usage = state.usage
-        state.outcome = outcome
+        state.outcome = self.outcome = outcome
         state.infra = reason if outcome == INFRA else ""
+        self.activity = f"finished: {outcome}"
         self._save()
         result = {
             "task_id": self.ctx.task.task_id, "suite": self.ctx.task.suite, "track": self.ctx.task.track,
@@ -613,6 +637,7 @@ class ItemRun:
             "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
             "cached": self.cached, "candidate_digest": self.candidate_digest,
             "template_digest": task_digest(self.ctx.task), **self._environment(),
+            "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }
         self.ctx.audit.write_json("result.json", result)
         self.ctx.audit.summarize(result)

@@ -25,6 +25,7 @@ from filelock import FileLock
 
 from pytest_forall.core.actor import SessionHandle
 from pytest_forall.core.model import Usage
+from pytest_forall.core.progress import write_json_atomic
 
 
 def load_secret(path: Path) -> bytes:
@@ -101,9 +102,7 @@ class StateStore:
 
     def save(self, state: ItemState) -> None:
         payload = json.dumps({"version": STATE_VERSION, "state": state.to_wire()}, sort_keys=True)
-        scratch = self.path.with_name(self.path.name + ".tmp")
-        scratch.write_text(json.dumps({"payload": payload, "hmac": self._mac(payload)}), encoding="utf-8")
-        scratch.replace(self.path)
+        write_json_atomic(self.path, {"payload": payload, "hmac": self._mac(payload)})
 
     def load(self) -> tuple[ItemState | None, str]:
         """(state, "") when there is valid state; (None, why) after quarantining bad state; (None, "") if none."""

@@ -7,10 +7,10 @@ from there, never from the item.
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import socket
-import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,19 +18,11 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from pytest_forall.core.gating import (
-    annotate,
-    gate_lines,
-    latest_by_nodeid,
-    load_baseline,
-    parse_shard,
-    read_rows,
-    results_file,
-    shard_of,
-    task_key,
-)
-from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT
+from pytest_forall.core.gating import annotate, gate_lines, load_baseline, parse_shard, shard_of, task_key
+from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT
+from pytest_forall.core.progress import RUN_FILE, write_json_atomic
 from pytest_forall.core.state import load_secret
+from pytest_forall.core.summary import summary_lines
 from pytest_forall.plugin.options import TASK_KEY
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
@@ -84,6 +76,7 @@ class ForallReporter:
         self.expected: int | None = None
         self.require_strict = options["require"] == "strict"
         self._secret: bytes | None = None
+        self.run_meta: dict[str, Any] = {}
         self.shard = parse_shard(options["shard"]) if options["shard"] else None
         self.gate = options["gate"]
         self.baseline = load_baseline(Path(options["baseline"])) if options["baseline"] and not hasattr(
@@ -124,6 +117,18 @@ class ForallReporter:
         if not hasattr(self.config, "workerinput"):
             self.run_dir.mkdir(parents=True, exist_ok=True)
             self.secret()
+            self.run_meta = {"run_id": self.run_id, "started_at": time.time(), "selected": None, "finished_at": None,
+                             "host": socket.gethostname(), "pid": os.getpid()}
+            self.write_run_meta()
+
+    def write_run_meta(self, **fields: Any) -> None:
+        """``run.json``: what ``forall watch`` knows of the whole run (selected items, finished or not)."""
+        self.run_meta.update(fields)
+        write_json_atomic(self.run_dir / RUN_FILE, self.run_meta)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not hasattr(self.config, "workerinput"):
+            self.write_run_meta(selected=sum(1 for item in session.items if ".forall.toml::" in item.nodeid))
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
@@ -220,6 +225,7 @@ class ForallReporter:
             session.exitstatus = EXIT_ALL_INFRA
         if self.gate == "regressions" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = self._gate_status()
+        self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
 
     def _gate_status(self) -> int:
         """Under --forall-gate=regressions: fail on a regression or a lost report, never on a known failure."""
@@ -243,158 +249,4 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         count = sum(1 for i in ids if ".forall.toml::" in i)
         self.reporter.expected = max(self.reporter.expected or 0, count)
-
-
-def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Path) -> list[str]:
-    counts = Counter(str(r.get("outcome")) for r in results)
-    lines = [", ".join(f"{counts[o]} {o}" for o in OUTCOMES) + f"  ({len(results)} items)"]
-
-    def total(key: str) -> str:
-        known = [r[key] for r in results if r.get(key) is not None]
-        if not known:
-            return "unknown"
-        value = sum(known)
-        suffix = f" ({len(results) - len(known)} unknown)" if len(known) < len(results) else ""
-        return (f"{value:.4f}" if isinstance(value, float) else str(value)) + suffix
-
-    lines.append(f"compiles {total('compiles')}, wall {sum(r.get('wall_s') or 0 for r in results):.1f} s, "
-                 f"tokens in {total('tokens_in')}, out {total('tokens_out')}, cost USD {total('cost_usd')}")
-    accepted = [r for r in results if r.get("outcome") in (STRICT, RULES_ONLY)]
-    judged = [r for r in accepted if r.get("independent") is not None]
-    passed = sum(1 for r in judged if r.get("independent"))
-    lines.append(f"independent check: {passed}/{len(judged)} judged accepted, "
-                 f"{len(accepted) - len(judged)} accepted not judged")
-    unsandboxed = sum(1 for r in results if r.get("sandbox") == "none")
-    if unsandboxed:
-        lines.append(f"sandbox: NONE for {unsandboxed} items (--forall-sandbox=none): actor and prover ran unisolated")
-    prover_only = sum(1 for r in results if r.get("sandbox") == "bwrap" and r.get("prover_sandboxed") is False
-                      and r.get("outcome") != INFRA)
-    if prover_only:
-        lines.append(f"sandbox: the prover of {prover_only} items ran unsandboxed (its backend declares no binds)")
-    infra_reasons = Counter(str(r.get("reason", ""))[:100] for r in results if r.get("outcome") == INFRA)
-    for reason, count in infra_reasons.most_common(5):
-        lines.append(f"infra x{count}: {reason}")
-    if missing:
-        lines.append(f"{len(missing)} items started but never reported: {missing[:5]}")
-    lines.append(f"results: {run_dir / 'results.jsonl'}")
-    return lines
-
-
-# --- forall report ---------------------------------------------------------------------------------
-
-def run_report(args: argparse.Namespace) -> int:
-    if args.merge:
-        return run_merge([Path(p) for p in args.merge], Path(args.out or "merged"))
-    if not args.run:
-        print("forall report: name a run directory (or results.jsonl), or --merge DIR…", file=sys.stderr)
-        return 2
-    run_dir = Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent
-    try:
-        latest = latest_results(run_dir)
-    except (OSError, ValueError) as exc:
-        print(f"forall report: {exc}", file=sys.stderr)
-        return 2
-    rows = list(latest.values())
-    for line in gate_lines(rows) + summary_lines(rows, [], run_dir):
-        print(line)
-    return 0
-
-
-def run_merge(sources: list[Path], out: Path) -> int:
-    """Combine shards: their results.jsonl into one, their JUnit files into one test suite, one summary.
-
-    Each source is a run directory (its ``*.xml`` files are the JUnit reports) or a results.jsonl. An item
-    reported by two sources is an error naming both: shards never overlap, so the inputs are wrong.
-    """
-    from junitparser import JUnitXml, TestSuite
-
-    rows: dict[str, dict[str, Any]] = {}
-    origin: dict[str, Path] = {}
-    cases: dict[tuple[str, str], Path] = {}
-    suite = TestSuite("pytest")
-    try:
-        for source in sources:
-            path = results_file(source)
-            for nodeid, row in latest_by_nodeid(read_rows(path)).items():
-                if nodeid in rows:
-                    raise ValueError(f"{nodeid} is reported by both {origin[nodeid]} and {path}")
-                rows[nodeid], origin[nodeid] = row, path
-            for xml_path in sorted(path.parent.glob("*.xml")) if source.is_dir() else []:
-                xml = JUnitXml.fromfile(str(xml_path))
-                for part in ([xml] if isinstance(xml, TestSuite) else list(xml)):
-                    for case in part:
-                        key = (str(case.classname), str(case.name))
-                        if key in cases:
-                            raise ValueError(f"test case {key[0]}::{key[1]} is in both {cases[key]} and {xml_path}")
-                        cases[key] = xml_path
-                        suite.add_testcase(case)
-    except (OSError, ValueError) as exc:
-        print(f"forall report --merge: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # noqa: BLE001 - junitparser's parse errors (lxml or ElementTree) have no common base
-        print(f"forall report --merge: cannot read a JUnit file: {exc}", file=sys.stderr)
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
-        for nodeid in sorted(rows):
-            handle.write(json.dumps(rows[nodeid], sort_keys=True) + "\n")
-    merged = JUnitXml()
-    suite.update_statistics()  # type: ignore[no-untyped-call]
-    merged.add_testsuite(suite)
-    merged.write(str(out / "junit.xml"))
-    values = [rows[n] for n in sorted(rows)]
-    for line in gate_lines(values) + summary_lines(values, [], out):
-        print(line)
-    print(f"merged {len(sources)} runs: {len(rows)} items, {len(cases)} JUnit test cases -> {out}")
-    return 0
-
-
-def latest_results(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """The last recorded result of every item of a run (a resumed run appends)."""
-    return latest_by_nodeid(read_rows(run_dir / "results.jsonl"))
-
-
-def run_export_proofs(args: argparse.Namespace) -> int:
-    """Copy every accepted proof of a run into a directory ``replay`` reads (``--forall-proofs``)."""
-    run_dir, out = Path(args.run), Path(args.out)
-    try:
-        latest = latest_results(run_dir)
-    except (OSError, ValueError) as exc:
-        print(f"forall proofs: {exc}", file=sys.stderr)
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
-    exported = []
-    for row in sorted(latest.values(), key=lambda r: str(r["nodeid"])):
-        if row.get("outcome") not in (STRICT, RULES_ONLY):
-            continue
-        accepted = sorted((Path(row["audit_dir"]) / "accepted").glob(f"{row['task_id']}.*"))
-        if not accepted:
-            host = row.get("audit_host")
-            where = f" (its audit record lives on host {host})" if host and host != socket.gethostname() else ""
-            print(f"forall proofs: {row['nodeid']}: accepted but {row['audit_dir']}/accepted is missing{where}",
-                  file=sys.stderr)
-            return 2
-        from pytest_forall.core.model import sha256_bytes
-
-        data = accepted[0].read_bytes()
-        if sha256_bytes(data) != row["digest"]:
-            print(f"forall proofs: {accepted[0]}: digest differs from the recorded {row['digest']}", file=sys.stderr)
-            return 2
-        (out / accepted[0].name).write_bytes(data)
-        exported.append(row["task_id"])
-    print(f"exported {len(exported)} accepted proofs to {out}")
-    if exported:
-        print("replay them with: -k '" + " or ".join(sorted(set(exported))) + "'")
-    return 0
-
-
-def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("report", help="Summarise a run's results.jsonl, or merge shards' results and JUnit")
-    parser.add_argument("run", nargs="?", help="reports/<run id> or a results.jsonl file")
-    parser.add_argument("--merge", nargs="+", metavar="DIR", help="Runs (shards) to combine into one")
-    parser.add_argument("--out", help="With --merge: directory for results.jsonl and junit.xml (default: merged)")
-    parser.set_defaults(func=run_report)
-    proofs = sub.add_parser("proofs", help="Export a run's accepted proofs for --forall-proofs (replay)")
-    proofs.add_argument("run", help="reports/<run id>")
-    proofs.add_argument("--out", required=True, help="Directory to write <task id>.<ext> files into")
-    proofs.set_defaults(func=run_export_proofs)
+        self.reporter.write_run_meta(selected=self.reporter.expected)
