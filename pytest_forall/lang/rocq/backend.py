@@ -36,7 +36,8 @@ from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
-from pytest_forall.lang.rocq.problem import coq_mask_comments
+from pytest_forall.lang.rocq.lexer import mask
+from pytest_forall.lang.rocq.problem import outside_sections
 
 CAND = "ForallCand"
 TMPL = "ForallTmpl"
@@ -154,7 +155,7 @@ def template_variable_names(template: str) -> set[str]:
     audit itself takes the allowed names from ``Print Assumptions`` of the compiled template.
     """
     names: set[str] = set()
-    for decl in _TEMPLATE_VARIABLES.findall(coq_mask_comments(template)):
+    for decl in _TEMPLATE_VARIABLES.findall(outside_sections(template)):
         depth, bare, groups, current = 0, [], [], ""
         for char in decl:
             if char in "({[`":
@@ -266,6 +267,8 @@ class RocqProver:
         self.runner = runner
         #: set by the protocol under ``--forall-sandbox=bwrap``: interactive sessions run in the sandbox too
         self.sandboxed = False
+        #: ``-Q``/``-R`` arguments every coqc, coqchk and coqtop call gets (a project's load path)
+        self.load: list[str] = []
 
     #: Host files a sandboxed coqc needs besides /usr (findlib's config, else coqc dies with an Anomaly).
     sandbox_binds = ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),)
@@ -273,6 +276,8 @@ class RocqProver:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _run(self, argv: list[str], cwd: Path, timeout: float) -> ProcResult:
+        if self.load and argv and argv[0] in (self.coqc, self.coqchk):
+            argv = [argv[0], *self.load, *argv[1:]]
         return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env=clean_env())
 
     def probe(self, workspace: Path) -> str:
@@ -432,7 +437,7 @@ class RocqProver:
                                                                                task.template):
                 return data, ""
         tmpl_mod, cand_mod = f"{TMPL}.{module}", f"{CAND}.{module}"
-        names = [n for n in dict.fromkeys(_DECL_NAMES.findall(coq_mask_comments(task.frozen)))]
+        names = [n for n in dict.fromkeys(_DECL_NAMES.findall(outside_sections(task.frozen)))]
         if task.theorem_name not in names:
             names.append(task.theorem_name)
         queries: list[tuple[str, str]] = [("assume:tmpl", f"Print Assumptions {tmpl_mod}.{task.theorem_name}."),
@@ -600,7 +605,7 @@ class RocqProver:
 
     def candidate_with_proof(self, task: Task, proof: str) -> str:
         """The template with its hole (the final ``Admitted.``) replaced by ``proof`` (which ends in ``Qed.``)."""
-        masked = coq_mask_comments(task.template)
+        masked = mask(task.template)
         hole = [m for m in re.finditer(r"\bAdmitted\s*\.", masked)][-1]
         return task.template[: hole.start()] + proof + task.template[hole.end():]
 
@@ -618,8 +623,8 @@ class RocqProver:
             from pytest_forall.isolation.sandbox import interactive_prefix
 
             prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-        return TacticProbe(self.coqtop, self.mem_mb, prefix).run(prelude + task.frozen, tactics, workspace, timeout,
-                                                                 theorem=task.theorem_name)
+        return TacticProbe(self.coqtop, self.mem_mb, prefix, self.load).run(
+            prelude + task.frozen, tactics, workspace, timeout, theorem=task.theorem_name)
 
 
 @hookimpl(trylast=True)
