@@ -701,9 +701,11 @@ def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) ->
     """
 
     def run(argv: Sequence[str], *, cwd: Path | str, timeout: float | None, env: dict[str, str] | None = None,
-            stdin: str | None = None, mem_mb: int | None = None) -> ProcResult:
+            stdin: str | None = None, mem_mb: int | None = None, rss_mb: int | None = None) -> ProcResult:
+        # the run's memory cgroup charges resident pages (reclaimable file pages included), which is what
+        # either limit asks for here
         policy = SandboxPolicy(workspace=Path(cwd), ro_binds=tuple(ro_binds), wall_seconds=timeout,
-                               memory_mb=mem_mb, env=dict(env or {"PATH": DEFAULT_PATH}))
+                               memory_mb=rss_mb or mem_mb, env=dict(env or {"PATH": DEFAULT_PATH}))
         try:
             return run_sandboxed(argv, policy, audit_dir=audit_dir, stdin=stdin)
         except SandboxUnavailable as exc:

@@ -24,6 +24,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from pytest_forall.lang.lean import LANGUAGE as LEAN
+from pytest_forall.lang.lean import lexer
 from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 from pytest_forall.lang.rocq import lexer as rocq_lexer
 
@@ -74,72 +75,9 @@ def _blank(text: str) -> str:
 
 
 def _lex(source: str) -> _Lexed:
-    """Lean: strip comments (nested) and mask strings, recording doc comments for later attachment."""
-    open_c, close_c, line_c, doc_prefixes = "/-", "-/", "--", ("/--",)
-    clean: list[str] = []
-    masked: list[str] = []
-    docs: list[tuple[int, int, str]] = []
-    i, n = 0, len(source)
-    while i < n:
-        if source.startswith(open_c, i):
-            end = _comment_end(source, i, open_c, close_c)
-            chunk = source[i:end]
-            if chunk.startswith(doc_prefixes) and not chunk.startswith("/-!"):
-                docs.append((i, end, " ".join(chunk[3:-2].split())))
-            clean.append(_blank(chunk))
-            masked.append(_blank(chunk))
-            i = end
-        elif line_c and source.startswith(line_c, i):
-            end = source.find("\n", i)
-            end = n if end < 0 else end
-            clean.append(" " * (end - i))
-            masked.append(" " * (end - i))
-            i = end
-        elif source[i] == '"':
-            end = _string_end(source, i)
-            clean.append(source[i:end])
-            masked.append('"' + _blank(source[i + 1 : end - 1]) + '"' if end - i >= 2 else source[i:end])
-            i = end
-        else:
-            nxt = _next_special(source, i, open_c, line_c)
-            clean.append(source[i:nxt])
-            masked.append(source[i:nxt])
-            i = nxt
-    return _Lexed("".join(clean), "".join(masked), docs, [end for _, end, _ in docs])
-
-
-def _next_special(source: str, start: int, open_c: str, line_c: str | None) -> int:
-    candidates = [source.find(open_c, start), source.find('"', start)]
-    if line_c:
-        candidates.append(source.find(line_c, start))
-    found = [c for c in candidates if c >= 0]
-    return min(found) if found else len(source)
-
-
-def _comment_end(source: str, start: int, open_c: str, close_c: str) -> int:
-    depth, i, n = 0, start, len(source)
-    while i < n:
-        if source.startswith(open_c, i):
-            depth, i = depth + 1, i + 2
-        elif source.startswith(close_c, i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return n
-
-
-def _string_end(source: str, start: int) -> int:
-    i, n = start + 1, len(source)
-    while i < n:
-        if source[i] == "\\":
-            i += 2
-        elif source[i] == '"':
-            return i + 1
-        else:
-            i += 1
-    return n
+    """Lean by the one Lean lexer: comments and doc comments blanked, strings masked, ``/--`` docs recorded."""
+    docs = [(start, end, " ".join(body.split())) for start, end, body in lexer.doc_comments(source)]
+    return _Lexed(lexer.mask(source, strings=False), lexer.mask(source), docs, [end for _, end, _ in docs])
 
 
 def _normalize(text: str) -> str:

@@ -42,6 +42,7 @@ from pytest_forall.core.model import Layer, Task
 from pytest_forall.core.proc import run_command
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.lean import LANGUAGE as LEAN
+from pytest_forall.lang.lean import lexer
 from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 from pytest_forall.lang.rocq.backend import RocqProver
 
@@ -552,44 +553,6 @@ class ProjectRocqProver(RocqProver):
 
 # --- Lean: finding the sorry theorems ----------------------------------------------------------------
 
-def lean_mask(text: str) -> str:
-    """Blank out comments and string literals (keeping newlines and offsets)."""
-    out = list(text)
-    i, n = 0, len(text)
-
-    def blank(a: int, b: int) -> None:
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
-
-    while i < n:
-        if text.startswith("--", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            blank(i, j)
-            i = j
-        elif text.startswith("/-", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/-", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("-/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            blank(i, j)
-            i = j
-        elif text[i] == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            blank(i + 1, j)
-            i = j + 1
-        else:
-            i += 1
-    return "".join(out)
-
-
 _LEAN_DECL = re.compile(
     r"^(?:@\[[^\]\n]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec|scoped|local|unsafe|partial)\s+)*"
     r"(?P<kw>theorem|lemma|example)\b[ \t]*(?P<name>[^\s:({\[⦃]*)", re.MULTILINE)
@@ -614,7 +577,7 @@ class LeanDecl:
 
 def lean_decls(text: str) -> list[LeanDecl]:
     """``theorem``/``lemma``/``example`` declarations with their proof span and namespace-qualified name."""
-    masked = lean_mask(text)
+    masked = lexer.mask(text)
     line_starts = [m.start() for m in re.finditer(r"^(?=\S)", masked, re.MULTILINE)]
     scopes: list[tuple[int, str, str]] = [(m.start(), m.group("kw"), m.group("name"))
                                           for m in _LEAN_SCOPE.finditer(masked)]
@@ -663,7 +626,7 @@ def _lean_body(masked: str, begin: int, end: int) -> int:
 
 
 def is_sorry_proof(proof: str) -> bool:
-    return re.fullmatch(r":=\s*(?:by\s+)?sorry\s*", lean_mask(proof)) is not None
+    return re.fullmatch(r":=\s*(?:by\s+)?sorry\s*", lexer.mask(proof)) is not None
 
 
 def lean_tasks(root: Path) -> list[Task]:
