@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pytest_forall.core.refute import refutation_task
 
 from conftest import require_tool
+from pytest_forall.core.audit import derived_tasks
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.project import ProjectRocqProver, load_project
 
@@ -191,7 +191,7 @@ def test_a_false_section_lemma_is_refuted_in_the_project_context(tmp_path: Path)
     (tmp_path / "A.v").write_text("Require Import Lia.\nSection S.\n  Variable n : nat.\n"
                                   "  Lemma bad : n = n + 1.\n  Proof.\n  Admitted.\nEnd S.\n")
     task = load_project(tmp_path, {})[0]
-    refutation = refutation_task(task)
+    refutation = derived_tasks(task).get("false")
     assert refutation is not None and refutation.prover == task.prover
     assert refutation.template.endswith("Theorem bad_is_false :\n    ~ (n = n + 1).\nProof. Admitted.\nEnd S.\n")
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})

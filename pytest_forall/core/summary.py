@@ -9,7 +9,6 @@ Pytest-free: rows are the builtin-typed dicts of ``results.jsonl``.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.audit import audit_lines, findings_table
+from pytest_forall.core.gating import gate_lines, latest_by_nodeid, read_rows
 from pytest_forall.core.model import INFRA, OUTCOMES, RULES_ONLY, STRICT
 
 Row = dict[str, Any]
@@ -150,6 +150,8 @@ ITEM_COLUMNS: list[ItemColumn] = [
     ItemColumn("wall_s", "wall s", lambda r: _number(r.get("wall_s"), 1)),
     ItemColumn("tokens", "tokens in/out", lambda r: f"{_number(r.get('tokens_in'))}/{_number(r.get('tokens_out'))}"),
     ItemColumn("cost_usd", "cost USD", lambda r: _number(r.get("cost_usd"), 4)),
+    ItemColumn("cached", "cached", lambda r: "-" if r.get("cached") is None else ("yes" if r["cached"] else "no")),
+    ItemColumn("change", "vs baseline", lambda r: str(r.get("change") or "-")),
     ItemColumn("reason", "reason", lambda r: str(r.get("reason") or "")[:300]),
 ]
 
@@ -198,7 +200,7 @@ def report_lines(runs: list[RunRows]) -> list[str]:
     suspected misformalizations as a Markdown table."""
     lines: list[str] = []
     for run in runs:
-        lines += ([""] if lines else []) + summary_lines(run.rows, [], run.run_dir)
+        lines += ([""] if lines else []) + gate_lines(run.rows) + summary_lines(run.rows, [], run.run_dir)
     rows = [row for run in runs for row in run.rows]
     lines += [""] + table_lines(by_configuration(rows))
     findings = findings_table(rows)
@@ -209,12 +211,4 @@ def report_lines(runs: list[RunRows]) -> list[str]:
 
 def latest_results(run_dir: Path) -> dict[str, Row]:
     """The last recorded result of every item of a run (a resumed run appends)."""
-    latest: dict[str, Row] = {}
-    path = run_dir / "results.jsonl"
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-            latest[row["nodeid"]] = row
-        except (ValueError, KeyError, TypeError):
-            raise ValueError(f"{path}:{number}: not a results line") from None
-    return latest
+    return latest_by_nodeid(read_rows(run_dir / "results.jsonl"))

@@ -11,6 +11,7 @@ PID 1 so nothing outlives the command. ``docs/sandbox.md`` lists what is enforce
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import selectors
@@ -681,8 +682,15 @@ def _cli_main(args: argparse.Namespace) -> int:
 
 def sandboxed_prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> Callable[..., ProcResult] | str:
     """:func:`prover_runner`, or why no sandbox can start here (with the fix): the protocol's sandbox launcher."""
-    problem = probe_sandbox()
+    problem = _probe_once()
     return problem or prover_runner(audit_dir, ro_binds)
+
+
+@functools.cache
+def _probe_once() -> str:
+    """:func:`probe_sandbox` once per process: whether namespaces work does not change between items, and the
+    probe starts a sandbox (15-60 ms), more than an item whose verdict comes from the cache costs."""
+    return probe_sandbox()
 
 
 def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> Callable[..., ProcResult]:

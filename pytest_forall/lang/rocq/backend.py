@@ -17,6 +17,7 @@ from an installed library makes the pass ``rules_only``; an axiom from anywhere 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -216,6 +217,42 @@ def parse_coqchk_summary(output: str) -> dict[str, list[str]] | None:
     return sections
 
 
+#: Compiled library files whose change changes what a proof means (objects and native plugins).
+_LIBRARY_SUFFIXES = (".vo", ".vos", ".cmxs", ".cma", ".cmxa")
+
+
+@functools.cache
+def toolchain_fingerprint(coqc: str, coqchk: str) -> dict[str, str]:
+    """``{"version", "libraries"}`` of a Rocq installation, once per process.
+
+    ``version``: ``coqc --version`` and the size and mtime of the ``coqc`` and ``coqchk`` executables.
+    ``libraries``: a digest of the relative path, size and mtime of every compiled library file under
+    ``coqc -where`` (the whole load path: the environment is cleaned of COQPATH) and its ``coq-core`` plugins.
+    A package upgrade rewrites the files it ships, so it changes the digest; reading every file's bytes
+    (230 MB here) would cost seconds per process for the same answer.
+    """
+    cwd = tempfile.gettempdir()
+    line = " ".join(run_command([coqc, "--version"], cwd=cwd, timeout=30).stdout.split())
+    tools = []
+    for tool in (coqc, coqchk):
+        path = shutil.which(tool)
+        stat = os.stat(path) if path else None
+        tools.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{tool}:missing")
+    where = run_command([coqc, "-where"], cwd=cwd, timeout=30).stdout.strip()
+    digest = hashlib.sha256()
+    if where:
+        root = Path(where)
+        for base in (root, root.parent / "coq-core"):
+            for directory, dirs, files in os.walk(base, followlinks=True):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.endswith(_LIBRARY_SUFFIXES):
+                        found = Path(directory) / name
+                        info = found.stat()
+                        digest.update(f"{found.relative_to(base.parent)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return {"version": f"{line} ({' '.join(tools)})", "libraries": digest.hexdigest()}
+
+
 class RocqProver:
     """The Rocq backend; ``runner`` is swapped for the sandbox's runner when sandboxing is on."""
 
@@ -235,7 +272,6 @@ class RocqProver:
         self.sandboxed = False
         #: ``-Q``/``-R`` arguments every coqc, coqchk and coqtop call gets (a project's load path)
         self.load: list[str] = []
-        self._version: str | None = None
 
     #: Host files a sandboxed coqc needs besides /usr (findlib's config, else coqc dies with an Anomaly).
     sandbox_binds = ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),)
@@ -258,20 +294,14 @@ class RocqProver:
         """The compiler's version and the installed libraries' fingerprint (the template cache key).
 
         Installing or upgrading a library (e.g. mathcomp's real-closed, which some templates need)
-        changes the library directories, so a template cached as "does not compile here" is retried.
+        changes the library files, so a template cached as "does not compile here" is retried.
         """
-        if self._version is None:
-            result = run_command([self.coqc, "--version"], cwd=tempfile.gettempdir(), timeout=30)
-            where = run_command([self.coqc, "-where"], cwd=tempfile.gettempdir(), timeout=30).stdout.strip()
-            libraries = []
-            if where:
-                root = Path(where)
-                for directory in sorted([root / "theories", *(root / "user-contrib").glob("*/*")]):
-                    if directory.is_dir():
-                        libraries.append(f"{directory.relative_to(root)}@{directory.stat().st_mtime_ns}")
-            line = " ".join(result.stdout.split())
-            self._version = f"{line} [{hashlib.sha256(' '.join(libraries).encode()).hexdigest()[:16]}]"
-        return self._version
+        found = toolchain_fingerprint(self.coqc, self.coqchk)
+        return f"{found['version']} [{found['libraries'][:16]}]"
+
+    def fingerprint(self, task: Task) -> dict[str, str]:
+        """The environment a verdict depends on (the verdict cache's key): see :func:`toolchain_fingerprint`."""
+        return toolchain_fingerprint(self.coqc, self.coqchk)
 
     def _compile_file(self, builddir: Path, subdir: str, prefix: str, stem: str, timeout: float) -> CompileResult:
         """``coqc`` on ``<subdir>/<stem>.v``; ok only with exit 0, no timeout and a fresh ``.vo``.
