@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT
+from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT, VACUOUS
 from pytest_forall.core.summary import (
     CONFIG_COLUMNS,
     ITEM_COLUMNS,
@@ -28,7 +28,7 @@ from pytest_forall.core.summary import (
 
 #: Fill colours per outcome (bars, badges); the terminal's green/yellow/red/purple.
 COLOURS = {STRICT: "#2e7d32", RULES_ONLY: "#f9a825", FAILED: "#c62828", INFRA: "#6a1b9a",
-           STATEMENT_FALSE: "#ef6c00"}
+           STATEMENT_FALSE: "#ef6c00", VACUOUS: "#00838f"}
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}
