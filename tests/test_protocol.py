@@ -189,17 +189,19 @@ def test_compile_budget_is_per_sample_and_counts_the_agents_own_compiles(tmp_pat
     assert len(actor.contexts) == 2 and not actor.steps
 
 
-def test_item_budgets_fail_with_the_budget_and_the_progress_named(tmp_path: Path) -> None:
+def test_item_budgets_stop_with_the_budget_and_the_progress_named(tmp_path: Path) -> None:
     actor = ScriptedFrontend([writes("FAIL\n"), writes("FAIL\n")])
     result = ItemRun(item(tmp_path / "usd", actor, None, usd=0.015)).run()
-    assert result["outcome"] == "failed" and result["rounds"] == 2
-    assert result["reason"].startswith("spend budget of $0.015 for this item exhausted (last: elaboration")
+    # a spend cap is a resource decision outside the attempt: infra, resumable with a higher cap
+    assert (result["outcome"], result["stop"], result["rounds"]) == ("infra", "item-usd", 2)
+    assert result["reason"].startswith("spend cap of $0.015 for this item reached (last: elaboration")
     assert "after 1 sample(s), 2 round(s), 2 compile(s), 0 review(s), $0.0200" in result["reason"]
 
     rejecting = ScriptedFrontend([lambda ctx, prompt: TurnResult(usage=Usage(5, 5), final_text="no")] * 2)
     result = ItemRun(item(tmp_path / "rev", ScriptedFrontend([writes("OK\n")] * 3), rejecting,
                           review_rounds=2, rounds=5)).run()
-    assert result["outcome"] == "failed" and result["reason"].startswith("review budget of 2 exhausted")
+    assert (result["outcome"], result["stop"]) == ("failed", "reviews")
+    assert result["reason"].startswith("review budget of 2 exhausted")
     audit = json.loads((tmp_path / "rev" / "audit" / "t" / "audit.json").read_text())
     assert audit["budget"][0]["exhausted"] == "review budget of 2 exhausted"
     assert [a["accepted"] for a in audit["acceptances"]] == [False, False]

@@ -39,7 +39,8 @@ from pytest_forall.core.actor import (
     TurnResult,
 )
 from pytest_forall.core.budget import SpendLedger
-from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Task, Verdict
+from pytest_forall.core.model import INFRA, Budget, Task, Verdict
+from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.prover import Prover
 from pytest_forall.core.refute import refutation_name, refutation_task
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
@@ -54,8 +55,6 @@ COMPILE_COMMANDS = {"rocq": "coqc {file}", "lean": "lake env lean {file}"}
 PLACEHOLDERS = {"rocq": "`Admitted.`", "lean": "`sorry`"}
 PROVER_TITLES = {"rocq": "Rocq (Coq)", "lean": "Lean 4"}
 SUITE_TITLES = {"putnam": "PutnamBench, a benchmark of formalised Putnam competition problems"}
-#: Outcomes after which a state file is not resumed but replaced.
-FINISHED = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
 FEEDBACK_OUTPUT_CHARS = 3000
 
 
@@ -155,6 +154,8 @@ class ItemRun:
     def __init__(self, ctx: ItemContext) -> None:
         self.ctx = ctx
         self.started = time.monotonic()
+        #: state changes the user must hear about (the summary lists them), e.g. quarantined resume state
+        self.notices: list[str] = []
         self.store = (StateStore(ctx.audit.directory / "state.json", ctx.run_secret, ctx.task.task_id,
                                  ctx.workspace_root / ctx.workspace_name) if ctx.run_secret else None)
         self.state, self.resumed = self._load_state()
@@ -174,7 +175,8 @@ class ItemRun:
         if problem:
             log.warning("%s: resume state quarantined: %s", self.ctx.task.task_id, problem)
             self.ctx.audit.event(kind="state", action="quarantined", reason=problem)
-        if state is None or state.outcome in FINISHED:
+            self.notices.append(f"resume state quarantined, the item started afresh: {problem}")
+        if state is None or (state.outcome and is_final(state.outcome)):
             return fresh, False
         if state.frontend != fresh.frontend:
             self.ctx.audit.event(kind="state", action="restarted",
@@ -195,25 +197,25 @@ class ItemRun:
 
     # -- budgets ----------------------------------------------------------------------------------
 
-    def _item_stop(self) -> str:
-        """The per-item or run-wide budget that forbids another model turn, or ""."""
+    def _item_stop(self) -> tuple[str, str]:
+        """(stop, why) of the per-item or run-wide limit that forbids another model turn, or ("", "")."""
         b, state = self.ctx.budget, self.state
         if b.wall is not None and self._wall() >= b.wall:
-            return f"wall-time budget of {b.wall:g} s exhausted"
+            return "wall", f"wall-time budget of {b.wall:g} s exhausted"
         if b.usd is not None and (state.usage.cost_usd or 0.0) >= b.usd:
-            return f"spend budget of ${b.usd:g} for this item exhausted"
+            return "item-usd", f"spend cap of ${b.usd:g} for this item reached"
         if self.ctx.ledger is not None and self.ctx.run_usd is not None and self.ctx.ledger.total() >= self.ctx.run_usd:
-            return f"run-wide spend cap of ${self.ctx.run_usd:g} reached"
-        return ""
+            return "run-usd", f"run-wide spend cap of ${self.ctx.run_usd:g} reached"
+        return "", ""
 
-    def _sample_stop(self) -> str:
-        """The per-sample budget that ends this sample, or ""."""
+    def _sample_stop(self) -> tuple[str, str]:
+        """(stop, why) of the per-sample budget that ends this sample, or ("", "")."""
         b, state = self.ctx.budget, self.state
         if state.sample_rounds >= b.rounds:
-            return f"round budget of {b.rounds} exhausted"
+            return "rounds", f"round budget of {b.rounds} exhausted"
         if b.compiles is not None and state.sample_compiles >= b.compiles:
-            return f"compile budget of {b.compiles} per sample exhausted"
-        return ""
+            return "compiles", f"compile budget of {b.compiles} per sample exhausted"
+        return "", ""
 
     def _progress(self) -> str:
         state = self.state
@@ -221,9 +223,9 @@ class ItemRun:
         return (f"after {min(state.sample + 1, self.ctx.budget.samples)} sample(s), {state.rounds} round(s), "
                 f"{state.compiles} compile(s), {state.reviews} review(s), {cost}, {self._wall():.0f} s")
 
-    def _exhausted(self, stop: str) -> dict[str, Any]:
-        self.ctx.audit.event(kind="budget", exhausted=stop, progress=self._progress())
-        return self._result(FAILED, f"{stop} (last: {self.state.last_reason or 'none'}) {self._progress()}")
+    def _exhausted(self, stop: str, why: str) -> dict[str, Any]:
+        self.ctx.audit.event(kind="budget", stop=stop, exhausted=why, progress=self._progress())
+        return self._result(stop, f"{why} (last: {self.state.last_reason or 'none'}) {self._progress()}")
 
     def _remaining_wall(self) -> float | None:
         return None if self.ctx.budget.wall is None else max(1.0, self.ctx.budget.wall - self._wall())
@@ -268,12 +270,12 @@ class ItemRun:
     def run(self) -> dict[str, Any]:
         task = self.ctx.task
         if task.problem:
-            return self._result(FAILED, f"{task.source_path}: {task.problem}")
+            return self._result("malformed-task", f"{task.source_path}: {task.problem}")
         for probe, who in ((self.ctx.prover.probe(self.ctx.workspace_root), "prover"),
                            (self.ctx.frontend.probe(), "frontend"),
                            (self.ctx.reviewer.probe() if self.ctx.reviewer else "", "reviewer")):
             if probe:
-                return self._result(INFRA, f"{who}: {probe}")
+                return self._result(infra_stop(probe) if who == "frontend" else "probe", f"{who}: {probe}")
         prover_sandboxable = hasattr(self.ctx.prover, "runner") and hasattr(self.ctx.prover, "sandbox_binds")
         self.prover_sandboxed = self.ctx.options.get("sandbox") == "bwrap" and prover_sandboxable
         if self.ctx.options.get("sandbox") == "bwrap" and not prover_sandboxable:
@@ -286,14 +288,14 @@ class ItemRun:
 
             problem = probe_sandbox()
             if problem:
-                return self._result(INFRA, f"sandbox: {problem}")
+                return self._result("sandbox", f"sandbox: {problem}")
             binds = [(p, inside) for p, inside in getattr(self.ctx.prover, "sandbox_binds", ()) if p.exists()]
             self.ctx.prover.runner = prover_runner(self.ctx.audit.directory / "sandbox", binds)
             if hasattr(self.ctx.prover, "sandboxed"):  # interactive prover sessions (the portfolio's coqtop)
                 self.ctx.prover.sandboxed = True
         infra = self._template_infra()
         if infra:
-            return self._result(INFRA, infra)
+            return self._result("template", infra)
         if not self.resumed:
             self.state.start_sample(0)
         while self.state.sample < self.ctx.budget.samples:
@@ -302,7 +304,7 @@ class ItemRun:
                 return outcome
             self.state.start_sample(self.state.sample + 1)
             self._save()
-        return self._result(FAILED, self.state.last_reason or "no accepted candidate")
+        return self._result(self.state.stop or "gave-up", self.state.last_reason or "no accepted candidate")
 
     def _template_infra(self) -> str:
         """The unmodified problem must compile here before anyone tries to prove it (cached per template)."""
@@ -347,13 +349,14 @@ class ItemRun:
                     tag += "-resumed"
                     skip_turn = False
                 else:
-                    stop = self._sample_stop()
+                    stop, why = self._sample_stop()
                     if stop:
-                        state.last_reason = f"{stop} (last: {state.last_reason or 'none'}) {self._progress()}"
+                        state.stop = stop
+                        state.last_reason = f"{why} (last: {state.last_reason or 'none'}) {self._progress()}"
                         return None
-                    stop = self._item_stop()
+                    stop, why = self._item_stop()
                     if stop:
-                        return self._exhausted(stop)
+                        return self._exhausted(stop, why)
                     state.prompt, state.phase = prompt, ACTOR_PHASE
                     self._save()
                     turn = session.turn(prompt, timeout=self._remaining_wall())
@@ -364,7 +367,7 @@ class ItemRun:
                     self._account(turn, ACTOR, prompt, tag)
                     problem = self._turn_infra(turn, self.ctx.frontend)
                     if problem:
-                        return self._result(INFRA, f"actor: {problem}")
+                        return self._result(infra_stop(problem), f"actor: {problem}")
                 state.infra = ""
                 outcome, next_prompt = self._judge(turn, workspace, tag)
                 if outcome is not None:
@@ -387,24 +390,28 @@ class ItemRun:
             return refuted
         changed = ws.protected_changes(workspace, task)  # multi-file tasks: only the submission may change
         if changed:
-            state.last_reason = f"files outside the submission changed: {', '.join(changed[:10])}"
+            state.stop, state.last_reason = "gave-up", f"files outside the submission changed: {', '.join(changed[:10])}"
             self.ctx.audit.event(kind="submission", submission="candidate", round=tag, digest="", verdict="reject",
                                  reason=state.last_reason)
             return None, (None if gave_up else f"{state.last_reason}; restore them: only the submission files may "
                                                "change.")
         data = ws.read_task_candidate(workspace, task)
         if gave_up and data == task.template.encode("utf-8"):
-            state.last_reason = gave_up  # nothing was attempted: say why, not "Admitted found"
+            if turn is not None and not self.ctx.frontend.is_agent and not turn.compiles:
+                # an offline frontend that compiled nothing and wrote nothing never tried: not a proof failure
+                return self._result("never-ran", f"actor: never-ran: {gave_up} (0 compiles, no candidate)"), None
+            state.stop, state.last_reason = "gave-up", gave_up  # nothing was attempted: say why, not "Admitted"
             return None, None
         if data is None:
+            state.stop = "gave-up"
             state.last_reason = gave_up or f"no candidate file {task.candidate_name}"
             return None, (None if gave_up else f"There is no regular file {task.candidate_name}. Put a complete "
                                                "proof in it and end your turn to submit.")
         verdict = self._submit(task, data, tag, "candidate")
         if verdict.verdict == INFRA:
-            return self._result(INFRA, f"verifier: {verdict.reason}"), None
+            return self._result("verifier", f"verifier: {verdict.reason}"), None
         if not verdict.accepted:
-            state.last_reason = verdict.reason
+            state.stop, state.last_reason = "gave-up", verdict.reason
             return None, (None if gave_up else verifier_feedback(verdict, task.candidate_name))
         return self._review_and_accept(verdict, data, workspace, tag)
 
@@ -420,14 +427,14 @@ class ItemRun:
             return None
         if refutation is None:
             final_text = turn.final_text[-500:] if turn else ""
-            return self._result(STATEMENT_FALSE, f"unchecked claim ({task.prover} has no refutation format): "
+            return self._result("claimed-false", f"unchecked claim ({task.prover} has no refutation format): "
                                                  f"{final_text}"), None
         if data is None:
             self.state.last_reason = f"claimed the statement false without a {name}"
             return None, f"You claimed the statement is false but there is no regular file {name}; write it."
         verdict = self._submit(refutation, data, tag, "refutation")
         if verdict.verdict == INFRA:
-            return self._result(INFRA, f"verifier: {verdict.reason}"), None
+            return self._result("verifier", f"verifier: {verdict.reason}"), None
         if not verdict.accepted:
             self.state.last_reason = f"refutation: {verdict.reason}"
             return None, verifier_feedback(verdict, name)
@@ -435,7 +442,7 @@ class ItemRun:
         self.ctx.audit.write_bytes(f"accepted/{name}", data)
         self.ctx.audit.write_json("accepted/refutation.json", {"digest": verdict.digest, "round": tag,
                                                                "verdict": verdict.to_wire()})
-        return self._result(STATEMENT_FALSE, f"{name} (sha256 {verdict.digest}) proves the negation of the "
+        return self._result("refuted", f"{name} (sha256 {verdict.digest}) proves the negation of the "
                                              "statement and passed the verifier; needs human review"), None
 
     def _submit(self, task: Task, data: bytes, tag: str, kind: str) -> Verdict:
@@ -458,10 +465,10 @@ class ItemRun:
         review: Review | None = None
         if self.ctx.reviewer is not None:
             if state.reviews >= self.ctx.budget.review_rounds:
-                return self._exhausted(f"review budget of {self.ctx.budget.review_rounds} exhausted"), None
-            stop = self._item_stop()
+                return self._exhausted("reviews", f"review budget of {self.ctx.budget.review_rounds} exhausted"), None
+            stop, why = self._item_stop()
             if stop:
-                return self._exhausted(stop), None
+                return self._exhausted(stop, why), None
             outcome, review = self._review(verdict, data, tag)
             if outcome is not None:
                 return outcome, None
@@ -486,7 +493,7 @@ class ItemRun:
             "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
             "verdict": verdict.to_wire(), "review": None if review is None else review.__dict__,
             "round": tag, "sessions": state.sessions})
-        return self._result(STRICT if verdict.strict else RULES_ONLY, ""), None
+        return self._result("accepted" if verdict.strict else "accepted-rules-only", ""), None
 
     def _review(self, verdict: Verdict, data: bytes, tag: str) -> tuple[dict[str, Any] | None, Review | None]:
         """A fresh read-only session on a copy of exactly the verified bytes; (infra outcome, None) or (None, review)."""
@@ -510,7 +517,7 @@ class ItemRun:
         self._account(turn, REVIEWER, prompt, tag)
         problem = self._turn_infra(turn, self.ctx.reviewer)
         if problem:
-            return self._result(INFRA, f"reviewer: {problem}"), None
+            return self._result(infra_stop(problem), f"reviewer: {problem}"), None
         review = parse_review(turn.final_text)
         self.ctx.audit.write_json(f"{tag}/review.json", {"approved": review.approved, "digest": review.digest,
                                                          "reason": review.reason, "text": review.text[-4000:]})
@@ -556,18 +563,20 @@ class ItemRun:
                 counts[key] += int(summary.get(key) or 0)
         return counts
 
-    def _result(self, outcome: str, reason: str) -> dict[str, Any]:
+    def _result(self, stop: str, reason: str) -> dict[str, Any]:
+        """The item's row: its outcome is the one its stop reason has (:mod:`pytest_forall.core.outcomes`)."""
         verdict = self.accepted_verdict
         state = self.state
         usage = state.usage
-        state.outcome = outcome
+        outcome = outcome_of(stop)
+        state.outcome, state.stop = outcome, stop
         state.infra = reason if outcome == INFRA else ""
         self._save()
         result = {
             "task_id": self.ctx.task.task_id, "suite": self.ctx.task.suite, "track": self.ctx.task.track,
             "prover": self.ctx.prover.name if self.ctx.prover else self.ctx.task.prover,
             "frontend": self.ctx.frontend.name, "reviewer": self.ctx.reviewer.name if self.ctx.reviewer else "",
-            "outcome": outcome, "reason": reason,
+            "outcome": outcome, "stop": stop, "reason": reason,
             "digest": verdict.digest if verdict else "", "axioms": list(verdict.axioms) if verdict else [],
             "independent": self.independent, "compiles": state.compiles, "rounds": state.rounds,
             "samples": min(state.sample + 1, self.ctx.budget.samples), "reviews": state.reviews,
@@ -575,6 +584,7 @@ class ItemRun:
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
             "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
+            "notices": list(self.notices),
         }
         self.ctx.audit.write_json("result.json", result)
         self.ctx.audit.summarize(result)

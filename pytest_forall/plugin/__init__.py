@@ -137,7 +137,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_forall.plugin.report import ForallReporter
 
     reporter = ForallReporter(config)
+    if not hasattr(config, "workerinput"):
+        reporter.check_writable()
     config.pluginmanager.register(reporter, "forall-reporter")
+    from pytest_forall.plugin.report import ShortSummary
+
+    config.pluginmanager.register(ShortSummary(reporter), "forall-short-summary")
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_forall.plugin.report import XdistHooks
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import sys
 from collections import Counter
 from pathlib import Path
@@ -19,11 +20,11 @@ import pytest
 from filelock import FileLock
 
 from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT, Task
+from pytest_forall.core.outcomes import is_final, read_results, shorten
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
-FINAL_OUTCOMES = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
-JUNIT_FIELDS = ("outcome", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
+JUNIT_FIELDS = ("outcome", "stop", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
                 "cost_usd")
 STATUS = {
     STRICT: ("passed", ".", ("STRICT", {"green": True})),
@@ -76,6 +77,7 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     result["run_id"] = reporter.run_id
     result["sandbox"] = options["sandbox"]
     result["audit_dir"] = str(audit.directory)
+    result["session"] = reporter.session_token
     reporter.record(result)
     item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
     for name in JUNIT_FIELDS:
@@ -108,6 +110,27 @@ class ForallReporter:
         self.expected: int | None = None
         self.require_strict = options["require"] == "strict"
         self._secret: bytes | None = None
+        #: names this pytest session's rows, so a crash row is never written for an item that recorded one
+        self.session_token = str(workerinput.get("forall_session", "")) if workerinput else secrets.token_hex(6)
+        #: state changes the user must hear about (skipped result lines, resume disabled), for the summary
+        self.notices: list[str] = []
+
+    def check_writable(self) -> None:
+        """Controller, at configure time: the run directory and its results file must be writable."""
+        from pytest_forall.plugin import option_value
+
+        source = option_value(self.config, "reports")[1]
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            self.secret()
+            with (self.run_dir / "results.jsonl").open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise pytest.UsageError(f"{source}: cannot write the run directory {self.run_dir}: "
+                                    f"{exc.strerror or exc}") from None
+        if not self.secret():
+            self.notices.append(f"resume disabled: {self.run_dir / '.secret'} is empty, so no item keeps resume "
+                                "state (delete the file to get a new secret; workspaces are then new too)")
 
     # -- worker side ------------------------------------------------------------------------------
 
@@ -128,11 +151,18 @@ class ForallReporter:
         return nodeid.rsplit("::", 1)[-1].replace("/", "_").replace("[", "-").replace("]", "")
 
     def record(self, result: dict[str, Any]) -> None:
-        """Append one line to results.jsonl under a file lock (several workers write the same file)."""
+        """Append one line to results.jsonl under a file lock (several workers write the same file).
+
+        A row that cannot be written stops the run with that message: going on would lose rows.
+        """
         path = self.run_dir / "results.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(result, sort_keys=True) + "\n")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(result, sort_keys=True) + "\n")
+        except OSError as exc:
+            pytest.exit(f"forall: cannot record the result of {result.get('nodeid')} in {path}: "
+                        f"{exc.strerror or exc}; the run stops so no result is lost", returncode=4)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -159,17 +189,13 @@ class ForallReporter:
         path = self.run_dir / "results.jsonl"
         if not path.exists():
             raise pytest.UsageError(f"--forall-resume {self.run_id}: no {path}")
-        latest: dict[str, str] = {}
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            try:
-                row = json.loads(line)
-                latest[row["nodeid"]] = row["outcome"]
-            except (ValueError, KeyError, TypeError):
-                raise pytest.UsageError(f"{path}:{number}: not a results line: {line[:120]!r}") from None
-        done = [item for item in items if latest.get(item.nodeid) in FINAL_OUTCOMES]
+        recorded = read_results(path)
+        self.notices += [n for n in recorded.notices() if n not in self.notices]
+        latest = {nodeid: str(row["outcome"]) for nodeid, row in recorded.latest().items()}
+        done = [item for item in items if is_final(latest.get(item.nodeid, ""))]
         if done:
             config.hook.pytest_deselected(items=done)
-            items[:] = [item for item in items if latest.get(item.nodeid) not in FINAL_OUTCOMES]
+            items[:] = [item for item in items if not is_final(latest.get(item.nodeid, ""))]
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         if ".forall.toml::" in nodeid:
@@ -201,7 +227,7 @@ class ForallReporter:
             return
         tr = terminalreporter
         tr.section("forall summary")
-        for line in summary_lines(self.results, self.missing(), self.run_dir):
+        for line in summary_lines(self.results, self.missing(), self.run_dir, self.notices):
             tr.write_line(line)
 
     def missing(self) -> list[str]:
@@ -213,6 +239,8 @@ class ForallReporter:
         if hasattr(self.config, "workerinput"):
             return
         counts = self.counts()
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            return  # pytest's own status for an interrupted run, with or without xdist
         if self.expected is not None and len(self.results) + len(self.missing()) < self.expected:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # workers lost reports: never pass silently
         if self.missing() and session.exitstatus == 0:
@@ -223,6 +251,28 @@ class ForallReporter:
             session.exitstatus = EXIT_ALL_INFRA
 
 
+class ShortSummary:
+    """pytest's short test summary, completed with the outcomes it does not know (registered next to the reporter)."""
+
+    def __init__(self, reporter: ForallReporter) -> None:
+        self.reporter = reporter
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> Any:
+        """Under ``-r`` (s, a or A), list infra and statement_false items after pytest's own short summary:
+        they are pytest skips of categories of their own, which pytest's summary does not show."""
+        result = yield
+        chars = str(getattr(config.option, "reportchars", "") or "")
+        if hasattr(config, "workerinput") or not any(c in chars for c in "saA"):
+            return result
+        for row in self.reporter.results:
+            if row.get("outcome") in (INFRA, STATEMENT_FALSE):
+                word = STATUS[str(row["outcome"])][2][0]
+                terminalreporter.write_line(f"{word} {row.get('nodeid')} - {row.get('stop', '')}: "
+                                            f"{shorten(str(row.get('reason', '')))}")
+        return result
+
+
 class XdistHooks:
     """xdist-only hooks, registered only when xdist is installed (their specs exist only then)."""
 
@@ -231,13 +281,30 @@ class XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["forall_run_id"] = self.reporter.run_id
+        node.workerinput["forall_session"] = self.reporter.session_token
+
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """A worker died running ``crashitem``: record it as infra (resumable), unless it already has a row."""
+        reporter = self.reporter
+        path = reporter.run_dir / "results.jsonl"
+        if path.exists() and any(row.get("nodeid") == crashitem and row.get("session") == reporter.session_token
+                                 for row in read_results(path).rows):
+            return
+        name = crashitem.rsplit("::", 1)[-1]
+        row = {"nodeid": crashitem, "task_id": name.split("[", 1)[0], "run_id": reporter.run_id,
+               "outcome": INFRA, "stop": "worker-crashed", "session": reporter.session_token,
+               "reason": f"worker-crashed: {shorten(str(report.longrepr), 300)}"}
+        reporter.record(row)
+        report.forall = row  # type: ignore[attr-defined]
+        reporter.results.append(row)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         count = sum(1 for i in ids if ".forall.toml::" in i)
         self.reporter.expected = max(self.reporter.expected or 0, count)
 
 
-def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Path) -> list[str]:
+def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Path,
+                  notices: list[str] | None = None) -> list[str]:
     counts = Counter(str(r.get("outcome")) for r in results)
     lines = [", ".join(f"{counts[o]} {o}" for o in OUTCOMES) + f"  ({len(results)} items)"]
 
@@ -263,9 +330,15 @@ def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Pa
                       and r.get("outcome") != INFRA)
     if prover_only:
         lines.append(f"sandbox: the prover of {prover_only} items ran unsandboxed (its backend declares no binds)")
-    infra_reasons = Counter(str(r.get("reason", ""))[:100] for r in results if r.get("outcome") == INFRA)
+    infra_reasons = Counter(shorten(str(r.get("reason", "")), 120) for r in results if r.get("outcome") == INFRA)
     for reason, count in infra_reasons.most_common(5):
         lines.append(f"infra x{count}: {reason}")
+    stops = Counter(str(r.get("stop")) for r in results if r.get("stop"))
+    if stops:
+        lines.append("stops: " + ", ".join(f"{stop} {count}" for stop, count in sorted(stops.items())))
+    notes = list(notices or [])
+    notes += [f"{r.get('nodeid')}: {note}" for r in results for note in r.get("notices") or []]
+    lines += [f"note: {note}" for note in notes]
     if missing:
         lines.append(f"{len(missing)} items started but never reported: {missing[:5]}")
     lines.append(f"results: {run_dir / 'results.jsonl'}")
@@ -277,26 +350,21 @@ def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Pa
 def run_report(args: argparse.Namespace) -> int:
     run_dir = Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent
     try:
-        latest = latest_results(run_dir)
-    except (OSError, ValueError) as exc:
+        recorded = read_results(run_dir / "results.jsonl")
+    except OSError as exc:
         print(f"forall report: {exc}", file=sys.stderr)
         return 2
-    for line in summary_lines(list(latest.values()), [], run_dir):
+    for line in summary_lines(list(recorded.latest().values()), [], run_dir, recorded.notices()):
         print(line)
     return 0
 
 
 def latest_results(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """The last recorded result of every item of a run (a resumed run appends)."""
-    latest: dict[str, dict[str, Any]] = {}
-    path = run_dir / "results.jsonl"
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-            latest[row["nodeid"]] = row
-        except (ValueError, KeyError, TypeError):
-            raise ValueError(f"{path}:{number}: not a results line") from None
-    return latest
+    """The last recorded result of every item of a run (a resumed run appends); skipped lines go to stderr."""
+    recorded = read_results(run_dir / "results.jsonl")
+    for note in recorded.notices():
+        print(f"note: {note}", file=sys.stderr)
+    return recorded.latest()
 
 
 def run_export_proofs(args: argparse.Namespace) -> int:
