@@ -340,3 +340,49 @@ def test_provider_key_reaches_no_audit_file(cli: Cli, serve: Any, tmp_path: Path
     session.turn("hello", timeout=60)
     leaked = [p for p in session.ctx.audit_dir.rglob("*") if p.is_file() and b"sk-scripted" in p.read_bytes()]
     assert leaked == []
+
+
+# --------------------------------------------------------------------------------------------------------
+# A provider that goes silent: the stall detector and the per-turn limit bound every turn (docs/outcomes.md)
+
+STALL = 10.0
+
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+@pytest.mark.parametrize("cli", cli_params(), indirect=True)
+def test_a_provider_that_never_answers_is_infra_after_the_stall_limit(cli: Cli, serve: Any, tmp_path: Path,
+                                                                     sandbox: str) -> None:
+    server = serve(scripted(actor=[{"text": "too late", "delay": 120}]))
+    session = open_session(cli, server, tmp_path, stall=STALL, sandbox=sandbox)
+    started = time.monotonic()
+    result = session.turn("Write proof.lean", timeout=90)
+    assert result.infra.startswith("provider-unresponsive: no output from the CLI for 10 s"), result.infra
+    assert result.timed_out and time.monotonic() - started < 50
+    if cli.name != "opencode":   # OpenCode's start-up can itself outlast the limit; still infra, as asserted
+        assert server.model.roles[-1].consumed >= 1, "the CLI never asked the provider"   # (logged once answered)
+
+
+@pytest.mark.parametrize("cli", cli_params(), indirect=True)
+def test_a_provider_that_answers_then_stalls_keeps_the_usage_the_cli_wrote(cli: Cli, serve: Any,
+                                                                          tmp_path: Path) -> None:
+    server = serve(scripted(actor=[{"write": {"path": PROOF, "content": "-- turn 1\n"}},
+                                   {"text": "too late", "delay": 120}]))
+    session = open_session(cli, server, tmp_path, stall=STALL)
+    result, requests = timed_turn(session, server, "Write proof.lean")
+    assert result.infra.startswith("provider-unresponsive: "), result.infra
+    assert (session.ctx.workspace / PROOF).read_text() == "-- turn 1\n"
+    answered = [r for r in requests if r["status"] == 200 and r.get("tool")]
+    assert answered, "the first request was not answered"
+    if cli.name == "codex":        # Codex writes usage only when the turn completes: unknown, never invented
+        assert result.usage.tokens_in is None and result.usage.tokens_out is None
+    else:                          # Claude Code and OpenCode wrote the answered request's usage before the stall
+        assert (result.usage.tokens_in, result.usage.tokens_out) == (
+            logged(answered, "input"), logged(answered, "output"))
+
+
+@pytest.mark.parametrize("cli", cli_params(), indirect=True)
+def test_a_turn_killed_at_its_limit_without_an_answer_is_infra(cli: Cli, serve: Any, tmp_path: Path) -> None:
+    server = serve(scripted(actor=[{"text": "too late", "delay": 120}]))
+    session = open_session(cli, server, tmp_path, stall=600)
+    result = session.turn("Write proof.lean", timeout=8)
+    assert result.timed_out and result.infra.startswith("turn-timeout: killed at the turn's time limit"), result.infra

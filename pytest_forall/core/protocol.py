@@ -227,8 +227,12 @@ class ItemRun:
         self.ctx.audit.event(kind="budget", stop=stop, exhausted=why, progress=self._progress())
         return self._result(stop, f"{why} (last: {self.state.last_reason or 'none'}) {self._progress()}")
 
-    def _remaining_wall(self) -> float | None:
-        return None if self.ctx.budget.wall is None else max(1.0, self.ctx.budget.wall - self._wall())
+    def _turn_limit(self) -> float | None:
+        """A turn's time limit: ``--forall-turn-timeout``, or less when the wall budget has less left."""
+        limits = [float(self.ctx.options["turn_timeout"])] if self.ctx.options.get("turn_timeout") else []
+        if self.ctx.budget.wall is not None:
+            limits.append(max(1.0, self.ctx.budget.wall - self._wall()))
+        return min(limits, default=None)
 
     def _charge_compile(self, count: int = 1) -> bool:
         """Count compiles (the verifier's and the actor's own); False once the sample's budget is spent."""
@@ -359,7 +363,7 @@ class ItemRun:
                         return self._exhausted(stop, why)
                     state.prompt, state.phase = prompt, ACTOR_PHASE
                     self._save()
-                    turn = session.turn(prompt, timeout=self._remaining_wall())
+                    turn = session.turn(prompt, timeout=self._turn_limit())
                     state.rounds += 1
                     state.sample_rounds += 1
                     tag = f"s{state.sample}/r{state.sample_rounds}"
@@ -511,7 +515,7 @@ class ItemRun:
             rctx.options = options
             session = self.ctx.reviewer.start(rctx)
             try:
-                turn = session.turn(prompt, timeout=self._remaining_wall())
+                turn = session.turn(prompt, timeout=self._turn_limit())
             finally:
                 session.close()
         self._account(turn, REVIEWER, prompt, tag)

@@ -79,6 +79,8 @@ class SandboxPolicy:
     #: ``host:port`` endpoints reachable through the proxy; empty means no network at all.
     allow: tuple[str, ...] = ()
     wall_seconds: float | None = None
+    #: Seconds without a byte on stdout after which the run is killed like at its wall limit (``stalled``)
+    stall_seconds: float | None = None
     memory_mb: int | None = None
     #: Tasks (processes and threads) in the run, counting bwrap and the sandbox init (3 with network, else 2).
     max_processes: int | None = 1024
@@ -96,7 +98,7 @@ class SandboxPolicy:
             parse_endpoint(endpoint)
         for inside in (self.workspace_inside, *(dest for _, dest in (*self.ro_binds, *self.rw_binds))):
             _check_inside_path(inside)
-        for name in ("wall_seconds", "memory_mb", "max_processes"):
+        for name in ("wall_seconds", "stall_seconds", "memory_mb", "max_processes"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive, not {value!r}")
@@ -107,7 +109,7 @@ class SandboxPolicy:
                 "workspace_inside": self.workspace_inside,
                 "ro_binds": [[str(src), dest] for src, dest in self.ro_binds],
                 "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
-                "wall_seconds": self.wall_seconds, "memory_mb": self.memory_mb,
+                "wall_seconds": self.wall_seconds, "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
                 "max_processes": self.max_processes, "env_keys": sorted(self.env)}
 
 
@@ -223,7 +225,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
             os.close(fd)
             owned_fds.remove(fd)
         supervisor = _Supervisor(proc, info_read, status_read, cgroups)
-        supervisor.run(policy.wall_seconds)
+        supervisor.run(policy.wall_seconds, policy.stall_seconds)
         duration = time.monotonic() - start
         survivors = cgroups.reap_survivors()
         if not supervisor.timed_out and not supervisor.init_started and proc.returncode != 0:
@@ -233,7 +235,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         leftovers = (supervisor.killed_at_timeout if supervisor.timed_out
                      else (supervisor.init_report or {}).get("leftovers"))
         extra = {"sandbox": "bwrap", "sandbox_pid": supervisor.sandbox_pid,
-                 "timed_out": supervisor.timed_out,
+                 "timed_out": supervisor.timed_out, "stalled": supervisor.stalled,
                  "oom": cgroups.oom_kills() > 0 if cgroups.memory else None,
                  "pids_limit_hit": cgroups.pids_limit_hits() > 0 if cgroups.pids else None,
                  "leftovers_killed": leftovers, "survivors": survivors,
@@ -387,6 +389,8 @@ class _Supervisor:
         self._sandbox_pidfd: int | None = None
         self.sandbox_pid: int | None = None
         self.timed_out = False
+        #: killed because stdout stayed silent for ``stall_seconds`` (``timed_out`` is then set too)
+        self.stalled = False
         self.killed_at_timeout: int | None = None
 
     @property
@@ -400,13 +404,19 @@ class _Supervisor:
         reports = [json.loads(line) for line in self._status.splitlines()]
         return next((report for report in reports if "exit_code" in report), None)
 
-    def run(self, wall_seconds: float | None) -> None:
+    def run(self, wall_seconds: float | None, stall_seconds: float | None = None) -> None:
         deadline = None if wall_seconds is None else time.monotonic() + wall_seconds
+        stdout_fd = _fileno(self.proc.stdout)
+        last_output = time.monotonic()
         with selectors.DefaultSelector() as selector:
             for fd, sink in self._fds.items():
                 selector.register(fd, selectors.EVENT_READ, sink)
             while selector.get_map():
                 now = time.monotonic()
+                silent_until = None if stall_seconds is None or self.timed_out else last_output + stall_seconds
+                if silent_until is not None and now >= silent_until:
+                    self.stalled = True
+                    deadline = now
                 if deadline is not None and now >= deadline:
                     if self.timed_out:  # the pid namespace is gone but something still holds our pipes
                         self._kill_everything()
@@ -414,9 +424,12 @@ class _Supervisor:
                     self.timed_out = True
                     self._kill_sandbox()
                     deadline = now + KILL_GRACE
-                for key, _ in selector.select(None if deadline is None else max(0.0, deadline - now)):
+                wake = min((t for t in (deadline, silent_until) if t is not None), default=None)
+                for key, _ in selector.select(None if wake is None else max(0.0, wake - now)):
                     chunk = os.read(key.fd, CHUNK)
                     if chunk:
+                        if key.fd == stdout_fd:
+                            last_output = time.monotonic()
                         key.data(chunk)
                         continue
                     selector.unregister(key.fd)

@@ -26,14 +26,13 @@ def _suite_collector() -> Any:
 
         def _tasks(self) -> list[Task]:
             from pytest_forall.plugin import resolved_options
-            from pytest_forall.plugin.collect import _broken_task
 
             options = resolved_options(self.config)
             self.manifest = {"adapter": SUITE}
             try:
                 tasks = self.ihook.pytest_forall_load_tasks(path=self.path, manifest=self.manifest, options=options)
             except UsageError as exc:
-                return [_broken_task(self.path, str(exc))]
+                raise self.CollectError(f"--forall-project {self.path}: {exc}") from None
             return sorted(tasks or [], key=lambda t: (t.track, t.task_id))
 
     return ProjectSuite
