@@ -136,7 +136,7 @@ def _positive(value: Any, source: str, *, zero_ok: bool = False) -> float:
 
 def check_configuration(config: pytest.Config) -> None:
     """Everything that can be checked before collection, once, as one UsageError naming the option."""
-    from .budget import resolve_budget
+    from pytest_forall.core.budget import resolve_budget
 
     options = resolved_options(config)
     try:
