@@ -407,10 +407,11 @@ class ItemRun:
             state.stop, state.last_reason = "gave-up", gave_up  # nothing was attempted: say why, not "Admitted"
             return None, None
         if data is None:
+            why = ws.unreadable_reason(workspace, task.candidate_name) or f"no candidate file {task.candidate_name}"
             state.stop = "gave-up"
-            state.last_reason = gave_up or f"no candidate file {task.candidate_name}"
-            return None, (None if gave_up else f"There is no regular file {task.candidate_name}. Put a complete "
-                                               "proof in it and end your turn to submit.")
+            state.last_reason = f"{gave_up}: {why}" if gave_up else why
+            return None, (None if gave_up else f"The submission was not read: {why}. Put a complete proof in "
+                                               f"the regular file {task.candidate_name} and end your turn to submit.")
         verdict = self._submit(task, data, tag, "candidate")
         if verdict.verdict == INFRA:
             return self._result("verifier", f"verifier: {verdict.reason}"), None

@@ -16,7 +16,6 @@ import os
 import selectors
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -50,7 +49,6 @@ OUTPUT_CAP = 8 << 20
 #: How long a killed sandbox may take to disappear before everything of the run is killed again, harder.
 KILL_GRACE = 5.0
 CHUNK = 65536
-DEFAULT_MAX_BYTES = 16 << 20
 
 # Runs between Popen and bwrap, so the sandbox is inside its cgroups (and rlimits) before its first fork.
 _ENTER_LIMITS_SHIM = """
@@ -613,42 +611,6 @@ def probe_sandbox() -> str:
     if probe.returncode != 0:
         return _unavailable_message(f"bwrap cannot create namespaces here: {probe.stderr.strip()}")
     return ""
-
-
-def safe_read(workspace: Path, relname: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes | None:
-    """Read ``workspace/relname`` written by a sandboxed (hostile) command, or None if it is not a plain file.
-
-    Every path component is opened with O_NOFOLLOW relative to its parent's fd, so a planted symlink (at any
-    depth) cannot redirect the read to a host file, and a swap between check and open cannot either. FIFOs,
-    devices and directories are refused, and so is a file larger than ``max_bytes``.
-    """
-    parts = PurePosixPath(relname).parts
-    if not parts or PurePosixPath(relname).is_absolute() or ".." in parts:
-        raise ValueError(f"relname must be a relative path inside the workspace: {relname!r}")
-    dir_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for part in parts[:-1]:
-            try:
-                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                  dir_fd=dir_fd)
-            except OSError:
-                return None
-            os.close(dir_fd)
-            dir_fd = next_fd
-        try:  # O_NONBLOCK: opening a planted FIFO must not hang the verifier
-            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
-                         dir_fd=dir_fd)
-        except OSError:
-            return None
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
-            os.close(fd)
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(max_bytes + 1)  # the file may grow after fstat
-        return data if len(data) <= max_bytes else None
-    finally:
-        os.close(dir_fd)
 
 
 def add_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
