@@ -265,11 +265,18 @@ class ShortSummary:
         chars = str(getattr(config.option, "reportchars", "") or "")
         if hasattr(config, "workerinput") or not any(c in chars for c in "saA"):
             return result
-        for row in self.reporter.results:
-            if row.get("outcome") in (INFRA, STATEMENT_FALSE):
-                word = STATUS[str(row["outcome"])][2][0]
-                terminalreporter.write_line(f"{word} {row.get('nodeid')} - {row.get('stop', '')}: "
-                                            f"{shorten(str(row.get('reason', '')))}")
+        listed = sorted((row for row in self.reporter.results if row.get("outcome") in (INFRA, STATEMENT_FALSE)),
+                        key=lambda row: str(row.get("nodeid")))
+        if not listed:
+            return result
+        chars = chars.replace("a", "sxXEf").replace("A", "PpsxXEf")
+        own = {"f": "failed", "E": "error", "s": "skipped", "x": "xfailed", "X": "xpassed", "p": "passed", "P": "passed"}
+        if not any(terminalreporter.stats.get(own[c]) for c in chars if c in own):  # pytest printed no header
+            terminalreporter.write_sep("=", "short test summary info", cyan=True, bold=True)
+        for row in listed:
+            word = STATUS[str(row["outcome"])][2][0]
+            terminalreporter.write_line(f"{word} {row.get('nodeid')} - {row.get('stop', '')}: "
+                                        f"{shorten(str(row.get('reason', '')))}")
         return result
 
 
