@@ -202,8 +202,18 @@ def test_a_frontend_that_never_ran_is_infra_not_failed(fake_suite: pytest.Pytest
     result = fake_suite.runpytest("-p", "no:cacheprovider", "--forall-frontend=portfolio", "-k", "t_failed",
                                   "--forall-run-id=never")
     row = latest(fake_suite, "never")["t_failed"]
-    assert (row["outcome"], row["stop"], row["compiles"]) == (INFRA, "never-ran", 0)
+    assert (row["outcome"], row["stop"], row["compiles"], row["rounds"]) == (INFRA, "never-ran", 0, 0)
     assert result.ret == EXIT_ALL_INFRA
+
+    # a stored proof that equals the template was submitted: it is judged (and fails), it is not "never ran"
+    proofs = fake_suite.path / "proofs"
+    proofs.mkdir()
+    (proofs / "t_failed.txt").write_text("FAIL\n")
+    fake_suite.runpytest("-p", "no:cacheprovider", "--forall-frontend=replay", f"--forall-proofs={proofs}",
+                         "-k", "t_failed", "--forall-run-id=stored")
+    row = latest(fake_suite, "stored")["t_failed"]
+    assert (row["outcome"], row["stop"], row["compiles"]) == (FAILED, "gave-up", 1)
+    assert "fake compile error" in row["reason"]
 
 
 # -- pytest conventions -------------------------------------------------------------------------------------

@@ -371,7 +371,7 @@ class ItemRun:
                     self._account(turn, ACTOR, prompt, tag)
                     problem = self._turn_infra(turn, self.ctx.frontend)
                     if problem:
-                        return self._result(infra_stop(problem), f"actor: {problem}")
+                        return self._infra_turn(infra_stop(problem), f"actor: {problem}")
                 state.infra = ""
                 outcome, next_prompt = self._judge(turn, workspace, tag)
                 if outcome is not None:
@@ -400,10 +400,10 @@ class ItemRun:
             return None, (None if gave_up else f"{state.last_reason}; restore them: only the submission files may "
                                                "change.")
         data = ws.read_task_candidate(workspace, task)
-        if gave_up and data == task.template.encode("utf-8"):
+        if gave_up and data == task.template.encode("utf-8") and not (turn and turn.submitted):
             if turn is not None and not self.ctx.frontend.is_agent and not turn.compiles:
                 # an offline frontend that compiled nothing and wrote nothing never tried: not a proof failure
-                return self._result("never-ran", f"actor: never-ran: {gave_up} (0 compiles, no candidate)"), None
+                return self._infra_turn("never-ran", f"actor: never-ran: {gave_up} (0 compiles, no candidate)"), None
             state.stop, state.last_reason = "gave-up", gave_up  # nothing was attempted: say why, not "Admitted"
             return None, None
         if data is None:
@@ -567,6 +567,13 @@ class ItemRun:
             for key in counts:
                 counts[key] += int(summary.get(key) or 0)
         return counts
+
+    def _infra_turn(self, stop: str, reason: str) -> dict[str, Any]:
+        """End the item as infra after an actor turn that was not the attempt's: the round is not counted,
+        so a resumed run re-runs the turn within the same round budget."""
+        self.state.rounds = max(0, self.state.rounds - 1)
+        self.state.sample_rounds = max(0, self.state.sample_rounds - 1)
+        return self._result(stop, reason)
 
     def _result(self, stop: str, reason: str) -> dict[str, Any]:
         """The item's row: its outcome is the one its stop reason has (:mod:`pytest_forall.core.outcomes`)."""
