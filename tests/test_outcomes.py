@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -305,3 +306,19 @@ def test_docs_outcomes_lists_every_stop_with_its_outcome() -> None:
     assert all(outcome_of(stop) in OUTCOMES for stop in STOPS)
     assert {outcome for outcome, _ in STOPS.values()} == set(OUTCOMES)
     assert STATEMENT_FALSE in doc and "resum" in doc
+
+
+def test_the_portfolio_on_project_items_is_never_a_failure_without_a_compile(pytester: pytest.Pytester) -> None:
+    """Issue 12: on --forall-project items the portfolio tried nothing and all were `failed` with 0 compiles.
+
+    Whether or not the portfolio can try tactics there (that is the project suite's business), an item it
+    never tried is infra `never-ran`, and an item it failed has compiles to show for it.
+    """
+    shutil.copytree(REPO / "tests" / "fixtures" / "project_rocq", pytester.path / "proj")
+    pytester.runpytest("-p", "no:cacheprovider", "--forall-project=proj", "--forall-frontend=portfolio",
+                       "--forall-run-id=proj")
+    found = rows(pytester, "proj")
+    assert len(found) == 3
+    for row in found:
+        assert row["outcome"] != FAILED or row["compiles"] > 0, row
+        assert (row["outcome"] == INFRA) == (row["stop"] == "never-ran" and row["compiles"] == 0), row
