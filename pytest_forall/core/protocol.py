@@ -179,8 +179,9 @@ class ItemRun:
         if state is None or (state.outcome and is_final(state.outcome)):
             return fresh, False
         if state.frontend != fresh.frontend:
-            self.ctx.audit.event(kind="state", action="restarted",
-                                 reason=f"frontend changed from {state.frontend!r} to {fresh.frontend!r}")
+            why = f"frontend changed from {state.frontend!r} to {fresh.frontend!r}"
+            self.ctx.audit.event(kind="state", action="restarted", reason=why)
+            self.notices.append(f"resume state not used, the item started afresh: {why}")
             return fresh, False
         self.ctx.audit.event(kind="state", action="resumed", sample=state.sample, rounds=state.rounds,
                              session=state.actor.session_id if state.actor else "", phase=state.phase,
