@@ -31,7 +31,7 @@ FINAL = ("strict", "rules_only", "failed", "statement_false")
 CONFTEST = '''
 import pytest
 
-from pytest_forall.plugin import resolved_options
+from pytest_forall.plugin.options import resolved_options
 
 REPLAY = set({replay!r})
 

@@ -121,9 +121,6 @@ LATER_LAYER_CASES = {
     "abort_then_weaker_in_module": ("putnam_2001_a1", with_proof(
         "putnam_2001_a1", "Proof. Abort.\nModule M.\nTheorem putnam_2001_a1 : True.\nProof. exact I. Qed.\nEnd M."),
         "elaborated_statement", "putnam_2001_a1"),
-    "template_variable_retyped": ("putnam_1997_a4", with_proof(
-        "putnam_1997_a4", "Proof. Admitted.", replace=("Variable T : finGroupType.", "Variable T : finGroupType.")),
-        "axiom_audit", "ForallCand.putnam_1997_a4.putnam_1997_a4"),
 }
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 SUBCOMMANDS = {
     "verify": "pytest_forall.core.verify",
     "sandbox": "pytest_forall.isolation.sandbox",
-    "mcp": "pytest_forall.tools.mcp_server",
+    "mcp": "pytest_forall.cli.mcp",
     "start": "pytest_forall.tools.shell",
     "compile": "pytest_forall.tools.shell",
     "submit": "pytest_forall.tools.shell",

@@ -22,7 +22,7 @@ import logging
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from pytest_forall.core.actor import (
     TurnResult,
 )
 from pytest_forall.core.budget import SpendLedger
+from pytest_forall.core.language import language_or_plain
 from pytest_forall.core.model import INFRA, Budget, Task, Verdict
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.prover import Prover
@@ -50,10 +51,6 @@ from pytest_forall.core.verify import verify_candidate
 log = logging.getLogger(__name__)
 
 REVIEW_FILE = "REVIEW.md"
-#: How the actor compiles its file by hand, per prover (the prompt says so).
-COMPILE_COMMANDS = {"rocq": "coqc {file}", "lean": "lake env lean {file}"}
-PLACEHOLDERS = {"rocq": "`Admitted.`", "lean": "`sorry`"}
-PROVER_TITLES = {"rocq": "Rocq (Coq)", "lean": "Lean 4"}
 SUITE_TITLES = {"putnam": "PutnamBench, a benchmark of formalised Putnam competition problems"}
 FEEDBACK_OUTPUT_CHARS = 3000
 
@@ -74,6 +71,13 @@ class ItemContext:
     verify_timeout: float = 300.0
     #: key of the resume state's HMAC (the run secret); empty: no resume state is kept
     run_secret: bytes = b""
+    #: ``(sandbox dir, binds) -> runner | problem``: runs prover processes inside the sandbox. Supplied by the
+    #: layer that owns isolation (:func:`pytest_forall.isolation.sandbox.sandboxed_prover_runner`); without it
+    #: ``--forall-sandbox=bwrap`` is infra, never a silent unsandboxed run.
+    sandbox_runner: Callable[[Path, list[tuple[Path, str]]], Any] | None = None
+    #: ``(context, prover, charge_compile=) -> context manager``: the item's benchmark tools for one agent
+    #: session (:class:`pytest_forall.tools.item.ItemTools`); without it agents get no tools.
+    open_tools: Callable[..., Any] | None = None
 
 
 # -- prompts ----------------------------------------------------------------------------------------
@@ -88,11 +92,12 @@ def answer_note(task: Task) -> str:
 
 def initial_prompt(task: Task) -> str:
     """The actor's first prompt: what is frozen, how to compile, what a submission is, and how to refute."""
-    placeholder = PLACEHOLDERS.get(task.prover, "placeholder")
-    compile_hint = COMPILE_COMMANDS.get(task.prover, "").format(file=task.candidate_name)
+    pack = language_or_plain(task.prover)
+    placeholder = f"`{pack.placeholder}`"
+    compile_hint = pack.compile_command.format(file=task.candidate_name)
     intro = SUITE_TITLES.get(task.suite, f"the {task.suite} benchmark")
     lines = [
-        f"You are proving problem {task.task_id} from {intro}, in {PROVER_TITLES.get(task.prover, task.prover)}.",
+        f"You are proving problem {task.task_id} from {intro}, in {pack.title}.",
         "",
         (f"The file `{task.candidate_name}` in the current directory holds the problem (TASK.md repeats the "
          f"rules). Replace the placeholder proof ({placeholder}) of `{task.theorem_name}` with a complete proof."),
@@ -289,13 +294,13 @@ class ItemRun:
             self.ctx.audit.event(kind="sandbox", prover=self.ctx.prover.name, sandboxed=False,
                                  reason="this prover backend declares no sandbox binds; it runs unsandboxed")
         if self.prover_sandboxed and hasattr(self.ctx.prover, "runner"):
-            from pytest_forall.isolation.sandbox import probe_sandbox, prover_runner
-
-            problem = probe_sandbox()
-            if problem:
-                return self._result("sandbox", f"sandbox: {problem}")
+            if self.ctx.sandbox_runner is None:
+                return self._result("sandbox", "sandbox: --forall-sandbox=bwrap, but this run has no sandbox launcher")
             binds = [(p, inside) for p, inside in getattr(self.ctx.prover, "sandbox_binds", ()) if p.exists()]
-            self.ctx.prover.runner = prover_runner(self.ctx.audit.directory / "sandbox", binds)
+            runner = self.ctx.sandbox_runner(self.ctx.audit.directory / "sandbox", binds)
+            if isinstance(runner, str):
+                return self._result("sandbox", f"sandbox: {runner}")
+            self.ctx.prover.runner = runner
             if hasattr(self.ctx.prover, "sandboxed"):  # interactive prover sessions (the portfolio's coqtop)
                 self.ctx.prover.sandboxed = True
         infra = self._template_infra()
@@ -542,18 +547,15 @@ class ItemRun:
         records stay in the session's audit dir and are summarised into ``tools.json`` there.
         """
         frontend = self.ctx.frontend if role == ACTOR else self.ctx.reviewer
-        if self.ctx.options.get("tools") != "mcp" or not getattr(frontend, "is_agent", False):
+        if (self.ctx.options.get("tools") != "mcp" or not getattr(frontend, "is_agent", False)
+                or self.ctx.open_tools is None):
             yield self.ctx.options
             return
-        from pytest_forall.tools.item import ItemTools, ToolContext
-
-        task = self.ctx.task
-        context = ToolContext(task=task, role=role, workspace=workspace, audit_dir=audit_dir,
-                              prover=self.ctx.prover.name, timeout=self.ctx.verify_timeout,
-                              retrieval_root=str(self.ctx.options.get("retrieval_root") or ""),
-                              excluded=tuple(task.meta.get("retrieval_exclude") or (task.theorem_name,)))
         charge = self._charge_compile if role == ACTOR else None
-        with ItemTools(context, self.ctx.prover, charge_compile=charge) as tools:
+        with self.ctx.open_tools(task=self.ctx.task, role=role, workspace=workspace, audit_dir=audit_dir,
+                                 prover=self.ctx.prover, timeout=self.ctx.verify_timeout,
+                                 retrieval_root=str(self.ctx.options.get("retrieval_root") or ""),
+                                 charge_compile=charge) as tools:
             try:
                 yield {**self.ctx.options, "mcp_servers": tools.mcp_servers(),
                        "env": {**(self.ctx.options.get("env") or {}), **tools.env()}}

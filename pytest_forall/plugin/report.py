@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT, Task
+from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT
 from pytest_forall.core.outcomes import is_final, read_results, shorten
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
@@ -51,51 +51,11 @@ def junit_value(value: Any) -> str:
     return str(value)
 
 
-def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, prover: Any, frontend: Any,
-                reviewer: Any) -> None:
-    """Run the protocol for one item and raise/skip according to its outcome."""
-    from pytest_forall.core.accept import AuditRecord
-    from pytest_forall.core.budget import SpendLedger
-    from pytest_forall.core.protocol import ItemContext, ItemRun
-    from pytest_forall.plugin import item_budget, resolved_options
-
-    item = request.node
-    reporter: ForallReporter = request.config.pluginmanager.getplugin("forall-reporter")
-    options = resolved_options(request.config)
-    prompt = item.ihook.pytest_forall_actor_prompt(task=task, options=options)
-    if prompt is not None:  # a suite's conftest (or a plugin) words the actor's first prompt
-        options = {**options, "actor_prompt": prompt}
-    audit = AuditRecord(reporter.run_dir / "items" / reporter.item_dirname(item.nodeid), task)
-    ledger = SpendLedger(reporter.run_dir / "spend.json")
-    ctx = ItemContext(task=task, workspace_root=workspace.parent, workspace_name=workspace.name, audit=audit,
-                      prover=prover, frontend=frontend, reviewer=reviewer, budget=item_budget(item),
-                      options=options, ledger=ledger,
-                      run_usd=options["run_usd"] if options["run_usd"] not in (None, "") else None,
-                      verify_timeout=float(options["timeout"]), run_secret=reporter.secret())
-    result = ItemRun(ctx).run()
-    result["nodeid"] = item.nodeid
-    result["run_id"] = reporter.run_id
-    result["sandbox"] = options["sandbox"]
-    result["audit_dir"] = str(audit.directory)
-    result["session"] = reporter.session_token
-    reporter.record(result)
-    item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
-    for name in JUNIT_FIELDS:
-        item.user_properties.append((f"forall.{name}", junit_value(result.get(name))))
-    item.stash[RESULT_KEY] = result
-    outcome, reason = result["outcome"], result["reason"]
-    if outcome == FAILED:
-        raise ForallFailure(f"{task.task_id}: {reason}\n(audit record: {audit.directory})")
-    if outcome in (INFRA, STATEMENT_FALSE):
-        pytest.skip(f"{outcome}: {reason}")
-
-
-
 class ForallReporter:
     """Run-level state: run id, report directory, collected results (controller), exit policy."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from pytest_forall.plugin import new_run_id, resolved_options
+        from pytest_forall.plugin.options import new_run_id, resolved_options
 
         self.config = config
         options = resolved_options(config)
@@ -117,7 +77,7 @@ class ForallReporter:
 
     def check_writable(self) -> None:
         """Controller, at configure time: the run directory and its results file must be writable."""
-        from pytest_forall.plugin import option_value
+        from pytest_forall.plugin.options import option_value
 
         source = option_value(self.config, "reports")[1]
         try:
@@ -182,7 +142,7 @@ class ForallReporter:
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
         """With --forall-resume, deselect items whose latest recorded outcome is final."""
-        from pytest_forall.plugin import resolved_options
+        from pytest_forall.plugin.options import resolved_options
 
         if not resolved_options(config)["resume"]:
             return
@@ -213,7 +173,7 @@ class ForallReporter:
         return None
 
     def pytest_report_header(self, config: pytest.Config) -> str:
-        from pytest_forall.plugin import resolved_options
+        from pytest_forall.plugin.options import resolved_options
 
         options = resolved_options(config)
         return (f"forall: run {self.run_id} -> {self.run_dir}; frontend={options['frontend']} "

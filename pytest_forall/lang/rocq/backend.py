@@ -35,7 +35,7 @@ from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
-from pytest_forall.suites.putnam import coq_mask_comments
+from pytest_forall.lang.rocq.problem import coq_mask_comments
 
 CAND = "ForallCand"
 TMPL = "ForallTmpl"
