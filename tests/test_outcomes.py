@@ -322,3 +322,12 @@ def test_the_portfolio_on_project_items_is_never_a_failure_without_a_compile(pyt
     for row in found:
         assert row["outcome"] != FAILED or row["compiles"] > 0, row
         assert (row["outcome"] == INFRA) == (row["stop"] == "never-ran" and row["compiles"] == 0), row
+
+
+def test_an_unknown_prover_is_one_collection_error(fake_suite: pytest.Pytester) -> None:
+    conftest = fake_suite.path / "conftest.py"
+    conftest.write_text(conftest.read_text().replace('prover="fakeprover"', 'prover="nonesuch"'))
+    result = fake_suite.runpytest(*BASE, "-m", "fake")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*suite.forall.toml: no installed prover backend is called 'nonesuch'*"])
+    assert "Traceback" not in result.stdout.str() and "deselected" not in result.stdout.str()
