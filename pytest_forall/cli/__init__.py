@@ -16,6 +16,7 @@ from collections.abc import Sequence
 #: Subcommand -> the module that defines it, in the order ``forall --help`` lists them.
 SUBCOMMANDS = {
     "verify": "pytest_forall.core.verify",
+    "doctor": "pytest_forall.cli.doctor",
     "sandbox": "pytest_forall.isolation.sandbox",
     "mcp": "pytest_forall.cli.mcp",
     "start": "pytest_forall.tools.shell",
@@ -23,8 +24,9 @@ SUBCOMMANDS = {
     "submit": "pytest_forall.tools.shell",
     "review-start": "pytest_forall.tools.shell",
     "review-compile": "pytest_forall.tools.shell",
-    "report": "pytest_forall.plugin.report",
-    "proofs": "pytest_forall.plugin.report",
+    "report": "pytest_forall.cli.report",
+    "proofs": "pytest_forall.cli.report",
+    "watch": "pytest_forall.cli.watch",
 }
 
 

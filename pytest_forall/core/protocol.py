@@ -39,14 +39,24 @@ from pytest_forall.core.actor import (
     TurnResult,
 )
 from pytest_forall.core.budget import SpendLedger
+from pytest_forall.core.cache import (
+    VerdictCache,
+    environment,
+    environment_digest,
+    task_digest,
+    template_key,
+    verifier_version,
+    verify_cached,
+)
 from pytest_forall.core.language import language_or_plain
 from pytest_forall.core.model import INFRA, Budget, Task, Verdict
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
+from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
+from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
 from pytest_forall.core.prover import Prover
 from pytest_forall.core.refute import refutation_name, refutation_task
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
 from pytest_forall.core.state import ACTOR_PHASE, REVIEW_PHASE, ItemState, StateStore
-from pytest_forall.core.verify import verify_candidate
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +81,8 @@ class ItemContext:
     verify_timeout: float = 300.0
     #: key of the resume state's HMAC (the run secret); empty: no resume state is kept
     run_secret: bytes = b""
+    #: the verdict cache (None: every candidate is verified afresh)
+    cache: VerdictCache | None = None
     #: ``(sandbox dir, binds) -> runner | problem``: runs prover processes inside the sandbox. Supplied by the
     #: layer that owns isolation (:func:`pytest_forall.isolation.sandbox.sandboxed_prover_runner`); without it
     #: ``--forall-sandbox=bwrap`` is infra, never a silent unsandboxed run.
@@ -161,6 +173,9 @@ class ItemRun:
         self.started = time.monotonic()
         #: state changes the user must hear about (the summary lists them), e.g. quarantined resume state
         self.notices: list[str] = []
+        self.started_at = time.time()
+        self.activity = "starting"
+        self.outcome = ""  # set once, when the item ends (a resumed state may still hold an earlier infra)
         self.store = (StateStore(ctx.audit.directory / "state.json", ctx.run_secret, ctx.task.task_id,
                                  ctx.workspace_root / ctx.workspace_name) if ctx.run_secret else None)
         self.state, self.resumed = self._load_state()
@@ -168,6 +183,9 @@ class ItemRun:
         self.accepted_verdict: Verdict | None = None
         self.independent: bool | None = None
         self.prover_sandboxed = False
+        #: whether the verdict that decided the item came from the cache, and the digest it judged
+        self.cached = False
+        self.candidate_digest = ""
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -197,6 +215,19 @@ class ItemRun:
         self.state.wall_s = round(self._wall(), 3)
         if self.store is not None:
             self.store.save(self.state)
+        self._write_progress()
+
+    def _write_progress(self, activity: str = "") -> None:
+        """What the item is doing now and what it has spent so far, for ``forall watch``."""
+        self.activity = activity or self.activity
+        state, usage = self.state, self.state.usage
+        write_json_atomic(self.ctx.audit.directory / PROGRESS_FILE, {
+            "task_id": self.ctx.task.task_id, "state": PROGRESS_FINISHED if self.outcome else RUNNING,
+            "outcome": self.outcome, "activity": self.activity, "sample": state.sample,
+            "round": state.sample_rounds, "rounds": state.rounds, "compiles": state.compiles,
+            "reviews": state.reviews, "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out,
+            "cost_usd": usage.cost_usd, "wall_s": round(self._wall(), 3), "started_at": self.started_at,
+            "updated_at": time.time()})
 
     def _wall(self) -> float:
         return self.wall_before + time.monotonic() - self.started
@@ -279,6 +310,7 @@ class ItemRun:
 
     def run(self) -> dict[str, Any]:
         task = self.ctx.task
+        self._write_progress("probing the prover and frontend")
         if task.problem:
             return self._result("malformed-task", f"{task.source_path}: {task.problem}")
         for probe, who in ((self.ctx.prover.probe(self.ctx.workspace_root), "prover"),
@@ -317,7 +349,16 @@ class ItemRun:
         return self._result(self.state.stop or "gave-up", self.state.last_reason or "no accepted candidate")
 
     def _template_infra(self) -> str:
-        """The unmodified problem must compile here before anyone tries to prove it (cached per template)."""
+        """The unmodified problem must compile here before anyone tries to prove it (cached per template).
+
+        A template the verdict cache records as compiling in this environment is not compiled again: the
+        verifier checks it anyway (and builds what it needs) whenever a candidate is not a cache hit.
+        """
+        cache = self.ctx.cache
+        key = template_key(self.ctx.task, self.ctx.prover) if cache is not None else None
+        if cache is not None and key is not None and cache.template_compiles(key):
+            return ""
+        self._write_progress("checking the template")
         build = self.ctx.audit.directory / "template-check"
         build.mkdir(parents=True, exist_ok=True)
         try:
@@ -325,6 +366,8 @@ class ItemRun:
         finally:
             shutil.rmtree(build, ignore_errors=True)
         if result.ok:
+            if cache is not None and key is not None:
+                cache.remember_template(key)
             return ""
         self.ctx.audit.write_json("template-check.json", {"infra": result.infra, "output": result.output[-8000:]})
         return f"template: {result.infra or result.first_error}"
@@ -368,6 +411,7 @@ class ItemRun:
                     if stop:
                         return self._exhausted(stop, why)
                     state.prompt, state.phase = prompt, ACTOR_PHASE
+                    self.activity = f"actor turn s{state.sample}/r{state.sample_rounds + 1}"
                     self._save()
                     turn = session.turn(prompt, timeout=self._turn_limit())
                     state.rounds += 1
@@ -459,12 +503,16 @@ class ItemRun:
     def _submit(self, task: Task, data: bytes, tag: str, kind: str) -> Verdict:
         """Verify one submission (one compile) and record its bytes, digest and evidence."""
         self._charge_compile()
-        verdict = verify_candidate(task, self.ctx.prover, data, timeout=self.ctx.verify_timeout)
+        self._write_progress(f"verifying {tag}" + ("" if kind == "candidate" else f" ({kind})"))
+        verdict, self.cached = verify_cached(self.ctx.cache, task, self.ctx.prover, data,
+                                             timeout=self.ctx.verify_timeout,
+                                             policy={"prover_sandboxed": self.prover_sandboxed})
+        self.candidate_digest = verdict.digest
         name = task.candidate_name if kind == "candidate" else refutation_name(task)
         saved = self.ctx.audit.write_bytes(f"{tag}/{name}", data)
         evidence = self.ctx.audit.write_json(f"{tag}/{kind}-verdict.json", verdict.to_wire())
         self.ctx.audit.event(kind="submission", submission=kind, round=tag, digest=verdict.digest,
-                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason,
+                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason, cached=self.cached,
                              file=self.ctx.audit.relative(saved), evidence=self.ctx.audit.relative(evidence))
         self.state.last_digest, self.state.last_verdict = verdict.digest, verdict.verdict
         self._save()
@@ -512,6 +560,7 @@ class ItemRun:
         task, state = self.ctx.task, self.state
         state.phase = REVIEW_PHASE
         state.reviews += 1
+        self.activity = f"review {tag}"
         self._save()
         review_dir = prepare_review_dir(self.ctx.audit.directory / "review-ws" / tag.replace("/", "-"), task, data)
         rctx = SessionContext(task=task, workspace=review_dir, audit_dir=self.ctx.audit.directory / tag / "review",
@@ -571,6 +620,14 @@ class ItemRun:
                 counts[key] += int(summary.get(key) or 0)
         return counts
 
+    def _environment(self) -> dict[str, str]:
+        """What the verdict depended on besides the task and the proof (compared with a baseline's)."""
+        prover = self.ctx.prover
+        if prover is None:
+            return {"environment": "", "verifier": ""}
+        return {"environment": environment_digest(environment(self.ctx.task, prover)),
+                "verifier": verifier_version(prover)[:16]}
+
     def _infra_turn(self, stop: str, reason: str) -> dict[str, Any]:
         """End the item as infra after an actor turn that was not the attempt's: the round is not counted,
         so a resumed run re-runs the turn within the same round budget."""
@@ -584,8 +641,10 @@ class ItemRun:
         state = self.state
         usage = state.usage
         outcome = outcome_of(stop)
-        state.outcome, state.stop = outcome, stop
+        state.outcome = self.outcome = outcome
+        state.stop = stop
         state.infra = reason if outcome == INFRA else ""
+        self.activity = f"finished: {outcome}"
         self._save()
         result = {
             "task_id": self.ctx.task.task_id, "suite": self.ctx.task.suite, "track": self.ctx.task.track,
@@ -600,6 +659,9 @@ class ItemRun:
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
             "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
             "notices": list(self.notices),
+            "cached": self.cached, "candidate_digest": self.candidate_digest,
+            "template_digest": task_digest(self.ctx.task), **self._environment(),
+            "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }
         self.ctx.audit.write_json("result.json", result)
         self.ctx.audit.summarize(result)

@@ -7,11 +7,10 @@ from there, never from the item.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import secrets
-import sys
+import socket
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,13 +18,18 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT
+from pytest_forall.core.gating import annotate, gate_lines, load_baseline, parse_shard, shard_of, task_key
+from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT
 from pytest_forall.core.outcomes import is_final, read_results, shorten
+from pytest_forall.core.progress import RUN_FILE, write_json_atomic
+from pytest_forall.core.state import load_secret
+from pytest_forall.core.summary import summary_lines
+from pytest_forall.plugin.options import TASK_KEY
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
 JUNIT_FIELDS = ("outcome", "stop", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
-                "cost_usd")
+                "cost_usd", "cached")
 STATUS = {
     STRICT: ("passed", ".", ("STRICT", {"green": True})),
     RULES_ONLY: ("rules_only", "r", ("RULES-ONLY", {"yellow": True})),
@@ -46,6 +50,8 @@ class ForallFailure(Exception):
 def junit_value(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
     return str(value)
@@ -70,8 +76,14 @@ class ForallReporter:
         self.expected: int | None = None
         self.require_strict = options["require"] == "strict"
         self._secret: bytes | None = None
-        #: names this pytest session's rows, so a crash row is never written for an item that recorded one
-        self.session_token = str(workerinput.get("forall_session", "")) if workerinput else secrets.token_hex(6)
+        self.run_meta: dict[str, Any] = {}
+        self.shard = parse_shard(options["shard"]) if options["shard"] else None
+        self.gate = options["gate"]
+        self.baseline = load_baseline(Path(options["baseline"])) if options["baseline"] and not hasattr(
+            config, "workerinput") else None
+        #: node id -> forall.change, added to the JUnit properties of the item's teardown report
+        self.changes: dict[str, str] = {}
+        self.other_failed = False
         #: state changes the user must hear about (skipped result lines, resume disabled), for the summary
         self.notices: list[str] = []
 
@@ -97,21 +109,14 @@ class ForallReporter:
     def secret(self) -> bytes:
         """Run secret for opaque workspace names and state HMACs; kept in the run dir, never in a workspace."""
         if self._secret is None:
-            path = self.run_dir / ".secret"
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(path) + ".lock"):
-                if not path.exists():
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                    with os.fdopen(fd, "wb") as handle:
-                        handle.write(os.urandom(32))
-                self._secret = path.read_bytes()
+            self._secret = load_secret(self.run_dir / ".secret")
         return self._secret
 
     def item_dirname(self, nodeid: str) -> str:
         return nodeid.rsplit("::", 1)[-1].replace("/", "_").replace("[", "-").replace("]", "")
 
     def record(self, result: dict[str, Any]) -> None:
-        """Append one line to results.jsonl under a file lock (several workers write the same file).
+        """Append one line to results.jsonl; only the controller writes it (results arrive in the reports).
 
         A row that cannot be written stops the run with that message: going on would lose rows.
         """
@@ -138,12 +143,33 @@ class ForallReporter:
         if not hasattr(self.config, "workerinput"):
             self.run_dir.mkdir(parents=True, exist_ok=True)
             self.secret()
+            self.run_meta = {"run_id": self.run_id, "started_at": time.time(), "selected": None, "finished_at": None,
+                             "host": socket.gethostname(), "pid": os.getpid()}
+            self.write_run_meta()
+
+    def write_run_meta(self, **fields: Any) -> None:
+        """``run.json``: what ``forall watch`` knows of the whole run (selected items, finished or not)."""
+        self.run_meta.update(fields)
+        write_json_atomic(self.run_dir / RUN_FILE, self.run_meta)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not hasattr(self.config, "workerinput"):
+            self.write_run_meta(selected=sum(1 for item in session.items if ".forall.toml::" in item.nodeid))
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        """With --forall-resume, deselect items whose latest recorded outcome is final."""
+        """Keep this shard's items (--forall-shard); with --forall-resume, deselect items already final."""
         from pytest_forall.plugin.options import resolved_options
 
+        if self.shard is not None:
+            k, n = self.shard
+            tasks = {id(item): item.stash.get(TASK_KEY, None) for item in items}
+            other = [item for item in items if (task := tasks[id(item)]) is not None
+                     and shard_of(task_key(task.suite, task.track, task.task_id), n) != k]
+            if other:
+                config.hook.pytest_deselected(items=other)
+                dropped = {id(item) for item in other}
+                items[:] = [item for item in items if id(item) not in dropped]
         if not resolved_options(config)["resume"]:
             return
         path = self.run_dir / "results.jsonl"
@@ -161,10 +187,22 @@ class ForallReporter:
         if ".forall.toml::" in nodeid:
             self.started.add(nodeid)
 
+    @pytest.hookimpl(tryfirst=True)  # before junitxml reads the teardown report's properties
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, "forall", None)
+        if hasattr(self.config, "workerinput"):
+            return
+        if report.failed and ".forall.toml::" not in report.nodeid:
+            self.other_failed = True  # a plain test of the same session: the gate does not hide it
         if report.when == "call" and isinstance(payload, dict):
-            self.results.append(payload)
+            row = dict(payload)
+            if self.baseline is not None:
+                annotate(self.baseline, row, self.require_strict)
+                self.changes[report.nodeid] = row["change"]
+            self.record(row)
+            self.results.append(row)
+        elif report.when == "teardown" and report.nodeid in self.changes:
+            report.user_properties.append(("forall.change", self.changes.pop(report.nodeid)))
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
         payload = getattr(report, "forall", None)
@@ -187,7 +225,8 @@ class ForallReporter:
             return
         tr = terminalreporter
         tr.section("forall summary")
-        for line in summary_lines(self.results, self.missing(), self.run_dir, self.notices):
+        for line in gate_lines(self.results) + summary_lines(self.results, self.missing(), self.run_dir,
+                                                             self.notices):
             tr.write_line(line)
 
     def missing(self) -> list[str]:
@@ -199,8 +238,9 @@ class ForallReporter:
         if hasattr(self.config, "workerinput"):
             return
         counts = self.counts()
-        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
-            return  # pytest's own status for an interrupted run, with or without xdist
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:  # pytest's own status, with or without xdist
+            self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+            return
         if self.expected is not None and len(self.results) + len(self.missing()) < self.expected:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # workers lost reports: never pass silently
         if self.missing() and session.exitstatus == 0:
@@ -209,6 +249,18 @@ class ForallReporter:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.results and counts[INFRA] == len(self.results) and session.exitstatus == 0:
             session.exitstatus = EXIT_ALL_INFRA
+        if self.gate == "regressions" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = self._gate_status()
+        self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+
+    def _gate_status(self) -> int:
+        """Under --forall-gate=regressions: fail on a regression or a lost report, never on a known failure."""
+        lost = self.expected is not None and len(self.results) + len(self.missing()) < self.expected
+        if lost or self.other_failed or self.missing() or any(r.get("change") == "regressed" for r in self.results):
+            return int(pytest.ExitCode.TESTS_FAILED)
+        if self.results and all(r.get("outcome") == INFRA for r in self.results):
+            return EXIT_ALL_INFRA
+        return int(pytest.ExitCode.OK)
 
 
 class ShortSummary:
@@ -248,18 +300,15 @@ class XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["forall_run_id"] = self.reporter.run_id
-        node.workerinput["forall_session"] = self.reporter.session_token
 
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
-        """A worker died running ``crashitem``: record it as infra (resumable), unless it already has a row."""
+        """A worker died running ``crashitem``: record it as infra (resumable), unless its row already came."""
         reporter = self.reporter
-        path = reporter.run_dir / "results.jsonl"
-        if path.exists() and any(row.get("nodeid") == crashitem and row.get("session") == reporter.session_token
-                                 for row in read_results(path).rows):
+        if any(row.get("nodeid") == crashitem for row in reporter.results):
             return
         name = crashitem.rsplit("::", 1)[-1]
         row = {"nodeid": crashitem, "task_id": name.split("[", 1)[0], "run_id": reporter.run_id,
-               "outcome": INFRA, "stop": "worker-crashed", "session": reporter.session_token,
+               "outcome": INFRA, "stop": "worker-crashed",
                "reason": f"worker-crashed: {shorten(str(report.longrepr), 300)}"}
         reporter.record(row)
         report.forall = row  # type: ignore[attr-defined]
@@ -268,109 +317,4 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         count = sum(1 for i in ids if ".forall.toml::" in i)
         self.reporter.expected = max(self.reporter.expected or 0, count)
-
-
-def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Path,
-                  notices: list[str] | None = None) -> list[str]:
-    counts = Counter(str(r.get("outcome")) for r in results)
-    lines = [", ".join(f"{counts[o]} {o}" for o in OUTCOMES) + f"  ({len(results)} items)"]
-
-    def total(key: str) -> str:
-        known = [r[key] for r in results if r.get(key) is not None]
-        if not known:
-            return "unknown"
-        value = sum(known)
-        suffix = f" ({len(results) - len(known)} unknown)" if len(known) < len(results) else ""
-        return (f"{value:.4f}" if isinstance(value, float) else str(value)) + suffix
-
-    lines.append(f"compiles {total('compiles')}, wall {sum(r.get('wall_s') or 0 for r in results):.1f} s, "
-                 f"tokens in {total('tokens_in')}, out {total('tokens_out')}, cost USD {total('cost_usd')}")
-    accepted = [r for r in results if r.get("outcome") in (STRICT, RULES_ONLY)]
-    judged = [r for r in accepted if r.get("independent") is not None]
-    passed = sum(1 for r in judged if r.get("independent"))
-    lines.append(f"independent check: {passed}/{len(judged)} judged accepted, "
-                 f"{len(accepted) - len(judged)} accepted not judged")
-    unsandboxed = sum(1 for r in results if r.get("sandbox") == "none")
-    if unsandboxed:
-        lines.append(f"sandbox: NONE for {unsandboxed} items (--forall-sandbox=none): actor and prover ran unisolated")
-    prover_only = sum(1 for r in results if r.get("sandbox") == "bwrap" and r.get("prover_sandboxed") is False
-                      and r.get("outcome") != INFRA)
-    if prover_only:
-        lines.append(f"sandbox: the prover of {prover_only} items ran unsandboxed (its backend declares no binds)")
-    infra_reasons = Counter(shorten(str(r.get("reason", "")), 120) for r in results if r.get("outcome") == INFRA)
-    for reason, count in infra_reasons.most_common(5):
-        lines.append(f"infra x{count}: {reason}")
-    stops = Counter(str(r.get("stop")) for r in results if r.get("stop"))
-    if stops:
-        lines.append("stops: " + ", ".join(f"{stop} {count}" for stop, count in sorted(stops.items())))
-    notes = list(notices or [])
-    notes += [f"{r.get('nodeid')}: {note}" for r in results for note in r.get("notices") or []]
-    lines += [f"note: {note}" for note in notes]
-    if missing:
-        lines.append(f"{len(missing)} items started but never reported: {missing[:5]}")
-    lines.append(f"results: {run_dir / 'results.jsonl'}")
-    return lines
-
-
-# --- forall report ---------------------------------------------------------------------------------
-
-def run_report(args: argparse.Namespace) -> int:
-    run_dir = Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent
-    try:
-        recorded = read_results(run_dir / "results.jsonl")
-    except OSError as exc:
-        print(f"forall report: {exc}", file=sys.stderr)
-        return 2
-    for line in summary_lines(list(recorded.latest().values()), [], run_dir, recorded.notices()):
-        print(line)
-    return 0
-
-
-def latest_results(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """The last recorded result of every item of a run (a resumed run appends); skipped lines go to stderr."""
-    recorded = read_results(run_dir / "results.jsonl")
-    for note in recorded.notices():
-        print(f"note: {note}", file=sys.stderr)
-    return recorded.latest()
-
-
-def run_export_proofs(args: argparse.Namespace) -> int:
-    """Copy every accepted proof of a run into a directory ``replay`` reads (``--forall-proofs``)."""
-    run_dir, out = Path(args.run), Path(args.out)
-    try:
-        latest = latest_results(run_dir)
-    except (OSError, ValueError) as exc:
-        print(f"forall proofs: {exc}", file=sys.stderr)
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
-    exported = []
-    for row in sorted(latest.values(), key=lambda r: str(r["nodeid"])):
-        if row.get("outcome") not in (STRICT, RULES_ONLY):
-            continue
-        accepted = sorted((Path(row["audit_dir"]) / "accepted").glob(f"{row['task_id']}.*"))
-        if not accepted:
-            print(f"forall proofs: {row['nodeid']}: accepted but {row['audit_dir']}/accepted is missing",
-                  file=sys.stderr)
-            return 2
-        from pytest_forall.core.model import sha256_bytes
-
-        data = accepted[0].read_bytes()
-        if sha256_bytes(data) != row["digest"]:
-            print(f"forall proofs: {accepted[0]}: digest differs from the recorded {row['digest']}", file=sys.stderr)
-            return 2
-        (out / accepted[0].name).write_bytes(data)
-        exported.append(row["task_id"])
-    print(f"exported {len(exported)} accepted proofs to {out}")
-    if exported:
-        print("replay them with: -k '" + " or ".join(sorted(set(exported))) + "'")
-    return 0
-
-
-def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("report", help="Summarise a run's results.jsonl")
-    parser.add_argument("run", help="reports/<run id> or a results.jsonl file")
-    parser.set_defaults(func=run_report)
-    proofs = sub.add_parser("proofs", help="Export a run's accepted proofs for --forall-proofs (replay)")
-    proofs.add_argument("run", help="reports/<run id>")
-    proofs.add_argument("--out", required=True, help="Directory to write <task id>.<ext> files into")
-    proofs.set_defaults(func=run_export_proofs)
+        self.reporter.write_run_meta(selected=self.reporter.expected)
