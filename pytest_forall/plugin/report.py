@@ -95,8 +95,14 @@ class ForallReporter:
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             self.secret()
-            with (self.run_dir / "results.jsonl").open("a", encoding="utf-8"):
-                pass
+            results = self.run_dir / "results.jsonl"
+            if results.exists() or results.is_symlink():
+                with results.open("a", encoding="utf-8"):
+                    pass
+            else:  # leave nothing behind (remote workers get the controller's tree)
+                probe = self.run_dir / f".write-check-{os.getpid()}"
+                probe.write_bytes(b"")
+                probe.unlink()
         except OSError as exc:
             raise pytest.UsageError(f"{source}: cannot write the run directory {self.run_dir}: "
                                     f"{exc.strerror or exc}") from None
