@@ -36,22 +36,24 @@ class PortfolioSession:
         self.spent = 0
 
     def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
+        audited = 0  # this turn's audit attempts: they are compiles the turn made (never "tried nothing")
         if not self.audited:
             self.audited = True
             found = self._audit(timeout)
             if found is not None:
                 return found
+            audited = self.spent
         for claim in CLAIMS:  # a certificate the verifier refused is withdrawn before the ladder
             (self.ctx.workspace / claim_name(self.ctx.task, claim)).unlink(missing_ok=True)
         if self.done or not self.ladder:
             return TurnResult(gave_up="statement audit: no checked certificate (statement_audit=unknown); the "
                                       "audit frontend does not attempt the proof" if not self.ladder else
-                                      "portfolio has no further tactics")
+                                      "portfolio has no further tactics", compiles=audited)
         self.done = True
         _task, prover = self.ctx.task, self.ctx.prover
-        if hasattr(prover, "try_tactics"):
-            return self._interactive(timeout)
-        return self._generic()
+        result = self._interactive(timeout) if hasattr(prover, "try_tactics") else self._generic()
+        result.compiles += audited
+        return result
 
     def _audit(self, timeout: float | None) -> TurnResult | None:
         """Search for audit certificates; a turn that submits them, or None when none was found."""

@@ -48,11 +48,15 @@ class Claim:
     shows: str
     #: the submission kind in the audit record's events and verdict files
     submission: str
+    #: the stop name (``forall.stop``, core/outcomes.py) of an item this claim ends
+    stop: str
 
 
 CLAIMS = (
-    Claim(AUDIT_FALSE, "STATEMENT_FALSE", STATEMENT_FALSE, "proves the negation of the statement", "refutation"),
-    Claim(AUDIT_VACUOUS, "STATEMENT_VACUOUS", VACUOUS, "proves False from the statement's hypotheses", "vacuity"),
+    Claim(AUDIT_FALSE, "STATEMENT_FALSE", STATEMENT_FALSE, "proves the negation of the statement", "refutation",
+          "refuted"),
+    Claim(AUDIT_VACUOUS, "STATEMENT_VACUOUS", VACUOUS, "proves False from the statement's hypotheses", "vacuity",
+          "vacuous"),
 )
 CLAIM_BY_FINDING = {claim.finding: claim for claim in CLAIMS}
 
