@@ -316,16 +316,16 @@ class ProjectRocqProver(RocqProver):
         self.builds = Path(str(cache)).resolve() / "project-rocq"
         self.builds.mkdir(parents=True, exist_ok=True)
         self.template_root = Path(str(cache)).resolve() / "project-rocq-templates"
-        self.sandbox_binds = (*type(self).sandbox_binds, (self.builds, str(self.builds)))  # type: ignore[assignment]
+        self.sandbox_binds = (*self.sandbox_binds, (self.builds, str(self.builds)))
         self.load: list[str] = []
         self.bound: str = ""
         self.bind_error: str = ""
 
     # every coqc / coqchk call of the base class goes through _run: add the project's load path there
-    def _run(self, argv: list[str], cwd: Path, timeout: float) -> Any:
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Any:
         if self.load and argv and argv[0] in (self.coqc, self.coqchk):
             argv = [argv[0], *self.load, *argv[1:]]
-        return super()._run(argv, cwd, timeout)
+        return super()._run(argv, cwd, timeout, env)
 
     def _bind(self, task: Task, timeout: float) -> str:
         """Build (or reuse) the project and the task's prefix module; set the load path. "" or an infra reason."""
@@ -430,9 +430,10 @@ class ProjectRocqProver(RocqProver):
         """The base audit, re-classified: the project's other admitted lemmas are within the rules, not strict;
         the target's own admitted original is never allowed."""
         from pytest_forall.lang.rocq.backend import (
-            CAND,
             INSTALLED_ROOTS,
+            PROBLEM_ROOT,
             STRICT_AXIOMS,
+            coq_module_name,
             template_variable_names,
         )
 
@@ -442,7 +443,7 @@ class ProjectRocqProver(RocqProver):
             return audit
         project = read_coqproject(Path(task.meta["project_root"]))
         roots = tuple(f"{logical}." for _, _, logical in project.mappings) + (f"{PREFIX_ROOT}.",)
-        own_module = f"{CAND}.{task.task_id}."
+        own_module = f"{PROBLEM_ROOT}.{coq_module_name(task.task_id)}."
         own = template_variable_names(task.template)
         target = str(task.meta.get("qualified_name", ""))
         strict_bad, rules_bad = [], []
