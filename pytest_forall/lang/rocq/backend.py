@@ -420,7 +420,8 @@ class RocqProver:
             return Layer("elaborated_statement", False, f"the kernel judge failed: {problem}", infra=infra)
         if judgement.statement:
             return Layer("elaborated_statement", False, judgement.statement)
-        return Layer("elaborated_statement", True, "", {"guarantee": STATEMENT_CLAUSE, "judge": "forall-judge plugin"})
+        return Layer("elaborated_statement", True, "", {"guarantee": STATEMENT_CLAUSE, "judge": "forall-judge plugin",
+                                                        "compared": judgement.compared})
 
     def audit_axioms(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> AxiomAudit:
         """Clause 2: the theorem's assumptions, from the kernel (``Assumptions.assumptions`` in the judge's own

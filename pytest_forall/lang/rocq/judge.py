@@ -210,6 +210,7 @@ class Judgement:
     assumptions: str       # why the assumptions are outside the rule ("" = fine)
     strict: bool
     rules: bool
+    compared: list[str]    # the kernel names whose terms were compared (the theorem first)
 
 
 def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, strict_axioms: frozenset[str],
@@ -217,14 +218,15 @@ def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, st
     """Clause 1 (same statement and closure, parameters still parameters) and clause 2 (assumptions)."""
     own = f"{PROBLEM_ROOT}.{module}."
     statement = ""
-    if "missing-theorem" in " ".join(candidate.missing) or not candidate.theorem:
-        statement = "the candidate does not define the theorem at the top level of the file"
+    if not candidate.theorem:
+        statement = f"the candidate defines no theorem `{_theorem_name(template)}` at the top level of the file"
     elif candidate.theorem != template.theorem:
-        statement = f"the theorem's type differs from the template's as a kernel term ({_diff(template.theorem, candidate.theorem)})"
+        statement = (f"the type of `{_theorem_name(template)}` differs from the template's as a kernel term "
+                     f"({_diff(template.theorem, candidate.theorem)})")
     elif candidate.missing != template.missing:
         statement = f"names the template declares are missing: {sorted(candidate.missing - template.missing)[:5]}"
     elif candidate.closure != template.closure:
-        changed = sorted(_entry_name(e) for e in candidate.closure ^ template.closure)
+        changed = sorted({_entry_name(e) for e in candidate.closure ^ template.closure})
         statement = f"the statement's dependencies differ from the template's as kernel terms: {changed[:8]}"
     template_axioms = {_entry_name(e) for e in template.closure if _entry_kind(e) == "axiom"}
     allowed_params = {own + p for p in parameters} & template_axioms
@@ -242,7 +244,12 @@ def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, st
             strict_bad.append(name)
     reason = (f"assumptions outside the benchmark's rule: {rules_bad}" if rules_bad else
               f"axioms outside the strict allow-list: {strict_bad}" if strict_bad else "")
-    return Judgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad)
+    compared = [_theorem_name(template), *sorted(_entry_name(e) for e in template.closure)]
+    return Judgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad, compared)
+
+
+def _theorem_name(dump: Dump) -> str:
+    return _entry_name(dump.theorem)
 
 
 def _entry_name(entry: str) -> str:

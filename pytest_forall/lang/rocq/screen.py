@@ -484,6 +484,16 @@ def _structure_command(sentence: Sentence) -> str:
     return words[0] if plain and words[0] in ("Section", "Module", "End") else ""
 
 
+def _opens_scope(sentence: Sentence) -> bool:
+    """``Module Type T.``, ``Module F (X : T).``, ``Module Import M.`` … open a scope ``End`` closes (not ``:=``)."""
+    return sentence.head() in ("Module", "Section") and not sentence.defines_inline() and len(sentence.tokens) > 2
+
+
+def _scope_name(sentence: Sentence) -> str:
+    words = [w for w in sentence.command_words()[1:] if w not in ("Type", "Import", "Export")]
+    return words[0] if words else ""
+
+
 def _allowed_hint(sentence: Sentence, words: list[str]) -> bool:
     """Proof-search hints (``#[local] Hint Resolve …``) change no statement; typeclass hints could change how the
     frozen text elaborates, so they stay with the shadowing guard (the kernel judge would see the difference)."""
@@ -556,8 +566,8 @@ def syntax_screen(candidate: str, analysis: Analysis, theorem_name: str) -> Laye
                                                          f"{'template' if mine else 'candidate'} opened", {}))
             else:
                 opened.pop()
-        elif structure:
-            opened.append((structure, block.head.declared_name(), mine))
+        elif structure or _opens_scope(block.head):
+            opened.append((structure or "Module", _scope_name(block.head), mine))
         if not mine:
             continue
         finding = _top_level_finding(block.head, in_section=bool(opened) and opened[-1][0] == "Section")
@@ -730,8 +740,7 @@ def coq_units(text: str) -> list[Unit]:
             while tokens and tokens[0].kind == "symbol" and set(tokens[0].text) <= BULLET_CHARS:
                 units.append(Unit(offset(tokens[0]), offset(tokens[0]) + len(tokens[0].text), sentence, in_proof))
                 tokens = tokens[1:]
-            brace = next((i for i, t in enumerate(tokens[:-1]) if t.text == "{" and i > 0
-                          and tokens[i - 1].text.endswith(":")), None)
+            brace = _selector_brace(tokens) if in_proof else None
             if brace is not None:
                 units.append(Unit(offset(tokens[0]), offset(tokens[brace]) + 1, sentence, in_proof))
                 tokens = tokens[brace + 1:]
@@ -742,6 +751,18 @@ def coq_units(text: str) -> list[Unit]:
             if tokens:
                 units.append(Unit(offset(tokens[0]), offset(tokens[-1]) + len(tokens[-1].text), sentence, in_proof))
     return units
+
+
+def _selector_brace(tokens: Sequence[Token]) -> int | None:
+    """Index of the ``{`` of a goal selector opening a focus (``2: {``, ``[x]: {``, ``all: {``), else None."""
+    colon = next((i for i, t in enumerate(tokens) if t.text in (":", "!:")), None)
+    if colon is None or colon + 1 >= len(tokens) or tokens[colon + 1].text != "{":
+        return None
+    selector = tokens[:colon]
+    if all(t.kind == "number" or t.text in (",", "-", "all", "par", "!") for t in selector) or (
+            [t.text for t in selector[:1] + selector[-1:]] == ["[", "]"] and len(selector) == 3):
+        return colon + 1
+    return None
 
 
 def sentence_structure(data: bytes, reported: Sequence[tuple[int, int, str]]) -> Layer:
