@@ -43,7 +43,7 @@ def _digest_file(path: Path) -> str:
     return sha256_bytes(path.read_bytes())
 
 
-def _manifest_ok(entry: Path, key: str) -> bool:
+def manifest_ok(entry: Path, key: str) -> bool:
     """A cache entry is trusted only when its manifest names this key and every listed file has its digest."""
     try:
         manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
@@ -55,7 +55,7 @@ def _manifest_ok(entry: Path, key: str) -> bool:
 
 
 def write_manifest(entry: Path, key: str, names: list[str]) -> None:
-    """Record the digest of every file of a cache entry; :func:`_manifest_ok` checks it on every read."""
+    """Record the digest of every file of a cache entry; :func:`manifest_ok` checks it on every read."""
     files = {name: _digest_file(entry / name) for name in names}
     (entry / "manifest.json").write_text(json.dumps({"key": key, "files": files}), encoding="utf-8")
 
@@ -66,7 +66,7 @@ def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | 
     cache_dir.mkdir(parents=True, exist_ok=True)
     entry = cache_dir / key
     with FileLock(str(entry) + ".lock"):
-        if _manifest_ok(entry, key):
+        if manifest_ok(entry, key):
             return entry, ""
         scratch = Path(tempfile.mkdtemp(prefix="build-", dir=cache_dir))
         try:
