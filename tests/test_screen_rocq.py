@@ -7,7 +7,6 @@ two layers accept it, i.e. the cheat would pass if that layer were removed.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 

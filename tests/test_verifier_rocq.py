@@ -8,7 +8,6 @@ output captured from the real tools.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 

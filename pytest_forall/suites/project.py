@@ -431,11 +431,11 @@ class ProjectRocqProver(RocqProver):
         the target's own admitted original is never allowed."""
         from pytest_forall.lang.rocq.backend import (
             INSTALLED_ROOTS,
-            PROBLEM_ROOT,
             STRICT_AXIOMS,
             coq_module_name,
             template_variable_names,
         )
+        from pytest_forall.lang.rocq.judge import PROBLEM_ROOT
 
         self._bind(task, timeout)
         audit = super().audit_axioms(task, workspace, candidate, timeout)

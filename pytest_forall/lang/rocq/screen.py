@@ -760,7 +760,7 @@ def _selector_brace(tokens: Sequence[Token]) -> int | None:
         return None
     selector = tokens[:colon]
     if all(t.kind == "number" or t.text in (",", "-", "all", "par", "!") for t in selector) or (
-            [t.text for t in selector[:1] + selector[-1:]] == ["[", "]"] and len(selector) == 3):
+            len(selector) == 3 and (selector[0].text, selector[2].text) == ("[", "]")):
         return colon + 1
     return None
 
