@@ -185,7 +185,7 @@ def test_coqchk_over_budget_is_killed_and_not_judged(tmp_path: Path) -> None:
     candidate.write_text(A1.replace("Theorem putnam_2001_a1", VM_HELPER + "Theorem putnam_2001_a1"))
     started = time.monotonic()
     proc = subprocess.run([*VERIFY, "--prover", "rocq", "--template", str(template), "--candidate", str(candidate),
-                           "--json", "--coqchk-timeout", "3"], capture_output=True, text=True, timeout=600,
+                           "--json", "--checker-timeout", "3"], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PUTNAMBENCH_ROOT": str(PUTNAM)}, check=False)
     verdict = json.loads(proc.stdout)
     assert proc.returncode == 0 and verdict["verdict"] == "accept", verdict["reason"]

@@ -244,7 +244,7 @@ GOOD = (CORPUS / "valid" / "putnam_2001_a1" / "candidate.v").read_bytes()
 
 
 @pytest.mark.parametrize("odd", ["judge_crash", "judge_garbled", "judge_no_output", "judge_timeout",
-                                 "coqc_ok_without_vo", "coqchk_fails", "coqchk_timeout", "coqchk_no_summary",
+                                 "coqc_ok_without_vo", "coqchk_fails", "checker_timeout", "coqchk_no_summary",
                                  "compile_timeout", "sentences_unreported"])
 def test_odd_tool_behaviour_never_accepts(odd: str, tmp_path: Path) -> None:
     """The runner rewrites what the real tools did; nothing odd is ever an accept. A coqchk that runs out of its
@@ -264,7 +264,7 @@ def test_odd_tool_behaviour_never_accepts(odd: str, tmp_path: Path) -> None:
             (cwd / "p" / "putnam_2001_a1.vo").unlink()
         elif odd == "coqchk_fails" and "coqchk" in argv[0]:
             result.returncode = 1
-        elif odd == "coqchk_timeout" and "coqchk" in argv[0]:
+        elif odd == "checker_timeout" and "coqchk" in argv[0]:
             result.timed_out, result.returncode = True, 124
         elif odd == "coqchk_no_summary" and "coqchk" in argv[0]:
             result.stdout = result.stderr = ""
@@ -275,7 +275,7 @@ def test_odd_tool_behaviour_never_accepts(odd: str, tmp_path: Path) -> None:
         return result
 
     verdict = verify_candidate(task("putnam_2001_a1"), Rewriting(rewrite), GOOD, builddir=tmp_path, timeout=300)
-    if odd == "coqchk_timeout":
+    if odd == "checker_timeout":
         assert verdict.verdict == "accept" and verdict.layers[-1].ok is None, verdict.reason
         assert any(g.startswith("independent check: not judged") for g in verdict.guarantee), verdict.guarantee
         return

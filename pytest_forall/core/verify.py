@@ -212,11 +212,11 @@ def run_verify(args: argparse.Namespace) -> int:
         return _usage_error(args, f"cannot read candidate {args.candidate}: {exc}")
     if args.timeout <= 0:
         return _usage_error(args, "--timeout must be positive")
-    if args.coqchk_timeout < 0:
-        return _usage_error(args, "--coqchk-timeout must not be negative")
+    if args.checker_timeout < 0:
+        return _usage_error(args, "--checker-timeout must not be negative")
     with tempfile.TemporaryDirectory(prefix="forall-verify-") as scratch, _terminate_cleanly():
         options: dict[str, Any] = {"sandbox": args.sandbox, "sandbox_audit_dir": os.path.join(scratch, "sandbox"),
-                                   "coqchk_timeout": args.coqchk_timeout}
+                                   "checker_timeout": args.checker_timeout}
         if args.cache_dir:
             options["cache_dir"] = args.cache_dir
         prover = builtin_plugin_manager().hook.pytest_forall_make_prover(name=args.prover, options=options)
@@ -266,7 +266,7 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--cache-dir", default="", help="Where compiled templates are cached")
     parser.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap",
                         help="Run every prover process in the bubblewrap sandbox (default) or unsandboxed")
-    parser.add_argument("--coqchk-timeout", type=float, default=0.0,
+    parser.add_argument("--checker-timeout", type=float, default=0.0,
                         help="Seconds for the independent checker (default: --timeout); past it: not judged")
     parser.set_defaults(func=run_verify)
 

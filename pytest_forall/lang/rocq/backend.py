@@ -201,7 +201,7 @@ class RocqProver:
         self.coqtop = str(opts.get("coqtop") or "coqtop")
         self.mem_mb = int(opts.get("prover_mem_mb") or 8192)
         #: coqchk's own budget; past it the independent check is "not judged", never a verdict
-        self.coqchk_timeout = float(opts.get("coqchk_timeout") or 0) or None
+        self.checker_timeout = float(opts.get("checker_timeout") or 0) or None
         cache = Path(str(opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")))
         self.cache_dir = cache / "rocq-templates"
         self.runner = runner
@@ -440,7 +440,7 @@ class RocqProver:
         if shutil.which(self.coqchk) is None:
             return Layer("independent_check", None, f"not judged: {self.coqchk} is not installed")
         module = coq_module_name(task.task_id)
-        budget = min(timeout, self.coqchk_timeout or timeout)
+        budget = min(timeout, self.checker_timeout or timeout)
         run = Path(tempfile.mkdtemp(prefix="coqchk-", dir=workspace))
         try:
             (run / "p").mkdir()
