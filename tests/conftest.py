@@ -15,8 +15,20 @@ import pytest
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parent.parent
-PUTNAM = Path(os.environ.get("PUTNAMBENCH_ROOT", REPO.parent / "shared" / "benchmarks" / "PutnamBench")).resolve()
+#: The shared data folder (benchmarks, reference samples) beside the clone, wherever the clone is.
+SHARED = Path(os.environ.get("FORALL_SHARED_ROOT", REPO.parent / "shared")).resolve()
+PUTNAM = Path(os.environ.get("PUTNAMBENCH_ROOT", SHARED / "benchmarks" / "PutnamBench")).resolve()
 EXAMPLES = Path(__file__).resolve().parent / "example_suites"
+
+
+def require_path(path: Path, what: str) -> Path:
+    """A missing input fails under CI (it is part of the job) and skips elsewhere, naming where it looked."""
+    if not path.exists():
+        message = f"{what} not found at {path} (set PUTNAMBENCH_ROOT / FORALL_SHARED_ROOT)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
 
 
 def require_tool(name: str) -> None:

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED
 from pytest_forall.core import workspace as ws
 from pytest_forall.core.model import sha256_bytes
 from pytest_forall.core.workspace import bundle_bytes, parse_bundle, protected_changes, read_task_candidate
 from pytest_forall.suites.lean_eval import LeanEvalProver, load_tasks
 
 REPO = Path(__file__).resolve().parents[1]
-LEAN_EVAL = REPO.parent / "shared" / "benchmarks" / "lean-eval"
+LEAN_EVAL = SHARED / "benchmarks" / "lean-eval"
 PROBLEMS = ["coc_strong_normalization", "list_append_singleton_length", "permute_to_unimodal",
             "rcf_quantifier_elimination", "two_plus_two"]
 MANIFEST = REPO / "benchmarks" / "lean-eval" / "lean-eval.forall.toml"

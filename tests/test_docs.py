@@ -1,7 +1,7 @@
 """The README documents every option the plugin registers."""
 
 from conftest import REPO
-from pytest_forall.plugin import OPTIONS
+from pytest_forall.plugin.options import OPTIONS
 
 
 def test_readme_lists_every_option_with_its_ini_twin() -> None:

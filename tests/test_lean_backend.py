@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from conftest import SHARED, require_path
 from pytest_forall.core.model import Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.lang.lean.backend import (
@@ -33,7 +34,7 @@ from pytest_forall.lang.lean.backend import (
 
 REPO = Path(__file__).resolve().parents[1]
 STANDIN = REPO / "tests" / "standin"
-SAMPLES = REPO.parent / "shared" / "reference" / "lean" / "samples"
+SAMPLES = SHARED / "reference" / "lean" / "samples"
 BASE_PATH = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
 MATHLIB_OLEAN = {
     "standin": "olean",
@@ -525,7 +526,12 @@ def test_putnam_project_matches_upstream() -> None:
 
 # --- parsers on the reference samples --------------------------------------------------------------
 
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"reference samples not at {SAMPLES}")
+needs_samples = pytest.mark.usefixtures("lean_samples")
+
+
+@pytest.fixture
+def lean_samples() -> Path:
+    return require_path(SAMPLES, "the Lean output reference samples")
 
 
 @needs_samples

@@ -27,7 +27,7 @@ from pytest_forall.core.actor import ACTOR, REVIEWER, SessionContext
 from pytest_forall.core.model import Budget, Task, sha256_bytes
 from pytest_forall.core.review import prepare_review_dir
 from pytest_forall.lang.rocq.backend import RocqProver
-from pytest_forall.suites.putnam import parse_coq
+from pytest_forall.lang.rocq.problem import parse_coq
 from pytest_forall.tools.item import (
     KEY_ENV,
     SUBMISSIONS,

@@ -67,7 +67,7 @@ def test_portfolio_coqtop_runs_inside_the_sandbox(tmp_path: Path) -> None:
     require_tool("coqtop")
     require_tool("bwrap")
     from pytest_forall.lang.rocq.backend import RocqProver
-    from pytest_forall.suites.putnam import parse_coq
+    from pytest_forall.lang.rocq.problem import parse_coq
 
     host_file = tmp_path / "outside" / "Helper.v"
     host_file.parent.mkdir()

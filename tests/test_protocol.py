@@ -244,7 +244,7 @@ FALSE_PROBLEM = "Require Import Arith.\nTheorem forall_demo (n : nat) (h : n > 2
 
 
 def rocq_task(tmp_path: Path) -> Task:
-    from pytest_forall.suites.putnam import parse_coq
+    from pytest_forall.lang.rocq.problem import parse_coq
 
     path = tmp_path / "forall_demo.v"
     path.write_text(FALSE_PROBLEM)

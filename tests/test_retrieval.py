@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from conftest import PUTNAM, SHARED, require_path
 from pytest_forall.retrieval.index import Declaration, Retriever, build_index, parse_lean, parse_rocq
 
 FIXTURES = Path(__file__).parent / "fixtures" / "retrieval"
 COQ_ROOT = Path("/usr/lib/ocaml/coq")
 STDLIB = COQ_ROOT / "theories"
 MATHCOMP = COQ_ROOT / "user-contrib" / "mathcomp"
-PUTNAM_LEAN = Path("/work/shared/benchmarks/PutnamBench/lean4/src")
-LEAN_EVAL = Path("/work/shared/benchmarks/lean-eval/generated")
+PUTNAM_LEAN = PUTNAM / "lean4" / "src"
+LEAN_EVAL = SHARED / "benchmarks" / "lean-eval" / "generated"
 #: Every proof/body line of the fixtures carries this marker; no statement may contain it.
 SECRET = "SECRET_"
 
@@ -132,8 +133,8 @@ def test_concurrent_builds_share_the_cache(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def coq_index(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
-    if not (STDLIB.is_dir() and MATHCOMP.is_dir()):
-        pytest.skip("Debian Coq stdlib/mathcomp sources not installed")
+    require_path(STDLIB, "Debian's Coq standard library sources")
+    require_path(MATHCOMP, "Debian's mathcomp sources")
     declarations, stats = build_index(COQ_ROOT, tmp_path_factory.mktemp("coq-cache"))
     assert stats.files > 600
     return Retriever(declarations)
@@ -158,10 +159,9 @@ def test_real_coq_sources(coq_index: Retriever) -> None:
         assert "Qed" not in declaration.statement and "Proof." not in declaration.statement, declaration
 
 
-@pytest.mark.skipif(not PUTNAM_LEAN.is_dir(), reason="PutnamBench sources not available")
 def test_real_lean_sources_never_show_a_body(tmp_path: Path) -> None:
     """Every Putnam statement and answer ends in `:= sorry`: a kept body would show `sorry`."""
-    declarations, stats = build_index(PUTNAM_LEAN, tmp_path)
+    declarations, stats = build_index(require_path(PUTNAM_LEAN, "PutnamBench Lean sources"), tmp_path)
     assert stats.files > 600
     theorems = [d for d in declarations if d.kind == "theorem"]
     assert len(theorems) >= stats.files - 5
@@ -171,9 +171,9 @@ def test_real_lean_sources_never_show_a_body(tmp_path: Path) -> None:
     assert a2.statement.endswith("∀ f ∈ putnam_1962_a2_solution, P (Ioi 0) f ∨ (∃ e > 0, P (Ioo 0 e) f)")
 
 
-@pytest.mark.skipif(not LEAN_EVAL.is_dir(), reason="lean-eval sources not available")
 def test_lean_eval_namespaces(tmp_path: Path) -> None:
-    declarations = by_name(build_index(LEAN_EVAL / "coc_strong_normalization", tmp_path)[0])
+    root = require_path(LEAN_EVAL / "coc_strong_normalization", "Lean Eval workspaces")
+    declarations = by_name(build_index(root, tmp_path)[0])
     prefix = "LeanEval.ProgramVerification.CoCStrongNormalization."
     assert declarations[prefix + "lift"].statement == "def lift (d c : Nat) : Tm → Tm"
     assert declarations[prefix + "Step.beta"].kind == "constructor"

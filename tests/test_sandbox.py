@@ -20,13 +20,14 @@ from typing import Any
 
 import pytest
 
+from conftest import PUTNAM, require_tool
 from pytest_forall.core.proc import ProcResult
 from pytest_forall.isolation import sandbox
 from pytest_forall.isolation.sandbox import SandboxPolicy, probe_sandbox, run_sandboxed, safe_read
 
 MARKER = f"forall-sbx-test-{uuid.uuid4().hex}"
 PYTHON = "/usr/bin/python3"
-BENCHMARK_CHECKOUT = "/work/shared/benchmarks/PutnamBench"
+BENCHMARK_CHECKOUT = str(PUTNAM)
 
 
 def _processes_with_marker() -> list[int]:
@@ -191,8 +192,8 @@ except socket.gaierror:
 """
 
 
-@pytest.mark.skipif(not Path("/usr/bin/coqc").exists(), reason="Coq is not installed")
 def test_a_real_prover_checks_a_proof_inside_the_limits(workspace: Path, audit_dir: Path) -> None:
+    require_tool("coqc")
     (workspace / "Add.v").write_text("Theorem one_plus_one : 1 + 1 = 2.\nProof. reflexivity. Qed.\n")
     findlib_conf = Path("/etc/ocamlfind.conf")  # coqc's plugin loader dies without it; /etc is not bound
     policy = SandboxPolicy(workspace=workspace, ro_binds=((findlib_conf, str(findlib_conf)),),

@@ -8,21 +8,23 @@ two layers accept it, i.e. the cheat would pass if that layer were removed.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
+from conftest import PUTNAM, require_path
 from pytest_forall.core.model import Task
+from pytest_forall.lang.lean.problem import parse_lean
 from pytest_forall.lang.screens import lean_static_layers
-from pytest_forall.suites.putnam import parse_lean
 
-LEAN_SRC = Path("/work/shared/benchmarks/PutnamBench/lean4/src")
+LEAN_SRC = PUTNAM / "lean4" / "src"
 LAYERS = ("syntax_screen", "frozen_statement", "shadowing_guard")
 GREATEST = "putnam_1974_a1"  # open Set; abbrev …_solution : ℕ := 11; IsGreatest, Icc, Int.gcd; `:=\n  sorry`
 GAME = "putnam_2025_a3"  # helper defs and an inductive in the preamble; `:= by\n  sorry`
 SQRT = "putnam_1962_a2"  # open MeasureTheory Set; √ and ⨍ in the statement
 
-pytestmark = pytest.mark.skipif(not LEAN_SRC.is_dir(), reason="PutnamBench Lean sources not present")
+@pytest.fixture(autouse=True)
+def _lean_sources() -> None:
+    require_path(LEAN_SRC, "PutnamBench Lean sources")
 
 
 def task(stem: str) -> Task:

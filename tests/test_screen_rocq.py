@@ -10,16 +10,20 @@ import re
 
 import pytest
 
-from conftest import PUTNAM
+from conftest import PUTNAM, require_path
 from pytest_forall.core.model import Task
+from pytest_forall.lang.rocq.problem import parse_coq
 from pytest_forall.lang.screens import rocq_static_layers
-from pytest_forall.suites.putnam import parse_coq
 
 COQ_SRC = PUTNAM / "coq" / "src"
 LAYERS = ("syntax_screen", "frozen_statement", "shadowing_guard")
 REALS = "putnam_1986_b4"  # Require Import Reals …; Definition …_solution := True; uses Rabs, sqrt, IZR
 MATHCOMP = "putnam_1962_a2"  # mathcomp preamble, Variable R : realType, Definition mu, set-valued answer
 SECTION = "putnam_1969_b5"  # wrapped in Section … End; uses INR
+
+@pytest.fixture(autouse=True)
+def _coq_sources() -> None:
+    require_path(COQ_SRC, "PutnamBench Coq sources")
 
 
 def task(stem: str) -> Task:

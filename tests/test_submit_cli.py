@@ -18,7 +18,7 @@ from pytest_forall.core.actor import ACTOR, REVIEWER
 from pytest_forall.core.model import Task, sha256_bytes
 from pytest_forall.core.review import prepare_review_dir
 from pytest_forall.lang.rocq.backend import RocqProver
-from pytest_forall.suites.putnam import parse_coq
+from pytest_forall.lang.rocq.problem import parse_coq
 from pytest_forall.tools.item import CONTEXT_ENV, URL_ENV, ItemTools, ToolContext
 
 TASK_ID = "putnam_2001_a1"

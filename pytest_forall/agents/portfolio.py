@@ -1,38 +1,18 @@
 """``portfolio``: the embedded default actor. Tries a ladder of closing tactics within the compile budget.
 
 Every attempt counts as a compile; a tactic that closes the goal becomes a candidate that goes
-through the full verifier like any agent's. Rocq tries the ladder in one ``coqtop`` that loaded the
-statement once; other provers compile one candidate per tactic.
+through the full verifier like any agent's. A backend with an interactive session (Rocq's ``coqtop``) tries the
+ladder in one session that loaded the statement once; others compile one candidate per tactic. The ladder
+is the language pack's.
 """
 
 from __future__ import annotations
 
-import functools
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.actor import AgentSession, SessionContext, TurnResult
-from pytest_forall.core.proc import run_command
+from pytest_forall.core.language import language_or_plain
 from pytest_forall.core.registry import hookimpl
-
-ROCQ_LADDER = ["lia", "nia", "psatz", "ring", "field", "auto", "intuition", "firstorder", "easy", "trivial",
-               "reflexivity", "tauto", "intuition lia", "eauto", "vm_compute; reflexivity", "intros; lra"]
-ROCQ_HAMMER = ["sauto", "hauto", "qauto"]
-ROCQ_PRELUDE = "From Coq Require Import Lia Psatz Lra.\n"
-ROCQ_HAMMER_PRELUDE = "From Hammer Require Import Tactics.\n"
-LEAN_LADDER = ["decide", "omega", "simp", "norm_num", "linarith", "nlinarith", "positivity", "aesop", "exact?"]
-
-
-@functools.cache
-def hammer_installed() -> bool:
-    """CoqHammer's tactics (Debian's libcoq-hammer) are installed next to the standard library."""
-    where = shutil.which("coqc")
-    if where is None:
-        return False
-    result = run_command([where, "-where"], cwd=tempfile.gettempdir(), timeout=30)
-    return result.returncode == 0 and (Path(result.stdout.strip()) / "user-contrib" / "Hammer" / "Tactics").is_dir()
 
 
 class PortfolioSession:
@@ -46,9 +26,9 @@ class PortfolioSession:
         if self.done:
             return TurnResult(gave_up="portfolio has no further tactics")
         self.done = True
-        task, prover = self.ctx.task, self.ctx.prover
-        if task.prover == "rocq" and hasattr(prover, "try_tactics"):
-            return self._rocq(timeout)
+        _task, prover = self.ctx.task, self.ctx.prover
+        if hasattr(prover, "try_tactics"):
+            return self._interactive(timeout)
         return self._generic()
 
     def _budgeted(self, ladder: list[str]) -> list[str]:
@@ -56,13 +36,10 @@ class PortfolioSession:
         # keep one compile for the verifier's own check of the winning candidate
         return ladder if remaining is None else ladder[: max(0, remaining - 1)]
 
-    def _rocq(self, timeout: float | None) -> TurnResult:
+    def _interactive(self, timeout: float | None) -> TurnResult:
+        """One prover session that loaded the statement once tries every tactic (Rocq's ``coqtop``)."""
         task, prover = self.ctx.task, self.ctx.prover
-        ladder = list(ROCQ_LADDER)
-        prelude = ROCQ_PRELUDE
-        if hammer_installed():
-            ladder += ROCQ_HAMMER
-            prelude += ROCQ_HAMMER_PRELUDE
+        ladder, prelude = language_or_plain(task.prover).portfolio_ladder()
         ladder = self._budgeted(ladder)
         winner, attempts, log = prover.try_tactics(  # type: ignore[attr-defined]
             task, self.ctx.workspace, ladder, self.tactic_timeout, prelude=prelude)
@@ -81,14 +58,13 @@ class PortfolioSession:
         from pytest_forall.core.verify import verify_candidate
 
         task, prover = self.ctx.task, self.ctx.prover
-        hole = task.frozen
-        if not hole:
-            return TurnResult(gave_up="task has no proof hole")
+        pack = language_or_plain(task.prover)
+        if not task.frozen or pack.close_hole is None:
+            return TurnResult(gave_up="task has no proof hole the portfolio can fill")
         attempts = 0
-        for tactic in self._budgeted(LEAN_LADDER if task.prover == "lean" else []):
+        for tactic in self._budgeted(pack.portfolio_ladder()[0]):
             attempts += 1
-            opener = "" if task.frozen.rstrip().endswith("by") else "by "
-            text = task.frozen + opener + tactic + task.template[len(task.frozen) + len("sorry"):]
+            text = pack.close_hole(task, tactic)
             verdict = verify_candidate(task, prover, text.encode(), timeout=self.tactic_timeout * 4)
             if verdict.verdict == "infra":
                 return TurnResult(infra=verdict.reason, compiles=attempts)

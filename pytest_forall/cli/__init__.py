@@ -17,14 +17,15 @@ from collections.abc import Sequence
 SUBCOMMANDS = {
     "verify": "pytest_forall.core.verify",
     "sandbox": "pytest_forall.isolation.sandbox",
-    "mcp": "pytest_forall.tools.mcp_server",
+    "mcp": "pytest_forall.cli.mcp",
     "start": "pytest_forall.tools.shell",
     "compile": "pytest_forall.tools.shell",
     "submit": "pytest_forall.tools.shell",
     "review-start": "pytest_forall.tools.shell",
     "review-compile": "pytest_forall.tools.shell",
-    "report": "pytest_forall.plugin.report",
-    "proofs": "pytest_forall.plugin.report",
+    "report": "pytest_forall.cli.report",
+    "proofs": "pytest_forall.cli.report",
+    "watch": "pytest_forall.cli.watch",
 }
 
 

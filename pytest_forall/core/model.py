@@ -56,13 +56,14 @@ class Task:
     @property
     def candidate_name(self) -> str:
         """``<task id>.<ext>``, unless the adapter named the file (``meta["candidate_name"]``)."""
-        return str(self.meta.get("candidate_name") or f"{self.task_id}.{PROVER_EXT.get(self.prover, 'txt')}")
+        if self.meta.get("candidate_name"):
+            return str(self.meta["candidate_name"])
+        from pytest_forall.core.language import language_or_plain
+
+        return f"{self.task_id}.{language_or_plain(self.prover).extension}"
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)
-
-
-PROVER_EXT = {"rocq": "v", "lean": "lean"}
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import logging
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,10 @@ from pytest_forall.core.actor import (
     TurnResult,
 )
 from pytest_forall.core.budget import SpendLedger
+from pytest_forall.core.language import language_or_plain
 from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Task, Verdict
+from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
+from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
 from pytest_forall.core.prover import Prover
 from pytest_forall.core.refute import refutation_name, refutation_task
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
@@ -49,10 +52,6 @@ from pytest_forall.core.verify import verify_candidate
 log = logging.getLogger(__name__)
 
 REVIEW_FILE = "REVIEW.md"
-#: How the actor compiles its file by hand, per prover (the prompt says so).
-COMPILE_COMMANDS = {"rocq": "coqc {file}", "lean": "lake env lean {file}"}
-PLACEHOLDERS = {"rocq": "`Admitted.`", "lean": "`sorry`"}
-PROVER_TITLES = {"rocq": "Rocq (Coq)", "lean": "Lean 4"}
 SUITE_TITLES = {"putnam": "PutnamBench, a benchmark of formalised Putnam competition problems"}
 #: Outcomes after which a state file is not resumed but replaced.
 FINISHED = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
@@ -75,6 +74,13 @@ class ItemContext:
     verify_timeout: float = 300.0
     #: key of the resume state's HMAC (the run secret); empty: no resume state is kept
     run_secret: bytes = b""
+    #: ``(sandbox dir, binds) -> runner | problem``: runs prover processes inside the sandbox. Supplied by the
+    #: layer that owns isolation (:func:`pytest_forall.isolation.sandbox.sandboxed_prover_runner`); without it
+    #: ``--forall-sandbox=bwrap`` is infra, never a silent unsandboxed run.
+    sandbox_runner: Callable[[Path, list[tuple[Path, str]]], Any] | None = None
+    #: ``(context, prover, charge_compile=) -> context manager``: the item's benchmark tools for one agent
+    #: session (:class:`pytest_forall.tools.item.ItemTools`); without it agents get no tools.
+    open_tools: Callable[..., Any] | None = None
 
 
 # -- prompts ----------------------------------------------------------------------------------------
@@ -89,11 +95,12 @@ def answer_note(task: Task) -> str:
 
 def initial_prompt(task: Task) -> str:
     """The actor's first prompt: what is frozen, how to compile, what a submission is, and how to refute."""
-    placeholder = PLACEHOLDERS.get(task.prover, "placeholder")
-    compile_hint = COMPILE_COMMANDS.get(task.prover, "").format(file=task.candidate_name)
+    pack = language_or_plain(task.prover)
+    placeholder = f"`{pack.placeholder}`"
+    compile_hint = pack.compile_command.format(file=task.candidate_name)
     intro = SUITE_TITLES.get(task.suite, f"the {task.suite} benchmark")
     lines = [
-        f"You are proving problem {task.task_id} from {intro}, in {PROVER_TITLES.get(task.prover, task.prover)}.",
+        f"You are proving problem {task.task_id} from {intro}, in {pack.title}.",
         "",
         (f"The file `{task.candidate_name}` in the current directory holds the problem (TASK.md repeats the "
          f"rules). Replace the placeholder proof ({placeholder}) of `{task.theorem_name}` with a complete proof."),
@@ -155,6 +162,9 @@ class ItemRun:
     def __init__(self, ctx: ItemContext) -> None:
         self.ctx = ctx
         self.started = time.monotonic()
+        self.started_at = time.time()
+        self.activity = "starting"
+        self.outcome = ""  # set once, when the item ends (a resumed state may still hold an earlier infra)
         self.store = (StateStore(ctx.audit.directory / "state.json", ctx.run_secret, ctx.task.task_id,
                                  ctx.workspace_root / ctx.workspace_name) if ctx.run_secret else None)
         self.state, self.resumed = self._load_state()
@@ -189,6 +199,19 @@ class ItemRun:
         self.state.wall_s = round(self._wall(), 3)
         if self.store is not None:
             self.store.save(self.state)
+        self._write_progress()
+
+    def _write_progress(self, activity: str = "") -> None:
+        """What the item is doing now and what it has spent so far, for ``forall watch``."""
+        self.activity = activity or self.activity
+        state, usage = self.state, self.state.usage
+        write_json_atomic(self.ctx.audit.directory / PROGRESS_FILE, {
+            "task_id": self.ctx.task.task_id, "state": PROGRESS_FINISHED if self.outcome else RUNNING,
+            "outcome": self.outcome, "activity": self.activity, "sample": state.sample,
+            "round": state.sample_rounds, "rounds": state.rounds, "compiles": state.compiles,
+            "reviews": state.reviews, "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out,
+            "cost_usd": usage.cost_usd, "wall_s": round(self._wall(), 3), "started_at": self.started_at,
+            "updated_at": time.time()})
 
     def _wall(self) -> float:
         return self.wall_before + time.monotonic() - self.started
@@ -267,6 +290,7 @@ class ItemRun:
 
     def run(self) -> dict[str, Any]:
         task = self.ctx.task
+        self._write_progress("probing the prover and frontend")
         if task.problem:
             return self._result(FAILED, f"{task.source_path}: {task.problem}")
         for probe, who in ((self.ctx.prover.probe(self.ctx.workspace_root), "prover"),
@@ -282,13 +306,13 @@ class ItemRun:
             self.ctx.audit.event(kind="sandbox", prover=self.ctx.prover.name, sandboxed=False,
                                  reason="this prover backend declares no sandbox binds; it runs unsandboxed")
         if self.prover_sandboxed and hasattr(self.ctx.prover, "runner"):
-            from pytest_forall.isolation.sandbox import probe_sandbox, prover_runner
-
-            problem = probe_sandbox()
-            if problem:
-                return self._result(INFRA, f"sandbox: {problem}")
+            if self.ctx.sandbox_runner is None:
+                return self._result(INFRA, "sandbox: --forall-sandbox=bwrap, but this run has no sandbox launcher")
             binds = [(p, inside) for p, inside in getattr(self.ctx.prover, "sandbox_binds", ()) if p.exists()]
-            self.ctx.prover.runner = prover_runner(self.ctx.audit.directory / "sandbox", binds)
+            runner = self.ctx.sandbox_runner(self.ctx.audit.directory / "sandbox", binds)
+            if isinstance(runner, str):
+                return self._result(INFRA, f"sandbox: {runner}")
+            self.ctx.prover.runner = runner
             if hasattr(self.ctx.prover, "sandboxed"):  # interactive prover sessions (the portfolio's coqtop)
                 self.ctx.prover.sandboxed = True
         infra = self._template_infra()
@@ -306,6 +330,7 @@ class ItemRun:
 
     def _template_infra(self) -> str:
         """The unmodified problem must compile here before anyone tries to prove it (cached per template)."""
+        self._write_progress("checking the template")
         build = self.ctx.audit.directory / "template-check"
         build.mkdir(parents=True, exist_ok=True)
         try:
@@ -355,6 +380,7 @@ class ItemRun:
                     if stop:
                         return self._exhausted(stop)
                     state.prompt, state.phase = prompt, ACTOR_PHASE
+                    self.activity = f"actor turn s{state.sample}/r{state.sample_rounds + 1}"
                     self._save()
                     turn = session.turn(prompt, timeout=self._remaining_wall())
                     state.rounds += 1
@@ -441,6 +467,7 @@ class ItemRun:
     def _submit(self, task: Task, data: bytes, tag: str, kind: str) -> Verdict:
         """Verify one submission (one compile) and record its bytes, digest and evidence."""
         self._charge_compile()
+        self._write_progress(f"verifying {tag}" + ("" if kind == "candidate" else f" ({kind})"))
         verdict = verify_candidate(task, self.ctx.prover, data, timeout=self.ctx.verify_timeout)
         name = task.candidate_name if kind == "candidate" else refutation_name(task)
         saved = self.ctx.audit.write_bytes(f"{tag}/{name}", data)
@@ -494,6 +521,7 @@ class ItemRun:
         task, state = self.ctx.task, self.state
         state.phase = REVIEW_PHASE
         state.reviews += 1
+        self.activity = f"review {tag}"
         self._save()
         review_dir = prepare_review_dir(self.ctx.audit.directory / "review-ws" / tag.replace("/", "-"), task, data)
         rctx = SessionContext(task=task, workspace=review_dir, audit_dir=self.ctx.audit.directory / tag / "review",
@@ -529,18 +557,15 @@ class ItemRun:
         records stay in the session's audit dir and are summarised into ``tools.json`` there.
         """
         frontend = self.ctx.frontend if role == ACTOR else self.ctx.reviewer
-        if self.ctx.options.get("tools") != "mcp" or not getattr(frontend, "is_agent", False):
+        if (self.ctx.options.get("tools") != "mcp" or not getattr(frontend, "is_agent", False)
+                or self.ctx.open_tools is None):
             yield self.ctx.options
             return
-        from pytest_forall.tools.item import ItemTools, ToolContext
-
-        task = self.ctx.task
-        context = ToolContext(task=task, role=role, workspace=workspace, audit_dir=audit_dir,
-                              prover=self.ctx.prover.name, timeout=self.ctx.verify_timeout,
-                              retrieval_root=str(self.ctx.options.get("retrieval_root") or ""),
-                              excluded=tuple(task.meta.get("retrieval_exclude") or (task.theorem_name,)))
         charge = self._charge_compile if role == ACTOR else None
-        with ItemTools(context, self.ctx.prover, charge_compile=charge) as tools:
+        with self.ctx.open_tools(task=self.ctx.task, role=role, workspace=workspace, audit_dir=audit_dir,
+                                 prover=self.ctx.prover, timeout=self.ctx.verify_timeout,
+                                 retrieval_root=str(self.ctx.options.get("retrieval_root") or ""),
+                                 charge_compile=charge) as tools:
             try:
                 yield {**self.ctx.options, "mcp_servers": tools.mcp_servers(),
                        "env": {**(self.ctx.options.get("env") or {}), **tools.env()}}
@@ -560,8 +585,9 @@ class ItemRun:
         verdict = self.accepted_verdict
         state = self.state
         usage = state.usage
-        state.outcome = outcome
+        state.outcome = self.outcome = outcome
         state.infra = reason if outcome == INFRA else ""
+        self.activity = f"finished: {outcome}"
         self._save()
         result = {
             "task_id": self.ctx.task.task_id, "suite": self.ctx.task.suite, "track": self.ctx.task.track,
@@ -575,6 +601,7 @@ class ItemRun:
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
             "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
+            "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }
         self.ctx.audit.write_json("result.json", result)
         self.ctx.audit.summarize(result)

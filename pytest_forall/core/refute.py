@@ -8,60 +8,24 @@ independent check), so a claim passes only with a kernel-checked proof that the 
 hypothesis, yields ``False``. A passing refutation is not an acceptance: it ends the item as
 ``statement_false`` for a human to review (the formalisation, not the actor, may be wrong).
 
-Only Rocq problems have a refutation format so far; for other provers :func:`refutation_task` is None.
+Each language pack derives its own refutation task (``Language.refutation``); where a pack has none,
+:func:`refutation_task` is None.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pytest_forall.core.model import PROVER_EXT, Task
+from pytest_forall.core.language import language_or_plain
+from pytest_forall.core.model import Task
 
 REFUTATION_STEM = "STATEMENT_FALSE"
-OPENING, CLOSING = "([{", ")]}"
 
 
 def refutation_name(task: Task) -> str:
-    return f"{REFUTATION_STEM}.{PROVER_EXT.get(task.prover, 'txt')}"
+    return f"{REFUTATION_STEM}.{language_or_plain(task.prover).extension}"
 
 
 def refutation_task(task: Task) -> Task | None:
     """The task whose accepted candidate refutes ``task``, or None when no refutation can be derived."""
-    if task.prover != "rocq" or task.problem:
+    if task.problem:
         return None
-    return _rocq_refutation(task)
-
-
-def _rocq_refutation(task: Task) -> Task | None:
-    from pytest_forall.lang.common import NotUnderstood
-    from pytest_forall.lang.rocq.screen import template_shape
-    from pytest_forall.suites.putnam import parse_coq
-
-    try:
-        tokens = template_shape(task.template, task.theorem_name).theorem.tokens
-    except NotUnderstood:
-        return None
-    line_starts = [0]
-    for line in task.template.splitlines(keepends=True):
-        line_starts.append(line_starts[-1] + len(line))
-
-    def offset(index: int) -> int:
-        return line_starts[tokens[index].line - 1] + tokens[index].col - 1
-
-    depth, colon = 0, None
-    for index in range(2, len(tokens) - 1):
-        text = tokens[index].text
-        if tokens[index].kind == "symbol":
-            if text == ":" and depth == 0:
-                colon = index
-                break
-            depth += sum(text.count(c) for c in OPENING) - sum(text.count(c) for c in CLOSING)
-    if colon is None:
-        return None
-    binders = task.template[offset(2):offset(colon)].strip()
-    conclusion = task.template[offset(colon + 1):offset(len(tokens) - 1)].strip()
-    statement = f"forall {binders}, {conclusion}" if binders else conclusion
-    text = (f"{task.template[:offset(0)]}Theorem {task.theorem_name}_is_false :\n    ~ ({statement}).\n"
-            "Proof. Admitted.\n")
-    derived = parse_coq(task.task_id, Path(task.source_path), text)
-    return None if derived.problem else derived
+    return language_or_plain(task.prover).refutation(task)

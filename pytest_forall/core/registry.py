@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pytest_forall.core.actor import Frontend
+    from pytest_forall.core.language import Language
     from pytest_forall.core.model import Task
     from pytest_forall.core.prover import Prover
 
@@ -35,6 +36,8 @@ BUILTIN_PLUGINS = (
     "pytest_forall.suites.verisoftbench",
     "pytest_forall.suites.lean_eval",
     "pytest_forall.suites.project",
+    "pytest_forall.lang.rocq",
+    "pytest_forall.lang.lean",
     "pytest_forall.lang.rocq.backend",
     "pytest_forall.lang.lean.backend",
     "pytest_forall.agents.replay",
@@ -54,6 +57,12 @@ def pytest_forall_load_tasks(path: Path, manifest: dict[str, Any], options: dict
     raise: return a :class:`Task` with ``problem`` set so that item fails with a message naming the file.
     Raise :class:`pytest_forall.core.errors.UsageError` when the suite cannot be located at all.
     """
+
+
+@hookspec
+def pytest_forall_languages() -> list[Language]:
+    """Return the language packs this plugin provides (see :mod:`pytest_forall.core.language`)."""
+    return []
 
 
 @hookspec(firstresult=True)

@@ -22,6 +22,7 @@ from typing import Any
 
 from pytest_forall.core.actor import SessionHandle
 from pytest_forall.core.model import Usage
+from pytest_forall.core.progress import write_json_atomic
 
 STATE_VERSION = 1
 #: What the next step of an unfinished item is: an actor turn, or a review of the candidate on disk.
@@ -87,9 +88,7 @@ class StateStore:
 
     def save(self, state: ItemState) -> None:
         payload = json.dumps({"version": STATE_VERSION, "state": state.to_wire()}, sort_keys=True)
-        scratch = self.path.with_name(self.path.name + ".tmp")
-        scratch.write_text(json.dumps({"payload": payload, "hmac": self._mac(payload)}), encoding="utf-8")
-        scratch.replace(self.path)
+        write_json_atomic(self.path, {"payload": payload, "hmac": self._mac(payload)})
 
     def load(self) -> tuple[ItemState | None, str]:
         """(state, "") when there is valid state; (None, why) after quarantining bad state; (None, "") if none."""

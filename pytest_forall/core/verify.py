@@ -149,13 +149,11 @@ def task_from_template(prover_name: str, template: Path) -> Task:
     The task id is the file's stem after following symlinks (``template -> …/putnam_1962_a2.v``); CRLF line
     endings and a leading byte order mark are read the way the prover reads them.
     """
-    from pytest_forall.suites.putnam import parse_coq, parse_lean
+    from pytest_forall.core.language import language
 
     resolved = template.resolve()
     text = resolved.read_bytes().decode("utf-8-sig")
-    if prover_name == "rocq":
-        return parse_coq(resolved.stem, resolved, text)
-    return parse_lean(resolved.stem, resolved, text)
+    return language(prover_name).parse_problem(resolved.stem, resolved, text)
 
 
 def resolve_template(path: Path) -> Path:
@@ -196,11 +194,14 @@ def _usage_error(args: argparse.Namespace, message: str) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Exit 0 accept, 1 reject, 2 infra or usage error (with ``--json`` an infra verdict is still printed)."""
+    from pytest_forall.core.language import UnknownLanguage
     from pytest_forall.core.registry import builtin_plugin_manager
 
     try:
         template = resolve_template(Path(args.template).expanduser())
         task = task_from_template(args.prover, template)
+    except UnknownLanguage as exc:
+        return _usage_error(args, f"--prover {args.prover}: {exc}")
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return _usage_error(args, f"cannot read template {args.template}: {exc}")
     try:
@@ -256,7 +257,8 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("verify", help="Verify one candidate proof against its template",
                             description="Run the verifier's layers on one candidate. Exit 0 accept, 1 reject, "
                                         "2 infra or usage error.")
-    parser.add_argument("--prover", required=True, choices=["lean", "rocq"])
+    parser.add_argument("--prover", required=True, help="The prover whose language pack judges the candidate "
+                                                          "(built in: rocq, lean)")
     parser.add_argument("--template", required=True, help="The problem file as the benchmark ships it")
     parser.add_argument("--candidate", required=True, help="The proof to judge")
     parser.add_argument("--theorem", default="", help="Theorem name (default: found in the template)")

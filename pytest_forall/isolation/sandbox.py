@@ -679,6 +679,12 @@ def _cli_main(args: argparse.Namespace) -> int:
     return result.returncode
 
 
+def sandboxed_prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> Callable[..., ProcResult] | str:
+    """:func:`prover_runner`, or why no sandbox can start here (with the fix): the protocol's sandbox launcher."""
+    problem = probe_sandbox()
+    return problem or prover_runner(audit_dir, ro_binds)
+
+
 def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> Callable[..., ProcResult]:
     """A drop-in for :func:`pytest_forall.core.proc.run_command` that runs a prover call in the sandbox.
 

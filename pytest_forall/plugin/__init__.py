@@ -1,14 +1,12 @@
 """The ``pytest11`` entry point: options, markers, fixtures and the run-level plugin object.
 
-Kept thin: the protocol lives in :mod:`pytest_forall.core.protocol`, outcomes and reports in
-:mod:`pytest_forall.plugin.report`. Heavy imports (pexpect, junitparser, agent code) happen only when an item runs.
+Kept thin: settings live in :mod:`pytest_forall.plugin.options`, the item body in
+:mod:`pytest_forall.plugin.runner`, outcomes and reports in :mod:`pytest_forall.plugin.report`, the protocol in
+:mod:`pytest_forall.core.protocol`. Heavy imports (pexpect, junitparser, agent code) happen only when an item runs.
 """
 
 from __future__ import annotations
 
-import secrets
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,59 +15,9 @@ import pytest
 from pytest_forall.core import registry
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Task
-from pytest_forall.plugin.collect import SUITE_BUDGET_KEY, TASK_KEY, ForallItem, pytest_collect_file  # noqa: F401  (hookimpl)
+from pytest_forall.plugin.collect import ForallItem, pytest_collect_file  # noqa: F401  (hookimpl)
+from pytest_forall.plugin.options import OPTIONS, TASK_KEY, option_value, resolved_options
 
-
-@dataclass(frozen=True)
-class Option:
-    name: str
-    help: str
-    default: str = ""
-    choices: tuple[str, ...] = ()
-
-
-#: Every setting, as ``--forall-<name>`` on the command line and ``forall_<name>`` in the ini file.
-OPTIONS = (
-    Option("putnam_root", "PutnamBench checkout (else PUTNAMBENCH_ROOT)"),
-    Option("frontend", "Who writes proofs: portfolio, replay, claude-code, codex, opencode, or a plugin's",
-           "portfolio"),
-    Option("reviewer", "Reviewer frontend (default: the actor's, for coding agents; none for offline ones)"),
-    Option("proofs", "Directory of stored proofs <task id>.v/.lean (replay reads it)"),
-    Option("model", "Model name passed to the agent frontend"),
-    Option("effort", "Reasoning effort passed to the agent frontend"),
-    Option("max_retries", "Retries of a failed provider request inside an agent CLI (default: the CLI's own)"),
-    Option("provider_url", "Base URL of the model provider (self-hosted, proxied or test endpoint)"),
-    Option("require", "Which passes count: any (strict or rules-only) or strict", "any", ("any", "strict")),
-    Option("reports", "Directory for run reports (results.jsonl, audit records)", "reports"),
-    Option("run_id", "Name of this run's report directory (default: timestamp)"),
-    Option("resume", "Continue run RUN: only items without a final outcome run again"),
-    Option("timeout", "Seconds per prover call", "300"),
-    Option("tactic_timeout", "Seconds per portfolio tactic", "5"),
-    Option("tools", "Benchmark tools (start/compile/submit, review) for coding agents over MCP: mcp or none",
-           "mcp", ("mcp", "none")),
-    Option("retrieval_root", "Library sources the agents' lookup/search/usages/outline tools index (default: none)"),
-    Option("sandbox", "Isolation for actor and prover processes: bwrap, or none (recorded in every audit record)",
-           "bwrap", ("bwrap", "none")),
-    Option("cache_dir", "Cache for compiled templates and indexes (default: under the reports directory)"),
-    Option("run_usd", "Spend cap for the whole run, shared by all workers (USD)"),
-    Option("lean_project", "Lake project used to compile Lean candidates (default: lean_env/putnam)"),
-    Option("project", "Any Lake or Rocq project: each sorry/Admitted theorem becomes an item"),
-    Option("subset", "Named task subset of a suite (VeriSoftBench: aristotle)"),
-    Option("verisoftbench_root", "VeriSoftBench data: the dataset JSONL and the task repositories"),
-    Option("lean_eval_root", "Lean Eval checkout (generated/<id>/ workspaces)"),
-    Option("samples", "Budget: fresh actor sessions per item"),
-    Option("rounds", "Budget: actor turns per session"),
-    Option("compiles", "Budget: compiles per sample (verifier runs and the actor's own prover commands)"),
-    Option("review_rounds", "Budget: reviews per item"),
-    Option("wall", "Budget: wall seconds per item"),
-    Option("usd", "Budget: spend per item (USD)"),
-)
-BUDGET_OPTIONS = ("samples", "rounds", "compiles", "review_rounds", "wall", "usd")
-OPTIONS_KEY = pytest.StashKey[dict[str, Any]]()
-
-
-
-# --- options -------------------------------------------------------------------------------------
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("forall", "pytest-forall: proofs as tests")
@@ -83,44 +31,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(registry)
-
-
-def option_value(config: pytest.Config, name: str) -> tuple[Any, str]:
-    """(value, source) with CLI > ini > default; the source names where a bad value came from."""
-    cli = config.getoption(f"forall_{name}")
-    flag = "--forall-" + name.replace("_", "-")
-    if cli not in (None, ""):
-        return cli, flag
-    ini = config.getini(f"forall_{name}")
-    if ini not in (None, "", []):
-        return ini, f"ini option forall_{name}"
-    default = next(o.default for o in OPTIONS if o.name == name)
-    return default, f"default of {flag}"
-
-
-def resolved_options(config: pytest.Config) -> dict[str, Any]:
-    """All settings as plain values (they cross into hooks, frontends and the protocol)."""
-    if OPTIONS_KEY in config.stash:
-        return config.stash[OPTIONS_KEY]
-    options: dict[str, Any] = {"rootdir": str(config.rootpath)}
-    for opt in OPTIONS:
-        value, source = option_value(config, opt.name)
-        if opt.choices and value not in opt.choices:
-            raise pytest.UsageError(f"{source}: {value!r} is not one of {list(opt.choices)}")
-        options[opt.name] = value
-    for key in ("timeout", "tactic_timeout", "run_usd"):
-        if options[key] not in (None, ""):
-            try:
-                options[key] = float(options[key])
-            except ValueError:
-                raise pytest.UsageError(f"{option_value(config, key)[1]}: expected a number, "
-                                        f"got {options[key]!r}") from None
-    reports = Path(str(options["reports"]))
-    options["reports"] = str(reports if reports.is_absolute() else config.rootpath / reports)
-    if not options["cache_dir"]:
-        options["cache_dir"] = str(Path(options["reports"]) / ".cache")
-    config.stash[OPTIONS_KEY] = options
-    return options
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -201,19 +111,4 @@ def forall_reviewer(request: pytest.FixtureRequest, forall_frontend: Any) -> Any
         return None
     return _make_frontend(request, str(name), source)
 
-
-def item_budget(item: pytest.Item) -> Any:
-    from pytest_forall.core.budget import resolve_budget
-
-    markers = [(f"forall_budget marker on {item.nodeid}", m.kwargs) for m in item.iter_markers("forall_budget")]
-    layers = []
-    for name in BUDGET_OPTIONS:
-        value, source = option_value(item.config, name)
-        layers.append((source, {name: value}))
-    layers.append((f"[budget] of {item.path}", item.stash.get(SUITE_BUDGET_KEY, {})))
-    return resolve_budget(markers, layers)
-
-
-def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 

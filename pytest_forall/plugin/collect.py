@@ -16,11 +16,9 @@ import pytest
 
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Task
+from pytest_forall.plugin.options import SUITE_BUDGET_KEY, TASK_KEY
 
 SUITE_SUFFIX = ".forall.toml"
-TASK_KEY = pytest.StashKey[Task]()
-#: The manifest's ``[budget]`` table: below markers, options and ini in precedence (a suite default).
-SUITE_BUDGET_KEY = pytest.StashKey[dict[str, Any]]()
 
 
 class ForallItem(pytest.Function):
@@ -45,7 +43,7 @@ class ForallItem(pytest.Function):
 def run_forall_item(request: pytest.FixtureRequest, forall_task: Task, forall_workspace: Path,
                     forall_prover: Any, forall_frontend: Any, forall_reviewer: Any) -> None:
     """The test function every task item runs: drive the protocol and turn its outcome into a report."""
-    from pytest_forall.plugin.report import finish_item
+    from pytest_forall.plugin.runner import finish_item
 
     finish_item(request, forall_task, forall_workspace, forall_prover, forall_frontend, forall_reviewer)
 
@@ -65,7 +63,7 @@ class ForallSuite(pytest.File):
             return [_broken_task(self.path, f"cannot read suite manifest: {exc}")]
         if not isinstance(manifest.get("adapter"), str):
             return [_broken_task(self.path, "suite manifest has no `adapter = \"…\"` entry")]
-        from pytest_forall.plugin import resolved_options
+        from pytest_forall.plugin.options import resolved_options
 
         options = resolved_options(self.config)
         try:

@@ -25,8 +25,8 @@ def _suite_collector() -> Any:
         """The project's items, without a manifest on disk."""
 
         def _tasks(self) -> list[Task]:
-            from pytest_forall.plugin import resolved_options
             from pytest_forall.plugin.collect import _broken_task
+            from pytest_forall.plugin.options import resolved_options
 
             options = resolved_options(self.config)
             self.manifest = {"adapter": SUITE}
@@ -51,7 +51,7 @@ class ProjectDir(pytest.Dir):  # type: ignore[misc]  # pytest marks Dir final; o
 
 
 def _configured_project(config: pytest.Config) -> Path | None:
-    from pytest_forall.plugin import resolved_options
+    from pytest_forall.plugin.options import resolved_options
 
     value = resolved_options(config).get("project")
     if not value:
@@ -62,7 +62,7 @@ def _configured_project(config: pytest.Config) -> Path | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """``pytest --forall-project PATH`` alone collects PATH; with explicit paths, PATH is added to them."""
-    from pytest_forall.plugin import resolved_options
+    from pytest_forall.plugin.options import resolved_options
 
     root = _configured_project(config)
     if root is None:
@@ -95,7 +95,7 @@ class ProofStore:
         self.config = config
 
     def pytest_forall_item_finished(self, nodeid: str, result: dict[str, Any]) -> None:
-        from pytest_forall.plugin import resolved_options
+        from pytest_forall.plugin.options import resolved_options
 
         options = resolved_options(self.config)
         if (result.get("suite") != SUITE or result.get("outcome") not in (STRICT, RULES_ONLY)

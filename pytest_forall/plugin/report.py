@@ -7,10 +7,10 @@ from there, never from the item.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
+import socket
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT, Task
+from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT
+from pytest_forall.core.progress import RUN_FILE, write_json_atomic
+from pytest_forall.core.summary import summary_lines
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
@@ -50,50 +52,11 @@ def junit_value(value: Any) -> str:
     return str(value)
 
 
-def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, prover: Any, frontend: Any,
-                reviewer: Any) -> None:
-    """Run the protocol for one item and raise/skip according to its outcome."""
-    from pytest_forall.core.accept import AuditRecord
-    from pytest_forall.core.budget import SpendLedger
-    from pytest_forall.core.protocol import ItemContext, ItemRun
-    from pytest_forall.plugin import item_budget, resolved_options
-
-    item = request.node
-    reporter: ForallReporter = request.config.pluginmanager.getplugin("forall-reporter")
-    options = resolved_options(request.config)
-    prompt = item.ihook.pytest_forall_actor_prompt(task=task, options=options)
-    if prompt is not None:  # a suite's conftest (or a plugin) words the actor's first prompt
-        options = {**options, "actor_prompt": prompt}
-    audit = AuditRecord(reporter.run_dir / "items" / reporter.item_dirname(item.nodeid), task)
-    ledger = SpendLedger(reporter.run_dir / "spend.json")
-    ctx = ItemContext(task=task, workspace_root=workspace.parent, workspace_name=workspace.name, audit=audit,
-                      prover=prover, frontend=frontend, reviewer=reviewer, budget=item_budget(item),
-                      options=options, ledger=ledger,
-                      run_usd=options["run_usd"] if options["run_usd"] not in (None, "") else None,
-                      verify_timeout=float(options["timeout"]), run_secret=reporter.secret())
-    result = ItemRun(ctx).run()
-    result["nodeid"] = item.nodeid
-    result["run_id"] = reporter.run_id
-    result["sandbox"] = options["sandbox"]
-    result["audit_dir"] = str(audit.directory)
-    reporter.record(result)
-    item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
-    for name in JUNIT_FIELDS:
-        item.user_properties.append((f"forall.{name}", junit_value(result.get(name))))
-    item.stash[RESULT_KEY] = result
-    outcome, reason = result["outcome"], result["reason"]
-    if outcome == FAILED:
-        raise ForallFailure(f"{task.task_id}: {reason}\n(audit record: {audit.directory})")
-    if outcome in (INFRA, STATEMENT_FALSE):
-        pytest.skip(f"{outcome}: {reason}")
-
-
-
 class ForallReporter:
     """Run-level state: run id, report directory, collected results (controller), exit policy."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from pytest_forall.plugin import new_run_id, resolved_options
+        from pytest_forall.plugin.options import new_run_id, resolved_options
 
         self.config = config
         options = resolved_options(config)
@@ -108,6 +71,7 @@ class ForallReporter:
         self.expected: int | None = None
         self.require_strict = options["require"] == "strict"
         self._secret: bytes | None = None
+        self.run_meta: dict[str, Any] = {}
 
     # -- worker side ------------------------------------------------------------------------------
 
@@ -148,11 +112,23 @@ class ForallReporter:
         if not hasattr(self.config, "workerinput"):
             self.run_dir.mkdir(parents=True, exist_ok=True)
             self.secret()
+            self.run_meta = {"run_id": self.run_id, "started_at": time.time(), "selected": None, "finished_at": None,
+                             "host": socket.gethostname(), "pid": os.getpid()}
+            self.write_run_meta()
+
+    def write_run_meta(self, **fields: Any) -> None:
+        """``run.json``: what ``forall watch`` knows of the whole run (selected items, finished or not)."""
+        self.run_meta.update(fields)
+        write_json_atomic(self.run_dir / RUN_FILE, self.run_meta)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not hasattr(self.config, "workerinput"):
+            self.write_run_meta(selected=sum(1 for item in session.items if ".forall.toml::" in item.nodeid))
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
         """With --forall-resume, deselect items whose latest recorded outcome is final."""
-        from pytest_forall.plugin import resolved_options
+        from pytest_forall.plugin.options import resolved_options
 
         if not resolved_options(config)["resume"]:
             return
@@ -187,7 +163,7 @@ class ForallReporter:
         return None
 
     def pytest_report_header(self, config: pytest.Config) -> str:
-        from pytest_forall.plugin import resolved_options
+        from pytest_forall.plugin.options import resolved_options
 
         options = resolved_options(config)
         return (f"forall: run {self.run_id} -> {self.run_dir}; frontend={options['frontend']} "
@@ -221,6 +197,7 @@ class ForallReporter:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.results and counts[INFRA] == len(self.results) and session.exitstatus == 0:
             session.exitstatus = EXIT_ALL_INFRA
+        self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
 
 
 class XdistHooks:
@@ -235,107 +212,4 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         count = sum(1 for i in ids if ".forall.toml::" in i)
         self.reporter.expected = max(self.reporter.expected or 0, count)
-
-
-def summary_lines(results: list[dict[str, Any]], missing: list[str], run_dir: Path) -> list[str]:
-    counts = Counter(str(r.get("outcome")) for r in results)
-    lines = [", ".join(f"{counts[o]} {o}" for o in OUTCOMES) + f"  ({len(results)} items)"]
-
-    def total(key: str) -> str:
-        known = [r[key] for r in results if r.get(key) is not None]
-        if not known:
-            return "unknown"
-        value = sum(known)
-        suffix = f" ({len(results) - len(known)} unknown)" if len(known) < len(results) else ""
-        return (f"{value:.4f}" if isinstance(value, float) else str(value)) + suffix
-
-    lines.append(f"compiles {total('compiles')}, wall {sum(r.get('wall_s') or 0 for r in results):.1f} s, "
-                 f"tokens in {total('tokens_in')}, out {total('tokens_out')}, cost USD {total('cost_usd')}")
-    accepted = [r for r in results if r.get("outcome") in (STRICT, RULES_ONLY)]
-    judged = [r for r in accepted if r.get("independent") is not None]
-    passed = sum(1 for r in judged if r.get("independent"))
-    lines.append(f"independent check: {passed}/{len(judged)} judged accepted, "
-                 f"{len(accepted) - len(judged)} accepted not judged")
-    unsandboxed = sum(1 for r in results if r.get("sandbox") == "none")
-    if unsandboxed:
-        lines.append(f"sandbox: NONE for {unsandboxed} items (--forall-sandbox=none): actor and prover ran unisolated")
-    prover_only = sum(1 for r in results if r.get("sandbox") == "bwrap" and r.get("prover_sandboxed") is False
-                      and r.get("outcome") != INFRA)
-    if prover_only:
-        lines.append(f"sandbox: the prover of {prover_only} items ran unsandboxed (its backend declares no binds)")
-    infra_reasons = Counter(str(r.get("reason", ""))[:100] for r in results if r.get("outcome") == INFRA)
-    for reason, count in infra_reasons.most_common(5):
-        lines.append(f"infra x{count}: {reason}")
-    if missing:
-        lines.append(f"{len(missing)} items started but never reported: {missing[:5]}")
-    lines.append(f"results: {run_dir / 'results.jsonl'}")
-    return lines
-
-
-# --- forall report ---------------------------------------------------------------------------------
-
-def run_report(args: argparse.Namespace) -> int:
-    run_dir = Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent
-    try:
-        latest = latest_results(run_dir)
-    except (OSError, ValueError) as exc:
-        print(f"forall report: {exc}", file=sys.stderr)
-        return 2
-    for line in summary_lines(list(latest.values()), [], run_dir):
-        print(line)
-    return 0
-
-
-def latest_results(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """The last recorded result of every item of a run (a resumed run appends)."""
-    latest: dict[str, dict[str, Any]] = {}
-    path = run_dir / "results.jsonl"
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-            latest[row["nodeid"]] = row
-        except (ValueError, KeyError, TypeError):
-            raise ValueError(f"{path}:{number}: not a results line") from None
-    return latest
-
-
-def run_export_proofs(args: argparse.Namespace) -> int:
-    """Copy every accepted proof of a run into a directory ``replay`` reads (``--forall-proofs``)."""
-    run_dir, out = Path(args.run), Path(args.out)
-    try:
-        latest = latest_results(run_dir)
-    except (OSError, ValueError) as exc:
-        print(f"forall proofs: {exc}", file=sys.stderr)
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
-    exported = []
-    for row in sorted(latest.values(), key=lambda r: str(r["nodeid"])):
-        if row.get("outcome") not in (STRICT, RULES_ONLY):
-            continue
-        accepted = sorted((Path(row["audit_dir"]) / "accepted").glob(f"{row['task_id']}.*"))
-        if not accepted:
-            print(f"forall proofs: {row['nodeid']}: accepted but {row['audit_dir']}/accepted is missing",
-                  file=sys.stderr)
-            return 2
-        from pytest_forall.core.model import sha256_bytes
-
-        data = accepted[0].read_bytes()
-        if sha256_bytes(data) != row["digest"]:
-            print(f"forall proofs: {accepted[0]}: digest differs from the recorded {row['digest']}", file=sys.stderr)
-            return 2
-        (out / accepted[0].name).write_bytes(data)
-        exported.append(row["task_id"])
-    print(f"exported {len(exported)} accepted proofs to {out}")
-    if exported:
-        print("replay them with: -k '" + " or ".join(sorted(set(exported))) + "'")
-    return 0
-
-
-def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("report", help="Summarise a run's results.jsonl")
-    parser.add_argument("run", help="reports/<run id> or a results.jsonl file")
-    parser.set_defaults(func=run_report)
-    proofs = sub.add_parser("proofs", help="Export a run's accepted proofs for --forall-proofs (replay)")
-    proofs.add_argument("run", help="reports/<run id>")
-    proofs.add_argument("--out", required=True, help="Directory to write <task id>.<ext> files into")
-    proofs.set_defaults(func=run_export_proofs)
+        self.reporter.write_run_meta(selected=self.reporter.expected)

@@ -23,7 +23,10 @@ from pathlib import Path
 
 from filelock import FileLock
 
-LANGUAGE_BY_SUFFIX = {".lean": "lean", ".v": "rocq"}
+from pytest_forall.lang.lean import LANGUAGE as LEAN
+from pytest_forall.lang.rocq import LANGUAGE as ROCQ
+
+LANGUAGE_BY_SUFFIX = {f".{LEAN.extension}": LEAN.name, f".{ROCQ.extension}": ROCQ.name}
 #: Directories never worth indexing: VCS metadata and build outputs (Lake packages included).
 SKIPPED_DIR_NAMES = frozenset({".git", ".lake", "_build", "build", "node_modules", "__pycache__"})
 DEFAULT_CACHE_DIR = Path.home() / ".cache" / "pytest-forall" / "retrieval"
@@ -71,7 +74,7 @@ def _blank(text: str) -> str:
 
 def _lex(source: str, *, language: str) -> _Lexed:
     """Strip comments (nested) and mask strings, recording doc comments for later attachment."""
-    if language == "lean":
+    if language == LEAN.name:
         open_c, close_c, line_c, doc_prefixes = "/-", "-/", "--", ("/--",)
     else:
         open_c, close_c, line_c, doc_prefixes = "(*", "*)", None, ("(**",)
@@ -124,7 +127,7 @@ def _comment_end(source: str, start: int, open_c: str, close_c: str, language: s
             depth, i = depth - 1, i + 2
             if depth == 0:
                 return i
-        elif source[i] == '"' and language == "rocq":  # Rocq lexes strings inside comments
+        elif source[i] == '"' and language == ROCQ.name:  # Rocq lexes strings inside comments
             i = _string_end(source, i, language)
         else:
             i += 1
@@ -134,10 +137,10 @@ def _comment_end(source: str, start: int, open_c: str, close_c: str, language: s
 def _string_end(source: str, start: int, language: str) -> int:
     i, n = start + 1, len(source)
     while i < n:
-        if language == "lean" and source[i] == "\\":
+        if language == LEAN.name and source[i] == "\\":
             i += 2
         elif source[i] == '"':
-            if language == "rocq" and source.startswith('""', i):
+            if language == ROCQ.name and source.startswith('""', i):
                 i += 2
             else:
                 return i + 1
@@ -251,7 +254,7 @@ LEAN_NAME_START = re.compile(rf"\s*(?:\(priority\s*:=[^)]*\)\s*)?(?P<name>{LEAN_
 
 def parse_lean(source: str) -> list[Declaration]:
     """Declarations of one Lean 4 file, names qualified by the enclosing namespaces (file left blank)."""
-    lexed = _lex(source, language="lean")
+    lexed = _lex(source, language=LEAN.name)
     masked = lexed.masked
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", masked)]
     events: list[tuple[int, int, str, re.Match[str]]] = []  # (start, priority, type, match)
@@ -401,7 +404,7 @@ ROCQ_SENTENCE_END = re.compile(r"\.(?=\s|$)")
 
 def parse_rocq(source: str, module: str) -> list[Declaration]:
     """Declarations of one Rocq file, names qualified by ``module`` (the file) and open modules."""
-    lexed = _lex(source, language="rocq")
+    lexed = _lex(source, language=ROCQ.name)
     masked = lexed.masked
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", masked)]
     scopes: list[str | None] = []  # module names, or None for sections
@@ -522,7 +525,7 @@ def source_files(root: Path) -> Iterator[Path]:
 def parse_file(source: str, relative_path: str) -> list[Declaration]:
     """Parse one file's text; the path only picks the language and the Rocq module name."""
     path = Path(relative_path)
-    if LANGUAGE_BY_SUFFIX[path.suffix] == "lean":
+    if LANGUAGE_BY_SUFFIX[path.suffix] == LEAN.name:
         return parse_lean(source)
     return parse_rocq(source, module=path.stem)
 

@@ -34,6 +34,8 @@ from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import run_command
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.core.workspace import parse_bundle
+from pytest_forall.lang.lean import BINARY as LEAN_BINARY
+from pytest_forall.lang.lean import LANGUAGE as LEAN
 from pytest_forall.suites.project import lean_mask
 
 SUITE = "lean-eval"
@@ -145,7 +147,7 @@ class LeanEvalProver:
     """Comparator (and nanoda) on a copy of the original workspace with the submission files in it."""
 
     name = PROVER
-    ext = "lean"
+    ext = LEAN.extension
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = dict(options)
@@ -164,7 +166,7 @@ class LeanEvalProver:
         return shutil.which(name)
 
     def probe(self, workspace: Path) -> str:
-        missing = [name for name in ("lake", "lean") if self._tool(name) is None]
+        missing = [name for name in ("lake", LEAN_BINARY) if self._tool(name) is None]
         if missing:
             return (f"Lean toolchain not found: no {' or '.join(missing)} on PATH (or FORALL_LEAN_BIN); "
                     "Lean Eval is scored by comparator inside the problem's Lake workspace")

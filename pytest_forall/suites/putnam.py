@@ -8,16 +8,19 @@ place and never copied into a workspace beyond the one template file an item nee
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.errors import UsageError
+from pytest_forall.core.language import Language
 from pytest_forall.core.model import Task
 from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.lean import LANGUAGE as LEAN
+from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 
 SUITE = "putnam"
-TRACKS = {"coq": ("coq/src", ".v", "rocq"), "lean4": ("lean4/src", ".lean", "lean")}
+#: track -> (directory, the language pack parsing its files)
+TRACKS: dict[str, tuple[str, Language]] = {"coq": ("coq/src", ROCQ), "lean4": ("lean4/src", LEAN)}
 
 
 def putnam_root(options: dict[str, Any], manifest_dir: Path | None = None) -> Path:
@@ -36,125 +39,17 @@ def putnam_root(options: dict[str, Any], manifest_dir: Path | None = None) -> Pa
                      "forall_putnam_root, or export PUTNAMBENCH_ROOT")
 
 
-# --- Coq -------------------------------------------------------------------------------------------
-
-_COQ_THEOREM = re.compile(r"(?:^|\.\s)\s*(?:Theorem|Lemma|Corollary|Proposition)\s+([A-Za-z_][\w']*)")
-
-
-def coq_mask_comments(text: str) -> str:
-    """Replace the contents of (nested) comments and strings by spaces, keeping offsets."""
-    out = list(text)
-    i, depth, n = 0, 0, len(text)
-    in_string = False
-    while i < n:
-        if in_string:
-            if text[i] == '"':
-                if i + 1 < n and text[i + 1] == '"':
-                    out[i] = out[i + 1] = " "
-                    i += 2
-                    continue
-                in_string = False
-            else:
-                out[i] = " " if text[i] != "\n" else "\n"
-            i += 1
-        elif text.startswith("(*", i):
-            depth += 1
-            out[i] = out[i + 1] = " "
-            i += 2
-        elif depth and text.startswith("*)", i):
-            depth -= 1
-            out[i] = out[i + 1] = " "
-            i += 2
-        elif depth:
-            out[i] = " " if text[i] != "\n" else "\n"
-            i += 1
-        elif text[i] == '"':
-            in_string = True
-            i += 1
-        else:
-            i += 1
-    return "".join(out)
-
-
-def parse_coq(task_id: str, path: Path, text: str) -> Task:
-    """Split a Coq problem: everything up to the hole is frozen; the last ``Admitted.`` is the hole."""
-    masked = coq_mask_comments(text)
-    holes = [m.start() for m in re.finditer(r"\bAdmitted\s*\.", masked)]
-    problem = ""
-    theorem = ""
-    frozen = ""
-    if not holes:
-        problem = "no `Admitted.` to replace (every PutnamBench Coq problem ends its theorem with `Proof. Admitted.`)"
-    else:
-        frozen = text[: holes[-1]]
-        names = _COQ_THEOREM.findall(masked[: holes[-1]])
-        if not names:
-            problem = "no `Theorem`/`Lemma` before the final `Admitted.`"
-        else:
-            theorem = names[-1]
-    statement = frozen.rstrip()
-    return Task(task_id=task_id, suite=SUITE, track="coq", prover="rocq", source_path=str(path), template=text,
-                frozen=frozen, theorem_name=theorem, statement=statement, problem=problem)
-
-
-# --- Lean ------------------------------------------------------------------------------------------
-
-_LEAN_SOLUTION = re.compile(r"^((?:noncomputable\s+)?abbrev\s+)(\S+_solution)\b(.*?):=\s*sorry[ \t]*\n--[ \t]?(.*)$",
-                            re.MULTILINE)
-_LEAN_SOLUTION_DECL = re.compile(r"^(?:noncomputable\s+)?abbrev\s+\S+_solution\b", re.MULTILINE)
-_LEAN_THEOREM = re.compile(r"^theorem\s+([^\s:({\[]+)", re.MULTILINE)
-
-
-def parse_lean(task_id: str, path: Path, text: str) -> Task:
-    """Split a Lean problem and fill the answer from its ``-- <answer>`` line, as the benchmark's rewrite does.
-
-    The answer-given task freezes that value; the proof hole is the theorem's final ``sorry``.
-    """
-    problem = ""
-    answer = ""
-    template = text.replace("\r\n", "\n")
-    solutions = list(_LEAN_SOLUTION.finditer(template))
-    if len(_LEAN_SOLUTION_DECL.findall(template)) != len(solutions):
-        problem = "an `abbrev …_solution … := sorry` is not followed by a `-- <answer>` comment line"
-    for sol in reversed(solutions):
-        answer = sol.group(4).strip()
-        if not answer:
-            problem = f"empty answer comment after `abbrev {sol.group(2)}`"
-        filled = f"{sol.group(1)}{sol.group(2)}{sol.group(3)}:= {answer}\n--{' ' if answer else ''}{sol.group(4)}"
-        template = template[: sol.start()] + filled + template[sol.end():]
-    theorems = [m for m in _LEAN_THEOREM.finditer(template) if m.group(1) == task_id]
-    theorem = task_id if theorems else ""
-    frozen = ""
-    if not theorems:
-        problem = problem or f"no `theorem {task_id}` in the file"
-    else:
-        start = theorems[-1].start()
-        hole = template.rfind("sorry")
-        if hole < start:
-            problem = problem or f"`theorem {task_id}` has no `sorry` proof to replace"
-        else:
-            frozen = template[:hole]
-    preamble_end = theorems[-1].start() if theorems else len(template)
-    return Task(task_id=task_id, suite=SUITE, track="lean4", prover="lean", source_path=str(path),
-                template=template, frozen=frozen, theorem_name=theorem, answer=answer,
-                statement=template[preamble_end:].strip(), problem=problem,
-                meta={"preamble": template[:preamble_end]})
-
-
-PARSERS = {"coq": parse_coq, "lean4": parse_lean}
-
-
 def load_track(root: Path, track: str) -> list[Task]:
-    subdir, ext, _ = TRACKS[track]
+    subdir, language = TRACKS[track]
     tasks = []
-    for path in sorted((root / subdir).glob(f"*{ext}")):
+    for path in sorted((root / subdir).glob(f"*.{language.extension}")):
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            tasks.append(Task(task_id=path.stem, suite=SUITE, track=track, prover=TRACKS[track][2],
+            tasks.append(Task(task_id=path.stem, suite=SUITE, track=track, prover=language.name,
                               source_path=str(path), template="", problem=f"cannot read: {exc}"))
             continue
-        tasks.append(PARSERS[track](path.stem, path, text))
+        tasks.append(language.parse_problem(path.stem, path, text, suite=SUITE, track=track))
     return tasks
 
 

@@ -40,6 +40,7 @@ from filelock import FileLock
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.lean import LANGUAGE as LEAN
 from pytest_forall.suites.project import lean_decls, lean_mask
 
 SUITE = "verisoftbench"
@@ -236,7 +237,7 @@ class VeriSoftBenchProver:
     """Lean backend of one task's repository: the candidate is elaborated spliced into its original file."""
 
     name = PROVER
-    ext = "lean"
+    ext = LEAN.extension
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = dict(options)

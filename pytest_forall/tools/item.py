@@ -488,3 +488,12 @@ class _HttpThread:
         self._server.should_exit = True
         self._thread.join(timeout=10)
         self._socket.close()
+
+
+def open_item_tools(*, task: Task, role: str, workspace: Path, audit_dir: Path, prover: Prover, timeout: float,
+                    retrieval_root: str, charge_compile: Callable[[], bool] | None) -> ItemTools:
+    """The item's tools for one agent session: the protocol's ``open_tools`` (a context manager)."""
+    context = ToolContext(task=task, role=role, workspace=workspace, audit_dir=audit_dir, prover=prover.name,
+                          timeout=timeout, retrieval_root=retrieval_root,
+                          excluded=tuple(task.meta.get("retrieval_exclude") or (task.theorem_name,)))
+    return ItemTools(context, prover, charge_compile=charge_compile)

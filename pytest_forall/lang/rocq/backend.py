@@ -41,7 +41,7 @@ from pytest_forall.lang.rocq.judge import (
     reparse,
     run_dump,
 )
-from pytest_forall.suites.putnam import coq_mask_comments
+from pytest_forall.lang.rocq.problem import coq_mask_comments
 
 #: What each accepted candidate is guaranteed (the audit record lists the clauses its layers established).
 STATEMENT_CLAUSE = ("kernel statement: the theorem's type and every problem-file constant and inductive it depends "

@@ -1,0 +1,86 @@
+"""What the protocol knows about a prover's language, without knowing which language it is.
+
+Each language pack (``pytest_forall/lang/<name>/``) exports one :class:`Language`; the registry finds it by
+prover name through the ``pytest_forall_language`` hook, so core, agents and suites never compare prover
+names themselves and a new prover is one new pack.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_forall.core.model import Task
+
+
+@dataclass(frozen=True)
+class Language:
+    """One prover's language facts: its files, its hole, how to compile by hand, how to refute."""
+
+    #: The prover name tasks carry (``Task.prover``).
+    name: str
+    #: Shown to actors ("Rocq (Coq)").
+    title: str
+    #: Candidate file extension, without the dot.
+    extension: str
+    #: The placeholder proof a template carries (shown to actors, in backquotes).
+    placeholder: str
+    #: How an actor compiles its file by hand (``{file}`` is the candidate's name).
+    compile_command: str
+    #: ``(task_id, path, text, suite=, track=) -> Task``: a problem file as benchmarks ship it.
+    parse_problem: Callable[..., Task]
+    #: The task whose accepted candidate refutes a task (``~ statement``), or None where none can be derived.
+    refutation: Callable[[Task], Task | None] = field(default=lambda task: None)
+    #: ``() -> (tactics, prelude)`` the embedded portfolio tries, cheapest first.
+    portfolio_ladder: Callable[[], tuple[list[str], str]] = field(default=lambda: ([], ""))
+    #: ``(task, tactic) -> candidate text`` with the hole closed by one tactic.
+    close_hole: Callable[[Task, str], str] | None = None
+
+
+class UnknownLanguage(LookupError):
+    """No installed language pack has this prover name."""
+
+
+@functools.cache
+def _languages() -> dict[str, Language]:
+    from pytest_forall.core.registry import builtin_plugin_manager
+
+    found: dict[str, Language] = {}
+    for languages in builtin_plugin_manager().hook.pytest_forall_languages():
+        for lang in languages:
+            found.setdefault(lang.name, lang)
+    return found
+
+
+def language(name: str) -> Language:
+    """The language pack of prover ``name``; raises :class:`UnknownLanguage` naming the installed ones."""
+    try:
+        return _languages()[name]
+    except KeyError:
+        raise UnknownLanguage(f"no language pack for prover {name!r}; installed: {sorted(_languages())}") from None
+
+
+def _unparsable(*args: object, **kwargs: object) -> Task:
+    raise UnknownLanguage("no language pack parses this prover's problems")
+
+
+def language_or_plain(name: str) -> Language:
+    """The pack of ``name``, or plain facts for a prover without one (a third-party or test backend)."""
+    try:
+        return language(name)
+    except UnknownLanguage:
+        return Language(name=name, title=name, extension="txt", placeholder="placeholder", compile_command="",
+                        parse_problem=_unparsable)
+
+
+def language_names() -> list[str]:
+    return sorted(_languages())
+
+
+def language_of_file(path: Path) -> Language | None:
+    """The pack whose candidate files end like ``path`` (``.v``, ``.lean``), if any."""
+    return next((lang for lang in _languages().values() if path.suffix == f".{lang.extension}"), None)

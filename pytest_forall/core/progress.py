@@ -1,0 +1,25 @@
+"""A run's live progress: a small JSON file per item that the protocol loop rewrites as it advances.
+
+``forall watch`` reads these files while a run is going (an hour-long agent item otherwise shows nothing
+until it ends). Every write is a write to a temporary file and a rename, so a reader sees either the
+previous or the next progress, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+PROGRESS_FILE = "progress.json"
+#: The controller's view of the whole run, in the run directory: items selected, started, finished.
+RUN_FILE = "run.json"
+RUNNING, FINISHED = "running", "finished"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Replace ``path`` with ``data`` in one rename (the temporary file is unique to this process)."""
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    scratch.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+    os.replace(scratch, path)

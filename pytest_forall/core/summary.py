@@ -1,0 +1,211 @@
+"""The numbers of a run, from its result rows: the one aggregation behind every view of a run.
+
+The terminal summary, ``forall report`` (terminal and ``--html``) and ``forall watch`` all print what
+:func:`aggregate` computes, so no two views of a run can disagree. The Table-1 view (the seed paper's:
+one row per configuration) is a list of :class:`Column`; another field of the results (a cache flag, a
+baseline change) becomes a column by appending to :data:`CONFIG_COLUMNS` or :data:`ITEM_COLUMNS`.
+Pytest-free: rows are the builtin-typed dicts of ``results.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_forall.core.model import INFRA, OUTCOMES, RULES_ONLY, STRICT
+
+Row = dict[str, Any]
+#: What makes two rows the same configuration (the seed paper's Table 1 has one line per configuration).
+CONFIG_FIELDS = ("frontend", "model", "effort", "prover")
+
+
+@dataclass(frozen=True)
+class Total:
+    """A sum over rows and how many rows did not report the value (``None`` is unknown, never 0)."""
+
+    value: float | int | None
+    unknown: int
+
+    def text(self, digits: int | None = None) -> str:
+        if self.value is None:
+            return "unknown"
+        value = self.value
+        if digits is not None:
+            shown = f"{float(value):.{digits}f}"
+        else:
+            shown = f"{value:.4f}" if isinstance(value, float) else str(value)
+        return shown + (f" ({self.unknown} unknown)" if self.unknown else "")
+
+
+def total(rows: list[Row], key: str) -> Total:
+    known = [row[key] for row in rows if row.get(key) is not None]
+    return Total(sum(known) if known else None, len(rows) - len(known))
+
+
+@dataclass
+class Aggregate:
+    """Counts and totals of a set of rows (a run, or one configuration of it)."""
+
+    rows: list[Row]
+    counts: Counter[str] = field(init=False)
+    accepted: int = field(init=False)
+    judged: int = field(init=False)
+    independent_passed: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.counts = Counter(str(row.get("outcome")) for row in self.rows)
+        accepted = [row for row in self.rows if row.get("outcome") in (STRICT, RULES_ONLY)]
+        judged = [row for row in accepted if row.get("independent") is not None]
+        self.accepted, self.judged = len(accepted), len(judged)
+        self.independent_passed = sum(1 for row in judged if row.get("independent"))
+
+    @property
+    def items(self) -> int:
+        return len(self.rows)
+
+    @property
+    def rules_passes(self) -> int:
+        """Accepted under the rules policy: every strict pass is also a rules pass."""
+        return self.counts[STRICT] + self.counts[RULES_ONLY]
+
+    def total(self, key: str) -> Total:
+        return total(self.rows, key)
+
+    def independent_text(self) -> str:
+        return (f"{self.independent_passed}/{self.judged} judged accepted, "
+                f"{self.accepted - self.judged} accepted not judged")
+
+    def counts_line(self) -> str:
+        return ", ".join(f"{self.counts[o]} {o}" for o in OUTCOMES) + f"  ({self.items} items)"
+
+    def spend_line(self) -> str:
+        return (f"compiles {self.total('compiles').text()}, wall {sum(r.get('wall_s') or 0 for r in self.rows):.1f} s, "
+                f"tokens in {self.total('tokens_in').text()}, out {self.total('tokens_out').text()}, "
+                f"cost USD {self.total('cost_usd').text()}")
+
+
+def configuration(row: Row) -> str:
+    """``frontend/model/effort/prover``; an unset field (the CLI's default model) shows as ``-``."""
+    return "/".join(str(row.get(name) or "-") for name in CONFIG_FIELDS)
+
+
+def by_configuration(rows: Iterable[Row]) -> dict[str, Aggregate]:
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(configuration(row), []).append(row)
+    return {name: Aggregate(groups[name]) for name in sorted(groups)}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table: its key (``data-col`` in the HTML), heading, and cell text."""
+
+    key: str
+    title: str
+    cell: Callable[[Aggregate], str]
+
+
+@dataclass(frozen=True)
+class ItemColumn:
+    key: str
+    title: str
+    cell: Callable[[Row], str]
+
+
+def _number(value: Any, digits: int | None = None) -> str:
+    if value is None or value == "":
+        return "-"
+    if digits is not None:
+        return f"{float(value):.{digits}f}"
+    return str(value)
+
+
+#: The Table-1 view: one row per configuration.
+CONFIG_COLUMNS: list[Column] = [
+    Column("items", "items", lambda a: str(a.items)),
+    Column("rules", "rules passes", lambda a: str(a.rules_passes)),
+    Column("strict", "strict passes", lambda a: str(a.counts[STRICT])),
+    Column("independent", "independent check", Aggregate.independent_text),
+    Column("compiles", "compiles", lambda a: a.total("compiles").text()),
+    Column("tokens_in", "tokens in", lambda a: a.total("tokens_in").text()),
+    Column("tokens_out", "tokens out", lambda a: a.total("tokens_out").text()),
+    Column("cost_usd", "cost USD", lambda a: a.total("cost_usd").text()),
+]
+
+#: One row per item (the HTML report's drill-down).
+ITEM_COLUMNS: list[ItemColumn] = [
+    ItemColumn("task", "task", lambda r: str(r.get("task_id", ""))),
+    ItemColumn("config", "configuration", configuration),
+    ItemColumn("outcome", "outcome", lambda r: str(r.get("outcome", ""))),
+    ItemColumn("independent", "independent",
+               lambda r: {True: "passed", False: "FAILED", None: "-"}.get(r.get("independent"), "-")),
+    ItemColumn("compiles", "compiles", lambda r: _number(r.get("compiles"))),
+    ItemColumn("rounds", "rounds", lambda r: _number(r.get("rounds"))),
+    ItemColumn("wall_s", "wall s", lambda r: _number(r.get("wall_s"), 1)),
+    ItemColumn("tokens", "tokens in/out", lambda r: f"{_number(r.get('tokens_in'))}/{_number(r.get('tokens_out'))}"),
+    ItemColumn("cost_usd", "cost USD", lambda r: _number(r.get("cost_usd"), 4)),
+    ItemColumn("reason", "reason", lambda r: str(r.get("reason") or "")[:300]),
+]
+
+
+def table_lines(aggregates: dict[str, Aggregate], columns: list[Column] | None = None) -> list[str]:
+    """The Table-1 view as aligned text lines (the same cells the HTML report shows)."""
+    columns = CONFIG_COLUMNS if columns is None else columns
+    head = ["configuration (frontend/model/effort/prover)"] + [c.title for c in columns]
+    body = [[name] + [c.cell(agg) for c in columns] for name, agg in aggregates.items()]
+    widths = [max(len(row[i]) for row in [head, *body]) for i in range(len(head))]
+    return ["  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row))
+            for row in [head, *body]]
+
+
+def summary_lines(results: list[Row], missing: list[str], run_dir: Path) -> list[str]:
+    """The run's summary, as the terminal and ``forall report`` print it."""
+    agg = Aggregate(list(results))
+    lines = [agg.counts_line(), agg.spend_line(), f"independent check: {agg.independent_text()}"]
+    unsandboxed = sum(1 for r in results if r.get("sandbox") == "none")
+    if unsandboxed:
+        lines.append(f"sandbox: NONE for {unsandboxed} items (--forall-sandbox=none): actor and prover ran unisolated")
+    prover_only = sum(1 for r in results if r.get("sandbox") == "bwrap" and r.get("prover_sandboxed") is False
+                      and r.get("outcome") != INFRA)
+    if prover_only:
+        lines.append(f"sandbox: the prover of {prover_only} items ran unsandboxed (its backend declares no binds)")
+    infra_reasons = Counter(str(r.get("reason", ""))[:100] for r in results if r.get("outcome") == INFRA)
+    for reason, count in infra_reasons.most_common(5):
+        lines.append(f"infra x{count}: {reason}")
+    if missing:
+        lines.append(f"{len(missing)} items started but never reported: {missing[:5]}")
+    lines.append(f"results: {run_dir / 'results.jsonl'}")
+    return lines
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """One run's latest rows, and where its directory is."""
+
+    run_dir: Path
+    rows: list[Row]
+
+
+def report_lines(runs: list[RunRows]) -> list[str]:
+    """What ``forall report`` prints (and the HTML page repeats): each run's summary, then the Table-1 view."""
+    lines: list[str] = []
+    for run in runs:
+        lines += ([""] if lines else []) + summary_lines(run.rows, [], run.run_dir)
+    return lines + [""] + table_lines(by_configuration(row for run in runs for row in run.rows))
+
+
+def latest_results(run_dir: Path) -> dict[str, Row]:
+    """The last recorded result of every item of a run (a resumed run appends)."""
+    latest: dict[str, Row] = {}
+    path = run_dir / "results.jsonl"
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            row = json.loads(line)
+            latest[row["nodeid"]] = row
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"{path}:{number}: not a results line") from None
+    return latest

@@ -1,0 +1,53 @@
+"""The body of every pytest-forall item: run the protocol, record the result, and turn its outcome into pytest's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_forall.core.model import FAILED, INFRA, STATEMENT_FALSE, Task
+from pytest_forall.plugin.options import item_budget, resolved_options
+from pytest_forall.plugin.report import JUNIT_FIELDS, RESULT_KEY, ForallFailure, ForallReporter, junit_value
+
+
+def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, prover: Any, frontend: Any,
+                reviewer: Any) -> None:
+    """Run the protocol for one item and raise/skip according to its outcome."""
+    from pytest_forall.core.accept import AuditRecord
+    from pytest_forall.core.budget import SpendLedger
+    from pytest_forall.core.protocol import ItemContext, ItemRun
+
+    item = request.node
+    reporter: ForallReporter = request.config.pluginmanager.getplugin("forall-reporter")
+    options = resolved_options(request.config)
+    prompt = item.ihook.pytest_forall_actor_prompt(task=task, options=options)
+    if prompt is not None:  # a suite's conftest (or a plugin) words the actor's first prompt
+        options = {**options, "actor_prompt": prompt}
+    audit = AuditRecord(reporter.run_dir / "items" / reporter.item_dirname(item.nodeid), task)
+    ledger = SpendLedger(reporter.run_dir / "spend.json")
+    from pytest_forall.isolation.sandbox import sandboxed_prover_runner
+    from pytest_forall.tools.item import open_item_tools
+
+    ctx = ItemContext(task=task, workspace_root=workspace.parent, workspace_name=workspace.name, audit=audit,
+                      prover=prover, frontend=frontend, reviewer=reviewer, budget=item_budget(item),
+                      options=options, ledger=ledger,
+                      run_usd=options["run_usd"] if options["run_usd"] not in (None, "") else None,
+                      verify_timeout=float(options["timeout"]), run_secret=reporter.secret(),
+                      sandbox_runner=sandboxed_prover_runner, open_tools=open_item_tools)
+    result = ItemRun(ctx).run()
+    result["nodeid"] = item.nodeid
+    result["run_id"] = reporter.run_id
+    result["sandbox"] = options["sandbox"]
+    result["audit_dir"] = str(audit.directory)
+    reporter.record(result)
+    item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
+    for name in JUNIT_FIELDS:
+        item.user_properties.append((f"forall.{name}", junit_value(result.get(name))))
+    item.stash[RESULT_KEY] = result
+    outcome, reason = result["outcome"], result["reason"]
+    if outcome == FAILED:
+        raise ForallFailure(f"{task.task_id}: {reason}\n(audit record: {audit.directory})")
+    if outcome in (INFRA, STATEMENT_FALSE):
+        pytest.skip(f"{outcome}: {reason}")

@@ -1,0 +1,125 @@
+"""The package's layers (docs/architecture.md): imports only go down, no cycles, no pytest in core."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "pytest_forall"
+
+#: Bottom to top; a module may import its own layer and the layers before it.
+LAYERS = ("core", "isolation", "lang", "retrieval", "agents", "suites", "tools", "plugin", "cli")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every pytest_forall module ``path`` imports, at top level or deferred inside a function."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    tree = ast.parse(path.read_text())
+    type_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                 and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                 for n in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in type_only:  # annotations only: never executed, so never part of a cycle
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
+    return {m for m in found if m in modules and m != name}
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else -1
+
+
+def graph() -> dict[str, set[str]]:
+    return {module_name(p): imports_of(p) for p in PACKAGE.rglob("*.py")}
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    loose = sorted(m for m in graph() if layer_of(m) < 0 and m not in ("pytest_forall",))
+    assert not loose, f"modules outside every layer: {loose}"
+
+
+def test_imports_only_go_down() -> None:
+    upward = sorted(f"{mod} -> {dep}" for mod, deps in graph().items() for dep in deps
+                    if layer_of(dep) > layer_of(mod) >= 0)
+    assert not upward, "upward imports:\n" + "\n".join(upward)
+
+
+def test_no_import_cycle() -> None:
+    edges = graph()
+    # parent packages are imported implicitly; an edge to a package is an edge to its __init__ only
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(edges.get(node, ())):
+            if state.get(dep) == 1:
+                cycles.append([*stack[stack.index(dep):], dep])
+            elif dep not in state:
+                visit(dep, [*stack, dep])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_core_never_imports_pytest() -> None:
+    offenders = sorted(str(p.relative_to(PACKAGE)) for p in (PACKAGE / "core").rglob("*.py")
+                       for node in ast.walk(ast.parse(p.read_text()))
+                       if (isinstance(node, ast.Import) and any(a.name.split(".")[0] in ("pytest", "_pytest")
+                                                                for a in node.names))
+                       or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0]
+                           in ("pytest", "_pytest")))
+    assert not offenders, f"core modules importing pytest: {offenders}"
+
+
+def test_core_and_static_verify_load_no_pytest(tmp_path: Path) -> None:
+    template = tmp_path / "t.v"
+    template.write_text("Theorem t : True.\nProof.\nAdmitted.\n")
+    candidate = tmp_path / "c.v"
+    candidate.write_text("Theorem t : True.\nProof.\n  exact I.\nQed.\n")
+    code = (f"import sys, runpy; sys.argv = ['forall', 'verify', '--prover', 'rocq', '--template', {str(template)!r}, "
+            f"'--candidate', {str(candidate)!r}, '--static-only', '--json']\n"
+            "import pytest_forall.core.verify, pytest_forall.core.protocol, pytest_forall.core.registry\n"
+            "from pytest_forall.cli import main\n"
+            "status = main(sys.argv[1:])\n"
+            "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest'))\n"
+            "print('LOADED', loaded, 'STATUS', status)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                            cwd=PACKAGE.parent)
+    last = result.stdout.strip().splitlines()[-1]
+    assert last == "LOADED [] STATUS 0", result.stdout + result.stderr
+
+
+def test_prover_names_only_in_language_packs() -> None:
+    """A prover's name as a string literal appears only inside its own language pack."""
+    names = {"rocq", "lean"}  # (PutnamBench's track names "coq"/"lean4" are the suite's data, not provers)
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.is_relative_to(PACKAGE / "lang"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() in names:
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value!r}")
+    assert not offenders, "prover-name checks outside lang/:\n" + "\n".join(sorted(offenders))
