@@ -220,13 +220,14 @@ class RocqProver:
             self.sandbox_binds += ((self.plugin, PLUGIN_INSIDE),)
         self.sandbox_problem = ""
         if opts.get("sandbox") == "bwrap":
-            from pytest_forall.isolation.sandbox import probe_sandbox, prover_runner
+            from pytest_forall.isolation.sandbox import sandboxed_prover_runner
 
-            self.sandbox_problem = probe_sandbox()
-            if not self.sandbox_problem:
-                audit = Path(str(opts.get("sandbox_audit_dir") or tempfile.mkdtemp(prefix="forall-sandbox-log-")))
-                self.runner = prover_runner(audit, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-                self.sandboxed = True
+            audit = Path(str(opts.get("sandbox_audit_dir") or tempfile.mkdtemp(prefix="forall-sandbox-log-")))
+            sandboxed = sandboxed_prover_runner(audit, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
+            if isinstance(sandboxed, str):
+                self.sandbox_problem = sandboxed
+            else:
+                self.runner, self.sandboxed = sandboxed, True
 
     # -- helpers ---------------------------------------------------------------------------------
 
