@@ -14,7 +14,7 @@ import pytest
 
 from conftest import SHARED
 from pytest_forall.core import workspace as ws
-from pytest_forall.core.model import sha256_bytes
+from pytest_forall.core.model import Task, sha256_bytes
 from pytest_forall.core.workspace import bundle_bytes, parse_bundle, protected_changes, read_task_candidate
 from pytest_forall.suites.lean_eval import LeanEvalProver, load_tasks
 
@@ -217,3 +217,29 @@ def test_a_change_outside_the_submission_rejects_the_round(pytester: pytest.Pyte
     accepted = (Path(row["audit_dir"]) / "accepted" / "Submission.lean").read_bytes()
     assert parse_bundle(accepted)["Submission.lean"] == b"-- proved\n" and row["digest"] == sha256_bytes(accepted)
     assert run.ret == 0
+
+
+def test_scoring_forces_nanoda_like_lean_evals_lake_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lean Eval's WorkspaceTest sets enable_nanoda := true whatever config.json says (lean-facts N1)."""
+    score = tmp_path / "score"
+    score.mkdir()
+    (score / "config.json").write_text(json.dumps({"theorem_names": ["t"], "enable_nanoda": False}))
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    seen = tmp_path / "seen.json"
+    for tool in ("comparator", "landrun", "lean4export", "lean"):
+        (fake / tool).write_text("#!/bin/sh\nexit 0\n")
+        (fake / tool).chmod(0o755)
+    (fake / "lake").write_text(f"#!/bin/sh\ncp \"$3\" {seen}\nexit 0\n")
+    (fake / "lake").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+    for name in ("COMPARATOR_BIN", "COMPARATOR_NANODA", "FORALL_LEAN_BIN"):
+        monkeypatch.delenv(name, raising=False)
+    prover = LeanEvalProver({})
+    result = prover._comparator(Task("t", "lean-eval", "lean4", "lean-eval", "", ""), score, 30)
+    assert "nanoda_bin is not installed" in result["infra"] and not seen.exists()
+    (fake / "nanoda_bin").write_text("#!/bin/sh\nexit 0\n")
+    (fake / "nanoda_bin").chmod(0o755)
+    result = prover._comparator(Task("t", "lean-eval", "lean4", "lean-eval", "", ""), score, 30)
+    assert result["returncode"] == 0 and result["nanoda"] is True
+    assert json.loads(seen.read_text())["enable_nanoda"] is True

@@ -109,7 +109,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def prover(project: Path) -> LeanProver:
-    return LeanProver({"lean_project": str(project)})
+    return LeanProver({"lean_project": str(project), "cache_dir": str(project.parent / "cache")})
 
 
 def write_candidate(tmp_path: Path, text: str) -> Path:
@@ -192,7 +192,7 @@ def test_stack_overflow_is_a_crash_not_infra(prover: LeanProver, tmp_path: Path)
     candidate = write_candidate(tmp_path, proof("by simp -- STANDIN_STACK_OVERFLOW"))
     result = prover.compile(task(), tmp_path, candidate, timeout=60)
     assert not result.ok and not result.infra and not result.timed_out
-    assert result.messages[0]["kind"] == "forall.crash" and "exit 134" in result.first_error
+    assert result.messages[0]["kind"] == "forall.crash" and ("exit -6" in result.first_error or "exit 134" in result.first_error)
     assert "Stack overflow detected" in result.output
 
 
@@ -241,7 +241,7 @@ def test_candidate_changed_during_compilation_is_rejected(project: Path, tmp_pat
     assert result.digest == sha256_bytes(candidate.read_bytes())
 
 
-def test_compile_runs_lake_env_lean_in_the_project(
+def test_compile_runs_lean_directly_with_the_probed_lean_path(
     prover: LeanProver, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = tmp_path / "calls.jsonl"
@@ -249,19 +249,18 @@ def test_compile_runs_lake_env_lean_in_the_project(
     candidate = write_candidate(tmp_path, proof("by simp"))
     prover.compile(task(), tmp_path, candidate, timeout=60)
     prover.audit_axioms(task(), tmp_path, candidate, timeout=60)
-    compile_call, audit_call = [json.loads(line) for line in log.read_text().splitlines()]
-    assert compile_call["cwd"] == str(project) and audit_call["cwd"] == str(project)
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [c["tool"] for c in calls] == ["lake", "lean", "lean"]  # one `lake env printenv`, then lean only
+    compile_call, audit_call = calls[1:]
+    build = Path(compile_call["cwd"])
+    assert compile_call["argv"][0] == str(STANDIN / "bin" / "lean") and audit_call["cwd"] == str(build)
+    assert build != candidate.parent and build.name in compile_call["argv"][-1]
     assert "-DautoImplicit=false" in compile_call["argv"] and "--json" in compile_call["argv"]
-    source = Path(compile_call["argv"][-1])
-    assert (
-        source.is_absolute()
-        and source.name.startswith("ForallCandidate_")
-        and source.parent != candidate.parent
-    )
-    assert compile_call["argv"][compile_call["argv"].index("-o") + 1] == str(source.with_suffix(".olean"))
-    audit_file = Path(audit_call["argv"][-1])
-    assert audit_file.name == "ForallAudit.lean" and audit_file.parent != source.parent
-    assert str(source.parent) in audit_call["LEAN_PATH"].split(os.pathsep)
+    assert any(a.startswith("-j") for a in compile_call["argv"])
+    source = compile_call["argv"][-1]
+    assert source.startswith("ForallCandidate_") and "/" not in source  # relative: valid inside the sandbox too
+    assert compile_call["argv"][compile_call["argv"].index("-o") + 1] == source.replace(".lean", ".olean")
+    assert audit_call["argv"][-1].startswith("ForallAudit_") and "." in audit_call["LEAN_PATH"].split(os.pathsep)
 
 
 # --- axioms --------------------------------------------------------------------------------------
@@ -358,7 +357,7 @@ def rewriting_runner(rewrite: Any) -> Any:
 
     def runner(argv: list[str], **kwargs: Any) -> ProcResult:
         result = run_command(argv, **kwargs)
-        if argv[-1].endswith("ForallAudit.lean"):
+        if Path(argv[-1]).name.startswith("ForallAudit_"):
             result.stdout = rewrite(result.stdout)
         return result
 
@@ -368,8 +367,9 @@ def rewriting_runner(rewrite: Any) -> Any:
 @pytest.mark.parametrize(
     "rewrite, reason",
     [
-        (lambda out: "", "found 0"),
-        (lambda out: "\n".join(line for line in out.splitlines() if "putnam_x" not in line), "found 1"),
+        (lambda out: "", "found lines []"),
+        (lambda out: "\n".join(line for line in out.splitlines() if "'putnam_x'" not in line), "found lines [4, 6]"),
+        (lambda out: "\n".join(line for line in out.splitlines() if "statement-dump" not in line), "found lines [2, 4]"),
         (
             lambda out: out.replace("[propext, Classical.choice, Quot.sound]", "propext Classical.choice"),
             "unparseable",
@@ -379,10 +379,10 @@ def rewriting_runner(rewrite: Any) -> Any:
             "unparseable",
         ),
         (lambda out: out.replace("'putnam_x'", "'Evil.putnam_x'"), "expected 'putnam_x'"),
-        (lambda out: out.splitlines()[0] + "\n" + out, "found 3"),
+        (lambda out: out.splitlines()[0] + "\n" + out, "two messages on audit line 2"),
         (lambda out: out.replace('"pos":{"column":0,"line":2}', '"pos":{"column":0,"line":1}'), "not where"),
         (lambda out: out.replace("forall_audit_end_", "forall_audit_end_x"), "sentinel"),
-        (lambda out: "\n".join(out.splitlines()[::-1]), "not where"),
+        (lambda out: out.replace('"fileName":"ForallAudit', '"fileName":"Other'), "not where"),
     ],
 )
 def test_missing_or_garbled_print_axioms_fails_closed(
@@ -419,7 +419,7 @@ def test_no_toolchain_is_infra_naming_the_setup_command(
     monkeypatch.setenv("PATH", BASE_PATH)
     prover = LeanProver({"lean_project": str(project)})
     reason = prover.probe(tmp_path)
-    assert "Lean toolchain not found: no lake or lean on PATH" in reason and f"{SETUP} {project}" in reason
+    assert "Lean toolchain not found: no lake on PATH" in reason and f"{SETUP} {project}" in reason
     result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("rfl")), timeout=60)
     assert result.infra == reason and not result.ok
     assert prover.audit_axioms(task(), tmp_path, tmp_path / "workspace" / "putnam_x.lean", 60).infra == reason
@@ -439,7 +439,7 @@ def test_default_project_without_setup_points_at_lean_env_setup(
     )
     monkeypatch.setenv("PATH", f"{STANDIN}{os.pathsep}{BASE_PATH}")
     reason = LeanProver().probe(tmp_path)
-    assert "has no lake-manifest.json" in reason and f"`{SETUP}`" in reason
+    assert "Lake packages ['mathlib'" in reason and "are not downloaded" in reason and f"`{SETUP}`" in reason
 
 
 def test_toolchain_from_forall_lean_bin(
@@ -477,33 +477,33 @@ def test_check_template(prover: LeanProver, tmp_path: Path) -> None:
     assert not result.ok and result.infra == "template does not compile here: unexpected token"
 
 
-def fake_checker(directory: Path, name: str, code: int) -> Path:
-    directory.mkdir(exist_ok=True)
-    script = directory / name
-    script.write_text(
-        f'#!/bin/sh\necho "$@"\necho "LEAN_PATH=$LEAN_PATH"\n'
-        f"[ {code} = 0 ] || echo 'lean4checker found a problem in '\"$2\"\nexit {code}\n"
-    )
-    script.chmod(0o755)
-    return script
+def toolchain_with_checker(tmp_path: Path) -> Path:
+    """A stand-in toolchain >= v4.28: the stand-in's binaries plus its `leanchecker` in one bin/ [C5]."""
+    root = tmp_path / "toolchain"
+    (root / "bin").mkdir(parents=True)
+    for name in ("lean", "lake"):
+        (root / "bin" / name).symlink_to(STANDIN / name)
+    (root / "bin" / "leanchecker").symlink_to(STANDIN / "checker" / "leanchecker")
+    return root
 
 
-def test_independent_check(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_independent_check_uses_the_toolchains_checker_replaying_from_imports(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     candidate = write_candidate(tmp_path, proof("by simp"))
     layer = LeanProver({"lean_project": str(project)}).independent_check(task(), tmp_path, candidate, 60)
-    assert (
-        layer.ok is None and layer.reason == "not judged: neither leanchecker nor lean4checker is installed"
-    )
-    fake_checker(tmp_path / "bin", "lean4checker", 0)
-    monkeypatch.setenv("PATH", f"{STANDIN}{os.pathsep}{tmp_path / 'bin'}{os.pathsep}{BASE_PATH}")
+    assert layer.ok is None and "ships no leanchecker" in layer.reason  # v4.27: none in $LEAN_SYSROOT/bin
+    toolchain = toolchain_with_checker(tmp_path)
+    monkeypatch.setenv("PATH", f"{toolchain / 'bin'}{os.pathsep}{BASE_PATH}")
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
     layer = LeanProver({"lean_project": str(project)}).independent_check(task(), tmp_path, candidate, 60)
-    assert layer.ok is True and layer.evidence["checker"] == "lean4checker"
-    assert (
-        layer.evidence["output"].startswith("--fresh ForallCandidate_")
-        and "Mathlib" not in layer.evidence["argv"]
-    )
-    fake_checker(tmp_path / "bin", "leanchecker", 1)  # preferred when present
-    layer = LeanProver({"lean_project": str(project)}).independent_check(task(), tmp_path, candidate, 60)
+    assert layer.ok is True and layer.evidence["checker"] == "leanchecker" and not layer.evidence["fresh"]
+    assert layer.evidence["argv"][0] == str(toolchain / "bin" / "leanchecker")
+    checked = [json.loads(line) for line in log.read_text().splitlines() if '"leanchecker"' in line][-1]
+    assert checked["replayed"] == [checked["argv"][-1]] and "Mathlib" in checked["loaded"]  # from imports [C1]
+    rejected = write_candidate(tmp_path, proof("by simp -- STANDIN_KERNEL_REJECT"))
+    layer = LeanProver({"lean_project": str(project)}).independent_check(task(), tmp_path, rejected, 60)
     assert layer.ok is False and "found a problem in ForallCandidate_" in layer.reason
 
 
@@ -555,10 +555,10 @@ def test_parse_sample_messages(sample: str) -> None:
         ("t1", ["sorryAx"]),
         ("nd", native),
     ]
-    assert failure(1, False, messages, "", [], 60, allow_sorry=False)[0] == "heartbeats"
-    assert failure(0, False, messages[:1] + messages[5:], "", [], 60, allow_sorry=False)[0] == "sorry"
-    assert failure(0, False, messages[:1] + messages[5:], "", [], 60, allow_sorry=True) == ("", "")
-    assert failure(1, False, messages[:4], "", [], 60, allow_sorry=False)[1].startswith(
+    assert failure(ProcResult([], 1, "", "", 0.0), messages, [], 60, allow_sorry=False)[0] == "heartbeats"
+    assert failure(ProcResult([], 0, "", "", 0.0), messages[:1] + messages[5:], [], 60, allow_sorry=False)[0] == "sorry"
+    assert failure(ProcResult([], 0, "", "", 0.0), messages[:1] + messages[5:], [], 60, allow_sorry=True) == ("", "")
+    assert failure(ProcResult([], 1, "", "", 0.0), messages[:4], [], 60, allow_sorry=False)[1].startswith(
         ("Unknown", "unknown")
     )
 
@@ -593,9 +593,174 @@ def test_parser_tolerates_missing_fields_null_endpos_and_junk() -> None:
     messages, raw = parse_lean_output(stdout)
     assert [m["data"] for m in messages] == ["boom", "x"] and messages[0]["kind"] == "[anonymous]"
     assert messages[0]["endPos"] is None and raw == ["uncaught exception: something", "[1, 2]"]
-    assert failure(1, False, [], "", raw, 60, allow_sorry=False)[0] == "exit"
-    assert (
-        failure(-6, False, [], "Stack overflow detected. Aborting.", [], 60, allow_sorry=False)[0] == "crash"
-    )
+    assert failure(ProcResult([], 1, "", "", 0.0), [], raw, 60, allow_sorry=False)[0] == "infra"
+    overflow = ProcResult([], -6, "", "Stack overflow detected. Aborting.", 0.0)
+    assert failure(overflow, [], [], 60, allow_sorry=False)[0] == "crash"
     assert parse_print_axioms("'t' depends on axioms: []") is None
     assert parse_print_axioms("'foo'' depends on axioms: [ax']") == ("foo'", ["ax'"])
+
+
+# --- how real Lean, Lake and elan behave (docs/lean-facts.md) --------------------------------------
+
+
+def test_a_runtime_panic_without_lean_json_is_infra_not_a_rejection(prover: LeanProver, tmp_path: Path) -> None:
+    candidate = write_candidate(tmp_path, proof("by simp -- STANDIN_PANIC"))  # INTERNAL PANIC: out of memory [R1]
+    result = prover.compile(task(), tmp_path, candidate, timeout=60)
+    assert not result.ok and "ran out of memory without a Lean verdict (exit 1)" in result.infra
+
+
+@pytest.mark.parametrize("returncode, stderr, what", [
+    (1, "error: toolchain 'leanprover/lean4:v4.27.0' does not have the binary `/x/bin/lean`\n", "failed"),  # E2-E4
+    (1, "error: no such file or directory (error code: 2)\n  file: ./lakefile.lean\n", "failed"),
+    (-9, "", "was killed"),
+    (137, "", "was killed"),
+])
+def test_a_nonzero_exit_without_lean_json_is_infra(project: Path, tmp_path: Path, returncode: int, stderr: str,
+                                                   what: str) -> None:
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        return ProcResult(list(argv), returncode, "", stderr, 0.1)
+
+    prover = LeanProver({"lean_project": str(project)}, runner=runner)
+    result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("by simp")), timeout=60)
+    assert not result.ok and f"lean {what} without a Lean verdict" in result.infra
+
+
+def test_passing_the_resident_memory_limit_is_infra(project: Path, tmp_path: Path) -> None:
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        assert kwargs["rss_mb"] == 512 and "mem_mb" not in kwargs  # resident, not address space
+        return ProcResult(list(argv), -9, "", "", 0.1, extra={"rss_exceeded": True, "rss_limit_mb": 512})
+
+    prover = LeanProver({"lean_project": str(project), "lean_mem_mb": 512}, runner=runner)
+    result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("by simp")), timeout=60)
+    assert not result.ok and "resident-memory limit of 512 MB" in result.infra
+
+
+def test_rss_limit_counts_anonymous_memory_not_mapped_files(tmp_path: Path) -> None:
+    """`ulimit -v` would count Mathlib's mmapped .olean files; the resident limit counts only what is allocated."""
+    big = tmp_path / "big.olean"
+    with big.open("wb") as handle:
+        handle.truncate(300 << 20)
+    touch = ("import mmap,sys,time\nf=open(sys.argv[1],'rb');m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ)\n"
+             "s=sum(m[i] for i in range(0,len(m),4096));time.sleep(1.5)")
+    mapped = run_command([sys.executable, "-c", touch, str(big)], cwd=tmp_path, timeout=60, rss_mb=150)
+    assert mapped.returncode == 0 and not mapped.extra["rss_exceeded"]
+    grab = "import time\nb=bytearray(300<<20)\nfor i in range(0,len(b),4096): b[i]=1\ntime.sleep(5)"
+    allocated = run_command([sys.executable, "-c", grab], cwd=tmp_path, timeout=60, rss_mb=150)
+    assert allocated.returncode != 0 and allocated.extra["rss_exceeded"] and allocated.duration < 5
+
+
+def test_a_project_without_manifest_is_refused_and_left_untouched(project: Path, tmp_path: Path) -> None:
+    """Lake would resolve, clone and write a manifest there [K1]; the stand-in lake does exactly that."""
+    (project / "lake-manifest.json").unlink()
+    before = sorted(p.name for p in project.iterdir())
+    prover = LeanProver({"lean_project": str(project), "lean_required_modules": []})
+    reason = prover.probe(tmp_path)
+    assert "has no lake-manifest.json" in reason and "run `lake update`" in reason
+    result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("by simp")), timeout=60)
+    assert result.infra == reason and sorted(p.name for p in project.iterdir()) == before
+
+
+def test_lean_options_are_read_from_lakefile_lean(project: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """PutnamBench's own lakefile.lean sets autoImplicit off [K3]; a plain `lean` call does not apply it."""
+    (project / "lakefile.toml").unlink()
+    (project / "lakefile.lean").write_text(
+        "import Lake\nopen Lake DSL\n\npackage «putnam» where\n  -- add package configuration options here\n"
+        "  leanOptions := #[\n    ⟨`autoImplicit, false⟩,\n    ⟨`pp.unicode.fun, true⟩\n  ]\n"
+        'require mathlib from git "https://github.com/leanprover-community/mathlib4" @ "v4.27.0"\n')
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+    LeanProver({"lean_project": str(project)}).compile(task(), tmp_path, write_candidate(tmp_path, proof("rfl")), 60)
+    argv = [json.loads(line) for line in log.read_text().splitlines()][-1]["argv"]
+    assert "-DautoImplicit=false" in argv and "-Dpp.unicode.fun=true" in argv
+    (project / "lakefile.lean").write_text("import Lake\npackage p where\n  leanOptions := opts\n")
+    reason = LeanProver({"lean_project": str(project)}).probe(tmp_path)
+    assert "leanOptions" in reason and "option lean_options" in reason
+
+
+def test_template_verdict_is_cached_per_template_toolchain_and_manifest(project: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+    options = {"lean_project": str(project), "cache_dir": str(tmp_path / "cache")}
+
+    def lean_calls() -> int:
+        return sum('"tool": "lean"' in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+    assert LeanProver(options).check_template(task(), tmp_path, 60).ok and lean_calls() == 2  # compile, dump
+    assert LeanProver(options).check_template(task(), tmp_path, 60).ok and lean_calls() == 2  # another process
+    entry = next((tmp_path / "cache" / "lean-templates").glob("*.json"))
+    entry.write_text("{not json")  # corrupt: rebuilt, never trusted
+    assert LeanProver(options).check_template(task(), tmp_path, 60).ok and lean_calls() == 4
+    assert json.loads(entry.read_text())["ok"] is True
+    manifest = json.loads((project / "lake-manifest.json").read_text())
+    manifest["packages"][0]["rev"] = "1" * 40
+    (project / "lake-manifest.json").write_text(json.dumps(manifest))
+    assert LeanProver(options).check_template(task(), tmp_path, 60).ok and lean_calls() == 6
+    broken = task(TEMPLATE.format(proof="by sorry -- STANDIN_ERROR: no").replace("import Mathlib", "import Mathlib"))
+    assert "template does not compile here" in LeanProver(options).check_template(broken, tmp_path, 60).infra
+    calls = lean_calls()
+    assert "template does not compile here" in LeanProver(options).check_template(broken, tmp_path, 60).infra
+    assert lean_calls() == calls  # the negative verdict is cached too
+
+
+def test_threads_per_lean_share_the_cpus_among_xdist_workers(project: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        seen.append(list(argv))
+        return run_command(argv, **kwargs)
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+    LeanProver({"lean_project": str(project)}, runner=runner).compile(
+        task(), tmp_path, write_candidate(tmp_path, proof("rfl")), 60)
+    assert "-j4" in seen[-1]  # 16 CPUs / 4 workers [R2]
+    LeanProver({"lean_project": str(project), "lean_threads": 2}, runner=runner).compile(
+        task(), tmp_path, write_candidate(tmp_path, proof("rfl")), 60)
+    assert "-j2" in seen[-1]
+
+
+def test_lean_calls_run_in_the_sandbox_with_the_toolchain_and_project_read_only(
+    prover: LeanProver, project: Path, tmp_path: Path
+) -> None:
+    from pytest_forall.isolation.sandbox import probe_sandbox, prover_runner
+
+    assert prover.probe(tmp_path) == ""
+    binds = dict(prover.sandbox_binds)
+    assert binds[project] == str(project) and binds[STANDIN] == str(STANDIN)  # same paths: LEAN_PATH holds
+    problem = probe_sandbox()
+    if problem:
+        pytest.fail(f"bwrap unusable here: {problem}")
+    prover.runner = prover_runner(tmp_path / "audit", [*prover.sandbox_binds, (REPO, str(REPO))])
+    candidate = write_candidate(tmp_path, proof("by simp"))
+    assert prover.compile(task(), tmp_path, candidate, timeout=60).ok
+    assert prover.audit_axioms(task(), tmp_path, candidate, timeout=60).strict_ok
+    records = [json.loads(line) for line in (tmp_path / "audit" / "sandbox.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and all(r["policy"]["sandbox"] == "bwrap" for r in records)
+    assert all([str(project), str(project)] in r["policy"]["ro_binds"] for r in records)
+
+
+def test_putnambench_manifest_is_committed_unchanged() -> None:
+    from conftest import PUTNAM
+
+    upstream = PUTNAM / "lean4" / "lake-manifest.json"
+    assert (DEFAULT_PROJECT / "lake-manifest.json").read_bytes() == upstream.read_bytes()  # [K4]
+
+
+def test_lean_gets_the_probed_environment_and_no_credentials(project: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict[str, str]] = []
+
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        seen.append(kwargs["env"])
+        return run_command(argv, **kwargs)
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
+    monkeypatch.setenv("LEAN_PATH", "/evil")
+    LeanProver({"lean_project": str(project)}, runner=runner).compile(
+        task(), tmp_path, write_candidate(tmp_path, proof("rfl")), 60)
+    env = seen[-1]
+    assert "ANTHROPIC_API_KEY" not in env and "/evil" not in env["LEAN_PATH"]
+    assert env["LEAN_SYSROOT"] == str(STANDIN) and env["PATH"].startswith(str(STANDIN / "bin"))

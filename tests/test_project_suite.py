@@ -60,17 +60,18 @@ def test_every_admitted_theorem_is_an_item_with_a_project_template(project: Path
     assert read_coqproject(project).mappings == [("-Q", "theories", "Demo")]
 
 
-def test_theorems_inside_a_section_are_infra_not_failures(tmp_path: Path) -> None:
-    (tmp_path / "_CoqProject").write_text("-R . Sec\nA.v\n")
-    (tmp_path / "A.v").write_text("Section S.\nVariable n : nat.\nLemma l : n = n.\nProof. Admitted.\nEnd S.\n"
-                                  "Lemma top : 1 = 1.\nProof. reflexivity. Qed.\n")
+def test_theorems_inside_a_functor_are_infra_not_failures(tmp_path: Path) -> None:
+    """A functor's body cannot be reopened from outside: its theorems are items that say so, as infra."""
+    (tmp_path / "_CoqProject").write_text("-R . Fun\nA.v\n")
+    (tmp_path / "A.v").write_text("Module Type T.\nParameter p : nat.\nEnd T.\nModule F (X : T).\n"
+                                  "Lemma l : X.p = X.p.\nProof. Admitted.\nEnd F.\n")
     tasks = load_project(tmp_path, {})
-    assert [t.task_id for t in tasks] == ["Sec__A__l"]
-    assert "inside `Section S`" in tasks[0].meta["unsupported"]
+    assert [t.task_id for t in tasks] == ["Fun__A__F__l"]
+    assert "inside a functor" in tasks[0].meta["unsupported"]
     require_tool("coqc")
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache")})
     result = prover.check_template(tasks[0], tmp_path / "build", 60)
-    assert not result.ok and "inside `Section S`" in result.infra
+    assert not result.ok and "inside a functor" in result.infra
 
 
 def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path) -> None:

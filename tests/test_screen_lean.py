@@ -80,6 +80,8 @@ SYNTAX_CHEATS = {
     "admit": (GAME, lambda: fill(GAME, "by\n  admit")),
     "stop": (GAME, lambda: fill(GAME, "by\n  stop\n  simp")),
     "sorry_ax": (GREATEST, lambda: fill(GREATEST, "sorryAx _ false")),
+    "sorry_ax_guillemets": (GREATEST, lambda: fill(GREATEST, "«sorryAx» _ false")),  # the name sorryAx [L8]
+    "native_decide_guillemets": (GAME, lambda: fill(GAME, "by\n  «native_decide»")),
     "axiom": (GREATEST, lambda: fill(GREATEST, "cheat _", "axiom cheat (P : Prop) : P")),
     "private_axiom": (GREATEST, lambda: fill(GREATEST, "cheat _", "private axiom cheat (P : Prop) : P")),
     "axiom_indented_inside_helper_proof": (GREATEST, lambda: fill(
@@ -127,7 +129,16 @@ SYNTAX_CHEATS = {
     "no_proof_at_all": (GREATEST, lambda: fill(GREATEST, "")),
 }
 
+def doc_comment_slash(stem: str) -> str:
+    """`/--` is a token [lean-facts L1, L3]: `/--/` opens a doc comment that closes only at the next `-/`, here
+    inside what a `/- -/`-only lexer takes for a `--` comment; Lean elaborates `theorem … : True` instead."""
+    text = fill(stem, "by simp -- -/ theorem " + stem + " : True := trivial")
+    start = text.index("/--", text.index("abbrev") if "abbrev" in text else 0)
+    return text[:start] + "/--/\n" + text[start:]
+
+
 FROZEN_CHEATS = {
+    "doc_comment_token_slash": (GREATEST, lambda: doc_comment_slash(GREATEST)),
     "answer_tampered": (GREATEST, lambda: fill(GREATEST, text=task(GREATEST).template.replace(
         "_solution : ℕ := 11", "_solution : ℕ := 12"))),
     "hypothesis_added": (GREATEST, lambda: fill(GREATEST, text=task(GREATEST).template.replace(
@@ -152,6 +163,12 @@ FROZEN_CHEATS = {
 }
 
 SHADOWING_CHEATS = {
+    "helper_namespace_not_closed": (GREATEST, lambda: fill(
+        GREATEST, "by simp", "namespace Helpers\ntheorem aux : True := trivial")),
+    "template_command_inside_inserted_namespace": (GAME, lambda: fill(
+        GAME, "by simp", text=task(GAME).template.replace("\ninductive", "\nnamespace Sneaky\nend Sneaky\n"
+                                                         "namespace Wrap\ninductive", 1).replace(
+            "\ntheorem " + GAME, "\nend Wrap\ntheorem " + GAME, 1))),
     "local_def_is_greatest": (GREATEST, lambda: fill(
         GREATEST, "by simp", "def IsGreatest (s : Set ℕ∞) (a : ℕ) : Prop := True")),
     "helper_named_like_binder_namespace": (GREATEST, lambda: fill(
@@ -215,6 +232,14 @@ def test_answer_tampering_is_also_a_shadowing_of_the_solution_name() -> None:
 
 
 VALID = {
+    "open_in_inside_tactic_block": (GAME, lambda: fill(  # `open … in` is a tactic [lean-facts P1]
+        GAME, "by\n  open Finset in\n  simp\n  open scoped BigOperators in simp")),
+    "open_in_inside_term_proof": (GREATEST, lambda: fill(GREATEST, "by\n  open Nat in exact?")),
+    "lemma_for_theorem": (GREATEST, lambda: fill(GREATEST, "by simp").replace(
+        "theorem " + GREATEST, "lemma " + GREATEST)),  # `lemma` is Mathlib's `theorem` [P2]
+    "helper_namespace": (GREATEST, lambda: fill(
+        GREATEST, "by simp [Helpers.aux]", "namespace Helpers\n\ntheorem aux : True := trivial\n\nend Helpers\n\n"
+        "section\ntheorem aux2 : True := trivial\nend")),
     "sorry_in_comments_and_strings": (GAME, lambda: fill(
         GAME, 'by\n  -- sorry admit native_decide\n  /- sorry /- nested sorry -/ axiom -/\n'
               '  have : "sorry \\" admit" = "sorry \\" admit" := rfl\n  have : \'"\' = \'"\' := rfl\n  simp')),
@@ -272,7 +297,7 @@ def test_every_real_template_passes_as_its_own_candidate() -> None:
 def test_unlexable_candidate_fails_every_layer_with_the_lexer_reason() -> None:
     layers = judge(GREATEST, fill(GREATEST, "by simp /- never closed"))
     assert all(layers[name].ok is False for name in LAYERS)
-    assert "unterminated block comment" in layers["syntax_screen"].reason
+    assert "unterminated comment" in layers["syntax_screen"].reason
 
 
 def test_template_that_is_not_understood_fails_every_layer_closed() -> None:

@@ -90,14 +90,17 @@ CHEATS = {
                           "syntax_screen", None),
     "answer_tampered": (A2, candidate(A2, "by rfl", replace=("putnam_1986_a2_solution : ℕ := 3",
                                                              "putnam_1986_a2_solution : ℕ := 4")),
-                        "frozen_statement", None),
+                        "frozen_statement", "elaborated_statement"),
     "theorem_renamed": (A1, candidate(A1, A1_PROOF, replace=("theorem putnam_2001_a1", "theorem putnam_2001_a1'")),
-                        "frozen_statement", None),
+                        "frozen_statement", "elaborated_statement"),
     "hypothesis_added": (A1, candidate(A1, "by exact h", replace=(": ∀ a b : S, a * (b * a) = b :=",
                                                                   "(h : ∀ a b : S, a * (b * a) = b)\n: ∀ a b : S, a * (b * a) = b :=")),
-                         "frozen_statement", None),
+                         "frozen_statement", "elaborated_statement"),
     "shadowing_def": (A1, candidate(A1, "by intro a b; trivial", "def _root_.Mul (α : Type) : Type := α\n\n"),
-                      "shadowing_guard", None),
+                      "shadowing_guard", "elaborated_statement"),
+    # `/--` is a token: the doc comment runs to the `-/` in the `--` comment; Lean sees `theorem … : True`
+    "doc_comment_token_slash": (A1, candidate(A1, "by simp -- -/ theorem putnam_2001_a1 : True := trivial",
+                                              "/--/\n"), "frozen_statement", "elaborated_statement"),
     "local_notation": (A1, candidate(A1, A1_PROOF, "local notation a \" * \" b => a\n\n"), "shadowing_guard", None),
     "instance_inserted": (A1, candidate(A1, A1_PROOF, "instance : Mul ℕ := ⟨fun a _ => a⟩\n\n"), "shadowing_guard",
                           None),
@@ -131,6 +134,56 @@ def test_lean_valid_proof_is_accepted_end_to_end_through_the_standin(project: Pa
         assert verdict.verdict == "accept" and verdict.strict, verdict.reason
         assert [layer.name for layer in verdict.layers][:3] == ["syntax_screen", "frozen_statement",
                                                                   "shadowing_guard"]
+
+
+def test_elaborated_statement_layer_passes_the_real_statement(project: Path) -> None:
+    """The dump comparison (stand-in terms, not Lean's) is part of every accepted Lean verdict."""
+    verdict = verify_candidate(task(A2), LeanProver({"lean_project": str(project)}), candidate(A2, "by rfl").encode(),
+                               timeout=60)
+    layer = next(layer for layer in verdict.layers if layer.name == "elaborated_statement")
+    assert layer.ok is True and layer.evidence["declarations"] == 2  # the theorem and its `_solution` abbrev
+
+
+def test_elan_leanchecker_proxy_on_path_does_not_reject_a_valid_candidate(project: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """elan puts a `leanchecker` proxy on PATH for every toolchain; on v4.27 it fails [lean-facts E1-E4, C5]."""
+    elan_bin = tmp_path / "elan" / "bin"
+    elan_bin.mkdir(parents=True)
+    for tool in ("lake", "lean", "leanchecker"):
+        (elan_bin / tool).symlink_to(STANDIN / "elan-proxy")
+    monkeypatch.setenv("STANDIN_ELAN_TOOLCHAIN", str(STANDIN))
+    monkeypatch.setenv("PATH", f"{elan_bin}{os.pathsep}{BASE_PATH}")
+    for options in ({}, {"lean_checker": str(elan_bin / "leanchecker")}):
+        prover = LeanProver({"lean_project": str(project), **options})
+        verdict = verify_candidate(task(A1), prover, candidate(A1, A1_PROOF).encode(), timeout=60)
+        assert verdict.verdict == "accept", verdict.reason
+        check = verdict.layers[-1]
+        assert check.name == "independent_check" and check.ok is None and check.reason.startswith("not judged")
+
+
+def test_per_candidate_cost_is_three_lean_processes(project: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/lean.md counts processes and module loads per candidate from this log (the stand-in's)."""
+    toolchain = tmp_path / "toolchain"
+    (toolchain / "bin").mkdir(parents=True)
+    for name in ("lean", "lake"):
+        (toolchain / "bin" / name).symlink_to(STANDIN / name)
+    (toolchain / "bin" / "leanchecker").symlink_to(STANDIN / "checker" / "leanchecker")
+    monkeypatch.setenv("PATH", f"{toolchain / 'bin'}{os.pathsep}{BASE_PATH}")
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+    prover = LeanProver({"lean_project": str(project), "cache_dir": str(tmp_path / "cache")})
+    first = verify_candidate(task(A1), prover, candidate(A1, A1_PROOF).encode(), timeout=60)
+    setup = len(log.read_text().splitlines())
+    second = verify_candidate(task(A1), prover, candidate(A1, A1_PROOF + "\n").encode(), timeout=60)
+    assert first.verdict == second.verdict == "accept" and second.layers[-1].ok is True
+    calls = [json.loads(line) for line in log.read_text().splitlines()[setup:]]
+    assert [c["tool"] for c in calls] == ["lean", "lean", "leanchecker"]  # elaborate, audit file, checker
+    assert [c["loaded"].count("Mathlib") for c in calls] == [1, 1, 1] and calls[2]["replayed"] == [
+        calls[2]["argv"][-1]]
+    # the first candidate paid the per-process probe and the template (cached on disk for later processes)
+    first_calls = [json.loads(line)["tool"] for line in log.read_text().splitlines()[:setup]]
+    assert first_calls == ["lake", "lean", "lean", "lean", "lean", "leanchecker"]
 
 
 def test_lean_static_layers_are_wired() -> None:

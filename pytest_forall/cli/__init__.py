@@ -16,6 +16,7 @@ from collections.abc import Sequence
 #: Subcommand -> the module that defines it, in the order ``forall --help`` lists them.
 SUBCOMMANDS = {
     "verify": "pytest_forall.core.verify",
+    "doctor": "pytest_forall.cli.doctor",
     "sandbox": "pytest_forall.isolation.sandbox",
     "mcp": "pytest_forall.cli.mcp",
     "start": "pytest_forall.tools.shell",

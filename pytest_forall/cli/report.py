@@ -7,17 +7,26 @@ The numbers come from :mod:`pytest_forall.core.summary`, the same code that prin
 from __future__ import annotations
 
 import argparse
+import json
+import socket
 import sys
 from pathlib import Path
+from typing import Any
 
+from pytest_forall.core.gating import gate_lines, latest_by_nodeid, read_rows, results_file
 from pytest_forall.core.model import RULES_ONLY, STRICT, sha256_bytes
-from pytest_forall.core.summary import RunRows, latest_results, report_lines
+from pytest_forall.core.summary import RunRows, latest_results, report_lines, summary_lines
 
 
 def run_report(args: argparse.Namespace) -> int:
     """Print the summary and the per-configuration table of one or more runs; ``--html`` also writes the page."""
     from pytest_forall.cli.report_html import write_html
 
+    if args.merge:
+        return run_merge([Path(p) for p in args.merge], Path(args.out or "merged"))
+    if not args.run:
+        print("forall report: name a run directory (or results.jsonl), or --merge DIR…", file=sys.stderr)
+        return 2
     runs = []
     for name in args.run:
         run_dir = Path(name) if Path(name).is_dir() else Path(name).parent
@@ -38,6 +47,55 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_merge(sources: list[Path], out: Path) -> int:
+    """Combine shards: their results.jsonl into one, their JUnit files into one test suite, one summary.
+
+    Each source is a run directory (its ``*.xml`` files are the JUnit reports) or a results.jsonl. An item
+    reported by two sources is an error naming both: shards never overlap, so the inputs are wrong.
+    """
+    from junitparser import JUnitXml, TestSuite
+
+    rows: dict[str, dict[str, Any]] = {}
+    origin: dict[str, Path] = {}
+    cases: dict[tuple[str, str], Path] = {}
+    suite = TestSuite("pytest")
+    try:
+        for source in sources:
+            path = results_file(source)
+            for nodeid, row in latest_by_nodeid(read_rows(path)).items():
+                if nodeid in rows:
+                    raise ValueError(f"{nodeid} is reported by both {origin[nodeid]} and {path}")
+                rows[nodeid], origin[nodeid] = row, path
+            for xml_path in sorted(path.parent.glob("*.xml")) if source.is_dir() else []:
+                xml = JUnitXml.fromfile(str(xml_path))
+                for part in ([xml] if isinstance(xml, TestSuite) else list(xml)):
+                    for case in part:
+                        key = (str(case.classname), str(case.name))
+                        if key in cases:
+                            raise ValueError(f"test case {key[0]}::{key[1]} is in both {cases[key]} and {xml_path}")
+                        cases[key] = xml_path
+                        suite.add_testcase(case)
+    except (OSError, ValueError) as exc:
+        print(f"forall report --merge: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - junitparser's parse errors (lxml or ElementTree) have no common base
+        print(f"forall report --merge: cannot read a JUnit file: {exc}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
+        for nodeid in sorted(rows):
+            handle.write(json.dumps(rows[nodeid], sort_keys=True) + "\n")
+    merged = JUnitXml()
+    suite.update_statistics()  # type: ignore[no-untyped-call]
+    merged.add_testsuite(suite)
+    merged.write(str(out / "junit.xml"))
+    values = [rows[n] for n in sorted(rows)]
+    for line in gate_lines(values) + summary_lines(values, [], out):
+        print(line)
+    print(f"merged {len(sources)} runs: {len(rows)} items, {len(cases)} JUnit test cases -> {out}")
+    return 0
+
+
 def run_export_proofs(args: argparse.Namespace) -> int:
     """Copy every accepted proof of a run into a directory ``replay`` reads (``--forall-proofs``)."""
     run_dir, out = Path(args.run), Path(args.out)
@@ -53,7 +111,9 @@ def run_export_proofs(args: argparse.Namespace) -> int:
             continue
         accepted = sorted((Path(row["audit_dir"]) / "accepted").glob(f"{row['task_id']}.*"))
         if not accepted:
-            print(f"forall proofs: {row['nodeid']}: accepted but {row['audit_dir']}/accepted is missing",
+            host = row.get("audit_host")
+            where = f" (its audit record lives on host {host})" if host and host != socket.gethostname() else ""
+            print(f"forall proofs: {row['nodeid']}: accepted but {row['audit_dir']}/accepted is missing{where}",
                   file=sys.stderr)
             return 2
         data = accepted[0].read_bytes()
@@ -69,8 +129,11 @@ def run_export_proofs(args: argparse.Namespace) -> int:
 
 
 def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("report", help="Summarise runs: per-configuration table, optionally an HTML page")
-    parser.add_argument("run", nargs="+", help="reports/<run id> or a results.jsonl file (several: one table)")
+    parser = sub.add_parser("report", help="Summarise runs: per-configuration table, optionally an HTML page; "
+                                           "or merge shards' results and JUnit (--merge)")
+    parser.add_argument("run", nargs="*", help="reports/<run id> or a results.jsonl file (several: one table)")
+    parser.add_argument("--merge", nargs="+", metavar="DIR", help="Runs (shards) to combine into one")
+    parser.add_argument("--out", help="With --merge: directory for results.jsonl and junit.xml (default: merged)")
     parser.add_argument("--html", metavar="OUT", help="Also write a self-contained HTML report to OUT")
     parser.set_defaults(func=run_report)
     proofs = sub.add_parser("proofs", help="Export a run's accepted proofs for --forall-proofs (replay)")

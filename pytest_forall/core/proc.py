@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,12 +46,52 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
 _ULIMIT_SHIM = 'ulimit -v "$1" || exit 125; shift; exec "$@"'
 
 
+def _anon_rss_kb(pgid: int) -> int:
+    """Anonymous resident memory (kB) of every process in group ``pgid``; mapped files do not count."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+            if int(stat[stat.rindex(")") + 2:].split()[2]) != pgid:
+                continue
+            for line in Path(entry.path, "status").read_text().splitlines():
+                if line.startswith("RssAnon:"):
+                    total += int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+class _RssWatch(threading.Thread):
+    """Kills the group once its anonymous resident memory passes the limit (``ulimit -v`` would count the
+    mmapped ``.olean`` files of Mathlib, which are file-backed and shared)."""
+
+    def __init__(self, proc: subprocess.Popen[Any], limit_mb: int, interval: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.proc, self.limit_kb, self.interval = proc, limit_mb * 1024, interval
+        self.exceeded = False
+        self.peak_kb = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(self.interval):
+            used = _anon_rss_kb(self.proc.pid)
+            self.peak_kb = max(self.peak_kb, used)
+            if used > self.limit_kb:
+                self.exceeded = True
+                kill_group(self.proc)
+                return
+
+
 def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
                 env: dict[str, str] | None = None, stdin: str | None = None,
-                mem_mb: int | None = None) -> ProcResult:
+                mem_mb: int | None = None, rss_mb: int | None = None) -> ProcResult:
     """Run ``argv`` in a new session; on timeout kill the whole group. Never raises for the tool's own failure.
 
-    ``mem_mb`` caps the address space (RLIMIT_AS) so a runaway evaluation fails instead of taking the machine.
+    ``mem_mb`` caps the address space (RLIMIT_AS) so a runaway evaluation fails instead of taking the machine;
+    ``rss_mb`` instead bounds the group's anonymous resident memory (killed past it, ``extra["rss_exceeded"]``).
     """
     start = time.monotonic()
     command = ["/bin/sh", "-c", _ULIMIT_SHIM, "forall-limit", str(mem_mb * 1024), *argv] if mem_mb else list(argv)
@@ -60,6 +101,9 @@ def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except FileNotFoundError as exc:
         return ProcResult(list(argv), 127, "", f"{exc}", time.monotonic() - start)
+    watch = _RssWatch(proc, rss_mb) if rss_mb else None
+    if watch is not None:
+        watch.start()
     try:
         out, err = proc.communicate(stdin, timeout=timeout)
         timed_out = False
@@ -75,6 +119,11 @@ def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
             out, err = "", ""
         timed_out = True
     finally:
+        if watch is not None:
+            watch.done.set()
         kill_group(proc)  # stragglers that stayed in the group after the leader exited
     rc = proc.returncode if not timed_out else 124
-    return ProcResult(list(argv), rc, out or "", err or "", time.monotonic() - start, timed_out)
+    result = ProcResult(list(argv), rc, out or "", err or "", time.monotonic() - start, timed_out)
+    if watch is not None:
+        result.extra.update(rss_limit_mb=rss_mb, rss_peak_mb=watch.peak_kb // 1024, rss_exceeded=watch.exceeded)
+    return result

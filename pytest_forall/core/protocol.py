@@ -39,6 +39,15 @@ from pytest_forall.core.actor import (
     TurnResult,
 )
 from pytest_forall.core.budget import SpendLedger
+from pytest_forall.core.cache import (
+    VerdictCache,
+    environment,
+    environment_digest,
+    task_digest,
+    template_key,
+    verifier_version,
+    verify_cached,
+)
 from pytest_forall.core.language import language_or_plain
 from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Task, Verdict
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
@@ -47,7 +56,6 @@ from pytest_forall.core.prover import Prover
 from pytest_forall.core.refute import refutation_name, refutation_task
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
 from pytest_forall.core.state import ACTOR_PHASE, REVIEW_PHASE, ItemState, StateStore
-from pytest_forall.core.verify import verify_candidate
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +82,8 @@ class ItemContext:
     verify_timeout: float = 300.0
     #: key of the resume state's HMAC (the run secret); empty: no resume state is kept
     run_secret: bytes = b""
+    #: the verdict cache (None: every candidate is verified afresh)
+    cache: VerdictCache | None = None
     #: ``(sandbox dir, binds) -> runner | problem``: runs prover processes inside the sandbox. Supplied by the
     #: layer that owns isolation (:func:`pytest_forall.isolation.sandbox.sandboxed_prover_runner`); without it
     #: ``--forall-sandbox=bwrap`` is infra, never a silent unsandboxed run.
@@ -172,6 +182,9 @@ class ItemRun:
         self.accepted_verdict: Verdict | None = None
         self.independent: bool | None = None
         self.prover_sandboxed = False
+        #: whether the verdict that decided the item came from the cache, and the digest it judged
+        self.cached = False
+        self.candidate_digest = ""
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -329,7 +342,15 @@ class ItemRun:
         return self._result(FAILED, self.state.last_reason or "no accepted candidate")
 
     def _template_infra(self) -> str:
-        """The unmodified problem must compile here before anyone tries to prove it (cached per template)."""
+        """The unmodified problem must compile here before anyone tries to prove it (cached per template).
+
+        A template the verdict cache records as compiling in this environment is not compiled again: the
+        verifier checks it anyway (and builds what it needs) whenever a candidate is not a cache hit.
+        """
+        cache = self.ctx.cache
+        key = template_key(self.ctx.task, self.ctx.prover) if cache is not None else None
+        if cache is not None and key is not None and cache.template_compiles(key):
+            return ""
         self._write_progress("checking the template")
         build = self.ctx.audit.directory / "template-check"
         build.mkdir(parents=True, exist_ok=True)
@@ -338,6 +359,8 @@ class ItemRun:
         finally:
             shutil.rmtree(build, ignore_errors=True)
         if result.ok:
+            if cache is not None and key is not None:
+                cache.remember_template(key)
             return ""
         self.ctx.audit.write_json("template-check.json", {"infra": result.infra, "output": result.output[-8000:]})
         return f"template: {result.infra or result.first_error}"
@@ -468,12 +491,15 @@ class ItemRun:
         """Verify one submission (one compile) and record its bytes, digest and evidence."""
         self._charge_compile()
         self._write_progress(f"verifying {tag}" + ("" if kind == "candidate" else f" ({kind})"))
-        verdict = verify_candidate(task, self.ctx.prover, data, timeout=self.ctx.verify_timeout)
+        verdict, self.cached = verify_cached(self.ctx.cache, task, self.ctx.prover, data,
+                                             timeout=self.ctx.verify_timeout,
+                                             policy={"prover_sandboxed": self.prover_sandboxed})
+        self.candidate_digest = verdict.digest
         name = task.candidate_name if kind == "candidate" else refutation_name(task)
         saved = self.ctx.audit.write_bytes(f"{tag}/{name}", data)
         evidence = self.ctx.audit.write_json(f"{tag}/{kind}-verdict.json", verdict.to_wire())
         self.ctx.audit.event(kind="submission", submission=kind, round=tag, digest=verdict.digest,
-                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason,
+                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason, cached=self.cached,
                              file=self.ctx.audit.relative(saved), evidence=self.ctx.audit.relative(evidence))
         self.state.last_digest, self.state.last_verdict = verdict.digest, verdict.verdict
         self._save()
@@ -581,6 +607,14 @@ class ItemRun:
                 counts[key] += int(summary.get(key) or 0)
         return counts
 
+    def _environment(self) -> dict[str, str]:
+        """What the verdict depended on besides the task and the proof (compared with a baseline's)."""
+        prover = self.ctx.prover
+        if prover is None:
+            return {"environment": "", "verifier": ""}
+        return {"environment": environment_digest(environment(self.ctx.task, prover)),
+                "verifier": verifier_version(prover)[:16]}
+
     def _result(self, outcome: str, reason: str) -> dict[str, Any]:
         verdict = self.accepted_verdict
         state = self.state
@@ -601,6 +635,8 @@ class ItemRun:
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
             "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
+            "cached": self.cached, "candidate_digest": self.candidate_digest,
+            "template_digest": task_digest(self.ctx.task), **self._environment(),
             "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }
         self.ctx.audit.write_json("result.json", result)

@@ -16,13 +16,27 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from pytest_forall.core.actor import SessionHandle
 from pytest_forall.core.model import Usage
 from pytest_forall.core.progress import write_json_atomic
+
+
+def load_secret(path: Path) -> bytes:
+    """32 random bytes kept in ``path`` (mode 0600), made by whichever process comes first (under a lock)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"):
+        if not path.exists():
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(os.urandom(32))
+        return path.read_bytes()
 
 STATE_VERSION = 1
 #: What the next step of an unfinished item is: an actor turn, or a review of the candidate on disk.

@@ -9,13 +9,13 @@ Pytest-free: rows are the builtin-typed dicts of ``results.jsonl``.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_forall.core.gating import gate_lines, latest_by_nodeid, read_rows
 from pytest_forall.core.model import INFRA, OUTCOMES, RULES_ONLY, STRICT
 
 Row = dict[str, Any]
@@ -148,6 +148,8 @@ ITEM_COLUMNS: list[ItemColumn] = [
     ItemColumn("wall_s", "wall s", lambda r: _number(r.get("wall_s"), 1)),
     ItemColumn("tokens", "tokens in/out", lambda r: f"{_number(r.get('tokens_in'))}/{_number(r.get('tokens_out'))}"),
     ItemColumn("cost_usd", "cost USD", lambda r: _number(r.get("cost_usd"), 4)),
+    ItemColumn("cached", "cached", lambda r: "-" if r.get("cached") is None else ("yes" if r["cached"] else "no")),
+    ItemColumn("change", "vs baseline", lambda r: str(r.get("change") or "-")),
     ItemColumn("reason", "reason", lambda r: str(r.get("reason") or "")[:300]),
 ]
 
@@ -194,18 +196,10 @@ def report_lines(runs: list[RunRows]) -> list[str]:
     """What ``forall report`` prints (and the HTML page repeats): each run's summary, then the Table-1 view."""
     lines: list[str] = []
     for run in runs:
-        lines += ([""] if lines else []) + summary_lines(run.rows, [], run.run_dir)
+        lines += ([""] if lines else []) + gate_lines(run.rows) + summary_lines(run.rows, [], run.run_dir)
     return lines + [""] + table_lines(by_configuration(row for run in runs for row in run.rows))
 
 
 def latest_results(run_dir: Path) -> dict[str, Row]:
     """The last recorded result of every item of a run (a resumed run appends)."""
-    latest: dict[str, Row] = {}
-    path = run_dir / "results.jsonl"
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-            latest[row["nodeid"]] = row
-        except (ValueError, KeyError, TypeError):
-            raise ValueError(f"{path}:{number}: not a results line") from None
-    return latest
+    return latest_by_nodeid(read_rows(run_dir / "results.jsonl"))

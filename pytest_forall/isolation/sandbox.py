@@ -11,6 +11,7 @@ PID 1 so nothing outlives the command. ``docs/sandbox.md`` lists what is enforce
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import selectors
@@ -681,8 +682,15 @@ def _cli_main(args: argparse.Namespace) -> int:
 
 def sandboxed_prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> Callable[..., ProcResult] | str:
     """:func:`prover_runner`, or why no sandbox can start here (with the fix): the protocol's sandbox launcher."""
-    problem = probe_sandbox()
+    problem = _probe_once()
     return problem or prover_runner(audit_dir, ro_binds)
+
+
+@functools.cache
+def _probe_once() -> str:
+    """:func:`probe_sandbox` once per process: whether namespaces work does not change between items, and the
+    probe starts a sandbox (15-60 ms), more than an item whose verdict comes from the cache costs."""
+    return probe_sandbox()
 
 
 def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> Callable[..., ProcResult]:
@@ -693,9 +701,11 @@ def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) ->
     """
 
     def run(argv: Sequence[str], *, cwd: Path | str, timeout: float | None, env: dict[str, str] | None = None,
-            stdin: str | None = None, mem_mb: int | None = None) -> ProcResult:
+            stdin: str | None = None, mem_mb: int | None = None, rss_mb: int | None = None) -> ProcResult:
+        # the run's memory cgroup charges resident pages (reclaimable file pages included), which is what
+        # either limit asks for here
         policy = SandboxPolicy(workspace=Path(cwd), ro_binds=tuple(ro_binds), wall_seconds=timeout,
-                               memory_mb=mem_mb, env=dict(env or {"PATH": DEFAULT_PATH}))
+                               memory_mb=rss_mb or mem_mb, env=dict(env or {"PATH": DEFAULT_PATH}))
         try:
             return run_sandboxed(argv, policy, audit_dir=audit_dir, stdin=stdin)
         except SandboxUnavailable as exc:

@@ -53,6 +53,11 @@ OPTIONS = (
            "bwrap", ("bwrap", "none")),
     Option("cache_dir", "Cache for compiled templates and indexes (default: under the reports directory)"),
     Option("run_usd", "Spend cap for the whole run, shared by all workers (USD)"),
+    Option("cache", "Verdict cache (docs/ci.md): off, read, or readwrite", "readwrite", ("off", "read", "readwrite")),
+    Option("baseline", "Earlier run (directory or results.jsonl) to compare with: forall.change per item"),
+    Option("gate", "What fails the run: none (every failure) or regressions (only against --forall-baseline)",
+           "none", ("none", "regressions")),
+    Option("shard", "Run only shard K/N of the items (stable: by a hash of the task id)"),
     Option("lean_project", "Lake project used to compile Lean candidates (default: lean_env/putnam)"),
     Option("project", "Any Lake or Rocq project: each sorry/Admitted theorem becomes an item"),
     Option("subset", "Named task subset of a suite (VeriSoftBench: aristotle)"),
@@ -106,8 +111,37 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
     options["reports"] = str(reports if reports.is_absolute() else config.rootpath / reports)
     if not options["cache_dir"]:
         options["cache_dir"] = str(Path(options["reports"]) / ".cache")
+    _validate_gating(config, options)
     config.stash[OPTIONS_KEY] = options
     return options
+
+
+def _validate_gating(config: pytest.Config, options: dict[str, Any]) -> None:
+    """Shard, baseline, gate and cache location, checked once so a mistake is one error naming the option."""
+    from pytest_forall.core.gating import load_baseline, parse_shard
+
+    if options["shard"]:
+        try:
+            options["shard"] = "/".join(map(str, parse_shard(str(options["shard"]))))
+        except ValueError as exc:
+            raise pytest.UsageError(f"{option_value(config, 'shard')[1]}: {exc}") from None
+    if options["baseline"] and not hasattr(config, "workerinput"):  # only the controller compares
+        value, source = option_value(config, "baseline")
+        base = Path(config.invocation_params.dir) if source.startswith("--") else config.rootpath
+        baseline = base / Path(str(value)).expanduser()
+        try:
+            load_baseline(baseline)
+        except (OSError, ValueError) as exc:
+            raise pytest.UsageError(f"{source}: {exc}") from None
+        options["baseline"] = str(baseline)
+    if options["gate"] == "regressions" and not options["baseline"]:
+        raise pytest.UsageError(f"{option_value(config, 'gate')[1]}=regressions needs --forall-baseline "
+                                "(or the ini option forall_baseline): regressions against what?")
+    cache = Path(str(options["cache_dir"])).resolve()
+    reports = Path(str(options["reports"])).resolve()
+    if cache.is_relative_to(reports) and "ws" in cache.relative_to(reports).parts[1:2]:
+        raise pytest.UsageError(f"{option_value(config, 'cache_dir')[1]}: {cache} is inside a run's workspace "
+                                "directory, which actors and provers can write; the verdict cache must not be")
 
 
 def item_budget(item: pytest.Item) -> Any:

@@ -18,15 +18,18 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
+from pytest_forall.core.gating import annotate, gate_lines, load_baseline, parse_shard, shard_of, task_key
 from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT
 from pytest_forall.core.progress import RUN_FILE, write_json_atomic
+from pytest_forall.core.state import load_secret
 from pytest_forall.core.summary import summary_lines
+from pytest_forall.plugin.options import TASK_KEY
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
 FINAL_OUTCOMES = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
 JUNIT_FIELDS = ("outcome", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
-                "cost_usd")
+                "cost_usd", "cached")
 STATUS = {
     STRICT: ("passed", ".", ("STRICT", {"green": True})),
     RULES_ONLY: ("rules_only", "r", ("RULES-ONLY", {"yellow": True})),
@@ -47,6 +50,8 @@ class ForallFailure(Exception):
 def junit_value(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
     return str(value)
@@ -72,27 +77,27 @@ class ForallReporter:
         self.require_strict = options["require"] == "strict"
         self._secret: bytes | None = None
         self.run_meta: dict[str, Any] = {}
+        self.shard = parse_shard(options["shard"]) if options["shard"] else None
+        self.gate = options["gate"]
+        self.baseline = load_baseline(Path(options["baseline"])) if options["baseline"] and not hasattr(
+            config, "workerinput") else None
+        #: node id -> forall.change, added to the JUnit properties of the item's teardown report
+        self.changes: dict[str, str] = {}
+        self.other_failed = False
 
     # -- worker side ------------------------------------------------------------------------------
 
     def secret(self) -> bytes:
         """Run secret for opaque workspace names and state HMACs; kept in the run dir, never in a workspace."""
         if self._secret is None:
-            path = self.run_dir / ".secret"
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(path) + ".lock"):
-                if not path.exists():
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                    with os.fdopen(fd, "wb") as handle:
-                        handle.write(os.urandom(32))
-                self._secret = path.read_bytes()
+            self._secret = load_secret(self.run_dir / ".secret")
         return self._secret
 
     def item_dirname(self, nodeid: str) -> str:
         return nodeid.rsplit("::", 1)[-1].replace("/", "_").replace("[", "-").replace("]", "")
 
     def record(self, result: dict[str, Any]) -> None:
-        """Append one line to results.jsonl under a file lock (several workers write the same file)."""
+        """Append one line to results.jsonl; only the controller writes it (results arrive in the reports)."""
         path = self.run_dir / "results.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
@@ -127,9 +132,18 @@ class ForallReporter:
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        """With --forall-resume, deselect items whose latest recorded outcome is final."""
+        """Keep this shard's items (--forall-shard); with --forall-resume, deselect items already final."""
         from pytest_forall.plugin.options import resolved_options
 
+        if self.shard is not None:
+            k, n = self.shard
+            tasks = {id(item): item.stash.get(TASK_KEY, None) for item in items}
+            other = [item for item in items if (task := tasks[id(item)]) is not None
+                     and shard_of(task_key(task.suite, task.track, task.task_id), n) != k]
+            if other:
+                config.hook.pytest_deselected(items=other)
+                dropped = {id(item) for item in other}
+                items[:] = [item for item in items if id(item) not in dropped]
         if not resolved_options(config)["resume"]:
             return
         path = self.run_dir / "results.jsonl"
@@ -151,10 +165,22 @@ class ForallReporter:
         if ".forall.toml::" in nodeid:
             self.started.add(nodeid)
 
+    @pytest.hookimpl(tryfirst=True)  # before junitxml reads the teardown report's properties
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, "forall", None)
+        if hasattr(self.config, "workerinput"):
+            return
+        if report.failed and ".forall.toml::" not in report.nodeid:
+            self.other_failed = True  # a plain test of the same session: the gate does not hide it
         if report.when == "call" and isinstance(payload, dict):
-            self.results.append(payload)
+            row = dict(payload)
+            if self.baseline is not None:
+                annotate(self.baseline, row, self.require_strict)
+                self.changes[report.nodeid] = row["change"]
+            self.record(row)
+            self.results.append(row)
+        elif report.when == "teardown" and report.nodeid in self.changes:
+            report.user_properties.append(("forall.change", self.changes.pop(report.nodeid)))
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
         payload = getattr(report, "forall", None)
@@ -177,7 +203,7 @@ class ForallReporter:
             return
         tr = terminalreporter
         tr.section("forall summary")
-        for line in summary_lines(self.results, self.missing(), self.run_dir):
+        for line in gate_lines(self.results) + summary_lines(self.results, self.missing(), self.run_dir):
             tr.write_line(line)
 
     def missing(self) -> list[str]:
@@ -197,7 +223,18 @@ class ForallReporter:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.results and counts[INFRA] == len(self.results) and session.exitstatus == 0:
             session.exitstatus = EXIT_ALL_INFRA
+        if self.gate == "regressions" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = self._gate_status()
         self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+
+    def _gate_status(self) -> int:
+        """Under --forall-gate=regressions: fail on a regression or a lost report, never on a known failure."""
+        lost = self.expected is not None and len(self.results) + len(self.missing()) < self.expected
+        if lost or self.other_failed or self.missing() or any(r.get("change") == "regressed" for r in self.results):
+            return int(pytest.ExitCode.TESTS_FAILED)
+        if self.results and all(r.get("outcome") == INFRA for r in self.results):
+            return EXIT_ALL_INFRA
+        return int(pytest.ExitCode.OK)
 
 
 class XdistHooks:

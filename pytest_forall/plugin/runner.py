@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_forall.core.cache import VerdictCache
 from pytest_forall.core.model import FAILED, INFRA, STATEMENT_FALSE, Task
 from pytest_forall.plugin.options import item_budget, resolved_options
 from pytest_forall.plugin.report import JUNIT_FIELDS, RESULT_KEY, ForallFailure, ForallReporter, junit_value
@@ -35,13 +38,16 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
                       options=options, ledger=ledger,
                       run_usd=options["run_usd"] if options["run_usd"] not in (None, "") else None,
                       verify_timeout=float(options["timeout"]), run_secret=reporter.secret(),
-                      sandbox_runner=sandboxed_prover_runner, open_tools=open_item_tools)
+                      sandbox_runner=sandboxed_prover_runner, open_tools=open_item_tools,
+                      cache=verdict_cache(options, frontend))
     result = ItemRun(ctx).run()
     result["nodeid"] = item.nodeid
     result["run_id"] = reporter.run_id
     result["sandbox"] = options["sandbox"]
-    result["audit_dir"] = str(audit.directory)
-    reporter.record(result)
+    result["audit_dir"] = str(audit.directory.resolve())
+    result["audit_host"] = socket.gethostname()
+    result["worker"] = str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
+    result = json.loads(json.dumps(result))  # builtin types only: it crosses execnet to the controller
     item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
     for name in JUNIT_FIELDS:
         item.user_properties.append((f"forall.{name}", junit_value(result.get(name))))
@@ -51,3 +57,10 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
         raise ForallFailure(f"{task.task_id}: {reason}\n(audit record: {audit.directory})")
     if outcome in (INFRA, STATEMENT_FALSE):
         pytest.skip(f"{outcome}: {reason}")
+
+
+def verdict_cache(options: dict[str, Any], frontend: Any) -> VerdictCache | None:
+    """The run's verdict cache; none for a coding agent without a sandbox, which could write the cache itself."""
+    if options["cache"] == "off" or (options["sandbox"] == "none" and getattr(frontend, "is_agent", False)):
+        return None
+    return VerdictCache(Path(options["cache_dir"]) / "verdicts", str(options["cache"]))

@@ -24,7 +24,9 @@ from pathlib import Path
 from filelock import FileLock
 
 from pytest_forall.lang.lean import LANGUAGE as LEAN
+from pytest_forall.lang.lean import lexer
 from pytest_forall.lang.rocq import LANGUAGE as ROCQ
+from pytest_forall.lang.rocq import lexer as rocq_lexer
 
 LANGUAGE_BY_SUFFIX = {f".{LEAN.extension}": LEAN.name, f".{ROCQ.extension}": ROCQ.name}
 #: Directories never worth indexing: VCS metadata and build outputs (Lake packages included).
@@ -72,81 +74,10 @@ def _blank(text: str) -> str:
     return re.sub(r"[^\n]", " ", text)
 
 
-def _lex(source: str, *, language: str) -> _Lexed:
-    """Strip comments (nested) and mask strings, recording doc comments for later attachment."""
-    if language == LEAN.name:
-        open_c, close_c, line_c, doc_prefixes = "/-", "-/", "--", ("/--",)
-    else:
-        open_c, close_c, line_c, doc_prefixes = "(*", "*)", None, ("(**",)
-    clean: list[str] = []
-    masked: list[str] = []
-    docs: list[tuple[int, int, str]] = []
-    i, n = 0, len(source)
-    while i < n:
-        if source.startswith(open_c, i):
-            end = _comment_end(source, i, open_c, close_c, language)
-            chunk = source[i:end]
-            if chunk.startswith(doc_prefixes) and not chunk.startswith(("(***", "/-!")):
-                docs.append((i, end, " ".join(chunk[3:-2].split())))
-            clean.append(_blank(chunk))
-            masked.append(_blank(chunk))
-            i = end
-        elif line_c and source.startswith(line_c, i):
-            end = source.find("\n", i)
-            end = n if end < 0 else end
-            clean.append(" " * (end - i))
-            masked.append(" " * (end - i))
-            i = end
-        elif source[i] == '"':
-            end = _string_end(source, i, language)
-            clean.append(source[i:end])
-            masked.append('"' + _blank(source[i + 1 : end - 1]) + '"' if end - i >= 2 else source[i:end])
-            i = end
-        else:
-            nxt = _next_special(source, i, open_c, line_c)
-            clean.append(source[i:nxt])
-            masked.append(source[i:nxt])
-            i = nxt
-    return _Lexed("".join(clean), "".join(masked), docs, [end for _, end, _ in docs])
-
-
-def _next_special(source: str, start: int, open_c: str, line_c: str | None) -> int:
-    candidates = [source.find(open_c, start), source.find('"', start)]
-    if line_c:
-        candidates.append(source.find(line_c, start))
-    found = [c for c in candidates if c >= 0]
-    return min(found) if found else len(source)
-
-
-def _comment_end(source: str, start: int, open_c: str, close_c: str, language: str) -> int:
-    depth, i, n = 0, start, len(source)
-    while i < n:
-        if source.startswith(open_c, i):
-            depth, i = depth + 1, i + 2
-        elif source.startswith(close_c, i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        elif source[i] == '"' and language == ROCQ.name:  # Rocq lexes strings inside comments
-            i = _string_end(source, i, language)
-        else:
-            i += 1
-    return n
-
-
-def _string_end(source: str, start: int, language: str) -> int:
-    i, n = start + 1, len(source)
-    while i < n:
-        if language == LEAN.name and source[i] == "\\":
-            i += 2
-        elif source[i] == '"':
-            if language == ROCQ.name and source.startswith('""', i):
-                i += 2
-            else:
-                return i + 1
-        else:
-            i += 1
-    return n
+def _lex(source: str) -> _Lexed:
+    """Lean by the one Lean lexer: comments and doc comments blanked, strings masked, ``/--`` docs recorded."""
+    docs = [(start, end, " ".join(body.split())) for start, end, body in lexer.doc_comments(source)]
+    return _Lexed(lexer.mask(source, strings=False), lexer.mask(source), docs, [end for _, end, _ in docs])
 
 
 def _normalize(text: str) -> str:
@@ -254,7 +185,7 @@ LEAN_NAME_START = re.compile(rf"\s*(?:\(priority\s*:=[^)]*\)\s*)?(?P<name>{LEAN_
 
 def parse_lean(source: str) -> list[Declaration]:
     """Declarations of one Lean 4 file, names qualified by the enclosing namespaces (file left blank)."""
-    lexed = _lex(source, language=LEAN.name)
+    lexed = _lex(source)
     masked = lexed.masked
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", masked)]
     events: list[tuple[int, int, str, re.Match[str]]] = []  # (start, priority, type, match)
@@ -399,20 +330,25 @@ ROCQ_SENTENCE = re.compile(
     rf"(?P<kind>{'|'.join(ROCQ_THEOREM_KINDS + ROCQ_DEFINITION_KINDS + ROCQ_TYPE_KINDS)}|Module(?:\s+Type)?"
     rf"|Section|End)\b(?:\s+(?:Import|Export)\b)?\s*(?P<name>{ROCQ_IDENT})?"
 )
-ROCQ_SENTENCE_END = re.compile(r"\.(?=\s|$)")
+
+
+def _lex_rocq(source: str) -> _Lexed:
+    """The Rocq lexer's view: comments blanked, string contents masked, ``(** … *)`` doc comments kept."""
+    docs = [(start, end, " ".join(source[start + 3:end - 2].split()))
+            for start, end in rocq_lexer.comments(source)
+            if source.startswith("(**", start) and not source.startswith("(***", start)]
+    return _Lexed(rocq_lexer.mask(source, strings=False), rocq_lexer.mask(source), docs, [e for _, e, _ in docs])
 
 
 def parse_rocq(source: str, module: str) -> list[Declaration]:
     """Declarations of one Rocq file, names qualified by ``module`` (the file) and open modules."""
-    lexed = _lex(source, language=ROCQ.name)
+    lexed = _lex_rocq(source)
     masked = lexed.masked
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", masked)]
     scopes: list[str | None] = []  # module names, or None for sections
     declarations: list[Declaration] = []
-    sentence_start = 0
-    for end_match in ROCQ_SENTENCE_END.finditer(masked):
-        start, end = sentence_start, end_match.start()
-        sentence_start = end_match.end()
+    for start, after in rocq_lexer.sentences(source, strict=False):
+        end = after - 1  # the sentence without its closing '.'
         match = ROCQ_SENTENCE.match(masked, start, end)
         if not match:
             continue

@@ -15,9 +15,9 @@ bytes); its SHA-256 is the digest.
 
 Scoring (:class:`LeanEvalProver`) is the benchmark's own: a fresh copy of the ORIGINAL ``generated/<id>/``
 (with its ``Solution.lean``) receives the submission files, and ``lake env comparator config.json`` judges
-it (nanoda too when the problem's ``config.json`` says ``enable_nanoda``). Comparator's verdict is the
-``elaboration`` layer and the independent-checker evidence; without comparator, landrun, lean4export (and
-nanoda when asked for) the item is ``infra`` with the reason.
+it, always with nanoda (``enable_nanoda`` forced on, as Lean Eval's own ``lake test`` does, whatever
+``config.json`` says). Comparator's verdict is the ``elaboration`` layer and the independent-checker
+evidence; without comparator, landrun, lean4export and nanoda the item is ``infra`` with the reason.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pytest_forall.core.registry import hookimpl
 from pytest_forall.core.workspace import parse_bundle
 from pytest_forall.lang.lean import BINARY as LEAN_BINARY
 from pytest_forall.lang.lean import LANGUAGE as LEAN
-from pytest_forall.suites.project import lean_mask
+from pytest_forall.lang.lean import lexer
 
 SUITE = "lean-eval"
 PROVER = "lean-eval"
@@ -198,12 +198,13 @@ class LeanEvalProver:
     def _comparator(self, task: Task, score: Path, timeout: float) -> dict[str, Any]:
         config = json.loads((score / "config.json").read_text(encoding="utf-8"))
         env = dict(os.environ)
-        if config.get("enable_nanoda"):
-            nanoda = self._tool(*NANODA)
-            if nanoda is None:
-                return {"infra": f"config.json asks for nanoda (enable_nanoda) but nanoda_bin is not installed; "
-                                 f"{INSTALL}"}
-            env["COMPARATOR_NANODA"] = nanoda
+        # Lean Eval's own `lake test` forces nanoda whatever config.json says [N1]; so does this scorer
+        config["enable_nanoda"] = True
+        nanoda = self._tool(*NANODA)
+        if nanoda is None:
+            return {"infra": f"Lean Eval replays every solution through nanoda (its `lake test` forces "
+                             f"enable_nanoda) but nanoda_bin is not installed; {INSTALL}"}
+        env["COMPARATOR_NANODA"] = nanoda
         for name, var in TOOLS[1:]:
             env[var] = self._tool(name, var) or name
         config["json_output_path"] = str(score / "comparator-result.json")
@@ -273,7 +274,7 @@ class LeanEvalProver:
         if "Submission.lean" not in files:
             problems.append("Submission.lean is missing")
         for rel, data in sorted(files.items()):
-            masked = lean_mask(data.decode("utf-8", errors="replace"))
+            masked = lexer.mask(data.decode("utf-8", errors="replace"))
             if re.search(r"(?<![\w.'])(sorry|admit|sorryAx)(?![\w'])", masked):
                 problems.append(f"{rel} still contains sorry/admit")
         return [Layer("syntax_screen", not problems, "; ".join(problems), {"files": sorted(files)})]

@@ -22,6 +22,7 @@ and every accepted project proof from any other frontend is written there, so a 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -36,9 +37,13 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_forall.core.errors import UsageError
+from pytest_forall.core.language import Language
 from pytest_forall.core.model import Layer, Task
 from pytest_forall.core.proc import run_command
 from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.lean import LANGUAGE as LEAN
+from pytest_forall.lang.lean import lexer
+from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 from pytest_forall.lang.rocq.backend import RocqProver
 
 SUITE = "project"
@@ -47,6 +52,8 @@ LEAN_PROVER = "lean-project"
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".lake", "_build", "_opam", "node_modules", "__pycache__"})
 PREFIX_ROOT = "ForallPrefix"
 LAKEFILES = ("lakefile.toml", "lakefile.lean")
+#: A file in every run directory of the harness that ran an item (the run secret).
+RUN_MARKER = ".secret"
 
 
 def project_root(options: dict[str, Any], manifest: dict[str, Any] | None = None) -> Path:
@@ -76,8 +83,11 @@ def is_rocq_project(root: Path) -> bool:
 
 
 def source_files(root: Path, ext: str) -> Iterator[Path]:
+    """The project's ``ext`` files, without VCS/build directories and without the harness's own run
+    directories (a reports directory inside the project holds copies of its files in every workspace)."""
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
+                             and not (Path(dirpath) / d / RUN_MARKER).exists())
         for name in sorted(filenames):
             if name.endswith(ext):
                 yield Path(dirpath) / name
@@ -163,34 +173,84 @@ def _offsets(text: str) -> list[int]:
 
 
 @dataclass
+class RocqBlock:
+    """A ``Section`` or ``Module`` open at the target, with (for a section) its context sentences so far."""
+
+    kind: str                      # "Section" | "Module"
+    name: str
+    unsupported: str = ""          # why an item inside cannot be reproduced ("" = fine)
+    context: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RocqTarget:
     name: str
     start: int        # offset of the theorem sentence
     stmt_end: int     # offset just after the statement's closing '.'
-    open_blocks: list[str]
+    blocks: list[RocqBlock]
+
+    def module_path(self) -> list[str]:
+        return [b.name for b in self.blocks if b.kind == "Module"]
+
+
+#: Section sentences that make the context a statement is read in (discharged or forgotten at ``End``):
+#: the template repeats them, verbatim, inside its own copy of the section.
+SECTION_CONTEXT_HEADS = frozenset({
+    "Variable", "Variables", "Hypothesis", "Hypotheses", "Context", "Let", "Implicit", "Notation", "Infix",
+    "Open", "Close", "Set", "Unset", "Generalizable", "Reserved"})
+
+
+def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
+    """The block ``sentence`` opens, if it is ``Section X.`` or a non-inline ``Module [Import|Export] X``."""
+    if words[:1] == ["Section"] and len(words) > 1:
+        return RocqBlock("Section", words[1])
+    if words[:1] != ["Module"] or sentence.defines_inline():
+        return None
+    rest = words[1:]
+    kind = "Module"
+    if rest[:1] == ["Type"]:
+        return RocqBlock("Module", rest[1] if len(rest) > 1 else "?", unsupported="a `Module Type`")
+    while rest[:1] in (["Import"], ["Export"]):
+        rest = rest[1:]
+    name = rest[0] if rest else "?"
+    texts = [t.text for t in sentence.tokens]
+    if "(" in texts:
+        return RocqBlock(kind, name, unsupported="a functor (`Module … (X : T)`)")
+    if ":" in texts or "<:" in texts:
+        return RocqBlock(kind, name, unsupported="a module with a signature (`Module … : T`)")
+    return RocqBlock(kind, name)
 
 
 def rocq_admitted(text: str) -> list[RocqTarget]:
-    """Theorems of ``text`` whose proof ends in ``Admitted.``; raises NotUnderstood on unlexable text."""
-    from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS, lex, split_sentences
+    """Theorems of ``text`` whose proof ends in ``Admitted.``, with the sections and modules open around
+    each; raises NotUnderstood on text the Rocq lexer refuses."""
+    from pytest_forall.lang.rocq.lexer import tokens
+    from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS, split_sentences
 
     starts = _offsets(text)
-    sentences = split_sentences(lex(text))
+    sentences = split_sentences(tokens(text))
 
     def offset(token: Any) -> int:
         return int(starts[token.line - 1] + token.col - 1)
 
+    def source(sentence: Any) -> str:
+        return text[offset(sentence.tokens[0]):offset(sentence.tokens[-1]) + 1]
+
     targets: list[RocqTarget] = []
-    blocks: list[str] = []
+    blocks: list[RocqBlock] = []
     i = 0
     while i < len(sentences):
         sentence = sentences[i]
         words = sentence.command_words()
         head = words[0] if words else ""
-        if head == "Section" or (head == "Module" and not sentence.defines_inline()):
-            blocks.append(" ".join(words[:3]))
+        opened = _open_block(sentence, words)
+        if opened is not None:
+            blocks.append(opened)
         elif head == "End" and blocks:
             blocks.pop()
+        elif (head in SECTION_CONTEXT_HEADS and blocks and blocks[-1].kind == "Section"
+              and not sentence.opens_proof()):
+            blocks[-1].context.append(source(sentence))
         if sentence.opens_proof():
             j = i + 1
             while j < len(sentences) and not sentences[j].terminator():
@@ -198,7 +258,8 @@ def rocq_admitted(text: str) -> list[RocqTarget]:
             if j < len(sentences) and sentences[j].terminator() == "Admitted" and head in THEOREM_KEYWORDS:
                 last = sentence.tokens[-1]
                 targets.append(RocqTarget(sentence.declared_name(), offset(sentence.tokens[0]), offset(last) + 1,
-                                          list(blocks)))
+                                          [RocqBlock(b.kind, b.name, b.unsupported, list(b.context))
+                                           for b in blocks]))
             i = j + 1
             continue
         i += 1
@@ -213,12 +274,13 @@ _REQUIRE_HEADS = ("Require", "From")
 
 def rocq_header(prefix: str) -> tuple[list[str], list[str]]:
     """(Require sentences, other scope/option sentences) of ``prefix``, as written."""
-    from pytest_forall.lang.rocq.screen import lex, split_sentences
+    from pytest_forall.lang.rocq.lexer import tokens
+    from pytest_forall.lang.rocq.screen import split_sentences
 
     starts = _offsets(prefix)
     requires: list[str] = []
     others: list[str] = []
-    for sentence in split_sentences(lex(prefix)):
+    for sentence in split_sentences(tokens(prefix)):
         first, last = sentence.tokens[0], sentence.tokens[-1]
         words = [t.text for t in sentence.tokens if t.kind == "ident"][:2]
         if not words or words[0] not in _HEADER_HEADS:
@@ -258,22 +320,43 @@ def rocq_tasks(project: CoqProject, build_key: str) -> list[Task]:
 
 def _rocq_task(project: CoqProject, rel: str, module: str | None, text: str, target: RocqTarget,
                build_key: str) -> Task:
-    qualified = f"{module}.{target.name}" if module else f"{rel}:{target.name}"
+    """The item for one admitted theorem: the file before it becomes the prefix library (its open blocks
+    closed, so what came before is generalised exactly as Coq does at ``End``); the template imports
+    that library, re-opens the target's sections with their context, states the theorem and closes them."""
+    path = [*target.module_path(), target.name]
+    qualified = ".".join([module, *path]) if module else f"{rel}:{'.'.join(path)}"
     task_id = task_id_of(qualified) if module else re.sub(r"\W", "_", qualified)
-    prefix = text[:target.start]
-    requires, others = rocq_header(prefix)
+    closing = "".join(f"End {block.name}.\n" for block in reversed(target.blocks))
+    prefix = text[:target.start] + ("\n" + closing if closing else "")
+    requires, others = rocq_header(text[:target.start])
     statement = text[target.start:target.stmt_end]
-    header = "\n".join(requires + [f"Require Import {PREFIX_ROOT}.{prefix_module(task_id)}."] + others)
-    template = f"{header}\n\n{statement}\nProof.\nAdmitted.\n"
+    library = f"{PREFIX_ROOT}.{prefix_module(task_id)}"
+    lines = [*requires, f"Require Import {library}.", *others]
+    modules: list[str] = []
+    sections: list[str] = []
+    for block in target.blocks:
+        if block.kind == "Module":
+            modules.append(block.name)
+            lines.append(f"Import {library}.{'.'.join(modules)}.")
+        else:
+            sections.append(block.name)
+            lines += ["", f"Section {block.name}.", *block.context]
+    if sections:
+        # Coq generalises an admitted theorem over every section variable and a proved one over those its
+        # statement and proof use; pinning "All" makes the candidate's statement after `End` the template's.
+        lines.append('Set Default Proof Using "All".')
+    trailer = "".join(f"End {name}.\n" for name in reversed(sections))
+    template = "\n".join(lines) + f"\n\n{statement}\nProof.\nAdmitted.\n{trailer}"
     unsupported = ""
     if module is None:
         unsupported = f"{rel} is outside every -Q/-R directory of the project"
-    elif target.open_blocks:
-        unsupported = (f"`{target.name}` is inside `{target.open_blocks[-1]}`: the project suite checks only "
-                       "theorems at a file's top level")
+    for block in target.blocks:
+        if block.unsupported and not unsupported:
+            unsupported = f"`{target.name}` is inside {block.unsupported} `{block.name}`, which an item cannot reopen"
     meta = {"candidate_name": f"{task_id}.v", "project_root": str(project.root), "project_file": rel,
             "qualified_name": qualified, "prefix": prefix, "coq_build_key": build_key,
-            "retrieval_exclude": [qualified], "unsupported": unsupported}
+            "retrieval_exclude": [qualified], "unsupported": unsupported,
+            "sections": sections, "modules": modules}
     return Task(task_id=task_id, suite=SUITE, track="coq", prover=ROCQ_PROVER, source_path=str(project.root / rel),
                 template=template, frozen=template[:template.rindex("Admitted.")], theorem_name=target.name,
                 statement=statement, meta=meta)
@@ -317,15 +400,8 @@ class ProjectRocqProver(RocqProver):
         self.builds.mkdir(parents=True, exist_ok=True)
         self.template_root = Path(str(cache)).resolve() / "project-rocq-templates"
         self.sandbox_binds = (*self.sandbox_binds, (self.builds, str(self.builds)))
-        self.load: list[str] = []
         self.bound: str = ""
         self.bind_error: str = ""
-
-    # every coqc / coqchk call of the base class goes through _run: add the project's load path there
-    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Any:
-        if self.load and argv and argv[0] in (self.coqc, self.coqchk):
-            argv = [argv[0], *self.load, *argv[1:]]
-        return super()._run(argv, cwd, timeout, env)
 
     def _bind(self, task: Task, timeout: float) -> str:
         """Build (or reuse) the project and the task's prefix module; set the load path. "" or an infra reason."""
@@ -469,48 +545,14 @@ class ProjectRocqProver(RocqProver):
 
     def try_tactics(self, task: Task, workspace: Path, tactics: list[str], timeout: float,
                     prelude: str = "") -> tuple[str, int, str]:
-        return "", 0, "the portfolio's coqtop runs without the project's load path; use an agent or replay"
+        """The portfolio's ``coqtop`` in the project's context (its build and the prefix library)."""
+        problem = self._bind(task, max(timeout, 600.0))
+        if problem:  # nothing was tried: a turn that spent nothing, never a failed proof
+            return "", 0, problem
+        return super().try_tactics(task, workspace, tactics, timeout, prelude)
 
 
 # --- Lean: finding the sorry theorems ----------------------------------------------------------------
-
-def lean_mask(text: str) -> str:
-    """Blank out comments and string literals (keeping newlines and offsets)."""
-    out = list(text)
-    i, n = 0, len(text)
-
-    def blank(a: int, b: int) -> None:
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
-
-    while i < n:
-        if text.startswith("--", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            blank(i, j)
-            i = j
-        elif text.startswith("/-", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/-", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("-/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            blank(i, j)
-            i = j
-        elif text[i] == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            blank(i + 1, j)
-            i = j + 1
-        else:
-            i += 1
-    return "".join(out)
-
 
 _LEAN_DECL = re.compile(
     r"^(?:@\[[^\]\n]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec|scoped|local|unsafe|partial)\s+)*"
@@ -536,7 +578,7 @@ class LeanDecl:
 
 def lean_decls(text: str) -> list[LeanDecl]:
     """``theorem``/``lemma``/``example`` declarations with their proof span and namespace-qualified name."""
-    masked = lean_mask(text)
+    masked = lexer.mask(text)
     line_starts = [m.start() for m in re.finditer(r"^(?=\S)", masked, re.MULTILINE)]
     scopes: list[tuple[int, str, str]] = [(m.start(), m.group("kw"), m.group("name"))
                                           for m in _LEAN_SCOPE.finditer(masked)]
@@ -585,7 +627,7 @@ def _lean_body(masked: str, begin: int, end: int) -> int:
 
 
 def is_sorry_proof(proof: str) -> bool:
-    return re.fullmatch(r":=\s*(?:by\s+)?sorry\s*", lean_mask(proof)) is not None
+    return re.fullmatch(r":=\s*(?:by\s+)?sorry\s*", lexer.mask(proof)) is not None
 
 
 def lean_tasks(root: Path) -> list[Task]:
@@ -639,6 +681,13 @@ def pytest_forall_load_tasks(path: Path, manifest: dict[str, Any], options: dict
     if manifest.get("adapter") != SUITE:
         return None
     return load_project(project_root(options, manifest), options)
+
+
+@hookimpl(trylast=True)
+def pytest_forall_languages() -> list[Language]:
+    """Project items are in their pack's language under the project prover's name (its placeholder,
+    compile hint, portfolio ladder), so nothing needs to know that ``rocq-project`` is Rocq."""
+    return [dataclasses.replace(ROCQ, name=ROCQ_PROVER), dataclasses.replace(LEAN, name=LEAN_PROVER)]
 
 
 @hookimpl(trylast=True)

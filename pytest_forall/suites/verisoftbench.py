@@ -41,7 +41,8 @@ from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.lean import LANGUAGE as LEAN
-from pytest_forall.suites.project import lean_decls, lean_mask
+from pytest_forall.lang.lean import lexer
+from pytest_forall.suites.project import lean_decls
 
 SUITE = "verisoftbench"
 PROVER = "lean-verisoftbench"
@@ -116,7 +117,7 @@ def sanitize_lean(text: str) -> str:
         if decl.body < 0 or decl.body < last:
             continue
         out.append(text[last:decl.body])
-        masked = lean_mask(text[decl.body:decl.end])
+        masked = lexer.mask(text[decl.body:decl.end])
         out.append(":= sorry" if masked.startswith(":=") else " := sorry")
         last = decl.end
     out.append(text[last:])
@@ -166,7 +167,7 @@ def sanitized_tree(repo: Path, cache: Path) -> Path:
 # --- tasks ---------------------------------------------------------------------------------------------
 
 def declared_name(statement: str) -> str:
-    match = re.search(r"^(?:.*\s)?(?:theorem|lemma)\s+([^\s:({\[⦃]+)", lean_mask(statement), re.MULTILINE)
+    match = re.search(r"^(?:.*\s)?(?:theorem|lemma)\s+([^\s:({\[⦃]+)", lexer.mask(statement), re.MULTILINE)
     return match.group(1) if match else ""
 
 
@@ -351,7 +352,7 @@ class VeriSoftBenchProver:
         frozen = Layer("frozen_statement", count == 1,
                        "" if count == 1 else f"the target statement appears {count} times (expected exactly once, "
                                              "verbatim)")
-        hits = sorted({m.group(1) for m in _FORBIDDEN.finditer(lean_mask(text))})
+        hits = sorted({m.group(1) for m in _FORBIDDEN.finditer(lexer.mask(text))})
         syntax = Layer("syntax_screen", not hits, f"forbidden in a candidate: {hits}" if hits else "")
         layers = [syntax, frozen]
         try:

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from pytest_forall.core.model import Task
+from pytest_forall.lang.lean.lexer import mask
 
 NAME = "lean"
 
@@ -33,14 +34,15 @@ def parse_lean(task_id: str, path: Path, text: str, *, suite: str = "putnam", tr
             problem = f"empty answer comment after `abbrev {sol.group(2)}`"
         filled = f"{sol.group(1)}{sol.group(2)}{sol.group(3)}:= {answer}\n--{' ' if answer else ''}{sol.group(4)}"
         template = template[: sol.start()] + filled + template[sol.end():]
-    theorems = [m for m in _LEAN_THEOREM.finditer(template) if m.group(1) == task_id]
+    code = mask(template)  # comments, docstrings and strings blanked by the one Lean lexer
+    theorems = [m for m in _LEAN_THEOREM.finditer(code) if m.group(1) == task_id]
     theorem = task_id if theorems else ""
     frozen = ""
     if not theorems:
         problem = problem or f"no `theorem {task_id}` in the file"
     else:
         start = theorems[-1].start()
-        hole = template.rfind("sorry")
+        hole = code.rfind("sorry")
         if hole < start:
             problem = problem or f"`theorem {task_id}` has no `sorry` proof to replace"
         else:

@@ -9,6 +9,7 @@ itself ends a term or tactic block at such a keyword, whatever its column.  Rule
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import sys
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from pytest_forall.lang.common import (
     NotUnderstood,
     Token,
     TokenRun,
+    components,
     difference_finding,
     identifier_parts,
     layer_from_findings,
@@ -31,6 +33,7 @@ from pytest_forall.lang.common import (
     run_static_layers,
     suspicious_characters,
 )
+from pytest_forall.lang.lean import lexer
 
 ALLOWED_DECLARATIONS = frozenset({"theorem", "lemma", "def", "abbrev", "example"})
 ALLOWED_MODIFIERS = frozenset({"private", "protected", "noncomputable"})
@@ -78,177 +81,9 @@ DECLARING = ALLOWED_DECLARATIONS | {"axiom", "opaque", "structure", "class", "in
 # --- lexing ------------------------------------------------------------------------------------------
 
 
-def _letter_like(char: str) -> bool:
-    code = ord(char)
-    return ((0x3B1 <= code <= 0x3C9 and code != 0x3BB) or (0x391 <= code <= 0x3A9 and code not in (0x3A0, 0x3A3))
-            or 0x3CA <= code <= 0x3FB or 0x1F00 <= code <= 0x1FFE or 0x2100 <= code <= 0x214F
-            or 0x1D49C <= code <= 0x1D59F)
-
-
-def _subscript(char: str) -> bool:
-    code = ord(char)
-    return 0x2080 <= code <= 0x2089 or 0x2090 <= code <= 0x209C or 0x1D62 <= code <= 0x1D6A or code == 0x2C7C
-
-
-def _ident_start(char: str) -> bool:
-    return (char.isascii() and char.isalpha()) or char == "_" or _letter_like(char)
-
-
-def _ident_rest(char: str) -> bool:
-    return _ident_start(char) or (char.isascii() and char.isdigit()) or char in "'!?" or _subscript(char)
-
-
 def lex(text: str) -> list[Token]:
-    """Lean lexemes; ``--`` and nested ``/- -/`` comments (docstrings included) vanish."""
-    tokens: list[Token] = []
-    n = len(text)
-    i, line, line_start = 0, 1, 0
-    separated, newline = True, True
-
-    def advance_lines(start: int, end: int) -> None:
-        nonlocal line, line_start
-        count = text.count("\n", start, end)
-        if count:
-            line += count
-            line_start = text.rindex("\n", start, end) + 1
-
-    def emit(kind: str, start: int, end: int) -> None:
-        nonlocal separated, newline
-        tokens.append(Token(kind, text[start:end], line, start - line_start + 1, separated, newline))
-        separated = newline = False
-        advance_lines(start, end)
-
-    while i < n:
-        char = text[i]
-        if char in " \t\r\n":
-            if char == "\n":
-                line, line_start, newline = line + 1, i + 1, True
-            separated = True
-            i += 1
-        elif text.startswith("--", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-            separated = True
-        elif text.startswith("/-", i):
-            end = _block_comment_end(text, i)
-            if "\n" in text[i:end]:
-                newline = True
-            advance_lines(i, end)
-            separated, i = True, end
-        elif char == '"':
-            end = _string_end(text, i)
-            emit("string", i, end)
-            i = end
-        elif char == "r" and _raw_string_end(text, i):
-            end = _raw_string_end(text, i)
-            emit("string", i, end)
-            i = end
-        elif char == "'" and _char_end(text, i):
-            end = _char_end(text, i)
-            emit("char", i, end)
-            i = end
-        elif char == "«" or _ident_start(char):
-            end = _ident_end(text, i)
-            emit("ident", i, end)
-            i = end
-        elif char.isascii() and char.isdigit():
-            end = _number_end(text, i)
-            emit("number", i, end)
-            i = end
-        else:
-            width = 2 if text.startswith((":=", "@["), i) else 1
-            emit("symbol", i, i + width)
-            i += width
-    return tokens
-
-
-def _line_of(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
-
-
-def _block_comment_end(text: str, start: int) -> int:
-    depth, i = 0, start
-    while i < len(text):
-        if text.startswith("/-", i):
-            depth, i = depth + 1, i + 2
-        elif text.startswith("-/", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    raise NotUnderstood("unterminated block comment", _line_of(text, start), text[start:start + 40])
-
-
-def _string_end(text: str, start: int) -> int:
-    i = start + 1
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-        elif text[i] == '"':
-            return i + 1
-        else:
-            i += 1
-    raise NotUnderstood("unterminated string", _line_of(text, start), text[start:start + 40])
-
-
-def _raw_string_end(text: str, start: int) -> int:
-    """End of ``r"…"`` / ``r#"…"#`` at ``start`` (0 if there is none); escapes do not apply inside."""
-    i = start + 1
-    while i < len(text) and text[i] == "#":
-        i += 1
-    if i >= len(text) or text[i] != '"' or (start > 0 and _ident_rest(text[start - 1])):
-        return 0
-    closing = '"' + "#" * (i - start - 1)
-    end = text.find(closing, i + 1)
-    if end < 0:
-        raise NotUnderstood("unterminated raw string", _line_of(text, start), text[start:start + 40])
-    return end + len(closing)
-
-
-def _char_end(text: str, start: int) -> int:
-    """End of a character literal (``'a'``, ``'\\n'``, ``'\\u{41}'``) at ``start``, or 0."""
-    if start + 2 < len(text) and text[start + 1] not in "\\'\n" and text[start + 2] == "'":
-        return start + 3
-    if text.startswith("\\", start + 1):
-        end = text.find("'", start + 3)
-        if 0 < end <= start + 12 and "\n" not in text[start:end]:
-            return end + 1
-    return 0
-
-
-def _ident_end(text: str, i: int) -> int:
-    n = len(text)
-    while True:
-        if text[i] == "«":
-            close = text.find("»", i + 1)
-            if close < 0:
-                raise NotUnderstood("unterminated «identifier»", _line_of(text, i), text[i:i + 40])
-            i = close + 1
-        else:
-            i += 1
-            while i < n and _ident_rest(text[i]):
-                i += 1
-        if i + 1 < n and text[i] == "." and (text[i + 1] == "«" or _ident_start(text[i + 1])):
-            i += 1
-            continue
-        return i
-
-
-def _number_end(text: str, i: int) -> int:
-    n = len(text)
-    if text.startswith(("0x", "0X", "0b", "0B", "0o", "0O"), i):
-        i += 2
-        while i < n and (text[i].isascii() and text[i].isalnum() or text[i] == "_"):
-            i += 1
-        return i
-    while i < n and text[i].isascii() and text[i].isdigit():
-        i += 1
-    if i + 1 < n and text[i] == "." and text[i + 1].isascii() and text[i + 1].isdigit():
-        i += 1
-        while i < n and text[i].isascii() and text[i].isdigit():
-            i += 1
-    return i
+    """Lean lexemes (``pytest_forall.lang.lean.lexer``); comments and doc comments vanish."""
+    return lexer.tokens(text)
 
 
 # --- commands ----------------------------------------------------------------------------------------
@@ -294,10 +129,28 @@ def _closing_bracket(tokens: Sequence[Token], start: int) -> int:
     return len(tokens) - 1
 
 
+def _open_in_tactic(tokens: Sequence[Token], i: int) -> bool:
+    """``open … in`` that is a tactic or term inside a proof [P1]: not at the start of a line's column 1 and
+    followed by names (``scoped``, ``hiding``, ``renaming``, parenthesized lists) up to ``in`` before the next
+    column-1 token. At column 1 it ends the proof (a tactic block cannot continue there) and is a command."""
+    if tokens[i].newline and tokens[i].col == 1:
+        return False
+    for token in tokens[i + 1:]:
+        if token.newline and token.col == 1:
+            return False
+        if token.text == "in":
+            return True
+        if token.kind != "ident" and token.text not in "()→,":
+            return False
+    return False
+
+
 def _starts_command(tokens: Sequence[Token], i: int) -> bool:
     token = tokens[i]
     if i and tokens[i - 1].text == "open":
         return False  # `open private …`, `open scoped …`
+    if token.text == "open" and _open_in_tactic(tokens, i):
+        return False
     if token.text == "@[" or (token.kind == "ident" and (token.text in COMMAND_KEYWORDS or token.text in MODIFIERS)):
         return True
     following = tokens[i + 1] if i + 1 < len(tokens) else None
@@ -375,8 +228,18 @@ def candidate_shape(text: str, theorem_name: str) -> CandidateShape:
     commands = split_commands(lex(text))
     for index, command in enumerate(commands):
         if command.head() in ("theorem", "lemma") and command.declared_name() == theorem_name:
-            return CandidateShape(commands[:index], command, commands[index + 1:])
+            return CandidateShape(commands[:index], _as_theorem(command), commands[index + 1:])
     return CandidateShape(commands, None, [])
+
+
+def _as_theorem(command: Command) -> Command:
+    """``lemma`` is Mathlib's macro for ``theorem`` [P2]: compared as the keyword it expands to."""
+    index = command.head_index()
+    if command.tokens[index].text != "lemma":
+        return command
+    tokens = list(command.tokens)
+    tokens[index] = dataclasses.replace(tokens[index], text="theorem")
+    return Command(tuple(tokens))
 
 
 @dataclass
@@ -511,10 +374,10 @@ def _token_findings(label: str, tokens: Sequence[Token]) -> list[Finding]:
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         previous = tokens[index - 1] if index else None
         if token.kind == "ident":
-            parts = token.text.split(".")
-            if token.text in FORBIDDEN_IDENTIFIERS or parts[-1] in FORBIDDEN_IDENTIFIERS:
+            parts = components(token.text)  # `«sorryAx»` is the name `sorryAx` [L8]
+            if ".".join(parts) in FORBIDDEN_IDENTIFIERS or (parts and parts[-1] in FORBIDDEN_IDENTIFIERS):
                 findings.append(Finding(token.line, f"`{token.text}` in {label}", {"token": token.text}))
-            elif parts[0] == "Lean":
+            elif parts and parts[0] == "Lean":
                 findings.append(Finding(token.line, f"meta-programming name `{token.text}` in {label}",
                                         {"token": token.text}))
             elif token.text == "set_option" and following is not None and not _option_allowed(following.text):
@@ -587,11 +450,42 @@ def frozen_statement(analysis: Analysis, theorem_name: str) -> Layer:
     return layer_from_findings(FROZEN, findings, f"all {compared} frozen tokens match", {"frozen_tokens": compared})
 
 
+def _helper_scopes(analysis: Analysis) -> tuple[set[int], list[Finding]]:
+    """Inserted ``namespace``/``section`` … ``end`` pairs that wrap only inserted commands and close before the
+    theorem: they change no frozen text's resolution (their declarations still face the clash check)."""
+    kept = set(analysis.preamble_match.values())
+    allowed: set[int] = set()
+    findings: list[Finding] = []
+    stack: list[tuple[int, str]] = []
+    for index, command in enumerate(analysis.candidate.before):
+        head, tokens = command.head(), command.tokens
+        if index in kept:
+            if stack:
+                findings.append(Finding(command.line, f"template command inside an inserted `{stack[-1][1]}`"))
+            continue
+        if command.head_index() != 0 or head not in ("namespace", "section", "end"):
+            continue
+        name = tokens[1].text if len(tokens) > 1 and tokens[1].kind == "ident" else ""
+        if head != "end":
+            stack.append((index, f"{head} {name}".strip()))
+            continue
+        if not stack or stack[-1][1].split(" ")[1:] != ([name] if name else []):
+            continue  # an `end` closing nothing inserted: the guard rejects it below
+        allowed.update((stack.pop()[0], index))
+    for index, what in stack:
+        findings.append(Finding(analysis.candidate.before[index].line, f"inserted `{what}` is not closed before "
+                                                                        "the theorem"))
+        allowed.discard(index)
+    return allowed, findings
+
+
 def shadowing_guard(analysis: Analysis) -> Layer:
-    findings = []
+    allowed, findings = _helper_scopes(analysis)
     for index, command in analysis.inserted():
         head = command.head()
         modifiers = [t.text for t in command.tokens[:command.head_index()] if t.text in ("local", "scoped")]
+        if index in allowed:
+            continue
         if head in RESOLUTION_COMMANDS or modifiers:
             findings.append(Finding(command.line, f"`{' '.join(modifiers + [head])}` changes how the frozen "
                                                   f"text resolves or elaborates", {"command": command.text[:200]}))
@@ -602,8 +496,10 @@ def shadowing_guard(analysis: Analysis) -> Layer:
                                                   f"frozen text after it uses", {"name": name}))
     if analysis.candidate.main is not None:
         prefix, _ = analysis.candidate.main_parts()
-        for token in [*prefix, *analysis.proof()]:
-            if token.kind == "ident" and token.text in ("local", "scoped"):
+        written = [*prefix, *analysis.proof()]
+        for i, token in enumerate(written):
+            if token.kind == "ident" and token.text in ("local", "scoped") and not (
+                    token.text == "scoped" and i and written[i - 1].text == "open"):  # `open scoped X in` [P1]
                 findings.append(Finding(token.line, f"`{token.text}` in the theorem's proof or prefix"))
     return layer_from_findings(SHADOWING, findings, "no inserted command declares a name the frozen text uses "
                                                     "or changes resolution")

@@ -17,6 +17,7 @@ from an installed library makes the pass ``rules_only``; an axiom from anywhere 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -41,7 +42,8 @@ from pytest_forall.lang.rocq.judge import (
     reparse,
     run_dump,
 )
-from pytest_forall.lang.rocq.problem import coq_mask_comments
+from pytest_forall.lang.rocq.lexer import mask
+from pytest_forall.lang.rocq.problem import outside_sections
 
 #: What each accepted candidate is guaranteed (the audit record lists the clauses its layers established).
 STATEMENT_CLAUSE = ("kernel statement: the theorem's type and every problem-file constant and inductive it depends "
@@ -125,7 +127,7 @@ def template_variable_names(template: str) -> set[str]:
     it as an axiom of the very type the candidate's has.
     """
     names: set[str] = set()
-    for decl in _TEMPLATE_VARIABLES.findall(coq_mask_comments(template)):
+    for decl in _TEMPLATE_VARIABLES.findall(outside_sections(template)):
         depth, bare, groups, current = 0, [], [], ""
         for char in decl:
             if char in "({[`":
@@ -184,6 +186,42 @@ def parse_coqchk_summary(output: str) -> dict[str, list[str]] | None:
     return sections
 
 
+#: Compiled library files whose change changes what a proof means (objects and native plugins).
+_LIBRARY_SUFFIXES = (".vo", ".vos", ".cmxs", ".cma", ".cmxa")
+
+
+@functools.cache
+def toolchain_fingerprint(coqc: str, coqchk: str) -> dict[str, str]:
+    """``{"version", "libraries"}`` of a Rocq installation, once per process.
+
+    ``version``: ``coqc --version`` and the size and mtime of the ``coqc`` and ``coqchk`` executables.
+    ``libraries``: a digest of the relative path, size and mtime of every compiled library file under
+    ``coqc -where`` (the whole load path: the environment is cleaned of COQPATH) and its ``coq-core`` plugins.
+    A package upgrade rewrites the files it ships, so it changes the digest; reading every file's bytes
+    (230 MB here) would cost seconds per process for the same answer.
+    """
+    cwd = tempfile.gettempdir()
+    line = " ".join(run_command([coqc, "--version"], cwd=cwd, timeout=30).stdout.split())
+    tools = []
+    for tool in (coqc, coqchk):
+        path = shutil.which(tool)
+        stat = os.stat(path) if path else None
+        tools.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{tool}:missing")
+    where = run_command([coqc, "-where"], cwd=cwd, timeout=30).stdout.strip()
+    digest = hashlib.sha256()
+    if where:
+        root = Path(where)
+        for base in (root, root.parent / "coq-core"):
+            for directory, dirs, files in os.walk(base, followlinks=True):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.endswith(_LIBRARY_SUFFIXES):
+                        found = Path(directory) / name
+                        info = found.stat()
+                        digest.update(f"{found.relative_to(base.parent)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return {"version": f"{line} ({' '.join(tools)})", "libraries": digest.hexdigest()}
+
+
 class RocqProver:
     """The Rocq backend; ``runner`` is swapped for the sandbox's runner when sandboxing is on.
 
@@ -208,6 +246,8 @@ class RocqProver:
         #: set by the protocol under ``--forall-sandbox=bwrap``: interactive sessions run in the sandbox too
         self.sandboxed = False
         self._version: str | None = None
+        #: ``-Q``/``-R`` arguments every coqc, coqchk and coqtop call gets (a project's load path)
+        self.load: list[str] = []
         self._judged: dict[tuple[str, str], tuple[Judgement | None, str, bool]] = {}
         #: Host files a sandboxed coqc needs besides /usr: findlib's config (else coqc dies with an Anomaly) and
         #: the judge plugin, read-only.
@@ -232,6 +272,8 @@ class RocqProver:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> ProcResult:
+        if self.load and argv and argv[0] in (self.coqc, self.coqchk):
+            argv = [argv[0], *self.load, *argv[1:]]
         return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env={**clean_env(), **(env or {})})
 
     def probe(self, workspace: Path) -> str:
@@ -250,20 +292,17 @@ class RocqProver:
         """The compiler's version and the installed libraries' fingerprint (the template cache key).
 
         Installing or upgrading a library (e.g. mathcomp's real-closed, which some templates need)
-        changes the library directories, so a template cached as "does not compile here" is retried.
+        changes the library files, so a template cached as "does not compile here" is retried.
         """
-        if self._version is None:
-            result = run_command([self.coqc, "--version"], cwd=tempfile.gettempdir(), timeout=30)
-            where = run_command([self.coqc, "-where"], cwd=tempfile.gettempdir(), timeout=30).stdout.strip()
-            libraries = []
-            if where:
-                root = Path(where)
-                for directory in sorted([root / "theories", *(root / "user-contrib").glob("*/*")]):
-                    if directory.is_dir():
-                        libraries.append(f"{directory.relative_to(root)}@{directory.stat().st_mtime_ns}")
-            line = " ".join(result.stdout.split())
-            self._version = f"{line} [{hashlib.sha256(' '.join(libraries).encode()).hexdigest()[:16]}]"
-        return self._version
+        found = toolchain_fingerprint(self.coqc, self.coqchk)
+        return f"{found['version']} [{found['libraries'][:16]}]"
+
+    def fingerprint(self, task: Task) -> dict[str, str]:
+        """The environment a verdict depends on (the verdict cache's key): see :func:`toolchain_fingerprint`; plus
+        the judge plugin's build (its directory is named by the digest of its source and the Coq version)."""
+        found = toolchain_fingerprint(self.coqc, self.coqchk)
+        judge_build = self.plugin.name if self.plugin is not None else "unavailable"
+        return {**found, "version": f"{found['version']} judge:{judge_build}"}
 
     def _compile_source(self, data: bytes, module: str, parent: Path, timeout: float,
                         report_sentences: bool) -> tuple[CompileResult, bytes | None]:
@@ -314,7 +353,7 @@ class RocqProver:
 
     def _roots(self, task: Task) -> list[str]:
         """Every name the template declares (definitions, theorems, parameters): the judge's starting points."""
-        names = dict.fromkeys(_DECL_NAMES.findall(coq_mask_comments(task.frozen)))
+        names = dict.fromkeys(_DECL_NAMES.findall(outside_sections(task.frozen)))
         names.update(dict.fromkeys(sorted(template_variable_names(task.template))))
         return [n for n in names if n != task.theorem_name]
 
@@ -483,7 +522,7 @@ class RocqProver:
 
     def candidate_with_proof(self, task: Task, proof: str) -> str:
         """The template with its hole (the final ``Admitted.``) replaced by ``proof`` (which ends in ``Qed.``)."""
-        masked = coq_mask_comments(task.template)
+        masked = mask(task.template)
         hole = [m for m in re.finditer(r"\bAdmitted\s*\.", masked)][-1]
         return task.template[: hole.start()] + proof + task.template[hole.end():]
 
@@ -501,8 +540,8 @@ class RocqProver:
             from pytest_forall.isolation.sandbox import interactive_prefix
 
             prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-        return TacticProbe(self.coqtop, self.mem_mb, prefix).run(prelude + task.frozen, tactics, workspace, timeout,
-                                                                 theorem=task.theorem_name)
+        return TacticProbe(self.coqtop, self.mem_mb, prefix, self.load).run(
+            prelude + task.frozen, tactics, workspace, timeout, theorem=task.theorem_name)
 
 
 @hookimpl(trylast=True)

@@ -18,16 +18,19 @@ SENTINEL = "forall_probe_loaded_sentinel"
 
 
 class TacticProbe:
-    def __init__(self, coqtop: str, mem_mb: int, prefix: list[str] | None = None) -> None:
+    def __init__(self, coqtop: str, mem_mb: int, prefix: list[str] | None = None,
+                 args: list[str] | None = None) -> None:
         self.coqtop = coqtop
         self.mem_mb = mem_mb
         #: a command prefix that runs coqtop in the sandbox (see sandbox.interactive_prefix), or none
         self.prefix = prefix or []
+        #: coqtop arguments before ``-q``: the load path (``-Q``/``-R``) a project's items need
+        self.args = args or []
 
     def _spawn(self, cwd: Path) -> pexpect.spawn:
         # ulimit keeps a runaway evaluation from taking the machine; -emacs marks every prompt.
         argv = ["-c", 'ulimit -v "$1"; shift; exec "$@"', "forall-coqtop", str(self.mem_mb * 1024),
-                *self.prefix, self.coqtop, "-q", "-emacs"]
+                *self.prefix, self.coqtop, *self.args, "-q", "-emacs"]
         return pexpect.spawn("/bin/sh", argv, cwd=str(cwd), encoding="utf-8", codec_errors="replace",
                              timeout=None, echo=False)
 

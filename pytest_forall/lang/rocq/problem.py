@@ -1,4 +1,9 @@
-"""A Rocq problem file as benchmarks ship it: the frozen part, the theorem, and the final ``Admitted.`` hole."""
+"""A Rocq problem file as benchmarks ship it (the frozen part, the theorem, the final ``Admitted.`` hole),
+and what it declares where.
+
+Every scan goes through :mod:`pytest_forall.lang.rocq.lexer`, so a comment, a string or a string inside a
+comment hides text from these readers exactly when it hides it from Coq.
+"""
 
 from __future__ import annotations
 
@@ -6,51 +11,16 @@ import re
 from pathlib import Path
 
 from pytest_forall.core.model import Task
+from pytest_forall.lang.rocq.lexer import LexError, mask, sentences
 
 NAME = "rocq"
-
-
 _COQ_THEOREM = re.compile(r"(?:^|\.\s)\s*(?:Theorem|Lemma|Corollary|Proposition)\s+([A-Za-z_][\w']*)")
-
-
-def coq_mask_comments(text: str) -> str:
-    """Replace the contents of (nested) comments and strings by spaces, keeping offsets."""
-    out = list(text)
-    i, depth, n = 0, 0, len(text)
-    in_string = False
-    while i < n:
-        if in_string:
-            if text[i] == '"':
-                if i + 1 < n and text[i + 1] == '"':
-                    out[i] = out[i + 1] = " "
-                    i += 2
-                    continue
-                in_string = False
-            else:
-                out[i] = " " if text[i] != "\n" else "\n"
-            i += 1
-        elif text.startswith("(*", i):
-            depth += 1
-            out[i] = out[i + 1] = " "
-            i += 2
-        elif depth and text.startswith("*)", i):
-            depth -= 1
-            out[i] = out[i + 1] = " "
-            i += 2
-        elif depth:
-            out[i] = " " if text[i] != "\n" else "\n"
-            i += 1
-        elif text[i] == '"':
-            in_string = True
-            i += 1
-        else:
-            i += 1
-    return "".join(out)
+_WORD = re.compile(r"[^\W\d][\w']*")
 
 
 def parse_coq(task_id: str, path: Path, text: str, *, suite: str = "putnam", track: str = "coq") -> Task:
     """Split a Coq problem: everything up to the hole is frozen; the last ``Admitted.`` is the hole."""
-    masked = coq_mask_comments(text)
+    masked = mask(text)
     holes = [m.start() for m in re.finditer(r"\bAdmitted\s*\.", masked)]
     problem = ""
     theorem = ""
@@ -67,3 +37,28 @@ def parse_coq(task_id: str, path: Path, text: str, *, suite: str = "putnam", tra
     statement = frozen.rstrip()
     return Task(task_id=task_id, suite=suite, track=track, prover=NAME, source_path=str(path), template=text,
                 frozen=frozen, theorem_name=theorem, statement=statement, problem=problem)
+
+
+def outside_sections(text: str) -> str:
+    """:func:`~pytest_forall.lang.rocq.lexer.mask` of ``text`` with every sentence inside a ``Section``
+    blanked too: what a section declares is discharged at its ``End`` (a section ``Variable`` is then a
+    binder of each theorem, not a parameter of the file, and a ``Let`` is gone)."""
+    masked = mask(text)
+    try:
+        spans = sentences(text)
+    except LexError:
+        return masked
+    out = list(masked)
+    blocks: list[str] = []
+    for start, end in spans:
+        words = _WORD.findall(masked[start:end])[:2]
+        head = words[0] if words else ""
+        if head == "Section":
+            blocks.append("Section")
+        elif head == "Module" and ":=" not in masked[start:end]:
+            blocks.append("Module")
+        if "Section" in blocks:
+            out[start:end] = ["\n" if c == "\n" else " " for c in masked[start:end]]
+        if head == "End" and blocks:
+            blocks.pop()
+    return "".join(out)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from pytest_forall.core.model import Task
 from pytest_forall.lang.common import NotUnderstood
+from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.problem import parse_coq
 from pytest_forall.lang.rocq.screen import template_shape
 
@@ -38,7 +40,13 @@ def rocq_refutation(task: Task) -> Task | None:
     binders = task.template[offset(2):offset(colon)].strip()
     conclusion = task.template[offset(colon + 1):offset(len(tokens) - 1)].strip()
     statement = f"forall {binders}, {conclusion}" if binders else conclusion
+    hole = mask(task.template).rindex("Admitted.") + len("Admitted.")
+    trailer = task.template[hole:].lstrip("\n")  # what closes the hole's context (a project item's `End S.`)
     text = (f"{task.template[:offset(0)]}Theorem {task.theorem_name}_is_false :\n    ~ ({statement}).\n"
-            "Proof. Admitted.\n")
+            f"Proof. Admitted.\n{trailer}")
     derived = parse_coq(task.task_id, Path(task.source_path), text, suite=task.suite, track=task.track)
-    return None if derived.problem else derived
+    if derived.problem:
+        return None
+    # the same prover and context (a project's build and prefix library); the file name is the refutation's
+    meta = {key: value for key, value in task.meta.items() if key != "candidate_name"}
+    return dataclasses.replace(derived, prover=task.prover, meta=meta)

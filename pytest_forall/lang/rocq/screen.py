@@ -34,6 +34,8 @@ from pytest_forall.lang.common import (
     run_static_layers,
     suspicious_characters,
 )
+from pytest_forall.lang.rocq.lexer import comments
+from pytest_forall.lang.rocq.lexer import tokens as lex
 
 THEOREM_KEYWORDS = frozenset({"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property"})
 #: Open a proof when written without ``:=``.
@@ -88,139 +90,7 @@ DECLARING_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS
                    | {"Ltac", "Axiom", "Axioms", "Parameter", "Parameters", "Hypothesis", "Hypotheses",
                       "Conjecture", "Variable", "Variables", "Let", "Inductive", "CoInductive", "Variant",
                       "Record", "Structure", "Class", "Function"})
-BRACKETS = "()[]{}"
 BULLET_CHARS = frozenset("-+*{}")
-
-# --- lexing ------------------------------------------------------------------------------------------
-
-
-def _ident_start(char: str) -> bool:
-    return char == "_" or char.isalpha()
-
-
-def _ident_rest(char: str) -> bool:
-    return char == "_" or char == "'" or char.isalnum()
-
-
-def _symbol_char(char: str) -> bool:
-    return not (char.isspace() or _ident_start(char) or char.isdigit() or char in BRACKETS or char == '"')
-
-
-def lex(text: str) -> list[Token]:
-    """Coq lexemes; comments (nested, strings inside them honoured) vanish, ``.``+blank becomes ``end``."""
-    tokens: list[Token] = []
-    n = len(text)
-    i, line, line_start = 0, 1, 0
-    separated, newline = True, True
-
-    def emit(kind: str, start: int, end: int) -> None:
-        nonlocal separated, newline
-        tokens.append(Token(kind, text[start:end], line, start - line_start + 1, separated, newline))
-        separated = newline = False
-
-    while i < n:
-        char = text[i]
-        if char.isspace():
-            if char == "\n":
-                line, line_start, newline = line + 1, i + 1, True
-            separated = True
-            i += 1
-        elif text.startswith("(*", i):
-            end = _comment_end(text, i)
-            line += text.count("\n", i, end)
-            if "\n" in text[i:end]:
-                line_start, newline = text.rindex("\n", i, end) + 1, True
-            separated = True
-            i = end
-        elif char == '"':
-            end = _string_end(text, i)
-            emit("string", i, end)
-            line += text.count("\n", i, end)
-            if "\n" in text[i:end]:
-                line_start = text.rindex("\n", i, end) + 1
-            i = end
-        elif _ident_start(char):
-            j = i + 1
-            while j < n and (_ident_rest(text[j]) or (text[j] == "." and j + 1 < n and _ident_start(text[j + 1]))):
-                j += 1
-            emit("ident", i, j)
-            i = j
-        elif char.isdigit():
-            j = _number_end(text, i)
-            emit("number", i, j)
-            i = j
-        elif char in BRACKETS:
-            emit("symbol", i, i + 1)
-            i += 1
-        else:
-            j = i
-            while j < n and _symbol_char(text[j]) and not text.startswith("(*", j):
-                j += 1
-            if text[j - 1] == "." and (j == n or text[j].isspace()):
-                dots = len(text[i:j]) - len(text[i:j].rstrip("."))
-                if dots >= 3:
-                    raise NotUnderstood("ambiguous run of dots before a blank", line, text[i:j])
-                if dots == 1:
-                    if j - 1 > i:
-                        emit("symbol", i, j - 1)
-                    emit("end", j - 1, j)
-                    i = j
-                    continue
-            emit("symbol", i, j)
-            i = j
-    return tokens
-
-
-def _comment_end(text: str, start: int) -> int:
-    """End of the comment opening at ``start``; Coq nests comments and reads strings inside them."""
-    depth, i = 0, start
-    while i < len(text):
-        if text.startswith("(*", i):
-            depth, i = depth + 1, i + 2
-        elif text.startswith("*)", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        elif text[i] == '"':
-            i = _string_end(text, i)
-        else:
-            i += 1
-    raise NotUnderstood("unterminated comment", text.count("\n", 0, start) + 1, text[start:start + 40])
-
-
-def _string_end(text: str, start: int) -> int:
-    """End of the string opening at ``start``; ``""`` is an escaped quote."""
-    i = start + 1
-    while i < len(text):
-        if text[i] == '"':
-            if text.startswith('""', i):
-                i += 2
-                continue
-            return i + 1
-        i += 1
-    raise NotUnderstood("unterminated string", text.count("\n", 0, start) + 1, text[start:start + 40])
-
-
-def _number_end(text: str, i: int) -> int:
-    n = len(text)
-    if text.startswith(("0x", "0X"), i):
-        i += 2
-        while i < n and (text[i] in "0123456789abcdefABCDEF_"):
-            i += 1
-        return i
-    while i < n and (text[i].isdigit() or text[i] == "_"):
-        i += 1
-    if i + 1 < n and text[i] == "." and text[i + 1].isdigit():
-        i += 1
-        while i < n and (text[i].isdigit() or text[i] == "_"):
-            i += 1
-    if i + 1 < n and text[i] in "eE" and (text[i + 1].isdigit() or (text[i + 1] in "+-" and i + 2 < n
-                                                                     and text[i + 2].isdigit())):
-        i += 2
-        while i < n and text[i].isdigit():
-            i += 1
-    return i
-
 
 # --- sentences -------------------------------------------------------------------------------------
 
@@ -600,26 +470,13 @@ def syntax_screen(candidate: str, analysis: Analysis, theorem_name: str) -> Laye
 
 
 def _blank_comment_spaces(text: str) -> str:
-    """``text`` with exotic spaces (no-break space …) inside comments made plain: a comment cannot change where
+    """``text`` with Unicode spaces (no-break space …) inside comments made plain: a comment cannot change where
     Coq's sentences are, and coqc's own sentence report is checked against the screen's after compilation."""
-    out, i = list(text), 0
-    while i < len(text):
-        if text.startswith("(*", i):
-            try:
-                end = _comment_end(text, i)
-            except NotUnderstood:
-                return text
-            for k in range(i, end):
-                if unicodedata.category(text[k]) == "Zs":
-                    out[k] = " "
-            i = end
-        elif text[i] == '"':
-            try:
-                i = _string_end(text, i)
-            except NotUnderstood:
-                return text
-        else:
-            i += 1
+    out = list(text)
+    for start, end in comments(text):
+        for k in range(start, end):
+            if unicodedata.category(text[k]) == "Zs":
+                out[k] = " "
     return "".join(out)
 
 

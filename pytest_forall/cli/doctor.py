@@ -1,0 +1,170 @@
+"""``forall doctor``: run the shipped Lean conformance set through the toolchain on PATH; print every divergence.
+
+Each case is a candidate for a real PutnamBench problem (read from ``PUTNAMBENCH_ROOT``; only our proofs are
+shipped) with the verdict real Lean must give, layer by layer, derived from the facts in
+``docs/lean-facts.md``. A first run on a new machine is a test of this package against that machine's Lean:
+its output is meant to be pasted into a bug report. In CI it runs against the stand-in (tests/standin), which
+is all it has met so far.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_forall.core.model import Layer, Task, Verdict
+from pytest_forall.core.verify import verify_candidate
+from pytest_forall.lang.lean.backend import LeanProver
+from pytest_forall.lang.lean.problem import parse_lean
+
+A1 = "putnam_2001_a1"
+#: (b * a) * b = a by hS b a; then hS (b * a) b reads a * (b * a) = b. No axioms.
+A1_PROOF = "by\n  intro a b\n  have h1 := hS b a\n  have h2 := hS (b * a) b\n  rw [h1] at h2\n  exact h2"
+#: The same proof under `Classical.em`, which depends on the three standard axioms.
+A1_CLASSICAL = ("by\n  intro a b\n  rcases Classical.em (a = b) with _ | _ <;>\n"
+                "  · have h1 := hS b a\n    have h2 := hS (b * a) b\n    rw [h1] at h2\n    exact h2")
+A1_STATEMENT = ": ∀ a b : S, a * (b * a) = b :="
+A2 = "putnam_1986_a2"  # an answer problem: `abbrev putnam_1986_a2_solution : ℕ := 3`
+
+
+@dataclass
+class Case:
+    """One candidate and what real Lean must make of it; ``expect`` maps layer name to ``ok`` (True/False/None)."""
+
+    name: str
+    what: str
+    problem: str
+    proof: str
+    expect: dict[str, bool | None]
+    static: bool = True
+    axioms: tuple[str, ...] | None = None
+    message: str = ""  # a severity and text that must appear among the elaboration's messages
+    before: str = ""
+    replace: tuple[str, str] = ("", "")
+    observed: dict[str, Any] = field(default_factory=dict)
+
+
+CASES = [
+    Case("good", "a valid proof is accepted, with no axioms", A1, A1_PROOF,
+         {"syntax_screen": True, "elaboration": True, "elaborated_statement": True, "axiom_audit": True}, axioms=()),
+    Case("axiom-report", "#print axioms of a classical proof lists the three standard axioms (information message)",
+         A1, A1_CLASSICAL, {"elaboration": True, "axiom_audit": True},
+         axioms=("propext", "Classical.choice", "Quot.sound")),
+    Case("sorry-warning", "`sorry` is a warning of kind hasSorry that rejects the candidate", A1, "sorry",
+         {"elaboration": False}, static=False, message="warning:declaration uses"),
+    # the comment is the stand-in's way of failing here (a [control]); real Lean ignores it and fails on `rfl`
+    Case("error-message", "a failing tactic is an error message that rejects the candidate", A1,
+         "by\n  exact rfl -- STANDIN_ERROR: type mismatch", {"elaboration": False}, static=False, message="error:"),
+    Case("doc-comment-token", "`/--/` opens a doc comment up to the next `-/`: Lean sees `theorem … : True`", A1,
+         f"by simp -- -/ theorem {A1} : True := trivial", {"frozen_statement": False}, before="/--/\n"),
+    Case("doc-comment-token-elaborated", "the same candidate past the static layers: the term dump differs", A1,
+         f"by simp -- -/ theorem {A1} : True := trivial", {"elaboration": True, "elaborated_statement": False},
+         static=False, before="/--/\n"),
+    Case("hypothesis-added", "an added hypothesis compiles but is a different theorem (term dump)", A1, "h",
+         {"elaboration": True, "elaborated_statement": False}, static=False,
+         replace=(A1_STATEMENT, "(h : ∀ a b : S, a * (b * a) = b)\n" + A1_STATEMENT)),
+    Case("answer-changed", "a changed answer value is a different problem (static layers)", A2, "sorry",
+         {"frozen_statement": False}, replace=("putnam_1986_a2_solution : ℕ := 3", "putnam_1986_a2_solution : ℕ := 4")),
+]
+
+
+class _NoStatic(LeanProver):
+    def static_layers(self, task: Task, text: str) -> list[Layer]:
+        return []
+
+
+def _candidate(task: Task, case: Case) -> str:
+    text = task.template.replace(*case.replace) if case.replace[0] else task.template
+    hole, theorem = text.rindex("sorry"), text.index("theorem ")
+    doc = text.rfind("/--", 0, theorem)
+    insert_at = doc if doc != -1 and "-/" in text[doc:theorem] else theorem
+    return text[:insert_at] + case.before + text[insert_at:hole] + case.proof + text[hole + len("sorry"):]
+
+
+def _divergences(case: Case, verdict: Verdict) -> list[str]:
+    layers = {layer.name: layer for layer in verdict.layers}
+    found = []
+    for name, expected in case.expect.items():
+        layer = layers.get(name)
+        if layer is None:
+            found.append(f"layer {name} did not run (expected ok={expected}); verdict: {verdict.reason}")
+        elif layer.ok is not expected:
+            found.append(f"layer {name}: expected ok={expected}, got ok={layer.ok}: {layer.reason[:300]}")
+    if case.axioms is not None and tuple(verdict.axioms) != case.axioms and "axiom_audit" in layers:
+        found.append(f"axioms: expected {list(case.axioms)}, got {list(verdict.axioms)}")
+    if case.message:
+        severity, text = case.message.split(":", 1)
+        messages = layers["elaboration"].evidence.get("messages", []) if "elaboration" in layers else []
+        if not any(m.get("severity") == severity and text in str(m.get("data", "")) and m.get("source") is None
+                   for m in messages):
+            found.append(f"no Lean {severity} message containing {text!r} among {len(messages)} messages")
+    return found
+
+
+def _elan_proxy(prover: LeanProver) -> list[str]:
+    """The `leanchecker` on PATH: on a toolchain without one, elan's proxy must fail with E2's message and the
+    backend must not use it (it looks only in $LEAN_SYSROOT/bin)."""
+    found = shutil.which("leanchecker")
+    sysroot = prover.sysroot
+    if found is None or sysroot is None or (sysroot / "bin" / "leanchecker").exists():
+        return []
+    proc = subprocess.run([found], cwd=prover.project, capture_output=True, text=True, timeout=60, check=False)
+    if proc.returncode == 0 or "does not have the binary" not in proc.stderr:
+        return [(f"`leanchecker` on PATH ({found}) without one in the toolchain did not fail with elan's "
+                f"'does not have the binary' (exit {proc.returncode}): {proc.stderr.strip()[:200]}")]
+    return []
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    root = Path(args.putnam_root or os.environ.get("PUTNAMBENCH_ROOT", "")).expanduser()
+    source = root / "lean4" / "src"
+    if not args.putnam_root and not os.environ.get("PUTNAMBENCH_ROOT") or not source.is_dir():
+        print(f"forall doctor: PutnamBench not found at {source}: set PUTNAMBENCH_ROOT or pass --putnam-root")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="forall-doctor-") as cache:
+        return _run_cases(source, {k: v for k, v in {"lean_project": args.project, "cache_dir": cache}.items() if v},
+                          args.timeout)
+
+
+def _run_cases(source: Path, options: dict[str, Any], timeout: float) -> int:
+    prover = LeanProver(options)
+    problem = prover.probe(Path.cwd())
+    if problem:
+        print(f"forall doctor: no usable Lean toolchain: {problem}")
+        return 2
+    print(f"forall doctor: {prover.version() or 'lean (version unknown)'}; project {prover.project}")
+    divergences = 0
+    for case in CASES:
+        task = parse_lean(case.problem, source / f"{case.problem}.lean",
+                          (source / f"{case.problem}.lean").read_text(encoding="utf-8"))
+        judge = LeanProver(dict(prover.options)) if case.static else _NoStatic(dict(prover.options))
+        verdict = verify_candidate(task, judge, _candidate(task, case).encode("utf-8"), timeout=timeout)
+        found = _divergences(case, verdict)
+        divergences += len(found)
+        print(f"{'ok  ' if not found else 'DIVERGENCE'} {case.name}: {case.what}")
+        for line in found:
+            print(f"      {line}")
+    proxy = _elan_proxy(prover)
+    divergences += len(proxy)
+    print(f"{'ok  ' if not proxy else 'DIVERGENCE'} elan-proxy: a `leanchecker` proxy is never taken for a checker")
+    for line in proxy:
+        print(f"      {line}")
+    print(f"forall doctor: {len(CASES) + 1} checks, {divergences} divergence(s)")
+    return 0 if divergences == 0 else 1
+
+
+def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("doctor", help="Check the Lean toolchain on PATH against the expected verdicts",
+                            description="Run the shipped Lean conformance set (PutnamBench problems, our "
+                                        "candidates) and print every divergence. Exit 0: none; 1: divergences; "
+                                        "2: no toolchain or no PutnamBench.")
+    parser.add_argument("--project", default="", help="Lake project (default lean_env/putnam)")
+    parser.add_argument("--putnam-root", default="", help="PutnamBench checkout (default $PUTNAMBENCH_ROOT)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per Lean call")
+    parser.set_defaults(func=run_doctor)

@@ -1,0 +1,266 @@
+"""Content-addressed verdict cache: an unchanged proof in an unchanged environment is not re-checked.
+
+The key is every input the verdict depends on: the prover and its version, the installed libraries'
+digest (both from the backend's ``fingerprint``), the task (template, frozen part, theorem, context files,
+metadata), the candidate's bytes, the verifier's own source and the policy it ran under (time limit,
+sandboxing). Any of them changing is a miss. A backend without ``fingerprint`` is never cached: a verdict
+whose environment cannot be named cannot be reused.
+
+Entries are written by the harness only, into the cache directory, which is never bound into a sandbox
+and is checked at configure time to lie outside every workspace. Each entry carries an HMAC under a key
+kept beside the entries (mode 0600), its full key and a well-formed verdict; anything else (a truncated
+file, an entry copied from elsewhere, a planted file, a key collision) is a miss that is then rebuilt, never
+an accept. Only judgements are stored: an *infra* verdict says nothing about the proof and is re-run.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
+from pytest_forall.core.prover import Prover
+from pytest_forall.core.state import load_secret
+from pytest_forall.core.verify import DEFAULT_TIMEOUT, verify_candidate
+
+CACHE_MODES = ("off", "read", "readwrite")
+#: Bumped when the entry layout changes; older entries are then misses.
+FORMAT = 1
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def _source_digest(extra: str) -> str:
+    digest = hashlib.sha256()
+    paths = sorted(str(p) for p in _PACKAGE.rglob("*.py"))
+    for path in [*paths, *([extra] if extra else [])]:
+        digest.update(path.encode() + b"\0")
+        try:
+            digest.update(Path(path).read_bytes())
+        except OSError:
+            digest.update(b"<unreadable>")
+    return digest.hexdigest()
+
+
+def verifier_version(prover: Prover) -> str:
+    """Digest of pytest-forall's own sources and of the module defining the backend's class.
+
+    Any change to the verifier, a screen or a backend (the strict axiom list included) invalidates every
+    entry; nobody has to remember to bump a version number.
+    """
+    module = sys.modules.get(type(prover).__module__)
+    extra = str(getattr(module, "__file__", None) or "")
+    if extra and Path(extra).resolve().is_relative_to(_PACKAGE):
+        extra = ""
+    return _source_digest(extra)
+
+
+def environment(task: Task, prover: Prover) -> dict[str, str] | None:
+    """The backend's ``{"version", "libraries"}`` for ``task``, or None when it cannot say (then no caching)."""
+    fingerprint = getattr(prover, "fingerprint", None)
+    if fingerprint is None:
+        return None
+    try:
+        found = fingerprint(task)
+    except Exception:  # noqa: BLE001 - an environment that cannot be named is not cached
+        return None
+    if not isinstance(found, dict) or not found.get("version") or "libraries" not in found:
+        return None
+    return {"version": str(found["version"]), "libraries": str(found["libraries"])}
+
+
+def task_digest(task: Task) -> str:
+    """Digest of everything the adapter parsed for the task (template, frozen part, theorem, files, meta)."""
+    wire = {k: v for k, v in task.to_wire().items() if k not in ("source_path",)}
+    return sha256_bytes(json.dumps(wire, sort_keys=True, default=str).encode())
+
+
+def environment_digest(env: dict[str, str] | None) -> str:
+    return "" if env is None else sha256_bytes(json.dumps(env, sort_keys=True).encode())
+
+
+def prover_settings(prover: Prover) -> dict[str, Any]:
+    """The backend's plain settings (tool names, memory cap, a checker's time limit, sandboxing …): any of them
+    may change a verdict, so all are part of the policy. Paths and callables (cache locations, the runner)
+    are not settings of the judgement."""
+    return {k: v for k, v in sorted(vars(prover).items())
+            if not k.startswith("_") and isinstance(v, (str, int, float, bool)) and v is not None}
+
+
+def cache_key(task: Task, prover: Prover, data: bytes, policy: dict[str, Any]) -> dict[str, str] | None:
+    """Every component of the key by name (stored in the entry and compared on read), or None: not cacheable."""
+    env = environment(task, prover)
+    if env is None:
+        return None
+    return {"prover": prover.name, "prover_version": env["version"], "libraries": env["libraries"],
+            "task": task_digest(task), "candidate": sha256_bytes(data), "verifier": verifier_version(prover),
+            "policy": json.dumps({**policy, "prover": prover_settings(prover)}, sort_keys=True)}
+
+
+def layer_from_wire(data: dict[str, Any]) -> Layer:
+    """Inverse of :meth:`Layer.to_wire` (evidence is every key besides the four named ones)."""
+    ok = data["ok"]
+    if not isinstance(data["name"], str) or ok not in (True, False, None) or not isinstance(data["reason"], str) \
+            or not isinstance(data["infra"], bool):
+        raise ValueError("malformed layer")
+    evidence = {k: v for k, v in data.items() if k not in ("name", "ok", "reason", "infra")}
+    return Layer(data["name"], ok, data["reason"], evidence, data["infra"])
+
+
+def verdict_from_wire(data: dict[str, Any]) -> Verdict:
+    """Inverse of :meth:`Verdict.to_wire`; raises ValueError/KeyError/TypeError on anything malformed."""
+    layers = tuple(layer_from_wire(layer) for layer in data["layers"])
+    axioms = tuple(str(a) for a in data["axioms"])
+    if not isinstance(data["strict"], bool) or not isinstance(data["compiles"], int):
+        raise TypeError("malformed verdict")
+    return Verdict(str(data["verdict"]), data["strict"], str(data["digest"]), layers, axioms, data["compiles"])
+
+
+def _consistent(verdict: Verdict, digest: str) -> bool:
+    """A stored verdict must be a judgement of these bytes and agree with its own layers."""
+    if verdict.digest != digest or verdict.verdict not in (ACCEPT, REJECT):
+        return False
+    if any(layer.infra for layer in verdict.layers):
+        return False
+    failed = any(layer.ok is False for layer in verdict.layers)
+    if verdict.verdict == ACCEPT:
+        names = {layer.name for layer in verdict.layers if layer.ok is True}
+        return not failed and {"elaboration", "axiom_audit"} <= names
+    return failed and not verdict.strict
+
+
+class VerdictCache:
+    """Entries under ``root/<2 hex>/<64 hex>.json``; ``mode`` is one of :data:`CACHE_MODES`."""
+
+    def __init__(self, root: Path, mode: str) -> None:
+        if mode not in CACHE_MODES:
+            raise ValueError(f"cache mode {mode!r} is not one of {list(CACHE_MODES)}")
+        self.root = root
+        self.mode = mode
+        self._secret: bytes | None = None
+
+    @property
+    def reads(self) -> bool:
+        return self.mode in ("read", "readwrite")
+
+    @property
+    def writes(self) -> bool:
+        return self.mode == "readwrite"
+
+    def _key_secret(self) -> bytes:
+        if self._secret is None:
+            self._secret = load_secret(self.root / ".hmac-key")
+        return self._secret
+
+    @staticmethod
+    def name(key: dict[str, str]) -> str:
+        return sha256_bytes(json.dumps(key, sort_keys=True).encode())
+
+    def _path(self, key: dict[str, str]) -> Path:
+        name = self.name(key)
+        return self.root / name[:2] / f"{name}.json"
+
+    def _mac(self, body: str) -> str:
+        return hmac.new(self._key_secret(), body.encode(), hashlib.sha256).hexdigest()
+
+    def _read(self, key: dict[str, str]) -> tuple[Any, str]:
+        """The stored value for ``key`` after the HMAC, format and key checks; (None, why) otherwise."""
+        if not self.reads:
+            return None, "cache off"
+        try:
+            raw = self._path(key).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None, "absent"
+        except (OSError, UnicodeDecodeError) as exc:
+            return None, f"unreadable entry: {exc}"
+        try:
+            entry = json.loads(raw)
+            body, mac = entry["body"], entry["mac"]
+            if not isinstance(body, str) or not isinstance(mac, str) or not hmac.compare_digest(mac, self._mac(body)):
+                return None, "entry not written by this cache (bad HMAC)"
+            content = json.loads(body)
+            if content["format"] != FORMAT or content["key"] != key:
+                return None, "entry is for another key or format"
+            return content["value"], ""
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return None, f"corrupt entry: {type(exc).__name__}: {exc}"
+
+    def _write(self, key: dict[str, str], value: Any) -> None:
+        """Atomically (write, then rename) under the entry's lock: parallel workers never see half an entry."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = json.dumps({"format": FORMAT, "key": key, "value": value}, sort_keys=True)
+        text = json.dumps({"body": body, "mac": self._mac(body)})
+        with FileLock(str(path) + ".lock"):
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+
+    def get(self, key: dict[str, str]) -> tuple[Verdict | None, str]:
+        """(verdict, "") on a valid hit; (None, why) on a miss (absent, corrupt, foreign or inconsistent)."""
+        value, why = self._read(key)
+        if value is None:
+            return None, why
+        try:
+            verdict = verdict_from_wire(value)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return None, f"corrupt verdict: {type(exc).__name__}: {exc}"
+        if not _consistent(verdict, key["candidate"]):
+            return None, "entry's verdict is inconsistent with its key"
+        return verdict, ""
+
+    def put(self, key: dict[str, str], verdict: Verdict) -> bool:
+        """Store a judgement (never an infra verdict). True when written."""
+        if not self.writes or verdict.verdict == INFRA or not _consistent(verdict, key["candidate"]):
+            return False
+        self._write(key, verdict.to_wire())
+        return True
+
+    def template_compiles(self, key: dict[str, str]) -> bool:
+        """Whether the template of ``key`` (see :func:`template_key`) is recorded as compiling here."""
+        value, _ = self._read(key)
+        return value is True
+
+    def remember_template(self, key: dict[str, str]) -> None:
+        """Record that the template compiled here (only success is recorded: a failure is re-checked)."""
+        if self.writes:
+            self._write(key, True)
+
+
+def template_key(task: Task, prover: Prover) -> dict[str, str] | None:
+    """The key of "this template compiles in this environment", or None when the environment has no name."""
+    env = environment(task, prover)
+    if env is None:
+        return None
+    return {"kind": "template", "prover": prover.name, "prover_version": env["version"],
+            "libraries": env["libraries"], "task": task_digest(task), "verifier": verifier_version(prover)}
+
+
+def verify_cached(cache: VerdictCache | None, task: Task, prover: Prover, data: bytes, *,
+                  timeout: float = DEFAULT_TIMEOUT, static_only: bool = False,
+                  policy: dict[str, Any] | None = None) -> tuple[Verdict, bool]:
+    """:func:`verify_candidate` behind the cache: (verdict, True) when it came from a valid entry."""
+    full_policy = {"timeout": timeout, "static_only": static_only, **(policy or {})}
+    key = cache_key(task, prover, data, full_policy) if cache is not None and cache.mode != "off" else None
+    if cache is not None and key is not None:
+        hit, _ = cache.get(key)
+        if hit is not None:
+            return hit, True
+    verdict = verify_candidate(task, prover, data, timeout=timeout, static_only=static_only)
+    if cache is not None and key is not None:
+        cache.put(key, verdict)
+    return verdict, False

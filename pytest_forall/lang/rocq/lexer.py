@@ -1,0 +1,277 @@
+"""The one Rocq/Coq lexer: every consumer of Rocq source (screen, template parser, project suite,
+retrieval, the backend's regexes) reads comments, strings, identifiers and sentence ends from here.
+
+It follows Coq 8.16's own lexer, ``parsing/cLexer.ml`` with ``clib/unicode.ml`` (Debian ships both as
+source in ``libcoq-core-ocaml-dev``; docs/rocq-lexer.md cites the lines), and is checked against real
+``coqc -time`` sentence spans in tests/test_rocq_lexer.py:
+
+* blanks are exactly space, tab, newline, carriage return (``next_token``; ``blank_or_eof``) — a no-break
+  space is an *identifier* character (``IdentSep``), a form feed is not a blank;
+* comments ``(* … *)`` nest; inside a comment a ``"`` opens a string that the comment skips whole, so
+  ``(* a "*)" b *)`` is one comment and an unterminated string in a comment is a lexer error;
+* strings ``"…"`` with ``""`` as the escaped quote, newlines allowed;
+* identifiers: ASCII letters or ``_``, or a non-ASCII Letter/IdentSep, then those, digits, ``'`` or a
+  non-ASCII IdentPart (Coq's tables, generated into :mod:`.unicode_table`);
+* numbers as ``NumTok.Unsigned.parse``: ``[0-9][0-9_]*``, ``0x`` hex, ``.frac``, ``e``/``p`` exponents;
+* a ``.`` ends a sentence only when a blank or the end of the file follows.
+
+Symbols are maximal runs (Coq's token table grows with every ``Notation``, so a run is the most a static
+reader can say), with the ``separated`` flag telling whether a blank or comment came before each token.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pytest_forall.lang.common import NotUnderstood, Token
+from pytest_forall.lang.rocq.unicode_table import IDENT_INITIAL, IDENT_TRAILING_ONLY
+
+BLANKS = frozenset(" \t\n\r")
+BRACKETS = frozenset("()[]{}")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_DIGITS = frozenset("0123456789")
+_INITIAL_STARTS = [lo for lo, _ in IDENT_INITIAL]
+_QUOTE_OR_COMMENT = re.compile(r'"|\(\*')
+_BLANK_RUN = re.compile(r"[ \t\n\r]+")
+_ASCII_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
+_TRAILING_STARTS = [lo for lo, _ in IDENT_TRAILING_ONLY]
+
+
+class LexError(NotUnderstood):
+    """Text Coq's lexer refuses (unterminated comment or string) or a reader cannot split (a run of
+    three dots before a blank): every consumer that needs the structure fails closed."""
+
+    def __init__(self, message: str, offset: int, text: str) -> None:
+        super().__init__(message, text.count("\n", 0, offset) + 1, text[offset:offset + 40])
+        self.offset = offset
+
+
+@dataclass(frozen=True)
+class Lexeme:
+    """One lexeme of the source: ``kind`` and the half-open character range ``[start, end)``.
+
+    Kinds: ``comment``, ``string``, ``ident`` (qualified names joined: ``Coq.Init.nat``), ``number``,
+    ``bracket``, ``symbol`` (a maximal run), ``end`` (the ``.`` closing a sentence).
+    """
+
+    kind: str
+    start: int
+    end: int
+
+
+def _in(table: tuple[tuple[int, int], ...], starts: list[int], char: str) -> bool:
+    code = ord(char)
+    index = bisect.bisect_right(starts, code) - 1
+    return index >= 0 and code <= table[index][1]
+
+
+def ident_initial(char: str) -> bool:
+    """May ``char`` start an identifier (``is_valid_ident_initial``)?"""
+    if char < "\x80":
+        return char == "_" or ("a" <= char <= "z") or ("A" <= char <= "Z")
+    return _in(IDENT_INITIAL, _INITIAL_STARTS, char)
+
+
+def ident_trailing(char: str) -> bool:
+    """May ``char`` continue an identifier (``ident_tail`` / ``is_valid_ident_trailing``)?"""
+    if char < "\x80":
+        return ident_initial(char) or char in _DIGITS or char == "'"
+    return _in(IDENT_INITIAL, _INITIAL_STARTS, char) or _in(IDENT_TRAILING_ONLY, _TRAILING_STARTS, char)
+
+
+def _symbol_char(char: str) -> bool:
+    return not (char in BLANKS or ident_initial(char) or char in _DIGITS or char in BRACKETS or char == '"')
+
+
+def string_end(text: str, start: int, *, strict: bool = True) -> int:
+    """End of the string whose ``"`` is at ``start``: the first ``"`` not doubled (cLexer ``string``)."""
+    i, n = start + 1, len(text)
+    while i < n:
+        j = text.find('"', i)
+        if j < 0:
+            break
+        if text.startswith('""', j):
+            i = j + 2
+            continue
+        return j + 1
+    if strict:
+        raise LexError("unterminated string", start, text)
+    return n
+
+
+def comment_end(text: str, start: int, *, strict: bool = True) -> int:
+    """End of the comment opening at ``start`` (cLexer ``comment``): nested ``(*``, strings skipped whole."""
+    depth, i, n = 0, start, len(text)
+    while i < n:
+        if text.startswith("(*", i):
+            depth, i = depth + 1, i + 2
+        elif text.startswith("*)", i):
+            depth, i = depth - 1, i + 2
+            if depth == 0:
+                return i
+        elif text[i] == '"':
+            i = string_end(text, i, strict=strict)
+        else:
+            i += 1
+    if strict:
+        raise LexError("unterminated comment", start, text)
+    return n
+
+
+def number_end(text: str, i: int) -> int:
+    """End of the number at ``i`` (``NumTok.Unsigned.parse``: int, optional ``.frac``, optional exponent)."""
+    n = len(text)
+    hexa = text.startswith(("0x", "0X"), i) and i + 2 < n and text[i + 2] in _HEX
+    digits = _HEX if hexa else _DIGITS
+
+    def run(j: int) -> int:  # [digits][digits_]*
+        while j < n and (text[j] in digits or (text[j] == "_")):
+            j += 1
+        return j
+
+    i = run(i + 3 if hexa else i + 1)
+    if i + 1 < n and text[i] == "." and (text[i + 1] in digits or text[i + 1] == "_"):
+        i = run(i + 2)
+    marks = "pP" if hexa else "eE"
+    if i + 1 < n and text[i] in marks:
+        if text[i + 1] in _DIGITS:
+            i += 2
+        elif text[i + 1] in "+-" and i + 2 < n and text[i + 2] in _DIGITS:
+            i += 3
+        else:
+            return i
+        while i < n and (text[i] in _DIGITS or text[i] == "_"):
+            i += 1
+    return i
+
+
+def scan(text: str, *, strict: bool = True, quoted_only: bool = False) -> Iterator[Lexeme]:
+    """Every lexeme of ``text`` in order, comments included, blanks skipped.
+
+    ``strict=False`` reads an unterminated comment or string to the end of the text instead of raising
+    (for masking files Coq would refuse anyway) and does not judge runs of dots. ``quoted_only`` yields
+    only comments and strings, jumping from one ``(*`` or ``"`` to the next: no other lexeme can contain
+    either (identifiers and numbers have neither, a symbol run stops before both).
+    """
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if quoted_only and char != '"' and not text.startswith("(*", i):
+            found = _QUOTE_OR_COMMENT.search(text, i)
+            i = found.start() if found else n
+        elif char in BLANKS:
+            blanks = _BLANK_RUN.match(text, i)
+            i = blanks.end() if blanks else i + 1
+        elif text.startswith("(*", i):
+            end = comment_end(text, i, strict=strict)
+            yield Lexeme("comment", i, end)
+            i = end
+        elif char == '"':
+            end = string_end(text, i, strict=strict)
+            yield Lexeme("string", i, end)
+            i = end
+        elif ident_initial(char):
+            ascii_run = _ASCII_IDENT.match(text, i)
+            j = ascii_run.end() if ascii_run else i + 1
+            while j < n and (ident_trailing(text[j]) or (text[j] == "." and j + 1 < n and ident_initial(text[j + 1]))):
+                j += 1
+            yield Lexeme("ident", i, j)
+            i = j
+        elif char in _DIGITS:
+            j = number_end(text, i)
+            yield Lexeme("number", i, j)
+            i = j
+        elif char in BRACKETS:
+            yield Lexeme("bracket", i, i + 1)
+            i += 1
+        else:
+            j = i
+            while j < n and _symbol_char(text[j]) and not text.startswith("(*", j):
+                j += 1
+            if text[j - 1] == "." and (j == n or text[j] in BLANKS):
+                dots = (j - i) - len(text[i:j].rstrip("."))
+                if dots >= 3 and strict:
+                    raise LexError("ambiguous run of dots before a blank", i, text)
+                if dots == 1:
+                    if j - 1 > i:
+                        yield Lexeme("symbol", i, j - 1)
+                    yield Lexeme("end", j - 1, j)
+                    i = j
+                    continue
+            yield Lexeme("symbol", i, j)
+            i = j
+
+
+def comments(text: str, *, strict: bool = False) -> list[tuple[int, int]]:
+    """``(start, end)`` of every top-level comment."""
+    return [(x.start, x.end) for x in scan(text, strict=strict, quoted_only=True) if x.kind == "comment"]
+
+
+def _blank(chunk: str) -> str:
+    return "".join("\n" if c == "\n" else " " for c in chunk)
+
+
+def mask(text: str, *, strings: bool = True, strict: bool = False) -> str:
+    """``text`` with every comment blanked (with ``strings``, every string's contents too; the quotes stay),
+    offsets and newlines kept: what regular expressions over Rocq source may safely look at."""
+    out = list(text)
+    for lexeme in scan(text, strict=strict, quoted_only=True):
+        if lexeme.kind == "comment":
+            start, end = lexeme.start, lexeme.end
+        elif strings and lexeme.kind == "string":
+            closed = lexeme.end - lexeme.start >= 2 and text[lexeme.end - 1] == '"'
+            start, end = lexeme.start + 1, lexeme.end - closed
+        else:
+            continue
+        for k in range(start, end):
+            if out[k] != "\n":
+                out[k] = " "
+    return "".join(out)
+
+
+def sentences(text: str, *, strict: bool = True) -> list[tuple[int, int]]:
+    """``(start, end)`` of every sentence: from its first lexeme (not a comment) to just after its ``.``.
+
+    ``strict=False`` (readers that index rather than judge) reads leniently as :func:`scan` does and drops
+    text after the last sentence end instead of raising."""
+    spans: list[tuple[int, int]] = []
+    start = -1
+    for lexeme in scan(text, strict=strict):
+        if lexeme.kind == "comment":
+            continue
+        if start < 0:
+            start = lexeme.start
+        if lexeme.kind == "end":
+            spans.append((start, lexeme.end))
+            start = -1
+    if start >= 0 and strict:
+        raise LexError("text after the last sentence's closing '.'", start, text)
+    return spans
+
+
+def tokens(text: str) -> list[Token]:
+    """The screen's tokens: comments dropped; each knows its line and column and whether a blank or a
+    comment (``separated``) or a line break (``newline``) came before it; the first token has both."""
+    out: list[Token] = []
+    line, line_start, pos, previous_end = 1, 0, 0, 0
+
+    def advance(to: int) -> None:
+        nonlocal line, line_start, pos
+        breaks = text.count("\n", pos, to)
+        if breaks:
+            line, line_start = line + breaks, text.rindex("\n", pos, to) + 1
+        pos = to
+
+    for lexeme in scan(text):
+        if lexeme.kind == "comment":
+            continue
+        gap = text[previous_end:lexeme.start]
+        advance(lexeme.start)
+        out.append(Token("symbol" if lexeme.kind == "bracket" else lexeme.kind, text[lexeme.start:lexeme.end],
+                         line, lexeme.start - line_start + 1, not out or bool(gap), not out or "\n" in gap))
+        advance(lexeme.end)
+        previous_end = lexeme.end
+    return out
