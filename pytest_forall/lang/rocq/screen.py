@@ -440,7 +440,10 @@ def syntax_screen(candidate: str, analysis: Analysis, theorem_name: str) -> Laye
             opened.append((structure or "Module", _scope_name(block.head), mine))
         if not mine:
             continue
-        finding = _top_level_finding(block.head, in_section=bool(opened) and opened[-1][0] == "Section")
+        # a Variable/Hypothesis only in a Section the candidate opened (one in the template's would change the
+        # statement: the theorem is generalised over it)
+        finding = _top_level_finding(block.head, in_section=bool(opened) and opened[-1][0] == "Section"
+                                     and opened[-1][2])
         if finding:
             findings.append(finding)
         findings += _tactic_findings(block.head, f"`{block.head.head()} {block.head.declared_name()}`")
