@@ -69,13 +69,29 @@ def test_malformed_problem_files_become_failing_items_naming_the_file(pytester: 
     ("adapter = 'nonesuch'", "no installed adapter is called 'nonesuch'"),
     ("adapter = 'putnam'\ntracks = ['isabelle']", "unknown PutnamBench track"),
 ])
-def test_bad_manifests_fail_one_item_naming_the_manifest(pytester: pytest.Pytester, putnam_root: Path,
-                                                         manifest: str, message: str) -> None:
+def test_bad_manifests_are_one_collection_error_naming_the_manifest(pytester: pytest.Pytester, putnam_root: Path,
+                                                                   manifest: str, message: str) -> None:
     pytester.makefile(".forall.toml", broken=manifest)
     pytester.makeini(f"[pytest]\nforall_putnam_root = {putnam_root}\n")
-    result = pytester.runpytest("-p", "no:cacheprovider")
-    assert result.ret == 1
-    result.stdout.fnmatch_lines([f"*broken.forall.toml*{message}*"])
+    for marker in ([], ["-m", "coq"]):   # never deselectable: the README's main command selects -m coq
+        result = pytester.runpytest("-p", "no:cacheprovider", *marker)
+        assert result.ret == pytest.ExitCode.INTERRUPTED, marker   # a collection error, never exit 5 or a "failed proof"
+        result.stdout.fnmatch_lines([f"*broken.forall.toml*{message}*", "*1 error*"])
+        out = result.stdout.str()
+        assert "Traceback" not in out and "deselected" not in out and "unsandboxed" not in out
+
+
+@pytest.mark.parametrize("layout", ["missing", "empty"])
+def test_a_missing_or_empty_benchmark_root_is_one_error(pytester: pytest.Pytester, layout: str) -> None:
+    root = pytester.path / "nowhere"
+    if layout == "empty":
+        (root / "coq" / "src").mkdir(parents=True)
+    shutil.copy(REPO / "benchmarks" / "putnam" / "putnam.forall.toml", pytester.path / "putnam.forall.toml")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-m", "coq", f"--forall-putnam-root={root}")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    expected = "is not a PutnamBench checkout" if layout == "missing" else "found no tasks"
+    result.stdout.fnmatch_lines([f"*putnam.forall.toml*{expected}*"])
+    assert "Traceback" not in result.stdout.str()
 
 
 def test_missing_putnam_root_names_every_way_to_set_it(pytester: pytest.Pytester,
@@ -83,7 +99,7 @@ def test_missing_putnam_root_names_every_way_to_set_it(pytester: pytest.Pytester
     monkeypatch.delenv("PUTNAMBENCH_ROOT", raising=False)
     shutil.copy(REPO / "benchmarks" / "putnam" / "putnam.forall.toml", pytester.path / "putnam.forall.toml")
     result = pytester.runpytest("-p", "no:cacheprovider")
-    assert result.ret == 1
+    assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*--forall-putnam-root*forall_putnam_root*PUTNAMBENCH_ROOT*"])
     wrong = pytester.runpytest("-p", "no:cacheprovider", f"--forall-putnam-root={pytester.path}")
     wrong.stdout.fnmatch_lines(["*--forall-putnam-root / forall_putnam_root*is not a PutnamBench checkout*"])
@@ -120,10 +136,15 @@ def test_budget_precedence_marker_over_cli_over_ini_over_manifest(pytester: pyte
 def test_bad_budget_values_name_their_source(pytester: pytest.Pytester) -> None:
     suite = rounds_suite(pytester)
     result = suite.runpytest("-p", "no:cacheprovider", "--forall-frontend=fake", "--forall-rounds=lots")
-    result.stdout.fnmatch_lines(["*--forall-rounds: rounds must be a whole number, got 'lots'*"])
+    result.stderr.fnmatch_lines(["ERROR: --forall-rounds: rounds must be a whole number, got 'lots'"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR   # checked once, at configure time
     suite.makeini("[pytest]\nforall_wall = -4\n")
     result = suite.runpytest("-p", "no:cacheprovider", "--forall-frontend=fake")
-    result.stdout.fnmatch_lines(["*ini option forall_wall: wall must be positive, got '-4'*"])
+    result.stderr.fnmatch_lines(["ERROR: ini option forall_wall: wall must be positive, got '-4'"])
+    suite.makeini("[pytest]\nforall_wall = nan\n")
+    result = suite.runpytest("-p", "no:cacheprovider", "--forall-frontend=fake")
+    result.stderr.fnmatch_lines(["ERROR: ini option forall_wall: wall must be positive, got 'nan'"])
+    suite.makeini("[pytest]\n")
     conftest = suite.path / "conftest.py"
     conftest.write_text(conftest.read_text() + (
         "\ndef pytest_collection_modifyitems(items):\n"

@@ -18,7 +18,7 @@ from junitparser import JUnitXml, Properties
 from conftest import EXAMPLES, REPO, require_tool
 from pytest_forall.core import cache as vcache
 from pytest_forall.core.gating import change, parse_shard, shard_of, task_key
-from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task
+from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 
 BASE = ["-p", "no:cacheprovider", "--forall-sandbox=none"]
@@ -110,6 +110,14 @@ def test_a_hit_returns_the_stored_verdict_and_evidence_without_running_the_prove
     rejected, _ = vcache.verify_cached(cache, _task(), prover, b"BAD\n")
     again, hit = vcache.verify_cached(cache, _task(), prover, b"BAD\n")
     assert rejected.verdict == REJECT and hit and again.to_wire() == rejected.to_wire() and prover.compiles == 2
+
+
+def test_a_stored_verdict_comes_back_with_every_field() -> None:
+    """Whatever a verdict carries on the wire (layers, evidence, and fields added later) survives the cache."""
+    layers = (Layer("elaboration", True, "", {"output": "ok", "nested": {"a": [1, 2]}}), Layer("axiom_audit", True),
+              Layer("independent_check", None, "not judged"))
+    verdict = Verdict(ACCEPT, True, "d" * 64, layers, ("Coq.Logic.Classical_Prop.classic",), 1)
+    assert vcache.verdict_from_wire(json.loads(json.dumps(verdict.to_wire()))).to_wire() == verdict.to_wire()
 
 
 def test_any_key_component_changing_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

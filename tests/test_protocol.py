@@ -111,13 +111,14 @@ def test_infra_keeps_progress_and_the_resumed_run_continues_the_same_session(tmp
     infra = TurnResult(usage=Usage(0, 0), infra="authentication: 401 invalid x-api-key", exit_code=1)
     first = ScriptedFrontend([writes("FAIL\n"), lambda ctx, prompt: infra])
     result = ItemRun(item(tmp_path, first, ScriptedFrontend([approves]))).run()
-    assert (result["outcome"], result["rounds"], result["compiles"]) == ("infra", 2, 1)
+    # the turn the credential cut short is not a round: the resumed run re-runs it within the budget
+    assert (result["outcome"], result["stop"], result["rounds"], result["compiles"]) == ("infra", "authentication", 1, 1)
     assert result["reason"] == "actor: authentication: 401 invalid x-api-key"
 
     second = ScriptedFrontend([writes("OK\n")])
     ctx = item(tmp_path, second, ScriptedFrontend([approves]))
     result = ItemRun(ctx).run()
-    assert (result["outcome"], result["rounds"], result["compiles"], result["tokens_in"]) == ("strict", 3, 2, 250)
+    assert (result["outcome"], result["rounds"], result["compiles"], result["tokens_in"]) == ("strict", 2, 2, 250)
     assert second.contexts[0].resume == SessionHandle("session-1", "actor", 2)
     assert result["sessions"] == ["session-1"]
     assert second.prompts[0].startswith("Your previous turn was cut short by an infrastructure problem "
@@ -145,7 +146,7 @@ def test_state_that_fails_its_hmac_is_quarantined_and_the_item_restarts(tmp_path
     ItemRun(item(tmp_path, ScriptedFrontend([writes("FAIL\n"), lambda c, p: infra]), None)).run()
     state_file = tmp_path / "audit" / "t" / "state.json"
     envelope = json.loads(state_file.read_text())
-    envelope["payload"] = envelope["payload"].replace('"rounds": 2', '"rounds": 0')
+    envelope["payload"] = envelope["payload"].replace('"rounds": 1', '"rounds": 0')
     state_file.write_text(json.dumps(envelope))
 
     actor = ScriptedFrontend([writes("OK\n")])
@@ -189,17 +190,19 @@ def test_compile_budget_is_per_sample_and_counts_the_agents_own_compiles(tmp_pat
     assert len(actor.contexts) == 2 and not actor.steps
 
 
-def test_item_budgets_fail_with_the_budget_and_the_progress_named(tmp_path: Path) -> None:
+def test_item_budgets_stop_with_the_budget_and_the_progress_named(tmp_path: Path) -> None:
     actor = ScriptedFrontend([writes("FAIL\n"), writes("FAIL\n")])
     result = ItemRun(item(tmp_path / "usd", actor, None, usd=0.015)).run()
-    assert result["outcome"] == "failed" and result["rounds"] == 2
-    assert result["reason"].startswith("spend budget of $0.015 for this item exhausted (last: elaboration")
+    # a spend cap is a resource decision outside the attempt: infra, resumable with a higher cap
+    assert (result["outcome"], result["stop"], result["rounds"]) == ("infra", "item-usd", 2)
+    assert result["reason"].startswith("spend cap of $0.015 for this item reached (last: elaboration")
     assert "after 1 sample(s), 2 round(s), 2 compile(s), 0 review(s), $0.0200" in result["reason"]
 
     rejecting = ScriptedFrontend([lambda ctx, prompt: TurnResult(usage=Usage(5, 5), final_text="no")] * 2)
     result = ItemRun(item(tmp_path / "rev", ScriptedFrontend([writes("OK\n")] * 3), rejecting,
                           review_rounds=2, rounds=5)).run()
-    assert result["outcome"] == "failed" and result["reason"].startswith("review budget of 2 exhausted")
+    assert (result["outcome"], result["stop"]) == ("failed", "reviews")
+    assert result["reason"].startswith("review budget of 2 exhausted")
     audit = json.loads((tmp_path / "rev" / "audit" / "t" / "audit.json").read_text())
     assert audit["budget"][0]["exhausted"] == "review budget of 2 exhausted"
     assert [a["accepted"] for a in audit["acceptances"]] == [False, False]

@@ -331,7 +331,8 @@ def test_expired_credential_is_infra_and_a_resumed_run_finishes_in_the_same_sess
 
     resumed = forall.run(claude, server, "cred", "-k", PROBLEM, key="sk-renewed", resume=True)
     assert resumed.row["outcome"] == "strict", resumed.row["reason"]
-    assert resumed.row["sessions"] == [session] and resumed.row["rounds"] == 2
+    # the turn cut short by the expired key is not a round (it is re-run): one round in all
+    assert resumed.row["sessions"] == [session] and resumed.row["rounds"] == 1
     resumed_turn = json.dumps(server.model_requests("actor")[1]["body"])
     assert "cut short by an infrastructure problem" in resumed_turn
     assert "Submitting: when you end your turn" in resumed_turn, "the resumed turn lost the first turn's prompt"
@@ -347,16 +348,50 @@ def test_a_turn_that_spends_no_tokens_is_infra(claude: Cli, forall: Forall, serv
     assert run.result.ret == 75 and run.row["compiles"] == 0
 
 
-def test_the_run_wide_spend_cap_stops_every_item(claude: Cli, forall: Forall, serve: Any) -> None:
-    server = serve([{"text": "Still thinking."}])
-    run = forall.run(claude, server, "cap", "--forall-run-usd=0.01")
+def test_the_run_wide_spend_cap_stops_every_item_as_infra_and_a_higher_cap_resumes(claude: Cli, forall: Forall,
+                                                                                  serve: Any) -> None:
+    server = serve([{"text": "Still thinking."}, {"text": "Still thinking."}, *actor_turn(PROOF)],
+                   reviewer=[{"text": verdict("APPROVE", PROOF)}])
+    run = forall.run(claude, server, "cap", "-k", PROBLEM, "--forall-run-usd=0.01")
 
-    assert {task: row["outcome"] for task, row in run.rows.items()} == {PROBLEM: "failed", OTHER_PROBLEM: "failed"}
-    assert all("run-wide spend cap of $0.01 reached" in row["reason"] for row in run.rows.values())
-    spent = [task for task, row in run.rows.items() if row["rounds"]]
-    assert len(spent) == 1 and len(server.model_requests()) == 1, "the cap did not stop the second item"
+    assert (run.row["outcome"], run.row["stop"]) == ("infra", "run-usd"), run.row["reason"]
+    assert run.props["forall.stop"] == "run-usd" and run.result.ret == 75   # a cap is never a proof failure
+    assert "run-wide spend cap of $0.01 reached" in run.row["reason"] and run.row["rounds"] == 1
     ledger = json.loads((run.run_dir / "spend.json").read_text())["usd"]
-    assert ledger > 0.01 and ledger == pytest.approx(float(run.junit[spent[0]]["forall.cost_usd"]))
+    assert ledger > 0.01 and ledger == pytest.approx(float(run.props["forall.cost_usd"]))
+
+    resumed = forall.run(claude, server, "cap", "-k", PROBLEM, "--forall-run-usd=100", resume=True)
+    assert resumed.row["outcome"] == "strict", resumed.row["reason"]
+    assert resumed.row["sessions"] == run.row["sessions"] and resumed.row["rounds"] == 3
+
+
+def test_the_run_wide_spend_cap_stops_an_item_that_never_made_a_request(claude: Cli, forall: Forall,
+                                                                        serve: Any) -> None:
+    server = serve([{"text": "Still thinking."}])
+    run = forall.run(claude, server, "cap2", "--forall-run-usd=0.01")
+    assert {task: (row["outcome"], row["stop"]) for task, row in run.rows.items()} == {
+        PROBLEM: ("infra", "run-usd"), OTHER_PROBLEM: ("infra", "run-usd")}
+    assert sorted(row["rounds"] for row in run.rows.values()) == [0, 1]
+    assert len(server.model_requests()) == 1, "the cap did not stop the second item"
+
+
+@pytest.fixture(params=["claude-code", "codex"])
+def claude_or_codex(request: pytest.FixtureRequest) -> Cli:
+    return require(CLIS[request.param])
+
+
+def test_a_provider_that_never_answers_ends_the_item_as_infra(claude_or_codex: Cli, forall: Forall,
+                                                              serve: Any) -> None:
+    cli = claude_or_codex
+    server = serve([{"text": "too late", "delay": 300}])
+    stalled = forall.run(cli, server, "silent", "-k", PROBLEM, "--forall-stall=8")
+    assert (stalled.row["outcome"], stalled.row["stop"]) == ("infra", "provider-unresponsive"), stalled.row
+    assert stalled.row["wall_s"] < 120 and stalled.result.ret == 75
+
+    # the report: with --forall-wall 30 the item was `failed`; a turn killed without an answer is infra
+    walled = forall.run(cli, server, "walled", "-k", PROBLEM, "--forall-wall=25")
+    assert (walled.row["outcome"], walled.row["stop"]) == ("infra", "turn-timeout"), walled.row
+    assert walled.row["rounds"] == 0 and walled.props["forall.stop"] == "turn-timeout"   # re-run on resume
 
 
 def test_round_budget_exhaustion_fails_with_the_budget_named(claude: Cli, forall: Forall, serve: Any) -> None:

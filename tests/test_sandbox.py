@@ -22,8 +22,9 @@ import pytest
 
 from conftest import PUTNAM, require_tool
 from pytest_forall.core.proc import ProcResult
+from pytest_forall.core.workspace import read_candidate as safe_read
 from pytest_forall.isolation import sandbox
-from pytest_forall.isolation.sandbox import SandboxPolicy, probe_sandbox, run_sandboxed, safe_read
+from pytest_forall.isolation.sandbox import SandboxPolicy, probe_sandbox, run_sandboxed
 
 MARKER = f"forall-sbx-test-{uuid.uuid4().hex}"
 PYTHON = "/usr/bin/python3"

@@ -14,7 +14,8 @@ import re
 import shutil
 import signal
 import subprocess
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,6 +42,10 @@ RATE_LIMIT = "rate-limit"
 PROVIDER_ERROR = "provider-error"
 PROVIDER_UNREACHABLE = "provider-unreachable"
 ZERO_TOKENS = "zero-tokens"
+PROVIDER_UNRESPONSIVE = "provider-unresponsive"
+TURN_TIMEOUT = "turn-timeout"
+#: How often a turn's event file is looked at for growth (the stall detector outside the sandbox).
+POLL_SECONDS = 0.5
 
 #: First match wins: a 429 that says "quota" is a quota problem, not a transient rate limit.
 INFRA_PATTERNS = tuple((cause, re.compile(pattern, re.IGNORECASE)) for cause, pattern in (
@@ -66,12 +71,17 @@ class ParsedTurn:
     errors: list[str] = field(default_factory=list)
     #: shell commands the agent ran
     commands: list[str] = field(default_factory=list)
+    #: the model said something (text, a tool call, usage): a killed turn without it never got an answer
+    answered: bool = False
 
 
 @dataclass
 class ProcessOutcome:
     returncode: int
     timed_out: bool
+    #: killed because the event stream stayed silent for the stall limit (``timed_out`` is set too)
+    stalled: bool = False
+    stall_seconds: float | None = None
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -118,11 +128,12 @@ def kill_tree(proc: subprocess.Popen[bytes]) -> None:
 
 
 def run_streaming(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float | None,
-                  stdout_path: Path, stderr_path: Path) -> ProcessOutcome:
+                  stdout_path: Path, stderr_path: Path, stall: float | None = None) -> ProcessOutcome:
     """Run ``argv`` with output going straight to files, so the events survive a kill and no pipe can hang.
 
-    The process gets its own session; on timeout its whole tree is killed, and after a normal exit any
-    straggler left in its group (e.g. OpenCode's background ``npm install``) is killed as well.
+    The process gets its own session; on timeout, or when its stdout has not grown for ``stall`` seconds,
+    its whole tree is killed, and after a normal exit any straggler left in its group (e.g. OpenCode's
+    background ``npm install``) is killed as well.
     """
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
         try:
@@ -131,22 +142,44 @@ def run_streaming(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: f
         except OSError as exc:
             err.write(f"{exc}\n".encode())
             return ProcessOutcome(127, False)
-        timed_out = False
+        started = last_output = time.monotonic()
+        size, timed_out, stalled = 0, False, False
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_tree(proc)
-            proc.wait()
+            while proc.poll() is None:
+                now = time.monotonic()
+                grown = os.fstat(out.fileno()).st_size
+                if grown != size:
+                    size, last_output = grown, now
+                stalled = stall is not None and now - last_output >= stall
+                if stalled or (timeout is not None and now - started >= timeout):
+                    timed_out = True
+                    kill_tree(proc)
+                    proc.wait()
+                    break
+                try:
+                    proc.wait(timeout=POLL_SECONDS)
+                except subprocess.TimeoutExpired:
+                    pass
         finally:
+            if proc.poll() is None:  # interrupted (Ctrl-C): take the tree down with us
+                kill_tree(proc)
+                proc.wait()
             kill_group(proc)
-    return ProcessOutcome(proc.returncode, timed_out)
+    return ProcessOutcome(proc.returncode, timed_out, stalled, stall)
 
 
 def classify_infra(parsed: ParsedTurn, outcome: ProcessOutcome, stderr: str) -> str:
-    """Name the infrastructure cause of a turn, or "" when the model ran and the agent's work can be judged."""
+    """Name the infrastructure cause of a turn, or "" when the model ran and the agent's work can be judged.
+
+    A silent event stream is the provider's fault whatever the agent did before; a turn killed at its time
+    limit is the agent's own round if the model answered at all, else it never got an answer (infra).
+    """
+    if outcome.stalled:
+        return (f"{PROVIDER_UNRESPONSIVE}: no output from the CLI for {outcome.stall_seconds:g} s; the turn was "
+                f"killed ({_last_error(parsed, stderr)})")
     if outcome.timed_out:
-        return ""
+        return "" if parsed.answered else (f"{TURN_TIMEOUT}: killed at the turn's time limit without an answer "
+                                           f"from the model ({_last_error(parsed, stderr)})")
     failed = bool(parsed.errors) or outcome.returncode != 0 or parsed.usage.spent_nothing
     if not failed:
         return ""
@@ -160,6 +193,12 @@ def classify_infra(parsed: ParsedTurn, outcome: ProcessOutcome, stderr: str) -> 
         detail = parsed.errors[0] if parsed.errors else f"exit status {outcome.returncode}"
         return f"{ZERO_TOKENS}: the turn spent no tokens ({detail})"
     return ""
+
+
+def _last_error(parsed: ParsedTurn, stderr: str) -> str:
+    """The CLI's last words, for the reason of a killed turn."""
+    words = parsed.errors[-1] if parsed.errors else stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    return _excerpt(words, 0, 200) or "it wrote no error"
 
 
 def _excerpt(text: str, at: int, width: int = 300) -> str:
@@ -319,17 +358,23 @@ class AgentCliSession:
                              rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
                              ro_binds=(*installs, *prover_binds), **common)
 
+    @property
+    def stall(self) -> float | None:
+        """Seconds of silence on the event stream after which the turn is killed (``--forall-stall``)."""
+        value = self.options.get("stall")
+        return float(value) if value not in (None, "") else None
+
     def run_process(self, argv: list[str], timeout: float | None, stdout_path: Path,
                     stderr_path: Path) -> ProcessOutcome:
         env = self.environment()
         if not self.sandboxed:
             return run_streaming(argv, cwd=self.ctx.workspace, env=env, timeout=timeout, stdout_path=stdout_path,
-                                 stderr_path=stderr_path)
-        result = run_sandboxed(argv, self.sandbox_policy(argv[0], env, timeout), audit_dir=self.ctx.audit_dir,
-                               cwd_inside=str(self.ctx.workspace))
+                                 stderr_path=stderr_path, stall=self.stall)
+        policy = replace(self.sandbox_policy(argv[0], env, timeout), stall_seconds=self.stall)
+        result = run_sandboxed(argv, policy, audit_dir=self.ctx.audit_dir, cwd_inside=str(self.ctx.workspace))
         stdout_path.write_text(result.stdout, encoding="utf-8")
         stderr_path.write_text(result.stderr, encoding="utf-8")
-        return ProcessOutcome(result.returncode, result.timed_out)
+        return ProcessOutcome(result.returncode, result.timed_out, bool(result.extra.get("stalled")), self.stall)
 
     def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
         self.turns += 1

@@ -35,7 +35,9 @@ class ClaudeCodeSession(AgentCliSession):
     key_env = "ANTHROPIC_API_KEY"
 
     def command(self, executable: str, prompt: str) -> list[str]:
-        argv = [executable, "-p", "--output-format", "stream-json", "--verbose"]
+        # partial messages: bytes flow while the model streams (the stall detector sees them), and each
+        # message's final usage is in the stream before ``result``, so a killed turn keeps its usage
+        argv = [executable, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"]
         servers = self.options.get("mcp_servers") or {}
         allowed = [f"mcp__{name}" for name in servers]   # one --allowedTools list for every source
         if self.reviewer:
@@ -68,26 +70,42 @@ class ClaudeCodeSession(AgentCliSession):
 
     def parse(self, events: list[dict[str, Any]]) -> ParsedTurn:
         parsed = ParsedTurn()
+        #: usage of each model message, by message id: the turn's usage when it was killed before ``result``
+        messages: dict[str, dict[str, Any]] = {}
+        current = ""
         for event in events:
             parsed.session_id = event.get("session_id") or parsed.session_id
+            stream = event.get("event") or {} if event.get("type") == "stream_event" else {}
+            if stream.get("type") == "message_start":
+                current = str((stream.get("message") or {}).get("id") or len(messages))
+                messages[current] = dict((stream.get("message") or {}).get("usage") or {})
+            elif stream.get("type") == "message_delta" and current in messages:
+                messages[current].update(stream.get("usage") or {})  # output_tokens: the message's total so far
             if event.get("type") == "assistant":
+                message = event.get("message") or {}
+                parsed.answered = True
                 parsed.commands += [str((block.get("input") or {}).get("command", ""))
-                                    for block in (event.get("message") or {}).get("content") or []
+                                    for block in message.get("content") or []
                                     if block.get("type") == "tool_use" and block.get("name") == "Bash"]
             if event.get("type") != "result":
                 continue
             parsed.final_text = str(event.get("result") or "")
-            usage = event.get("usage") or {}
-            cached = int(usage.get("cache_read_input_tokens") or 0)
-            parsed.usage = Usage(
-                tokens_in=int(usage.get("input_tokens") or 0) + cached
-                + int(usage.get("cache_creation_input_tokens") or 0),
-                tokens_out=int(usage.get("output_tokens") or 0), tokens_cached=cached,
-                cost_usd=event.get("total_cost_usd"))
+            parsed.usage = _usage(event.get("usage") or {}, event.get("total_cost_usd"))
             if event.get("is_error"):
                 status = event.get("api_error_status")
                 parsed.errors.append(f"{status or ''} {parsed.final_text}".strip())
+        if messages and parsed.usage.tokens_in is None:  # no result event: the turn was killed mid-way
+            for usage in messages.values():
+                parsed.usage.add(_usage(usage, None))
         return parsed
+
+
+def _usage(usage: dict[str, Any], cost: Any) -> Usage:
+    """Claude's usage object as our Usage: input counts cached and cache-creation tokens too."""
+    cached = int(usage.get("cache_read_input_tokens") or 0)
+    return Usage(tokens_in=int(usage.get("input_tokens") or 0) + cached + int(usage.get("cache_creation_input_tokens") or 0),
+                 tokens_out=int(usage.get("output_tokens") or 0), tokens_cached=cached,
+                 cost_usd=None if cost is None else float(cost))
 
 
 class ClaudeCodeFrontend(AgentCliFrontend):

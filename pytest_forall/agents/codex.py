@@ -104,6 +104,8 @@ class CodexSession(AgentCliSession):
         for event in events:
             kind = event.get("type")
             item = event.get("item") or {}
+            parsed.answered = parsed.answered or (kind in ("item.started", "item.completed", "turn.completed")
+                                                  and item.get("type") != "error")
             if kind == "thread.started":
                 parsed.session_id = str(event.get("thread_id") or "")
             elif kind == "item.completed" and item.get("type") == "agent_message":

@@ -90,6 +90,7 @@ class OpenCodeSession(AgentCliSession):
             parsed.session_id = str(event.get("sessionID") or parsed.session_id)
             part = event.get("part") or {}
             kind = event.get("type")
+            parsed.answered = parsed.answered or kind in ("text", "tool_use", "step_finish", "reasoning")
             if kind == "text":
                 parsed.final_text = str(part.get("text") or "")
             elif kind == "error":

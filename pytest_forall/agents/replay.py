@@ -32,7 +32,7 @@ class ReplaySession:
             (self.ctx.workspace / name).unlink(missing_ok=True)
             return TurnResult(gave_up=f"no stored proof {stored}")
         shutil.copyfile(stored, self.ctx.workspace / name)
-        return TurnResult(gave_up="stored proof submitted; replay does not revise")
+        return TurnResult(gave_up="stored proof submitted; replay does not revise", submitted=True)
 
     def close(self) -> None:
         pass

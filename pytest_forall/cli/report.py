@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_forall.core.gating import gate_lines, latest_by_nodeid, read_rows, results_file
 from pytest_forall.core.model import RULES_ONLY, STRICT, sha256_bytes
-from pytest_forall.core.summary import RunRows, latest_results, report_lines, summary_lines
+from pytest_forall.core.summary import latest_results, read_run, report_lines, summary_lines
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -31,7 +31,7 @@ def run_report(args: argparse.Namespace) -> int:
     for name in args.run:
         run_dir = Path(name) if Path(name).is_dir() else Path(name).parent
         try:
-            runs.append(RunRows(run_dir, list(latest_results(run_dir).values())))
+            runs.append(read_run(run_dir))
         except (OSError, ValueError) as exc:
             print(f"forall report: {name}: {exc}", file=sys.stderr)
             return 2

@@ -64,6 +64,8 @@ class TurnResult:
     infra: str = ""
     #: non-empty when the frontend gave up on its own (e.g. "no stored proof", "no tactic closed the goal")
     gave_up: str = ""
+    #: the frontend put a file on disk to be judged (e.g. a stored proof), even if it equals the template
+    submitted: bool = False
     timed_out: bool = False
     #: the actor says the statement is false (it should have proved ``False``-style refutation in the workspace)
     claims_false: bool = False

@@ -6,6 +6,7 @@ The run-wide spend ledger is a JSON file under a file lock so every xdist worker
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ def _coerce(name: str, value: Any, source: str) -> int | float | None:
     except (TypeError, ValueError):
         raise UsageError(f"{source}: {name} must be a {'whole number' if kind is int else 'number'}, "
                          f"got {value!r}") from None
-    if number <= 0 and name not in ("usd",) or number < 0:
+    if not math.isfinite(number) or number <= 0 and name not in ("usd",) or number < 0:
         raise UsageError(f"{source}: {name} must be positive, got {value!r}")
     return number
 

@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import tempfile
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +123,12 @@ def verdict_from_wire(data: dict[str, Any]) -> Verdict:
     axioms = tuple(str(a) for a in data["axioms"])
     if not isinstance(data["strict"], bool) or not isinstance(data["compiles"], int):
         raise TypeError("malformed verdict")
-    return Verdict(str(data["verdict"]), data["strict"], str(data["digest"]), layers, axioms, data["compiles"])
+    # any further field of the dataclass travels as itself (a list on the wire is a tuple in the dataclass)
+    named = {"verdict", "strict", "digest", "layers", "axioms", "compiles"}
+    extra = {f.name: tuple(data[f.name]) if isinstance(data[f.name], list) else data[f.name]
+             for f in fields(Verdict) if f.name not in named and f.name in data}
+    return Verdict(str(data["verdict"]), data["strict"], str(data["digest"]), layers, axioms, data["compiles"],
+                   **extra)
 
 
 def _consistent(verdict: Verdict, digest: str) -> bool:

@@ -7,7 +7,6 @@ pytest node id, is what shards and baselines key on, so moving a manifest change
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -46,17 +45,10 @@ def shard_of(key: str, count: int) -> int:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of a results.jsonl; ValueError naming file and line for anything else."""
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict) or not isinstance(row["nodeid"], str):
-                raise TypeError
-        except (ValueError, KeyError, TypeError):
-            raise ValueError(f"{path}:{number}: not a results line: {line[:120]!r}") from None
-        rows.append(row)
-    return rows
+    """The rows of a results.jsonl (the one reader, :func:`pytest_forall.core.outcomes.read_results`)."""
+    from pytest_forall.core.outcomes import read_results
+
+    return read_results(path).rows
 
 
 def results_file(path: Path) -> Path:

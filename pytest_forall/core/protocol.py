@@ -49,7 +49,8 @@ from pytest_forall.core.cache import (
     verify_cached,
 )
 from pytest_forall.core.language import language_or_plain
-from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, Budget, Task, Verdict
+from pytest_forall.core.model import INFRA, Budget, Task, Verdict
+from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
 from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
 from pytest_forall.core.prover import Prover
@@ -61,8 +62,6 @@ log = logging.getLogger(__name__)
 
 REVIEW_FILE = "REVIEW.md"
 SUITE_TITLES = {"putnam": "PutnamBench, a benchmark of formalised Putnam competition problems"}
-#: Outcomes after which a state file is not resumed but replaced.
-FINISHED = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
 FEEDBACK_OUTPUT_CHARS = 3000
 
 
@@ -172,6 +171,8 @@ class ItemRun:
     def __init__(self, ctx: ItemContext) -> None:
         self.ctx = ctx
         self.started = time.monotonic()
+        #: state changes the user must hear about (the summary lists them), e.g. quarantined resume state
+        self.notices: list[str] = []
         self.started_at = time.time()
         self.activity = "starting"
         self.outcome = ""  # set once, when the item ends (a resumed state may still hold an earlier infra)
@@ -197,11 +198,13 @@ class ItemRun:
         if problem:
             log.warning("%s: resume state quarantined: %s", self.ctx.task.task_id, problem)
             self.ctx.audit.event(kind="state", action="quarantined", reason=problem)
-        if state is None or state.outcome in FINISHED:
+            self.notices.append(f"resume state quarantined, the item started afresh: {problem}")
+        if state is None or (state.outcome and is_final(state.outcome)):
             return fresh, False
         if state.frontend != fresh.frontend:
-            self.ctx.audit.event(kind="state", action="restarted",
-                                 reason=f"frontend changed from {state.frontend!r} to {fresh.frontend!r}")
+            why = f"frontend changed from {state.frontend!r} to {fresh.frontend!r}"
+            self.ctx.audit.event(kind="state", action="restarted", reason=why)
+            self.notices.append(f"resume state not used, the item started afresh: {why}")
             return fresh, False
         self.ctx.audit.event(kind="state", action="resumed", sample=state.sample, rounds=state.rounds,
                              session=state.actor.session_id if state.actor else "", phase=state.phase,
@@ -231,25 +234,25 @@ class ItemRun:
 
     # -- budgets ----------------------------------------------------------------------------------
 
-    def _item_stop(self) -> str:
-        """The per-item or run-wide budget that forbids another model turn, or ""."""
+    def _item_stop(self) -> tuple[str, str]:
+        """(stop, why) of the per-item or run-wide limit that forbids another model turn, or ("", "")."""
         b, state = self.ctx.budget, self.state
         if b.wall is not None and self._wall() >= b.wall:
-            return f"wall-time budget of {b.wall:g} s exhausted"
+            return "wall", f"wall-time budget of {b.wall:g} s exhausted"
         if b.usd is not None and (state.usage.cost_usd or 0.0) >= b.usd:
-            return f"spend budget of ${b.usd:g} for this item exhausted"
+            return "item-usd", f"spend cap of ${b.usd:g} for this item reached"
         if self.ctx.ledger is not None and self.ctx.run_usd is not None and self.ctx.ledger.total() >= self.ctx.run_usd:
-            return f"run-wide spend cap of ${self.ctx.run_usd:g} reached"
-        return ""
+            return "run-usd", f"run-wide spend cap of ${self.ctx.run_usd:g} reached"
+        return "", ""
 
-    def _sample_stop(self) -> str:
-        """The per-sample budget that ends this sample, or ""."""
+    def _sample_stop(self) -> tuple[str, str]:
+        """(stop, why) of the per-sample budget that ends this sample, or ("", "")."""
         b, state = self.ctx.budget, self.state
         if state.sample_rounds >= b.rounds:
-            return f"round budget of {b.rounds} exhausted"
+            return "rounds", f"round budget of {b.rounds} exhausted"
         if b.compiles is not None and state.sample_compiles >= b.compiles:
-            return f"compile budget of {b.compiles} per sample exhausted"
-        return ""
+            return "compiles", f"compile budget of {b.compiles} per sample exhausted"
+        return "", ""
 
     def _progress(self) -> str:
         state = self.state
@@ -257,12 +260,16 @@ class ItemRun:
         return (f"after {min(state.sample + 1, self.ctx.budget.samples)} sample(s), {state.rounds} round(s), "
                 f"{state.compiles} compile(s), {state.reviews} review(s), {cost}, {self._wall():.0f} s")
 
-    def _exhausted(self, stop: str) -> dict[str, Any]:
-        self.ctx.audit.event(kind="budget", exhausted=stop, progress=self._progress())
-        return self._result(FAILED, f"{stop} (last: {self.state.last_reason or 'none'}) {self._progress()}")
+    def _exhausted(self, stop: str, why: str) -> dict[str, Any]:
+        self.ctx.audit.event(kind="budget", stop=stop, exhausted=why, progress=self._progress())
+        return self._result(stop, f"{why} (last: {self.state.last_reason or 'none'}) {self._progress()}")
 
-    def _remaining_wall(self) -> float | None:
-        return None if self.ctx.budget.wall is None else max(1.0, self.ctx.budget.wall - self._wall())
+    def _turn_limit(self) -> float | None:
+        """A turn's time limit: ``--forall-turn-timeout``, or less when the wall budget has less left."""
+        limits = [float(self.ctx.options["turn_timeout"])] if self.ctx.options.get("turn_timeout") else []
+        if self.ctx.budget.wall is not None:
+            limits.append(max(1.0, self.ctx.budget.wall - self._wall()))
+        return min(limits, default=None)
 
     def _charge_compile(self, count: int = 1) -> bool:
         """Count compiles (the verifier's and the actor's own); False once the sample's budget is spent."""
@@ -305,12 +312,12 @@ class ItemRun:
         task = self.ctx.task
         self._write_progress("probing the prover and frontend")
         if task.problem:
-            return self._result(FAILED, f"{task.source_path}: {task.problem}")
+            return self._result("malformed-task", f"{task.source_path}: {task.problem}")
         for probe, who in ((self.ctx.prover.probe(self.ctx.workspace_root), "prover"),
                            (self.ctx.frontend.probe(), "frontend"),
                            (self.ctx.reviewer.probe() if self.ctx.reviewer else "", "reviewer")):
             if probe:
-                return self._result(INFRA, f"{who}: {probe}")
+                return self._result(infra_stop(probe) if who == "frontend" else "probe", f"{who}: {probe}")
         prover_sandboxable = hasattr(self.ctx.prover, "runner") and hasattr(self.ctx.prover, "sandbox_binds")
         self.prover_sandboxed = self.ctx.options.get("sandbox") == "bwrap" and prover_sandboxable
         if self.ctx.options.get("sandbox") == "bwrap" and not prover_sandboxable:
@@ -320,17 +327,17 @@ class ItemRun:
                                  reason="this prover backend declares no sandbox binds; it runs unsandboxed")
         if self.prover_sandboxed and hasattr(self.ctx.prover, "runner"):
             if self.ctx.sandbox_runner is None:
-                return self._result(INFRA, "sandbox: --forall-sandbox=bwrap, but this run has no sandbox launcher")
+                return self._result("sandbox", "sandbox: --forall-sandbox=bwrap, but this run has no sandbox launcher")
             binds = [(p, inside) for p, inside in getattr(self.ctx.prover, "sandbox_binds", ()) if p.exists()]
             runner = self.ctx.sandbox_runner(self.ctx.audit.directory / "sandbox", binds)
             if isinstance(runner, str):
-                return self._result(INFRA, f"sandbox: {runner}")
+                return self._result("sandbox", f"sandbox: {runner}")
             self.ctx.prover.runner = runner
             if hasattr(self.ctx.prover, "sandboxed"):  # interactive prover sessions (the portfolio's coqtop)
                 self.ctx.prover.sandboxed = True
         infra = self._template_infra()
         if infra:
-            return self._result(INFRA, infra)
+            return self._result("template", infra)
         if not self.resumed:
             self.state.start_sample(0)
         while self.state.sample < self.ctx.budget.samples:
@@ -339,7 +346,7 @@ class ItemRun:
                 return outcome
             self.state.start_sample(self.state.sample + 1)
             self._save()
-        return self._result(FAILED, self.state.last_reason or "no accepted candidate")
+        return self._result(self.state.stop or "gave-up", self.state.last_reason or "no accepted candidate")
 
     def _template_infra(self) -> str:
         """The unmodified problem must compile here before anyone tries to prove it (cached per template).
@@ -395,17 +402,18 @@ class ItemRun:
                     tag += "-resumed"
                     skip_turn = False
                 else:
-                    stop = self._sample_stop()
+                    stop, why = self._sample_stop()
                     if stop:
-                        state.last_reason = f"{stop} (last: {state.last_reason or 'none'}) {self._progress()}"
+                        state.stop = stop
+                        state.last_reason = f"{why} (last: {state.last_reason or 'none'}) {self._progress()}"
                         return None
-                    stop = self._item_stop()
+                    stop, why = self._item_stop()
                     if stop:
-                        return self._exhausted(stop)
+                        return self._exhausted(stop, why)
                     state.prompt, state.phase = prompt, ACTOR_PHASE
                     self.activity = f"actor turn s{state.sample}/r{state.sample_rounds + 1}"
                     self._save()
-                    turn = session.turn(prompt, timeout=self._remaining_wall())
+                    turn = session.turn(prompt, timeout=self._turn_limit())
                     state.rounds += 1
                     state.sample_rounds += 1
                     tag = f"s{state.sample}/r{state.sample_rounds}"
@@ -413,7 +421,7 @@ class ItemRun:
                     self._account(turn, ACTOR, prompt, tag)
                     problem = self._turn_infra(turn, self.ctx.frontend)
                     if problem:
-                        return self._result(INFRA, f"actor: {problem}")
+                        return self._infra_turn(infra_stop(problem), f"actor: {problem}")
                 state.infra = ""
                 outcome, next_prompt = self._judge(turn, workspace, tag)
                 if outcome is not None:
@@ -436,24 +444,29 @@ class ItemRun:
             return refuted
         changed = ws.protected_changes(workspace, task)  # multi-file tasks: only the submission may change
         if changed:
-            state.last_reason = f"files outside the submission changed: {', '.join(changed[:10])}"
+            state.stop, state.last_reason = "gave-up", f"files outside the submission changed: {', '.join(changed[:10])}"
             self.ctx.audit.event(kind="submission", submission="candidate", round=tag, digest="", verdict="reject",
                                  reason=state.last_reason)
             return None, (None if gave_up else f"{state.last_reason}; restore them: only the submission files may "
                                                "change.")
         data = ws.read_task_candidate(workspace, task)
-        if gave_up and data == task.template.encode("utf-8"):
-            state.last_reason = gave_up  # nothing was attempted: say why, not "Admitted found"
+        if gave_up and data == task.template.encode("utf-8") and not (turn and turn.submitted):
+            if turn is not None and not self.ctx.frontend.is_agent and not turn.compiles:
+                # an offline frontend that compiled nothing and wrote nothing never tried: not a proof failure
+                return self._infra_turn("never-ran", f"actor: never-ran: {gave_up} (0 compiles, no candidate)"), None
+            state.stop, state.last_reason = "gave-up", gave_up  # nothing was attempted: say why, not "Admitted"
             return None, None
         if data is None:
-            state.last_reason = gave_up or f"no candidate file {task.candidate_name}"
-            return None, (None if gave_up else f"There is no regular file {task.candidate_name}. Put a complete "
-                                               "proof in it and end your turn to submit.")
+            why = ws.unreadable_reason(workspace, task.candidate_name) or f"no candidate file {task.candidate_name}"
+            state.stop = "gave-up"
+            state.last_reason = f"{gave_up}: {why}" if gave_up else why
+            return None, (None if gave_up else f"The submission was not read: {why}. Put a complete proof in "
+                                               f"the regular file {task.candidate_name} and end your turn to submit.")
         verdict = self._submit(task, data, tag, "candidate")
         if verdict.verdict == INFRA:
-            return self._result(INFRA, f"verifier: {verdict.reason}"), None
+            return self._result("verifier", f"verifier: {verdict.reason}"), None
         if not verdict.accepted:
-            state.last_reason = verdict.reason
+            state.stop, state.last_reason = "gave-up", verdict.reason
             return None, (None if gave_up else verifier_feedback(verdict, task.candidate_name))
         return self._review_and_accept(verdict, data, workspace, tag)
 
@@ -469,14 +482,14 @@ class ItemRun:
             return None
         if refutation is None:
             final_text = turn.final_text[-500:] if turn else ""
-            return self._result(STATEMENT_FALSE, f"unchecked claim ({task.prover} has no refutation format): "
+            return self._result("claimed-false", f"unchecked claim ({task.prover} has no refutation format): "
                                                  f"{final_text}"), None
         if data is None:
             self.state.last_reason = f"claimed the statement false without a {name}"
             return None, f"You claimed the statement is false but there is no regular file {name}; write it."
         verdict = self._submit(refutation, data, tag, "refutation")
         if verdict.verdict == INFRA:
-            return self._result(INFRA, f"verifier: {verdict.reason}"), None
+            return self._result("verifier", f"verifier: {verdict.reason}"), None
         if not verdict.accepted:
             self.state.last_reason = f"refutation: {verdict.reason}"
             return None, verifier_feedback(verdict, name)
@@ -484,7 +497,7 @@ class ItemRun:
         self.ctx.audit.write_bytes(f"accepted/{name}", data)
         self.ctx.audit.write_json("accepted/refutation.json", {"digest": verdict.digest, "round": tag,
                                                                "verdict": verdict.to_wire()})
-        return self._result(STATEMENT_FALSE, f"{name} (sha256 {verdict.digest}) proves the negation of the "
+        return self._result("refuted", f"{name} (sha256 {verdict.digest}) proves the negation of the "
                                              "statement and passed the verifier; needs human review"), None
 
     def _submit(self, task: Task, data: bytes, tag: str, kind: str) -> Verdict:
@@ -511,10 +524,10 @@ class ItemRun:
         review: Review | None = None
         if self.ctx.reviewer is not None:
             if state.reviews >= self.ctx.budget.review_rounds:
-                return self._exhausted(f"review budget of {self.ctx.budget.review_rounds} exhausted"), None
-            stop = self._item_stop()
+                return self._exhausted("reviews", f"review budget of {self.ctx.budget.review_rounds} exhausted"), None
+            stop, why = self._item_stop()
             if stop:
-                return self._exhausted(stop), None
+                return self._exhausted(stop, why), None
             outcome, review = self._review(verdict, data, tag)
             if outcome is not None:
                 return outcome, None
@@ -539,7 +552,7 @@ class ItemRun:
             "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
             "verdict": verdict.to_wire(), "review": None if review is None else review.__dict__,
             "round": tag, "sessions": state.sessions})
-        return self._result(STRICT if verdict.strict else RULES_ONLY, ""), None
+        return self._result("accepted" if verdict.strict else "accepted-rules-only", ""), None
 
     def _review(self, verdict: Verdict, data: bytes, tag: str) -> tuple[dict[str, Any] | None, Review | None]:
         """A fresh read-only session on a copy of exactly the verified bytes; (infra outcome, None) or (None, review)."""
@@ -558,13 +571,13 @@ class ItemRun:
             rctx.options = options
             session = self.ctx.reviewer.start(rctx)
             try:
-                turn = session.turn(prompt, timeout=self._remaining_wall())
+                turn = session.turn(prompt, timeout=self._turn_limit())
             finally:
                 session.close()
         self._account(turn, REVIEWER, prompt, tag)
         problem = self._turn_infra(turn, self.ctx.reviewer)
         if problem:
-            return self._result(INFRA, f"reviewer: {problem}"), None
+            return self._result(infra_stop(problem), f"reviewer: {problem}"), None
         review = parse_review(turn.final_text)
         self.ctx.audit.write_json(f"{tag}/review.json", {"approved": review.approved, "digest": review.digest,
                                                          "reason": review.reason, "text": review.text[-4000:]})
@@ -615,11 +628,21 @@ class ItemRun:
         return {"environment": environment_digest(environment(self.ctx.task, prover)),
                 "verifier": verifier_version(prover)[:16]}
 
-    def _result(self, outcome: str, reason: str) -> dict[str, Any]:
+    def _infra_turn(self, stop: str, reason: str) -> dict[str, Any]:
+        """End the item as infra after an actor turn that was not the attempt's: the round is not counted,
+        so a resumed run re-runs the turn within the same round budget."""
+        self.state.rounds = max(0, self.state.rounds - 1)
+        self.state.sample_rounds = max(0, self.state.sample_rounds - 1)
+        return self._result(stop, reason)
+
+    def _result(self, stop: str, reason: str) -> dict[str, Any]:
+        """The item's row: its outcome is the one its stop reason has (:mod:`pytest_forall.core.outcomes`)."""
         verdict = self.accepted_verdict
         state = self.state
         usage = state.usage
+        outcome = outcome_of(stop)
         state.outcome = self.outcome = outcome
+        state.stop = stop
         state.infra = reason if outcome == INFRA else ""
         self.activity = f"finished: {outcome}"
         self._save()
@@ -627,7 +650,7 @@ class ItemRun:
             "task_id": self.ctx.task.task_id, "suite": self.ctx.task.suite, "track": self.ctx.task.track,
             "prover": self.ctx.prover.name if self.ctx.prover else self.ctx.task.prover,
             "frontend": self.ctx.frontend.name, "reviewer": self.ctx.reviewer.name if self.ctx.reviewer else "",
-            "outcome": outcome, "reason": reason,
+            "outcome": outcome, "stop": stop, "reason": reason,
             "digest": verdict.digest if verdict else "", "axioms": list(verdict.axioms) if verdict else [],
             "independent": self.independent, "compiles": state.compiles, "rounds": state.rounds,
             "samples": min(state.sample + 1, self.ctx.budget.samples), "reviews": state.reviews,
@@ -635,6 +658,7 @@ class ItemRun:
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
             "cost_usd": usage.cost_usd, "sessions": list(state.sessions), "budget": self.ctx.budget.to_wire(),
             "tool_calls": self._tool_counts(), "prover_sandboxed": self.prover_sandboxed,
+            "notices": list(self.notices),
             "cached": self.cached, "candidate_digest": self.candidate_digest,
             "template_digest": task_digest(self.ctx.task), **self._environment(),
             "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),

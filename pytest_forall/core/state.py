@@ -68,6 +68,8 @@ class ItemState:
     last_review: str = ""
     #: the outcome this run ended with ("" while running); infra marks the item resumable
     outcome: str = ""
+    #: why the item (or, while it runs, the last sample) stopped: a key of ``outcomes.STOPS``
+    stop: str = ""
     infra: str = ""
 
     def start_sample(self, sample: int) -> None:

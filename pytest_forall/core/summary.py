@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_forall.core.gating import gate_lines, latest_by_nodeid, read_rows
 from pytest_forall.core.model import INFRA, OUTCOMES, RULES_ONLY, STRICT
+from pytest_forall.core.outcomes import read_results, shorten
 
 Row = dict[str, Any]
 #: What makes two rows the same configuration (the seed paper's Table 1 has one line per configuration).
@@ -164,7 +165,7 @@ def table_lines(aggregates: dict[str, Aggregate], columns: list[Column] | None =
             for row in [head, *body]]
 
 
-def summary_lines(results: list[Row], missing: list[str], run_dir: Path) -> list[str]:
+def summary_lines(results: list[Row], missing: list[str], run_dir: Path, notices: list[str] | None = None) -> list[str]:
     """The run's summary, as the terminal and ``forall report`` print it."""
     agg = Aggregate(list(results))
     lines = [agg.counts_line(), agg.spend_line(), f"independent check: {agg.independent_text()}"]
@@ -175,9 +176,14 @@ def summary_lines(results: list[Row], missing: list[str], run_dir: Path) -> list
                       and r.get("outcome") != INFRA)
     if prover_only:
         lines.append(f"sandbox: the prover of {prover_only} items ran unsandboxed (its backend declares no binds)")
-    infra_reasons = Counter(str(r.get("reason", ""))[:100] for r in results if r.get("outcome") == INFRA)
+    infra_reasons = Counter(shorten(str(r.get("reason", "")), 120) for r in results if r.get("outcome") == INFRA)
     for reason, count in infra_reasons.most_common(5):
         lines.append(f"infra x{count}: {reason}")
+    stops = Counter(str(r.get("stop")) for r in results if r.get("stop"))
+    if stops:
+        lines.append("stops: " + ", ".join(f"{stop} {count}" for stop, count in sorted(stops.items())))
+    notes = list(notices or []) + [f"{r.get('nodeid')}: {note}" for r in results for note in r.get("notices") or []]
+    lines += [f"note: {note}" for note in notes]
     if missing:
         lines.append(f"{len(missing)} items started but never reported: {missing[:5]}")
     lines.append(f"results: {run_dir / 'results.jsonl'}")
@@ -190,14 +196,22 @@ class RunRows:
 
     run_dir: Path
     rows: list[Row]
+    #: what reading the rows skipped (a torn final line), said in the summary
+    notices: list[str] = field(default_factory=list)
 
 
 def report_lines(runs: list[RunRows]) -> list[str]:
     """What ``forall report`` prints (and the HTML page repeats): each run's summary, then the Table-1 view."""
     lines: list[str] = []
     for run in runs:
-        lines += ([""] if lines else []) + gate_lines(run.rows) + summary_lines(run.rows, [], run.run_dir)
+        lines += ([""] if lines else []) + gate_lines(run.rows) + summary_lines(run.rows, [], run.run_dir, run.notices)
     return lines + [""] + table_lines(by_configuration(row for run in runs for row in run.rows))
+
+
+def read_run(run_dir: Path) -> RunRows:
+    """A run's latest rows; a line that is not a row (a torn final line) is skipped and said, never fatal."""
+    recorded = read_results(run_dir / "results.jsonl")
+    return RunRows(run_dir, list(recorded.latest().values()), recorded.notices())
 
 
 def latest_results(run_dir: Path) -> dict[str, Row]:

@@ -12,7 +12,7 @@ import hmac
 import os
 import shutil
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pytest_forall.core.model import Task
 
@@ -50,27 +50,71 @@ def prepare(root: Path, name: str, task: Task, *, reset: bool) -> Path:
     return workspace
 
 
-def read_candidate(workspace: Path, name: str, max_bytes: int = 4 * 1024 * 1024) -> bytes | None:
-    """Read ``workspace/name`` without following a symlink the agent planted; None when absent or not a file."""
+#: The largest candidate file read (a bigger one is refused and reported as such, never silently "absent").
+MAX_CANDIDATE_BYTES = 4 * 1024 * 1024
+
+
+class Unreadable(Exception):
+    """A workspace file that is not read, and why (absent, a symlink on its path, not a plain file, too large)."""
+
+
+def open_candidate(workspace: Path, relname: str, max_bytes: int = MAX_CANDIDATE_BYTES) -> bytes:
+    """The bytes of ``workspace/relname`` written by an agent (hostile), or :class:`Unreadable`.
+
+    Every path component is opened with O_NOFOLLOW relative to its parent's fd, so a planted symlink at any
+    depth cannot redirect the read outside the workspace, and a swap between check and open cannot either.
+    FIFOs, devices and directories are refused, and so is a file larger than ``max_bytes``.
+    """
+    parts = PurePosixPath(relname).parts
+    if not parts or PurePosixPath(relname).is_absolute() or ".." in parts:
+        raise ValueError(f"relname must be a relative path inside the workspace: {relname!r}")
     try:
-        fd = os.open(workspace / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
+        dir_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise Unreadable(f"workspace {workspace} cannot be opened: {exc.strerror}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        remaining = max_bytes + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= max_bytes else None
+        for depth, part in enumerate(parts[:-1], 1):
+            try:
+                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            except OSError as exc:
+                raise Unreadable(f"{'/'.join(parts[:depth])} is not a directory of the workspace "
+                                 f"({exc.strerror}; symlinks are never followed)") from None
+            os.close(dir_fd)
+            dir_fd = next_fd
+        try:  # O_NONBLOCK: opening a planted FIFO must not hang the verifier
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
+                         dir_fd=dir_fd)
+        except OSError as exc:
+            raise Unreadable(f"no regular file {relname} ({exc.strerror}; symlinks are never followed)") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            raise Unreadable(f"{relname} is not a regular file")
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(max_bytes + 1)  # the file may grow after fstat
+        if len(data) > max_bytes or info.st_size > max_bytes:
+            raise Unreadable(f"{relname} is {max(info.st_size, len(data))} bytes, over the limit of {max_bytes} "
+                             "bytes for a candidate")
+        return data
     finally:
-        os.close(fd)
+        os.close(dir_fd)
+
+
+def read_candidate(workspace: Path, name: str, max_bytes: int = MAX_CANDIDATE_BYTES) -> bytes | None:
+    """:func:`open_candidate`, with None for a file that is not read."""
+    try:
+        return open_candidate(workspace, name, max_bytes)
+    except Unreadable:
+        return None
+
+
+def unreadable_reason(workspace: Path, name: str) -> str:
+    """Why :func:`read_candidate` returns None for ``name`` ("" when it does not)."""
+    try:
+        open_candidate(workspace, name)
+    except Unreadable as exc:
+        return str(exc)
+    return ""
 
 
 # --- multi-file submissions (``meta["submission_files"]``, e.g. Lean Eval) -------------------------------

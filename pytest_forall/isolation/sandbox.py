@@ -17,7 +17,6 @@ import os
 import selectors
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -51,7 +50,6 @@ OUTPUT_CAP = 8 << 20
 #: How long a killed sandbox may take to disappear before everything of the run is killed again, harder.
 KILL_GRACE = 5.0
 CHUNK = 65536
-DEFAULT_MAX_BYTES = 16 << 20
 
 # Runs between Popen and bwrap, so the sandbox is inside its cgroups (and rlimits) before its first fork.
 _ENTER_LIMITS_SHIM = """
@@ -80,6 +78,8 @@ class SandboxPolicy:
     #: ``host:port`` endpoints reachable through the proxy; empty means no network at all.
     allow: tuple[str, ...] = ()
     wall_seconds: float | None = None
+    #: Seconds without a byte on stdout after which the run is killed like at its wall limit (``stalled``)
+    stall_seconds: float | None = None
     memory_mb: int | None = None
     #: Tasks (processes and threads) in the run, counting bwrap and the sandbox init (3 with network, else 2).
     max_processes: int | None = 1024
@@ -97,7 +97,7 @@ class SandboxPolicy:
             parse_endpoint(endpoint)
         for inside in (self.workspace_inside, *(dest for _, dest in (*self.ro_binds, *self.rw_binds))):
             _check_inside_path(inside)
-        for name in ("wall_seconds", "memory_mb", "max_processes"):
+        for name in ("wall_seconds", "stall_seconds", "memory_mb", "max_processes"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive, not {value!r}")
@@ -108,7 +108,7 @@ class SandboxPolicy:
                 "workspace_inside": self.workspace_inside,
                 "ro_binds": [[str(src), dest] for src, dest in self.ro_binds],
                 "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
-                "wall_seconds": self.wall_seconds, "memory_mb": self.memory_mb,
+                "wall_seconds": self.wall_seconds, "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
                 "max_processes": self.max_processes, "env_keys": sorted(self.env)}
 
 
@@ -224,7 +224,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
             os.close(fd)
             owned_fds.remove(fd)
         supervisor = _Supervisor(proc, info_read, status_read, cgroups)
-        supervisor.run(policy.wall_seconds)
+        supervisor.run(policy.wall_seconds, policy.stall_seconds)
         duration = time.monotonic() - start
         survivors = cgroups.reap_survivors()
         if not supervisor.timed_out and not supervisor.init_started and proc.returncode != 0:
@@ -234,7 +234,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         leftovers = (supervisor.killed_at_timeout if supervisor.timed_out
                      else (supervisor.init_report or {}).get("leftovers"))
         extra = {"sandbox": "bwrap", "sandbox_pid": supervisor.sandbox_pid,
-                 "timed_out": supervisor.timed_out,
+                 "timed_out": supervisor.timed_out, "stalled": supervisor.stalled,
                  "oom": cgroups.oom_kills() > 0 if cgroups.memory else None,
                  "pids_limit_hit": cgroups.pids_limit_hits() > 0 if cgroups.pids else None,
                  "leftovers_killed": leftovers, "survivors": survivors,
@@ -388,6 +388,8 @@ class _Supervisor:
         self._sandbox_pidfd: int | None = None
         self.sandbox_pid: int | None = None
         self.timed_out = False
+        #: killed because stdout stayed silent for ``stall_seconds`` (``timed_out`` is then set too)
+        self.stalled = False
         self.killed_at_timeout: int | None = None
 
     @property
@@ -401,13 +403,19 @@ class _Supervisor:
         reports = [json.loads(line) for line in self._status.splitlines()]
         return next((report for report in reports if "exit_code" in report), None)
 
-    def run(self, wall_seconds: float | None) -> None:
+    def run(self, wall_seconds: float | None, stall_seconds: float | None = None) -> None:
         deadline = None if wall_seconds is None else time.monotonic() + wall_seconds
+        stdout_fd = _fileno(self.proc.stdout)
+        last_output = time.monotonic()
         with selectors.DefaultSelector() as selector:
             for fd, sink in self._fds.items():
                 selector.register(fd, selectors.EVENT_READ, sink)
             while selector.get_map():
                 now = time.monotonic()
+                silent_until = None if stall_seconds is None or self.timed_out else last_output + stall_seconds
+                if silent_until is not None and now >= silent_until:
+                    self.stalled = True
+                    deadline = now
                 if deadline is not None and now >= deadline:
                     if self.timed_out:  # the pid namespace is gone but something still holds our pipes
                         self._kill_everything()
@@ -415,9 +423,12 @@ class _Supervisor:
                     self.timed_out = True
                     self._kill_sandbox()
                     deadline = now + KILL_GRACE
-                for key, _ in selector.select(None if deadline is None else max(0.0, deadline - now)):
+                wake = min((t for t in (deadline, silent_until) if t is not None), default=None)
+                for key, _ in selector.select(None if wake is None else max(0.0, wake - now)):
                     chunk = os.read(key.fd, CHUNK)
                     if chunk:
+                        if key.fd == stdout_fd:
+                            last_output = time.monotonic()
                         key.data(chunk)
                         continue
                     selector.unregister(key.fd)
@@ -601,42 +612,6 @@ def probe_sandbox() -> str:
     if probe.returncode != 0:
         return _unavailable_message(f"bwrap cannot create namespaces here: {probe.stderr.strip()}")
     return ""
-
-
-def safe_read(workspace: Path, relname: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes | None:
-    """Read ``workspace/relname`` written by a sandboxed (hostile) command, or None if it is not a plain file.
-
-    Every path component is opened with O_NOFOLLOW relative to its parent's fd, so a planted symlink (at any
-    depth) cannot redirect the read to a host file, and a swap between check and open cannot either. FIFOs,
-    devices and directories are refused, and so is a file larger than ``max_bytes``.
-    """
-    parts = PurePosixPath(relname).parts
-    if not parts or PurePosixPath(relname).is_absolute() or ".." in parts:
-        raise ValueError(f"relname must be a relative path inside the workspace: {relname!r}")
-    dir_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for part in parts[:-1]:
-            try:
-                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                  dir_fd=dir_fd)
-            except OSError:
-                return None
-            os.close(dir_fd)
-            dir_fd = next_fd
-        try:  # O_NONBLOCK: opening a planted FIFO must not hang the verifier
-            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
-                         dir_fd=dir_fd)
-        except OSError:
-            return None
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
-            os.close(fd)
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(max_bytes + 1)  # the file may grow after fstat
-        return data if len(data) <= max_bytes else None
-    finally:
-        os.close(dir_fd)
 
 
 def add_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

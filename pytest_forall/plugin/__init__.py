@@ -44,10 +44,15 @@ def pytest_configure(config: pytest.Config) -> None:
     for module in [*registry.builtin_modules(), project]:
         if not config.pluginmanager.is_registered(module):
             config.pluginmanager.register(module, f"forall-builtin-{module.__name__}")
-    from pytest_forall.plugin.report import ForallReporter
+    from pytest_forall.plugin.options import check_configuration
+    from pytest_forall.plugin.report import ForallReporter, ShortSummary
 
+    check_configuration(config)
     reporter = ForallReporter(config)
+    if not hasattr(config, "workerinput"):
+        reporter.check_writable()
     config.pluginmanager.register(reporter, "forall-reporter")
+    config.pluginmanager.register(ShortSummary(reporter), "forall-short-summary")
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_forall.plugin.report import XdistHooks
 

@@ -2,7 +2,9 @@
 
 Items are real ``pytest.Function``s (``callobj`` = :func:`run_forall_item`), so fixtures, markers,
 ``-k``, ``-m``, ``--lf``, ``-n`` and JUnit work as pytest users expect. A manifest or adapter problem
-becomes a failing item naming the file, never a crash of collection (which would stop a serial run).
+(unreadable manifest, unknown adapter or prover, missing or empty benchmark root) is one collection error
+naming the file and the fix: never an item (which ``-m`` could deselect or count as a failed proof), never
+a traceback.
 """
 
 from __future__ import annotations
@@ -48,11 +50,6 @@ def run_forall_item(request: pytest.FixtureRequest, forall_task: Task, forall_wo
     finish_item(request, forall_task, forall_workspace, forall_prover, forall_frontend, forall_reviewer)
 
 
-def _broken_task(path: Path, problem: str) -> Task:
-    return Task(task_id=path.name.removesuffix(SUITE_SUFFIX), suite="?", track="manifest", prover="",
-                source_path=str(path), template="", problem=problem)
-
-
 class ForallSuite(pytest.File):
     """A benchmark suite, described by a manifest such as ``benchmarks/putnam/putnam.forall.toml``."""
 
@@ -60,18 +57,24 @@ class ForallSuite(pytest.File):
         try:
             manifest = tomllib.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            return [_broken_task(self.path, f"cannot read suite manifest: {exc}")]
+            raise self.CollectError(f"{self.path}: cannot read suite manifest: {exc}") from None
         if not isinstance(manifest.get("adapter"), str):
-            return [_broken_task(self.path, "suite manifest has no `adapter = \"…\"` entry")]
+            raise self.CollectError(f"{self.path}: suite manifest has no `adapter = \"…\"` entry")
         from pytest_forall.plugin.options import resolved_options
 
         options = resolved_options(self.config)
         try:
             tasks = self.ihook.pytest_forall_load_tasks(path=self.path, manifest=manifest, options=options)
         except UsageError as exc:
-            return [_broken_task(self.path, str(exc))]
+            raise self.CollectError(f"{self.path}: {exc}") from None
         if tasks is None:
-            return [_broken_task(self.path, f"no installed adapter is called {manifest['adapter']!r}")]
+            raise self.CollectError(f"{self.path}: no installed adapter is called {manifest['adapter']!r}")
+        if not tasks:
+            raise self.CollectError(f"{self.path}: the {manifest['adapter']!r} adapter found no tasks "
+                                    "(is the benchmark root the right directory, and not empty?)")
+        for prover in sorted({t.prover for t in tasks}):
+            if self.ihook.pytest_forall_make_prover(name=prover, options=options) is None:
+                raise self.CollectError(f"{self.path}: no installed prover backend is called {prover!r}")
         self.manifest = manifest
         return sorted(tasks, key=lambda t: (t.track, t.task_id))  # xdist needs one order on every worker
 
@@ -80,8 +83,7 @@ class ForallSuite(pytest.File):
             item = ForallItem.from_parent(self, name=f"{task.task_id}[{task.track}]", callobj=run_forall_item)
             item.stash[TASK_KEY] = task
             item.add_marker(pytest.mark.forall)
-            if task.track not in ("manifest",):
-                item.add_marker(getattr(pytest.mark, task.track.replace("-", "_")))
+            item.add_marker(getattr(pytest.mark, task.track.replace("-", "_")))
             budget = getattr(self, "manifest", {}).get("budget")
             item.stash[SUITE_BUDGET_KEY] = dict(budget) if isinstance(budget, dict) else {}
             yield item

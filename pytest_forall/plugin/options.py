@@ -5,6 +5,7 @@ Below the rest of the pytest glue: collect, the item runner and the reporter all
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Task
 
 #: The task an item proves, on the item's stash.
@@ -45,6 +47,9 @@ OPTIONS = (
     Option("run_id", "Name of this run's report directory (default: timestamp)"),
     Option("resume", "Continue run RUN: only items without a final outcome run again"),
     Option("timeout", "Seconds per prover call", "300"),
+    Option("turn_timeout", "Seconds one agent turn may take before it is killed", "3600"),
+    Option("stall", "Seconds without a byte from an agent CLI's event stream before the turn is killed as "
+           "infra provider-unresponsive", "900"),
     Option("tactic_timeout", "Seconds per portfolio tactic", "5"),
     Option("tools", "Benchmark tools (start/compile/submit, review) for coding agents over MCP: mcp or none",
            "mcp", ("mcp", "none")),
@@ -100,13 +105,9 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
         if opt.choices and value not in opt.choices:
             raise pytest.UsageError(f"{source}: {value!r} is not one of {list(opt.choices)}")
         options[opt.name] = value
-    for key in ("timeout", "tactic_timeout", "run_usd"):
+    for key in ("timeout", "tactic_timeout", "turn_timeout", "stall", "run_usd"):
         if options[key] not in (None, ""):
-            try:
-                options[key] = float(options[key])
-            except ValueError:
-                raise pytest.UsageError(f"{option_value(config, key)[1]}: expected a number, "
-                                        f"got {options[key]!r}") from None
+            options[key] = _positive(options[key], option_value(config, key)[1], zero_ok=key == "run_usd")
     reports = Path(str(options["reports"]))
     options["reports"] = str(reports if reports.is_absolute() else config.rootpath / reports)
     if not options["cache_dir"]:
@@ -116,6 +117,33 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
     return options
 
 
+def _positive(value: Any, source: str, *, zero_ok: bool = False) -> float:
+    """A finite number > 0 (>= 0 with ``zero_ok``), else a UsageError naming where it came from."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"{source}: expected a number, got {value!r}") from None
+    if not math.isfinite(number) or number < 0 or (number == 0 and not zero_ok):
+        raise pytest.UsageError(f"{source}: expected a finite number {'>= 0' if zero_ok else '> 0'}, got {value!r}")
+    return number
+
+
+def check_configuration(config: pytest.Config) -> None:
+    """Everything that can be checked before collection, once, as one UsageError naming the option."""
+    from pytest_forall.core.budget import resolve_budget
+
+    options = resolved_options(config)
+    try:
+        resolve_budget([], [(source, {name: value}) for name in BUDGET_OPTIONS
+                            for value, source in [option_value(config, name)]])
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for name in ("frontend", "reviewer"):
+        value, source = option_value(config, name)
+        if name == "reviewer" and value in (None, "", "none"):
+            continue
+        if config.hook.pytest_forall_make_frontend(name=str(value), options=options) is None:
+            raise pytest.UsageError(f"{source}: no installed frontend is called {value!r}")
 def _validate_gating(config: pytest.Config, options: dict[str, Any]) -> None:
     """Shard, baseline, gate and cache location, checked once so a mistake is one error naming the option."""
     from pytest_forall.core.gating import load_baseline, parse_shard

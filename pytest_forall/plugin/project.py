@@ -25,7 +25,6 @@ def _suite_collector() -> Any:
         """The project's items, without a manifest on disk."""
 
         def _tasks(self) -> list[Task]:
-            from pytest_forall.plugin.collect import _broken_task
             from pytest_forall.plugin.options import resolved_options
 
             options = resolved_options(self.config)
@@ -33,7 +32,7 @@ def _suite_collector() -> Any:
             try:
                 tasks = self.ihook.pytest_forall_load_tasks(path=self.path, manifest=self.manifest, options=options)
             except UsageError as exc:
-                return [_broken_task(self.path, str(exc))]
+                raise self.CollectError(f"--forall-project {self.path}: {exc}") from None
             return sorted(tasks or [], key=lambda t: (t.track, t.task_id))
 
     return ProjectSuite

@@ -20,6 +20,7 @@ from filelock import FileLock
 
 from pytest_forall.core.gating import annotate, gate_lines, load_baseline, parse_shard, shard_of, task_key
 from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT
+from pytest_forall.core.outcomes import is_final, read_results, shorten
 from pytest_forall.core.progress import RUN_FILE, write_json_atomic
 from pytest_forall.core.state import load_secret
 from pytest_forall.core.summary import summary_lines
@@ -27,8 +28,7 @@ from pytest_forall.plugin.options import TASK_KEY
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
-FINAL_OUTCOMES = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE)
-JUNIT_FIELDS = ("outcome", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
+JUNIT_FIELDS = ("outcome", "stop", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
                 "cost_usd", "cached")
 STATUS = {
     STRICT: ("passed", ".", ("STRICT", {"green": True})),
@@ -84,6 +84,31 @@ class ForallReporter:
         #: node id -> forall.change, added to the JUnit properties of the item's teardown report
         self.changes: dict[str, str] = {}
         self.other_failed = False
+        #: state changes the user must hear about (skipped result lines, resume disabled), for the summary
+        self.notices: list[str] = []
+
+    def check_writable(self) -> None:
+        """Controller, at configure time: the run directory and its results file must be writable."""
+        from pytest_forall.plugin.options import option_value
+
+        source = option_value(self.config, "reports")[1]
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            self.secret()
+            results = self.run_dir / "results.jsonl"
+            if results.exists() or results.is_symlink():
+                with results.open("a", encoding="utf-8"):
+                    pass
+            else:  # leave nothing behind (remote workers get the controller's tree)
+                probe = self.run_dir / f".write-check-{os.getpid()}"
+                probe.write_bytes(b"")
+                probe.unlink()
+        except OSError as exc:
+            raise pytest.UsageError(f"{source}: cannot write the run directory {self.run_dir}: "
+                                    f"{exc.strerror or exc}") from None
+        if not self.secret():
+            self.notices.append(f"resume disabled: {self.run_dir / '.secret'} is empty, so no item keeps resume "
+                                "state (delete the file to get a new secret; workspaces are then new too)")
 
     # -- worker side ------------------------------------------------------------------------------
 
@@ -97,11 +122,18 @@ class ForallReporter:
         return nodeid.rsplit("::", 1)[-1].replace("/", "_").replace("[", "-").replace("]", "")
 
     def record(self, result: dict[str, Any]) -> None:
-        """Append one line to results.jsonl; only the controller writes it (results arrive in the reports)."""
+        """Append one line to results.jsonl; only the controller writes it (results arrive in the reports).
+
+        A row that cannot be written stops the run with that message: going on would lose rows.
+        """
         path = self.run_dir / "results.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(result, sort_keys=True) + "\n")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(result, sort_keys=True) + "\n")
+        except OSError as exc:
+            pytest.exit(f"forall: cannot record the result of {result.get('nodeid')} in {path}: "
+                        f"{exc.strerror or exc}; the run stops so no result is lost", returncode=4)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -149,17 +181,13 @@ class ForallReporter:
         path = self.run_dir / "results.jsonl"
         if not path.exists():
             raise pytest.UsageError(f"--forall-resume {self.run_id}: no {path}")
-        latest: dict[str, str] = {}
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            try:
-                row = json.loads(line)
-                latest[row["nodeid"]] = row["outcome"]
-            except (ValueError, KeyError, TypeError):
-                raise pytest.UsageError(f"{path}:{number}: not a results line: {line[:120]!r}") from None
-        done = [item for item in items if latest.get(item.nodeid) in FINAL_OUTCOMES]
+        recorded = read_results(path)
+        self.notices += [n for n in recorded.notices() if n not in self.notices]
+        latest = {nodeid: str(row["outcome"]) for nodeid, row in recorded.latest().items()}
+        done = [item for item in items if is_final(latest.get(item.nodeid, ""))]
         if done:
             config.hook.pytest_deselected(items=done)
-            items[:] = [item for item in items if latest.get(item.nodeid) not in FINAL_OUTCOMES]
+            items[:] = [item for item in items if not is_final(latest.get(item.nodeid, ""))]
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         if ".forall.toml::" in nodeid:
@@ -203,7 +231,8 @@ class ForallReporter:
             return
         tr = terminalreporter
         tr.section("forall summary")
-        for line in gate_lines(self.results) + summary_lines(self.results, self.missing(), self.run_dir):
+        for line in gate_lines(self.results) + summary_lines(self.results, self.missing(), self.run_dir,
+                                                             self.notices):
             tr.write_line(line)
 
     def missing(self) -> list[str]:
@@ -215,6 +244,9 @@ class ForallReporter:
         if hasattr(self.config, "workerinput"):
             return
         counts = self.counts()
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:  # pytest's own status, with or without xdist
+            self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+            return
         if self.expected is not None and len(self.results) + len(self.missing()) < self.expected:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # workers lost reports: never pass silently
         if self.missing() and session.exitstatus == 0:
@@ -237,6 +269,35 @@ class ForallReporter:
         return int(pytest.ExitCode.OK)
 
 
+class ShortSummary:
+    """pytest's short test summary, completed with the outcomes it does not know (registered next to the reporter)."""
+
+    def __init__(self, reporter: ForallReporter) -> None:
+        self.reporter = reporter
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> Any:
+        """Under ``-r`` (s, a or A), list infra and statement_false items after pytest's own short summary:
+        they are pytest skips of categories of their own, which pytest's summary does not show."""
+        result = yield
+        chars = str(getattr(config.option, "reportchars", "") or "")
+        if hasattr(config, "workerinput") or not any(c in chars for c in "saA"):
+            return result
+        listed = sorted((row for row in self.reporter.results if row.get("outcome") in (INFRA, STATEMENT_FALSE)),
+                        key=lambda row: str(row.get("nodeid")))
+        if not listed:
+            return result
+        chars = chars.replace("a", "sxXEf").replace("A", "PpsxXEf")
+        own = {"f": "failed", "E": "error", "s": "skipped", "x": "xfailed", "X": "xpassed", "p": "passed", "P": "passed"}
+        if not any(terminalreporter.stats.get(own[c]) for c in chars if c in own):  # pytest printed no header
+            terminalreporter.write_sep("=", "short test summary info", cyan=True, bold=True)
+        for row in listed:
+            word = STATUS[str(row["outcome"])][2][0]
+            terminalreporter.write_line(f"{word} {row.get('nodeid')} - {row.get('stop', '')}: "
+                                        f"{shorten(str(row.get('reason', '')))}")
+        return result
+
+
 class XdistHooks:
     """xdist-only hooks, registered only when xdist is installed (their specs exist only then)."""
 
@@ -245,6 +306,19 @@ class XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["forall_run_id"] = self.reporter.run_id
+
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """A worker died running ``crashitem``: record it as infra (resumable), unless its row already came."""
+        reporter = self.reporter
+        if any(row.get("nodeid") == crashitem for row in reporter.results):
+            return
+        name = crashitem.rsplit("::", 1)[-1]
+        row = {"nodeid": crashitem, "task_id": name.split("[", 1)[0], "run_id": reporter.run_id,
+               "outcome": INFRA, "stop": "worker-crashed",
+               "reason": f"worker-crashed: {shorten(str(report.longrepr), 300)}"}
+        reporter.record(row)
+        report.forall = row  # type: ignore[attr-defined]
+        reporter.results.append(row)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         count = sum(1 for i in ids if ".forall.toml::" in i)

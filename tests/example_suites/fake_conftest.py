@@ -3,7 +3,7 @@
 STRICT  -> verifier accepts, strict axioms        RULES -> accepted, rules-only axioms
 FAIL    -> does not compile                         INFRA -> the template does not compile here
 FALSE   -> the actor claims the statement is false  ROUNDS:n -> compiles only on turn n
-CRASH   -> the process running the item dies
+CRASH   -> the process running the item dies      SLEEP:s -> compiling takes s seconds, then passes
 """
 
 
@@ -45,6 +45,9 @@ class FakeProver:
         text = candidate.read_text()
         if "CRASH" in text:
             os._exit(3)  # the worker dies mid-item
+        if text.startswith("SLEEP:"):
+            import time
+            time.sleep(float(text.split(":")[1]))
         ok = "FAIL" not in text and "PENDING" not in text
         return CompileResult(ok=ok, digest=sha256_bytes(candidate.read_bytes()),
                              messages=[] if ok else [{"severity": "error", "data": "fake compile error"}])
