@@ -39,6 +39,14 @@ def test_stored_valid_proofs_pass_strict_with_independent_check(putnam_suite: py
         assert len(rows[task]["digest"]) == 64
     assert rows["_ret"]["ret"] == 0
     assert "independent check: 2/2 judged accepted" in rows["_ret"]["stdout"]
+    # the audit record of each accepted item states the guarantee its candidate got (docs/verifier.md)
+    for task in ("putnam_2001_a1", "putnam_2008_a1"):
+        items = putnam_suite.path / "reports" / "valid" / "items"
+        verdicts = [json.loads(p.read_text()) for p in items.glob(f"*{task}*/**/*verdict.json")]
+        accepted = [v for v in verdicts if v.get("verdict") == "accept"]
+        assert accepted, sorted(str(p) for p in items.rglob("*"))[:20]
+        assert [g.split(":")[0] for g in accepted[-1]["guarantee"]] == ["kernel statement", "assumptions",
+                                                                        "independent check"]
 
 
 def _variant(tmp: Path, name: str, text: str) -> Path:

@@ -90,15 +90,27 @@ SYNTAX_CHEATS = {
     "drop": (REALS, lambda: fill(REALS, "exact I. Qed.", "Drop.")),
     "reset": (REALS, lambda: fill(REALS, "exact I. Qed.", "Reset Initial.")),
     "undo": (REALS, lambda: fill(REALS, "exact I. Qed.", "Undo 2.")),
-    "print_assumptions_output": (REALS, lambda: fill(REALS, "exact I. Qed.", "Print Assumptions Rabs.")),
-    "program_obligations": (REALS, lambda: fill(REALS, "exact I. Qed.", "Program Definition x : nat := _.")),
+    "admit_obligations": (REALS, lambda: fill(REALS, "exact I. Qed.",
+                                              "Program Definition x : nat := _.\nAdmit Obligations.")),
+    "obligation_tactic": (REALS, lambda: fill(REALS, "exact I. Qed.", "Obligation Tactic := idtac.")),
+    "declare_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Declare Module M : Nat.")),
+    "cd": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Cd "/tmp".')),
+    "attribute_abort_in_proof": (REALS, lambda: fill(REALS, "#[] Abort.")),
+    "local_attribute_in_proof": (REALS, lambda: fill(REALS, "#[local] Abort.")),
+    "empty_attribute_top_level": (REALS, lambda: fill(REALS, "exact I. Qed.", "#[] Definition d := 1.")),
+    "top_level_variable_outside_section": (REALS, lambda: fill(REALS, "exact I. Qed.",
+                                                               "Section S.\nEnd S.\nVariable cheat : False.")),
+    "ltac2_notation": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Ltac2 Notation "x" := ().')),
+    "module_wrapper": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module M.")),
+    "section_wrapper": (REALS, lambda: fill(REALS, "exact I. Qed.", "Section S.")),
+    "end_of_template_section": (SECTION, lambda: fill(SECTION, "exact I. Qed.", "End putnam_1969_b5.")),
     "set_option_not_allowed": (REALS, lambda: fill(REALS, "exact I. Qed.", "Set Printing All.")),
     "vernacular_inside_proof": (REALS, lambda: fill(REALS, "Axiom cheat : False. destruct cheat. Qed.")),
     "nested_lemma_inside_proof": (REALS, lambda: fill(REALS, "Lemma x : False. Admitted. exact I. Qed.")),
     "no_check_tactic": (REALS, lambda: fill(REALS, "exact_no_check I. Qed.")),
     "admit_in_definition_body": (REALS, lambda: fill(REALS, "destruct cheat. Qed.",
                                                      "Definition cheat : False := ltac:(admit).")),
-    "sentence_after_qed": (REALS, lambda: fill(REALS, "exact I. Qed.\nPrint Assumptions putnam_1986_b4.")),
+    "definition_after_qed": (REALS, lambda: fill(REALS, "exact I. Qed.\nDefinition later := 1.")),
     "theorem_after_qed": (REALS, lambda: fill(REALS, "exact I. Qed.\nLemma later : True. Admitted.")),
     "proof_never_closed": (REALS, lambda: fill(REALS, "exact I.")),
     "bidi_control_in_comment": (REALS, lambda: fill(REALS, "(* \u202e *) exact I. Qed.")),
@@ -123,7 +135,7 @@ FROZEN_CHEATS = {
     "tokens_glued_differently": (REALS, lambda: fill(REALS, text=task(REALS).template.replace(
         "(m ^ 2", "(m ^2", 1))),
     "proof_opener_changed": (REALS, lambda: fill(REALS, text=task(REALS).template.replace(
-        "Proof. Admitted.", "Proof using. Admitted."))),
+        "Proof. Admitted.", "Proof with auto. Admitted."))),
     "section_end_dropped": (SECTION, lambda: fill(SECTION).replace("End putnam_1969_b5.", "")),
     "theorem_renamed": (REALS, lambda: fill(REALS).replace("Theorem putnam_1986_b4", "Theorem putnam_1986_b4'")),
 }
@@ -146,8 +158,8 @@ SHADOWING_CHEATS = {
     "bind_scope": (REALS, lambda: fill(REALS, "exact I. Qed.", "Bind Scope nat_scope with R.")),
     "arguments_rename": (REALS, lambda: fill(REALS, "exact I. Qed.", "Arguments Rabs x%nat : rename.")),
     "import_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Import Nat.")),
-    "module_wrapper": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module M.")),
-    "section_wrapper": (REALS, lambda: fill(REALS, "exact I. Qed.", "Section S.")),
+    "module_named_like_frozen": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Rabs.\nEnd Rabs.")),
+    "functor_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Type T. End T.\nModule F (X : T).\nEnd F.")),
     "instance_added": (REALS, lambda: fill(REALS, "exact I. Qed.",
                                            "Instance cheat : Inhabited R := {| inhabitant := 0%R |}.")),
     "existing_instance": (REALS, lambda: fill(REALS, "exact I. Qed.", "Existing Instance cheat.")),
@@ -155,6 +167,8 @@ SHADOWING_CHEATS = {
     "coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Coercion IZR : Z >-> R.")),
     "local_coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Local Coercion INR : nat >-> R.")),
     "hint_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Hint Resolve I : typeclass_instances.")),
+    "local_typeclass_hint": (REALS, lambda: fill(REALS, "exact I. Qed.",
+                                                 "#[local] Hint Extern 0 => exact I : typeclass_instances.")),
     "opaque_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Opaque Rabs.")),
     "implicit_types": (REALS, lambda: fill(REALS, "exact I. Qed.", "Implicit Types G : nat -> R.")),
     "tactic_notation": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Tactic Notation "cheat" := idtac.')),
@@ -220,6 +234,31 @@ VALID = {
         SECTION, "exact I. Qed.", "Lemma aux_bound : (0 <= 1)%R.\nProof. lra. Qed.")),
     "mathcomp_with_helper": (MATHCOMP, lambda: fill(
         MATHCOMP, "by []. Qed.", "Lemma my_helper (x : R) : x = x.\nProof. by []. Qed.")),
+    # honest forms the screen used to reject (issue 14); the kernel judge carries the guarantee for them
+    "proof_using": (REALS, lambda: fill(REALS, text=task(REALS).template.replace("Proof. Admitted.",
+                                                                               "Proof using. Admitted."))),
+    "default_timeout": (REALS, lambda: fill(REALS, "exact I. Qed.", "Set Default Timeout 100.")),
+    "queries_after_qed": (REALS, lambda: fill(REALS, "exact I. Qed.\nCheck putnam_1986_b4.\nAbout Rabs.\n"
+                                                     "Print Assumptions putnam_1986_b4.")),
+    "query_before": (REALS, lambda: fill(REALS, "exact I. Qed.", "Print Assumptions Rabs.\nCompute 1 + 1.")),
+    "helpers_in_section_with_variables": (REALS, lambda: fill(
+        REALS, "exact I. Qed.", "Section H.\nVariable k : nat.\nHypothesis hk : k = k.\n"
+                                "Lemma hk' : k = k.\nProof using hk. exact hk. Qed.\nEnd H.")),
+    "helpers_in_module": (REALS, lambda: fill(REALS, "exact I. Qed.",
+                                              "Module Aux.\nLemma t : True.\nProof. exact I. Qed.\nEnd Aux.")),
+    "program_with_obligation": (REALS, lambda: fill(
+        REALS, "exact I. Qed.", "Program Definition four : {n : nat | exists k, k * 2 = n} := 4.\n"
+                                "Next Obligation. exists 2. reflexivity. Qed.")),
+    "let_in_helper_type": (REALS, lambda: fill(REALS, "exact I. Qed.",
+                                               "Definition pick : let k := 2 in nat.\nProof. exact 3. Defined.")),
+    "local_attribute_helpers": (REALS, lambda: fill(REALS, "exact I. Qed.",
+                                                    "#[local] Definition d := 1.\n#[local] Hint Unfold d : core.")),
+    "no_break_space_in_comment": (REALS, lambda: fill(REALS, "(* a\u00a0b *) exact I. Qed.")),
+    "ltac2_tactics": (REALS, lambda: fill(REALS, "Control.enter (fun () => ltac1:(exact I)). Qed.",
+                                          "From Ltac2 Require Import Ltac2.\nLtac2 rec my_tac () := ().")),
+    "unshelve_and_abstract": (REALS, lambda: fill(REALS, "abstract (exact I). Unshelve. Qed.")),
+    "mid_file_require": (REALS, lambda: fill(REALS, "exact I. Qed.",
+                                             "Definition h := 0.\nRequire Import Lia.\nLemma l : h = 0. Proof. lia. Qed.")),
 }
 
 

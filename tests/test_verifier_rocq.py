@@ -8,7 +8,6 @@ output captured from the real tools.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,9 @@ from pytest_forall.lang.rocq.backend import (
     STRICT_AXIOMS,
     RocqProver,
     parse_coqchk_summary,
-    parse_print_assumptions,
     template_variable_names,
 )
+from pytest_forall.lang.rocq.judge import Dump, parse_dump
 
 SRC = PUTNAM / "coq" / "src"
 CORPUS = Path(__file__).resolve().parent / "cheats"
@@ -37,10 +36,14 @@ def _coq() -> None:
 
 
 class NoStatic(RocqProver):
-    """The Rocq backend with the static layers switched off: only the prover layers judge."""
+    """The Rocq backend with the screen switched off (its static layers and its check of coqc's sentences): only
+    the kernel-side layers judge."""
 
     def static_layers(self, task: Any, text: str) -> list[Layer]:
         return []
+
+    def sentence_check(self, task: Any, data: bytes, compiled: Any) -> Layer:
+        return Layer("sentence_structure", True, "switched off")
 
 
 def task(problem: str) -> Any:
@@ -75,34 +78,34 @@ LATER_LAYER_CASES = {
     # name: (problem, candidate, layer that must reject, what its reason mentions)
     "axiom_declared": ("putnam_2001_a1", with_proof("putnam_2001_a1", "Proof. intros. destruct cheat. Qed.",
                                                     "Axiom cheat : False.\n"),
-                       "axiom_audit", "ForallCand.putnam_2001_a1.cheat"),
+                       "axiom_audit", "ForallProblem.putnam_2001_a1.cheat"),
     "variable_added": ("putnam_2001_a1", with_proof("putnam_2001_a1", "Proof. intros. destruct cheat. Qed.",
                                                     "Variable cheat : False.\n"),
-                       "axiom_audit", "ForallCand.putnam_2001_a1.cheat"),
+                       "axiom_audit", "ForallProblem.putnam_2001_a1.cheat"),
     "admitted_helper": ("putnam_2001_a1", with_proof(
         "putnam_2001_a1", "Proof. intros. apply helper. Qed.",
         "Lemma helper : forall (A : Type) (op : A -> A -> A) (a b : A), op a (op b a) = b.\nProof. Admitted.\n"),
-        "axiom_audit", "ForallCand.putnam_2001_a1.helper"),
+        "axiom_audit", "ForallProblem.putnam_2001_a1.helper"),
     "admitted_main": ("putnam_2001_a1", (SRC / "putnam_2001_a1.v").read_text(), "axiom_audit",
-                      "ForallCand.putnam_2001_a1.putnam_2001_a1"),
+                      "ForallProblem.putnam_2001_a1.putnam_2001_a1"),
     "unset_guard_checking": ("putnam_2001_a1", with_proof(
         "putnam_2001_a1", "Proof. intros. destruct (loop 0). Qed.",
         "Unset Guard Checking.\nFixpoint loop (n : nat) : False := loop n.\nSet Guard Checking.\n"),
-        "axiom_audit", "is assumed to be guarded"),
+        "axiom_audit", "unsafe guarded ForallProblem.putnam_2001_a1.loop"),
     "bypass_check_attribute": ("putnam_2001_a1", with_proof(
         "putnam_2001_a1", "Proof. intros. destruct (loop 0). Qed.",
         "#[bypass_check(guard)] Fixpoint loop (n : nat) : False := loop n.\n"),
-        "axiom_audit", "is assumed to be guarded"),
+        "axiom_audit", "unsafe guarded ForallProblem.putnam_2001_a1.loop"),
     "unset_positivity_checking": ("putnam_2001_a1", with_proof(
         "putnam_2001_a1", "Proof. intros. destruct (bad_false (mk (fun b => bad_false b))). Qed.",
         "Unset Positivity Checking.\nInductive Bad : Type := mk : (Bad -> False) -> Bad.\nSet Positivity Checking.\n"
         "Definition bad_false (b : Bad) : False := match b with mk f => f b end.\n"),
-        "axiom_audit", "is assumed to be positive"),
+        "axiom_audit", "unsafe positive ForallProblem.putnam_2001_a1.Bad"),
     "unset_universe_checking": ("putnam_2001_a1", with_proof(
         "putnam_2001_a1", "Proof. pose proof T2 as _t. intros a b.\n  pose proof (hop (op b a) b) as H.\n"
         "  rewrite (hop b a) in H.\n  exact H.\nQed.",
         "Unset Universe Checking.\nDefinition T1 := Type.\nDefinition T2 : T1 := T1.\nSet Universe Checking.\n"),
-        "axiom_audit", "relies on an unsafe hierarchy"),
+        "axiom_audit", "unsafe type-in-type ForallProblem.putnam_2001_a1.T"),
     "definition_shadows_library": ("putnam_2000_b4", with_proof(
         "putnam_2000_b4", "Proof. intros. exfalso. exact f_cont. Qed.",
         "Definition continuity (f : R -> R) := False.\n"), "elaborated_statement", "continuity"),
@@ -121,6 +124,17 @@ LATER_LAYER_CASES = {
     "abort_then_weaker_in_module": ("putnam_2001_a1", with_proof(
         "putnam_2001_a1", "Proof. Abort.\nModule M.\nTheorem putnam_2001_a1 : True.\nProof. exact I. Qed.\nEnd M."),
         "elaborated_statement", "putnam_2001_a1"),
+    "template_variable_made_definition": ("putnam_1962_a4", with_proof(
+        "putnam_1962_a4", "Proof. Admitted.", replace=(
+            "Variable R : realType.", "From mathcomp Require Import Rstruct.\nDefinition R : realType := real_realType."
+        )), "elaborated_statement", "ForallProblem.putnam_1962_a4.R"),
+    "answer_value_changed_1986_a2": ("putnam_1986_a2", with_proof(
+        "putnam_1986_a2", "Proof. Admitted.", replace=(
+            "Definition putnam_1986_a2_solution := 3.", "Definition putnam_1986_a2_solution := 4.")),
+        "elaborated_statement", "putnam_1986_a2_solution"),
+    "theorem_proved_in_module_only": ("putnam_2001_a1", "Require Import Ensembles RelationClasses.\nModule M.\n"
+                                      + with_proof("putnam_2001_a1", A1_PROOF).split("\n", 1)[1] + "\nEnd M.\n",
+                                      "elaborated_statement", "defines no theorem"),
 }
 
 
@@ -147,7 +161,7 @@ def test_coqchk_alone_rejects_candidate_axioms_and_unsafe_fixpoints(tmp_path: Pa
         verdict = run(problem, text, prover, builddir=build)
         assert verdict.verdict == "reject"
         layer = prover.independent_check(task(problem), build, build / "cand" / f"{problem}.v", 300)
-        assert layer.ok is False and "ForallCand.putnam_2001_a1" in layer.reason, layer.reason
+        assert layer.ok is False and "ForallProblem.putnam_2001_a1" in layer.reason, layer.reason
 
 
 def test_audit_classifies_strict_rules_and_fail_by_real_output(tmp_path: Path) -> None:
@@ -158,7 +172,7 @@ def test_audit_classifies_strict_rules_and_fail_by_real_output(tmp_path: Path) -
                                                         "mathcomp.classical.boolp.functional_extensionality_dep"},
                                                        True),
                     "valid/epsilon_is_rules_only": ({"Coq.Logic.Epsilon.epsilon_statement"}, False),
-                    "valid/putnam_1997_a4": ({"ForallCand.putnam_1997_a4.T"}, True)}
+                    "valid/putnam_1997_a4": ({"ForallProblem.putnam_1997_a4.T"}, True)}
     for entry, (axioms, strict) in expectations.items():
         problem = (CORPUS / entry / "template").read_text().strip().rsplit("/", 1)[1][:-2]
         verdict = verify_candidate(task(problem), prover, (CORPUS / entry / "candidate.v").read_bytes(),
@@ -178,11 +192,12 @@ def test_accepted_candidate_is_compiled_byte_for_byte_and_never_appended_to(tmp_
     assert b"\r\n" in data
     verdict = verify_candidate(task("putnam_2001_a1"), RocqProver(), data, builddir=tmp_path)
     assert verdict.verdict == "accept" and verdict.digest == sha256_bytes(data)
-    assert (tmp_path / "cand" / "putnam_2001_a1.v").read_bytes() == data  # the audit wrote elsewhere
+    assert (tmp_path / "cand" / "putnam_2001_a1.v").read_bytes() == data
     elaboration = next(layer for layer in verdict.layers if layer.name == "elaboration")
     assert elaboration.evidence["digest"] == sha256_bytes(data)
-    audit_files = sorted(p.name for p in (tmp_path / "audit").glob("*.v"))
-    assert audit_files == ["forall_about.v", "forall_inspect.v"]
+    # every coqc/coqchk ran in a fresh directory of its own, removed after: the copy and its .vo are all that is left
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert left == ["cand/putnam_2001_a1.v", "cand/putnam_2001_a1.vo"]
     check = verdict.layers[-1]
     assert check.name == "independent_check" and check.ok is True
     assert check.evidence["checker"] == "coqchk" and "-bytecode-compiler" not in check.evidence["argv"]
@@ -206,7 +221,7 @@ def test_template_as_candidate_passes_the_statement_check_on_library_variety(tmp
         assert prover.compile(t, build, candidate, 300).ok
         layer = prover.statement_check(t, build, 300)
         assert layer.ok is True, (problem, layer.reason)
-        assert t.theorem_name in layer.evidence["compared"]
+        assert layer.evidence["compared"][0] == f"ForallProblem.{problem}.{t.theorem_name}"
     wrong = run("putnam_2005_a5", with_proof("putnam_2005_a5", "Proof. reflexivity. Qed."),
                 prover=RocqProver())
     assert failing(wrong).name == "elaboration"
@@ -222,79 +237,62 @@ class Rewriting(RocqProver):
         self.rewrite = rewrite
 
     def _call(self, argv: list[str], **kwargs: Any) -> ProcResult:
-        return self.rewrite(argv, run_command(argv, **kwargs))
-
-
-def _audit_file(argv: list[str]) -> str:
-    return next((Path(a).stem for a in argv if a.startswith("audit/")), "")
+        return self.rewrite(argv, run_command(argv, **kwargs), Path(kwargs["cwd"]))
 
 
 GOOD = (CORPUS / "valid" / "putnam_2001_a1" / "candidate.v").read_bytes()
 
 
-@pytest.mark.parametrize("odd", ["inspect_crash", "inspect_garbled", "marker_dropped", "about_unresolved",
-                                 "coqc_ok_without_vo", "coqchk_fails", "coqchk_timeout", "coqchk_no_summary",
-                                 "compile_timeout"])
+@pytest.mark.parametrize("odd", ["judge_crash", "judge_garbled", "judge_no_output", "judge_timeout",
+                                 "coqc_ok_without_vo", "coqchk_fails", "checker_timeout", "coqchk_no_summary",
+                                 "compile_timeout", "sentences_unreported"])
 def test_odd_tool_behaviour_never_accepts(odd: str, tmp_path: Path) -> None:
-    def rewrite(argv: list[str], result: ProcResult) -> ProcResult:
-        audit = _audit_file(argv)
-        if odd == "inspect_crash" and audit == "forall_inspect":
-            result.returncode, result.stdout = 139, ""
-        elif odd == "inspect_garbled" and audit == "forall_inspect":
-            result.stdout = re.sub(r"Closed under the global context", "Axioms:\n?? weird ??", result.stdout)
-            result.stdout = result.stdout.replace("Axioms:\n", "Axioms:\n?? weird ??\n", 1)
-        elif odd == "marker_dropped" and audit == "forall_inspect":
-            result.stdout = re.sub(r"^fun forall_mark_\w+_1 .*$", "", result.stdout, count=1, flags=re.MULTILINE)
-        elif odd == "about_unresolved" and audit == "forall_about":
-            result.stdout = result.stdout.replace("Expands to:", "Expands too:")
-        elif odd == "coqc_ok_without_vo" and "cand/putnam_2001_a1.v" in argv and not audit:
-            Path(tmp_path / "cand" / "putnam_2001_a1.vo").unlink()
+    """The runner rewrites what the real tools did; nothing odd is ever an accept. A coqchk that runs out of its
+    budget is the one exception by design: accepted, with "independent check: not judged" in the guarantee."""
+    def rewrite(argv: list[str], result: ProcResult, cwd: Path) -> ProcResult:
+        judging, compiling = "audit.v" in argv, "-time" in argv
+        if odd == "judge_crash" and judging:
+            result.returncode = 139
+        elif odd == "judge_garbled" and judging:
+            dump = cwd / "dump.txt"
+            dump.write_text(dump.read_text().replace("theorem const", "theorem? const"))
+        elif odd == "judge_no_output" and judging:
+            (cwd / "dump.txt").unlink()
+        elif odd == "judge_timeout" and judging:
+            result.timed_out, result.returncode = True, 124
+        elif odd == "coqc_ok_without_vo" and compiling:
+            (cwd / "p" / "putnam_2001_a1.vo").unlink()
         elif odd == "coqchk_fails" and "coqchk" in argv[0]:
             result.returncode = 1
-        elif odd == "coqchk_timeout" and "coqchk" in argv[0]:
-            result.timed_out, result.returncode = True, -9
+        elif odd == "checker_timeout" and "coqchk" in argv[0]:
+            result.timed_out, result.returncode = True, 124
         elif odd == "coqchk_no_summary" and "coqchk" in argv[0]:
             result.stdout = result.stderr = ""
-        elif odd == "compile_timeout" and "cand/putnam_2001_a1.v" in argv and not audit:
-            result.timed_out, result.returncode = True, -9
+        elif odd == "compile_timeout" and compiling:
+            result.timed_out, result.returncode = True, 124
+        elif odd == "sentences_unreported" and compiling:
+            result.stdout = "\n".join(result.stdout.splitlines()[1:])
         return result
 
-    # Print Assumptions of this proof is "Closed under the global context"; give the garbling something to bite
-    data = GOOD if odd != "inspect_garbled" else (CORPUS / "valid" / "classical_excluded_middle" /
-                                                   "candidate.v").read_bytes()
-    verdict = verify_candidate(task("putnam_2001_a1"), Rewriting(rewrite), data, builddir=tmp_path, timeout=300)
+    verdict = verify_candidate(task("putnam_2001_a1"), Rewriting(rewrite), GOOD, builddir=tmp_path, timeout=300)
+    if odd == "checker_timeout":
+        assert verdict.verdict == "accept" and verdict.layers[-1].ok is None, verdict.reason
+        assert any(g.startswith("independent check: not judged") for g in verdict.guarantee), verdict.guarantee
+        return
     assert verdict.verdict != "accept", verdict.layers
-    expected_infra = odd == "coqchk_timeout"
-    assert (verdict.verdict == "infra") is expected_infra, verdict.reason
+    assert (verdict.verdict == "infra") is (odd == "judge_timeout"), verdict.reason
 
 
 # --- parsers on real output -------------------------------------------------------------------------
 
-# Captured from coqc 8.16.1 (`Print Assumptions` after `Require` of a file with these cheats).
-REAL_ASSUMPTIONS = """Axioms:
-c.T2 relies on an unsafe hierarchy.
-c.T1 relies on an unsafe hierarchy.
-c.f is assumed to be guarded.
-c.Bad is assumed to be positive.
-c.v : nat
-c.ax : forall (A : Type) (x y : A), x = y
-ClassicalDedekindReals.sig_forall_dec
-  : forall P : nat -> Prop,
-    (forall n : nat, {P n} + {~ P n}) ->
-    {n : nat | ~ P n} + {forall n : nat, P n}
-"""
-
-
-def test_print_assumptions_parser_on_real_output() -> None:
-    entries, problem = parse_print_assumptions(REAL_ASSUMPTIONS)
-    assert problem == ""
-    assert entries == [("c.T2", "relies on an unsafe hierarchy"), ("c.T1", "relies on an unsafe hierarchy"),
-                       ("c.f", "is assumed to be guarded"), ("c.Bad", "is assumed to be positive"),
-                       ("c.v", "axiom"), ("c.ax", "axiom"), ("ClassicalDedekindReals.sig_forall_dec", "axiom")]
-    assert parse_print_assumptions("Closed under the global context\n") == ([], "")
-    for odd in ("Section Variables:\nw\n: nat\n", "Axioms:\nc.v : nat\nOpaque constants:\nc.x : nat\n",
-                "", "Error: oops", "Axioms:\n  indented first\n", "Axioms:\n!!! : nat\n"):
-        assert parse_print_assumptions(odd)[1], odd
+def test_judge_output_parser_fails_closed() -> None:
+    """The plugin's record is read only when it carries this run's nonce at both ends and no unknown line."""
+    good = "forall-judge n1\ntheorem const P.m.t - [] mono : Prop\nassumption axiom Coq.x\nclosure const P.m.d def\nend n1\n"
+    dump = parse_dump(good, "n1")
+    assert isinstance(dump, Dump) and dump.assumptions == ("axiom Coq.x",) and dump.closure == {"const P.m.d def"}
+    for odd in (good.replace("n1", "n2", 1), good.replace("end n1", "end n0"), good.replace("closure", "closur"),
+                "", good[: good.index("end")]):
+        assert isinstance(parse_dump(odd, "n1"), str), odd
 
 
 def test_coqchk_summary_parser_on_real_output() -> None:

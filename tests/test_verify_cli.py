@@ -65,17 +65,45 @@ def test_corpus_entry(entry: Path) -> None:
         assert verdict["strict"] is expect["strict"], verdict["layers"][-2]
         names = [layer["name"] for layer in verdict["layers"]]
         assert names == ["syntax_screen", "frozen_statement", "shadowing_guard", "template", "elaboration",
-                         "elaborated_statement", "axiom_audit", "independent_check"]
+                         "sentence_structure", "elaborated_statement", "axiom_audit", "independent_check"]
         check = verdict["layers"][-1]
         assert check["ok"] is True and check["checker"] == "coqchk" and "-norec" in check["argv"]
+        # the audit record states the guarantee this acceptance got, one clause per kernel-side layer
+        assert [g.split(":")[0] for g in verdict["guarantee"]] == ["kernel statement", "assumptions",
+                                                                   "independent check"]
 
 
 def test_corpus_covers_the_classes() -> None:
     cheats = [json.loads((p / "expect.json").read_text()) for p in ENTRIES if p.parent.name == "cheat"]
     layers = {c["layer"] for c in cheats}
-    assert {"syntax_screen", "frozen_statement", "shadowing_guard", "elaboration"} <= layers
+    assert {"syntax_screen", "frozen_statement", "shadowing_guard", "sentence_structure"} <= layers
     valid = [json.loads((p / "expect.json").read_text()) for p in ENTRIES if p.parent.name == "valid"]
     assert any(v["strict"] is False for v in valid) and sum(v["strict"] for v in valid) >= 8
+    # issue 14's red team: 30+ attacks beyond the earlier classes, 15+ honest but unusual proofs
+    assert sum(c.get("issue") == 14 for c in cheats) >= 30 and sum(v.get("issue") == 14 for v in valid) >= 15
+
+
+KERNEL_SIDE = [p for p in ENTRIES if json.loads((p / "expect.json").read_text()).get("kernel_layer")]
+
+
+@pytest.mark.parametrize("entry", KERNEL_SIDE, ids=[p.name for p in KERNEL_SIDE])
+def test_corpus_cheat_is_caught_prover_side_with_the_static_screen_off(entry: Path, tmp_path: Path) -> None:
+    """Defence in depth: with the static layers off, the layers after compilation still reject (``kernel_layer``)."""
+    from pytest_forall.core.model import Layer
+    from pytest_forall.core.verify import resolve_template, task_from_template, verify_candidate
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    class NoStatic(RocqProver):
+        def static_layers(self, task: object, text: str) -> list[Layer]:
+            return []
+
+    require_tool("coqc")
+    expect = json.loads((entry / "expect.json").read_text())
+    os.environ.setdefault("PUTNAMBENCH_ROOT", str(PUTNAM))
+    task = task_from_template("rocq", resolve_template(entry / "template"))
+    verdict = verify_candidate(task, NoStatic(), (entry / "candidate.v").read_bytes(), builddir=tmp_path)
+    assert verdict.verdict == "reject", verdict.layers
+    assert next(layer.name for layer in verdict.layers if layer.ok is False) == expect["kernel_layer"], verdict.reason
 
 
 # --- command-line robustness -------------------------------------------------------------------------

@@ -93,6 +93,8 @@ class Verdict:
     layers: tuple[Layer, ...] = ()
     axioms: tuple[str, ...] = ()
     compiles: int = 0
+    #: for an accepted candidate, the guarantee clauses its layers established (docs/verifier.md)
+    guarantee: tuple[str, ...] = ()
 
     @property
     def reason(self) -> str:
@@ -108,7 +110,7 @@ class Verdict:
     def to_wire(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "strict": self.strict, "digest": self.digest,
                 "axioms": list(self.axioms), "compiles": self.compiles, "reason": self.reason,
-                "layers": [layer.to_wire() for layer in self.layers]}
+                "guarantee": list(self.guarantee), "layers": [layer.to_wire() for layer in self.layers]}
 
 
 @dataclass

@@ -25,6 +25,8 @@ class CompileResult:
     messages: list[dict[str, Any]] = field(default_factory=list)  # structured diagnostics
     output: str = ""         # the prover's raw output, for the audit record
     artifact: str = ""       # compiled object (.vo / .olean) when the prover leaves one
+    #: (start byte, end byte, the prover's rendering) of each sentence it executed, when it reports them
+    sentences: list[tuple[int, int, str]] = field(default_factory=list)
 
     @property
     def first_error(self) -> str:
@@ -45,6 +47,7 @@ class AxiomAudit:
     reason: str = ""
     output: str = ""
     infra: str = ""
+    guarantee: str = ""       # the guarantee clause this audit establishes when it passes (audit record)
 
 
 class Prover(Protocol):

@@ -2,9 +2,11 @@
 
 Layers, in order: ``syntax_screen``, ``frozen_statement``, ``shadowing_guard`` (static, no prover),
 ``template`` (the unmodified problem compiles here, else the run is *infra*), ``elaboration`` (the
-prover compiles a private copy of the exact bytes that are then digested), ``elaborated_statement``
+prover compiles a private copy of the exact bytes that are then digested), ``sentence_structure``
+(where the prover reports the sentences it executed: they must be the screen's), ``elaborated_statement``
 (where the prover can compare the elaborated statement with the template's), ``axiom_audit`` (from a
-separate audit file) and ``independent_check`` (a second checker; "not judged" when absent).
+separate audit file) and ``independent_check`` (a second checker; "not judged" when absent or out of
+budget). An accepted verdict lists the guarantee clauses its layers established (``Verdict.guarantee``).
 The pytest items and ``forall verify`` both call :func:`verify_candidate`.
 """
 
@@ -14,8 +16,11 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +39,18 @@ def _decide(layers: list[Layer], digest: str, axioms: tuple[str, ...], strict: b
         verdict = REJECT
     else:
         verdict = ACCEPT
-    return Verdict(verdict, strict and verdict == ACCEPT, digest, tuple(layers), axioms, compiles)
+    guarantee = tuple(_guarantee(layers)) if verdict == ACCEPT else ()
+    return Verdict(verdict, strict and verdict == ACCEPT, digest, tuple(layers), axioms, compiles, guarantee)
+
+
+def _guarantee(layers: list[Layer]) -> Iterator[str]:
+    """The clauses an accepted candidate got: each passing layer's own ``guarantee``, and each layer that could
+    not judge, said so (e.g. "independent check: not judged", counted separately in the summary)."""
+    for layer in layers:
+        if layer.ok is True and layer.evidence.get("guarantee"):
+            yield str(layer.evidence["guarantee"])
+        elif layer.ok is None:
+            yield f"{layer.name.replace('_', ' ')}: not judged ({layer.reason})"
 
 
 def verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path | None = None,
@@ -102,6 +118,11 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
                             infra=bool(compiled.infra)))
         return _decide(layers, digest, (), False, 1)
     layers.append(Layer("elaboration", True, "", evidence))
+    sentence_check = getattr(prover, "sentence_check", None)
+    if sentence_check is not None:
+        layers.append(sentence_check(task, data, compiled))
+        if layers[-1].ok is False:
+            return _decide(layers, digest, (), False, 1)
     statement_check = getattr(prover, "statement_check", None)
     if statement_check is not None:
         layers.append(statement_check(task, build, timeout))
@@ -113,7 +134,7 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
     audit = prover.audit_axioms(task, build, candidate, timeout)
     layers.append(Layer("axiom_audit", audit.ok and audit.rules_ok, audit.reason,
                         {"axioms": audit.axioms, "strict": audit.strict_ok, "rules": audit.rules_ok,
-                         "output": audit.output[-4000:]}, infra=bool(audit.infra)))
+                         "output": audit.output[-4000:], "guarantee": audit.guarantee}, infra=bool(audit.infra)))
     if layers[-1].ok is False or layers[-1].infra:
         return _decide(layers, digest, tuple(audit.axioms), False, 1)
     layers.append(prover.independent_check(task, build, candidate, timeout))
@@ -190,22 +211,46 @@ def run_verify(args: argparse.Namespace) -> int:
         data = candidate.read_bytes()
     except OSError as exc:
         return _usage_error(args, f"cannot read candidate {args.candidate}: {exc}")
-    pm = builtin_plugin_manager()
-    options = {"cache_dir": args.cache_dir} if args.cache_dir else {}
-    prover = pm.hook.pytest_forall_make_prover(name=args.prover, options=options)
-    if prover is None:
-        return _usage_error(args, f"unknown prover {args.prover!r}")
-    if args.theorem:
-        task = Task(**{**task.to_wire(), "theorem_name": args.theorem})
     if args.timeout <= 0:
         return _usage_error(args, "--timeout must be positive")
-    verdict = verify_candidate(task, prover, data, timeout=args.timeout, static_only=args.static_only)
+    if args.checker_timeout < 0:
+        return _usage_error(args, "--checker-timeout must not be negative")
+    with tempfile.TemporaryDirectory(prefix="forall-verify-") as scratch, _terminate_cleanly():
+        options: dict[str, Any] = {"sandbox": args.sandbox, "sandbox_audit_dir": os.path.join(scratch, "sandbox"),
+                                   "checker_timeout": args.checker_timeout}
+        if args.cache_dir:
+            options["cache_dir"] = args.cache_dir
+        prover = builtin_plugin_manager().hook.pytest_forall_make_prover(name=args.prover, options=options)
+        if prover is None:
+            return _usage_error(args, f"unknown prover {args.prover!r}")
+        if args.theorem:
+            task = Task(**{**task.to_wire(), "theorem_name": args.theorem})
+        verdict = verify_candidate(task, prover, data, builddir=Path(scratch) / "build", timeout=args.timeout,
+                                   static_only=args.static_only)
     if args.json:
         json.dump(verdict.to_wire(), sys.stdout, indent=2)
         print()
     else:
         _print_human(verdict)
     return {ACCEPT: 0, REJECT: 1}.get(verdict.verdict, 2)
+
+
+class Terminated(SystemExit):
+    """SIGTERM/SIGHUP/SIGINT while verifying: unwinds every ``finally``, so each prover's process group (and its
+    sandbox) is killed and the scratch directory removed before ``forall verify`` exits."""
+
+
+@contextmanager
+def _terminate_cleanly() -> Iterator[None]:
+    def stop(signum: int, _frame: object) -> None:
+        raise Terminated(128 + signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -221,6 +266,10 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--json", action="store_true", help="Print the verdict as JSON")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="Seconds per prover call")
     parser.add_argument("--cache-dir", default="", help="Where compiled templates are cached")
+    parser.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap",
+                        help="Run every prover process in the bubblewrap sandbox (default) or unsandboxed")
+    parser.add_argument("--checker-timeout", type=float, default=0.0,
+                        help="Seconds for the independent checker (default: --timeout); past it: not judged")
     parser.set_defaults(func=run_verify)
 
 

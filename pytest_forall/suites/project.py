@@ -399,7 +399,7 @@ class ProjectRocqProver(RocqProver):
         self.builds = Path(str(cache)).resolve() / "project-rocq"
         self.builds.mkdir(parents=True, exist_ok=True)
         self.template_root = Path(str(cache)).resolve() / "project-rocq-templates"
-        self.sandbox_binds = (*type(self).sandbox_binds, (self.builds, str(self.builds)))  # type: ignore[assignment]
+        self.sandbox_binds = (*self.sandbox_binds, (self.builds, str(self.builds)))
         self.bound: str = ""
         self.bind_error: str = ""
 
@@ -506,11 +506,12 @@ class ProjectRocqProver(RocqProver):
         """The base audit, re-classified: the project's other admitted lemmas are within the rules, not strict;
         the target's own admitted original is never allowed."""
         from pytest_forall.lang.rocq.backend import (
-            CAND,
             INSTALLED_ROOTS,
             STRICT_AXIOMS,
+            coq_module_name,
             template_variable_names,
         )
+        from pytest_forall.lang.rocq.judge import PROBLEM_ROOT
 
         self._bind(task, timeout)
         audit = super().audit_axioms(task, workspace, candidate, timeout)
@@ -518,7 +519,7 @@ class ProjectRocqProver(RocqProver):
             return audit
         project = read_coqproject(Path(task.meta["project_root"]))
         roots = tuple(f"{logical}." for _, _, logical in project.mappings) + (f"{PREFIX_ROOT}.",)
-        own_module = f"{CAND}.{task.task_id}."
+        own_module = f"{PROBLEM_ROOT}.{coq_module_name(task.task_id)}."
         own = template_variable_names(task.template)
         target = str(task.meta.get("qualified_name", ""))
         strict_bad, rules_bad = [], []

@@ -1,11 +1,11 @@
 """Rocq (Coq) backend: real ``coqc``/``coqchk``/``coqtop`` from the system installation.
 
-The verifier hands every method a private build directory that holds a *copy* of the candidate as
-``cand/<task id>.v``; the agent's workspace is never compiled in place. Layout of a build directory::
-
-    cand/<id>.v      the candidate (logical prefix ForallCand)
-    tmpl/<id>.v      the unmodified template, compiled once per template digest (logical prefix ForallTmpl)
-    audit/*.v        audit files that *load* the compiled candidate; nothing is appended to it
+The verifier hands every method a private build directory; the agent's workspace is never compiled in
+place. Template and candidate are both compiled as the library ``ForallProblem.<module>`` (so their kernel
+names coincide), each in a fresh directory of its own that holds nothing else; the kernel judge
+(:mod:`pytest_forall.lang.rocq.judge`) and coqchk then each load one copied ``.vo`` in another fresh
+directory. The build directory keeps ``cand/<module>.v`` (the bytes compiled) and ``cand/<module>.vo``;
+the compiled template and its judge record live in the template cache, validated on every read.
 
 Strict axiom policy for Rocq (documented in docs/verifier.md): a proof may rest on the task's own
 top-level ``Variable``/``Context`` declarations (they are parameters of the statement) and on the
@@ -19,31 +19,41 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 import json
 import os
 import re
-import secrets
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock
-
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.rocq.judge import (
+    PLUGIN_INSIDE,
+    PROBLEM_ROOT,
+    Judgement,
+    cached_entry,
+    judge,
+    plugin_dir,
+    reparse,
+    run_dump,
+)
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.problem import outside_sections
 
 if TYPE_CHECKING:
     from pytest_forall.lang.rocq.coqtop import TacticProbe
 
-CAND = "ForallCand"
-TMPL = "ForallTmpl"
+#: What each accepted candidate is guaranteed (the audit record lists the clauses its layers established).
+STATEMENT_CLAUSE = ("kernel statement: the theorem's type and every problem-file constant and inductive it depends "
+                    "on are the template's, as kernel terms; template parameters are still axioms of the same type")
+AXIOM_CLAUSE = ("assumptions: classified from the kernel's own list, fully qualified: template parameters and "
+                "permitted axioms only, no disabled kernel check")
+CHECKER_CLAUSE = "independent check: coqchk re-checked the compiled library"
 
 #: The strict allow-list (docs/verifier.md): the axioms with which the standard library and mathcomp state
 #: excluded middle, propositional and functional extensionality, proof irrelevance (and its equivalents
@@ -82,12 +92,9 @@ _DECL_NAMES = re.compile(
     r"(?:Definition|Fixpoint|CoFixpoint|Let|Example|Inductive|CoInductive|Variant|Record|Structure|Class|"
     r"Theorem|Lemma|Fact|Remark|Corollary|Proposition|Property)\s+([^\W\d][\w']*)")
 _TEMPLATE_VARIABLES = re.compile(r"(?:^|\.\s)\s*(?:Variables?|Context|Hypothesis|Hypotheses|Parameters?)\s+([^.]*)\.")
-_NAME = r"[^\W\d][\w'.]*"
 _IDENT = re.compile(r"[^\W\d][\w']*")
-#: ``Print Assumptions`` entries that are not axioms but disabled kernel checks (Coq 8.16 wording).
-_UNSAFE_ENTRY = re.compile(rf"^(?P<name>{_NAME}) (?P<what>is assumed to be guarded|is assumed to be positive|"
-                           r"relies on an unsafe hierarchy)\.$")
-_AXIOM_ENTRY = re.compile(rf"^(?P<name>{_NAME})(?:\s*$| : )")
+#: One sentence as ``coqc -time`` reports it: its byte range in the file and Coq's rendering of what it parsed.
+_TIME_LINE = re.compile(r"^Chars (?P<a>\d+) - (?P<b>\d+) \[(?P<text>.*)\] [\d.]+ secs \(.*\)\n?", re.MULTILINE)
 
 Runner = Callable[..., ProcResult]
 
@@ -115,47 +122,12 @@ def parse_coq_messages(output: str) -> list[dict[str, Any]]:
     return messages
 
 
-def parse_print_assumptions(output: str) -> tuple[list[tuple[str, str]], str]:
-    """Parse ``Print Assumptions`` into ``(name, kind)`` pairs; the second value is a parse problem or "".
-
-    ``kind`` is ``"axiom"`` for an entry ``name : type`` (the type may continue on indented lines) and the
-    disabled check for ``name is assumed to be guarded.`` / ``… positive.`` / ``… relies on an unsafe
-    hierarchy.`` (Coq 8.16 lists those under ``Axioms:`` too). Any other section (``Section Variables:``,
-    ``Opaque constants:`` …), a line at column 0 of another shape, or text before the first section is a
-    problem: the audit fails closed rather than guess.
-    """
-    text = output.strip("\n")
-    if text.strip() == "Closed under the global context":
-        return [], ""
-    lines = text.splitlines()
-    if not lines or lines[0] != "Axioms:":
-        return [], f"unrecognised Print Assumptions output: {text[:200]!r}"
-    entries: list[tuple[str, str]] = []
-    for raw in lines[1:]:
-        if not raw.strip():
-            continue
-        if raw[0].isspace():
-            if not entries:
-                return entries, f"indented line before any assumption: {raw[:120]!r}"
-            continue  # the type of the previous entry, continued
-        if re.fullmatch(r"[A-Z][\w /,()-]*:", raw.strip()):
-            return entries, f"unexpected assumptions section {raw.strip()!r}"
-        unsafe = _UNSAFE_ENTRY.match(raw)
-        if unsafe:
-            entries.append((unsafe.group("name"), unsafe.group("what")))
-            continue
-        axiom = _AXIOM_ENTRY.match(raw)
-        if not axiom:
-            return entries, f"unparseable assumption line {raw[:200]!r}"
-        entries.append((axiom.group("name"), "axiom"))
-    return entries, ""
-
-
 def template_variable_names(template: str) -> set[str]:
     """Names declared by the template's own top-level ``Variable``/``Context``: parameters of the statement.
 
-    A textual approximation (binders in parentheses and bare ones such as ``Context d (T : …)``); the Rocq
-    audit itself takes the allowed names from ``Print Assumptions`` of the compiled template.
+    Read from the template (harness input, not the candidate's); binders in parentheses and bare ones such as
+    ``Context d (T : …)``. The judge allows one of these as an assumption only when the compiled template has
+    it as an axiom of the very type the candidate's has.
     """
     names: set[str] = set()
     for decl in _TEMPLATE_VARIABLES.findall(outside_sections(template)):
@@ -254,7 +226,11 @@ def toolchain_fingerprint(coqc: str, coqchk: str) -> dict[str, str]:
 
 
 class RocqProver:
-    """The Rocq backend; ``runner`` is swapped for the sandbox's runner when sandboxing is on."""
+    """The Rocq backend; ``runner`` is swapped for the sandbox's runner when sandboxing is on.
+
+    With the option ``sandbox="bwrap"`` (what ``forall verify`` passes by default) the backend sandboxes every
+    coqc/coqchk itself; the protocol does the same for pytest items under ``--forall-sandbox=bwrap``.
+    """
 
     name = "rocq"
     ext = "v"
@@ -265,29 +241,54 @@ class RocqProver:
         self.coqchk = str(opts.get("coqchk") or "coqchk")
         self.coqtop = str(opts.get("coqtop") or "coqtop")
         self.mem_mb = int(opts.get("prover_mem_mb") or 8192)
-        cache = opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
-        self.cache_dir = Path(str(cache)) / "rocq-templates"
+        #: coqchk's own budget; past it the independent check is "not judged", never a verdict
+        self.checker_timeout = float(opts.get("checker_timeout") or 0) or None
+        cache = Path(str(opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")))
+        self.cache_dir = cache / "rocq-templates"
         self.runner = runner
         #: set by the protocol under ``--forall-sandbox=bwrap``: interactive sessions run in the sandbox too
         self.sandboxed = False
+        self._version: str | None = None
         #: ``-Q``/``-R`` arguments every coqc, coqchk and coqtop call gets (a project's load path)
         self.load: list[str] = []
+        self._judged: dict[tuple[str, str], tuple[Judgement | None, str, bool]] = {}
+        #: Host files a sandboxed coqc needs besides /usr: findlib's config (else coqc dies with an Anomaly) and
+        #: the judge plugin, read-only.
+        self.sandbox_binds: tuple[tuple[Path, str], ...] = ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),)
+        self.plugin: Path | None = None
+        self.plugin_problem = "coqc is not installed"
+        if shutil.which(self.coqc):
+            self.plugin, self.plugin_problem = plugin_dir(cache / "rocq-judge", self.version())
+        if self.plugin is not None:
+            self.sandbox_binds += ((self.plugin, PLUGIN_INSIDE),)
+        self.sandbox_problem = ""
+        if opts.get("sandbox") == "bwrap":
+            from pytest_forall.isolation.sandbox import sandboxed_prover_runner
 
-    #: Host files a sandboxed coqc needs besides /usr (findlib's config, else coqc dies with an Anomaly).
-    sandbox_binds = ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),)
+            audit = Path(str(opts.get("sandbox_audit_dir") or tempfile.mkdtemp(prefix="forall-sandbox-log-")))
+            sandboxed = sandboxed_prover_runner(audit, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
+            if isinstance(sandboxed, str):
+                self.sandbox_problem = sandboxed
+            else:
+                self.runner, self.sandboxed = sandboxed, True
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _run(self, argv: list[str], cwd: Path, timeout: float) -> ProcResult:
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> ProcResult:
         if self.load and argv and argv[0] in (self.coqc, self.coqchk):
             argv = [argv[0], *self.load, *argv[1:]]
-        return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env=clean_env())
+        return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env={**clean_env(), **(env or {})})
 
     def probe(self, workspace: Path) -> str:
         missing = [tool for tool in (self.coqc, self.coqchk) if shutil.which(tool) is None]
         if missing:
             return (f"{', '.join(missing)} not found on PATH; install Rocq: apt-get install -y coq libcoq-stdlib "
                     "libcoq-mathcomp libcoq-coquelicot libcoq-mathcomp-analysis")
+        if self.sandbox_problem:
+            return f"the prover sandbox is unavailable: {self.sandbox_problem} (forall verify --sandbox none runs " \
+                   "the prover unsandboxed)"
+        if self.plugin is None:
+            return f"the kernel judge is unavailable: {self.plugin_problem}"
         return ""
 
     def version(self) -> str:
@@ -300,65 +301,104 @@ class RocqProver:
         return f"{found['version']} [{found['libraries'][:16]}]"
 
     def fingerprint(self, task: Task) -> dict[str, str]:
-        """The environment a verdict depends on (the verdict cache's key): see :func:`toolchain_fingerprint`."""
-        return toolchain_fingerprint(self.coqc, self.coqchk)
+        """The environment a verdict depends on (the verdict cache's key): see :func:`toolchain_fingerprint`; plus
+        the judge plugin's build (its directory is named by the digest of its source and the Coq version)."""
+        found = toolchain_fingerprint(self.coqc, self.coqchk)
+        judge_build = self.plugin.name if self.plugin is not None else "unavailable"
+        return {**found, "version": f"{found['version']} judge:{judge_build}"}
 
-    def _compile_file(self, builddir: Path, subdir: str, prefix: str, stem: str, timeout: float) -> CompileResult:
-        """``coqc`` on ``<subdir>/<stem>.v``; ok only with exit 0, no timeout and a fresh ``.vo``.
+    def _compile_source(self, data: bytes, module: str, parent: Path, timeout: float,
+                        report_sentences: bool) -> tuple[CompileResult, bytes | None]:
+        """``coqc`` on a copy of ``data`` as ``ForallProblem.<module>`` in a fresh directory under ``parent``.
 
-        The digest is of the source as read back *after* coqc finished, so it names the bytes compiled.
+        The directory holds nothing else, so the compile (the only writer, sandboxed) cannot touch any other
+        file of the verification. ok only with exit 0, no timeout and a fresh ``.vo`` (returned as bytes); the
+        digest is of the source read back *after* coqc finished. With ``report_sentences`` coqc runs with
+        ``-time`` and the executed sentences' byte ranges are returned in ``sentences``.
         """
-        source = builddir / subdir / f"{stem}.v"
-        vo = source.with_suffix(".vo")
-        vo.unlink(missing_ok=True)
-        result = self._run([self.coqc, "-q", "-Q", subdir, prefix, f"{subdir}/{stem}.v"], builddir, timeout)
-        output = (result.stdout + result.stderr).strip()
-        messages = parse_coq_messages(output)
-        if result.returncode == 127 and not vo.exists():
-            return CompileResult(ok=False, infra=f"{self.coqc} could not be started: {result.stderr.strip()}",
-                                 output=output)
-        ok = result.returncode == 0 and not result.timed_out and vo.is_file()
-        if result.timed_out:
-            messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s"})
-        elif not ok and not any(m["severity"] == "error" for m in messages):
-            why = f"coqc exited with {result.returncode}" if result.returncode else "coqc left no .vo"
-            messages.insert(0, {"severity": "error", "line": None, "data": f"{why}: {output[-500:]}"})
+        run = Path(tempfile.mkdtemp(prefix="coqc-", dir=parent))
         try:
-            digest = sha256_bytes(source.read_bytes())
-        except OSError as exc:
-            return CompileResult(ok=False, output=output, messages=[
-                {"severity": "error", "line": None, "data": f"the compiled source vanished: {exc}"}])
-        return CompileResult(ok=ok, digest=digest, duration=result.duration,
-                             timed_out=result.timed_out, messages=messages, output=output,
-                             artifact=str(vo) if ok else "")
+            source = run / "p" / f"{module}.v"
+            source.parent.mkdir()
+            source.write_bytes(data)
+            argv = [self.coqc, "-q", *(["-time"] if report_sentences else []), "-Q", "p", PROBLEM_ROOT,
+                    f"p/{module}.v"]
+            result = self._run(argv, run, timeout)
+            sentences = [(int(m["a"]), int(m["b"]), m["text"]) for m in _TIME_LINE.finditer(result.stdout)]
+            stdout = _TIME_LINE.sub("", result.stdout) if report_sentences else result.stdout
+            output = (stdout + result.stderr).strip()
+            messages = parse_coq_messages(output)
+            vo = source.with_suffix(".vo")
+            if result.returncode == 127 and not vo.exists():
+                return CompileResult(ok=False, infra=f"{self.coqc} could not be started: {result.stderr.strip()}",
+                                     output=output), None
+            ok = result.returncode == 0 and not result.timed_out and vo.is_file()
+            if result.timed_out:
+                messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s"})
+            elif not ok and not any(m["severity"] == "error" for m in messages):
+                why = f"coqc exited with {result.returncode}" if result.returncode else "coqc left no .vo"
+                messages.insert(0, {"severity": "error", "line": None, "data": f"{why}: {output[-500:]}"})
+            try:
+                digest = sha256_bytes(source.read_bytes())
+                compiled = vo.read_bytes() if ok else None
+            except OSError as exc:
+                return CompileResult(ok=False, output=output, messages=[
+                    {"severity": "error", "line": None, "data": f"the compiled source vanished: {exc}"}]), None
+            return CompileResult(ok=ok, digest=digest, duration=result.duration, timed_out=result.timed_out,
+                                 messages=messages, output=output, sentences=sentences), compiled
+        finally:
+            shutil.rmtree(run, ignore_errors=True)
+
+    def _judge_run(self, timeout: float) -> Callable[[list[str], Path], ProcResult]:
+        """How the judge's audit runs coqc: the plugin on findlib's path (inside the sandbox, its read-only bind)."""
+        path = PLUGIN_INSIDE if self.sandboxed else str(self.plugin)
+        return lambda args, cwd: self._run([self.coqc, *args], cwd, timeout, env={"OCAMLPATH": path})
+
+    def _roots(self, task: Task) -> list[str]:
+        """Every name the template declares (definitions, theorems, parameters): the judge's starting points."""
+        names = dict.fromkeys(_DECL_NAMES.findall(outside_sections(task.frozen)))
+        names.update(dict.fromkeys(sorted(template_variable_names(task.template))))
+        return [n for n in names if n != task.theorem_name]
+
+    def _template_entry(self, task: Task, timeout: float) -> tuple[Path, dict[str, Any], str]:
+        """The validated cache entry of the compiled template and its judge dump (built by the harness here)."""
+        module = coq_module_name(task.task_id)
+        roots = self._roots(task)
+        key = hashlib.sha256("\0".join([self.version(), str(self.plugin), module, task.template, task.theorem_name,
+                                        *roots]).encode()).hexdigest()[:32]
+
+        def build(scratch: Path) -> list[str] | str:
+            result, vo = self._compile_source(task.template.encode(), module, scratch, timeout, False)
+            if result.timed_out or result.infra:  # not a verdict on the template: do not cache it
+                return result.infra or f"template compile timed out after {timeout:.0f} s"
+            record: dict[str, Any] = {"ok": result.ok, "output": result.output, "messages": result.messages}
+            (scratch / "result.json").write_text(json.dumps(record), encoding="utf-8")
+            if vo is None:
+                return ["result.json"]
+            (scratch / "template.vo").write_bytes(vo)
+            _, stored, problem = run_dump(self._judge_run(timeout), scratch, scratch / "template.vo", module, roots,
+                                          task.theorem_name)
+            if problem:
+                return f"the judge could not read the compiled template: {problem}"
+            (scratch / "dump.txt").write_text(stored, encoding="utf-8")
+            return ["result.json", "template.vo", "dump.txt"]
+
+        try:
+            entry, problem = cached_entry(self.cache_dir, key, build)
+            data = {} if problem else json.loads((entry / "result.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return self.cache_dir / key, {}, f"template cache unusable: {exc}"
+        return entry, data, problem
 
     # -- Prover protocol ---------------------------------------------------------------------------
 
     def check_template(self, task: Task, workspace: Path, timeout: float) -> CompileResult:
-        """Compile the unmodified template once per (template, coqc) and keep the .vo for statement checks."""
-        module = coq_module_name(task.task_id)
-        key = hashlib.sha256(f"{self.version()}\0{module}\0{task.template}".encode()).hexdigest()[:32]
-        entry = self.cache_dir / key
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(entry) + ".lock"):
-            record = entry / "result.json"
-            if not record.exists() or not (entry / "tmpl").is_dir():
-                scratch = Path(tempfile.mkdtemp(prefix="tmpl-", dir=self.cache_dir))
-                (scratch / "tmpl").mkdir()
-                (scratch / "tmpl" / f"{module}.v").write_text(task.template, encoding="utf-8")
-                result = self._compile_file(scratch, "tmpl", TMPL, module, timeout)
-                if result.timed_out or result.infra:  # not a verdict on the template: do not cache it
-                    shutil.rmtree(scratch, ignore_errors=True)
-                    return CompileResult(ok=False, infra=result.infra or f"template compile timed out after "
-                                         f"{timeout:.0f} s", output=result.output)
-                (scratch / "result.json").write_text(json.dumps(
-                    {"ok": result.ok, "output": result.output, "messages": result.messages}), encoding="utf-8")
-                shutil.rmtree(entry, ignore_errors=True)
-                scratch.rename(entry)
-            data = json.loads(record.read_text(encoding="utf-8"))
-            (workspace / "tmpl").mkdir(parents=True, exist_ok=True)
-            for produced in (entry / "tmpl").iterdir():
-                shutil.copy2(produced, workspace / "tmpl" / produced.name)
+        """Compile the unmodified template once per (template, coqc, judge) and keep its .vo and judge dump."""
+        if self.plugin is None:
+            return CompileResult(ok=False, infra=f"the kernel judge is unavailable: {self.plugin_problem}")
+        _, data, problem = self._template_entry(task, timeout)
+        if problem:
+            return CompileResult(ok=False, infra=problem)
         if not data["ok"]:
             first = next((m["data"] for m in data["messages"] if m["severity"] == "error"), data["output"][-300:])
             return CompileResult(ok=False, infra=f"template does not compile here: {first.strip()[:300]}",
@@ -366,7 +406,7 @@ class RocqProver:
         return CompileResult(ok=True, output=data["output"], messages=data["messages"])
 
     def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> CompileResult:
-        """Compile ``workspace/cand/<module>.v``; ``candidate`` is copied there first when it is elsewhere."""
+        """Compile a copy of ``candidate`` in its own directory; keep the source and the .vo under ``cand/``."""
         module = coq_module_name(task.task_id)
         target = workspace / "cand" / f"{module}.v"
         data = candidate.read_bytes()
@@ -374,212 +414,90 @@ class RocqProver:
             return CompileResult(ok=False, digest=sha256_bytes(data), messages=[{
                 "severity": "error", "line": None,
                 "data": f"the candidate has {len(data)} bytes; the limit is {MAX_CANDIDATE_BYTES}"}])
+        target.parent.mkdir(parents=True, exist_ok=True)
         if candidate.resolve() != target.resolve():
-            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        for stale in target.parent.glob(f"{module}.vo*"):
-            stale.unlink()
-        return self._compile_file(workspace, "cand", CAND, module, timeout)
+        vo_path = target.with_suffix(".vo")
+        vo_path.unlink(missing_ok=True)
+        result, vo = self._compile_source(data, module, workspace, timeout, True)
+        if vo is not None:
+            vo_path.write_bytes(vo)
+            result.artifact = str(vo_path)
+        return result
 
-    def _audit_run(self, workspace: Path, name: str, body: str, timeout: float) -> ProcResult:
-        audit = workspace / "audit"
-        audit.mkdir(exist_ok=True)
-        (audit / f"{name}.v").write_text(body, encoding="utf-8")
-        return self._run([self.coqc, "-q", "-Q", "cand", CAND, "-Q", "tmpl", TMPL, f"audit/{name}.v"],
-                         workspace, timeout)
+    def sentence_check(self, task: Task, data: bytes, compiled: CompileResult) -> Layer:
+        """The sentences coqc executed (``-time``'s byte ranges) must be the screen's own, each judged as Coq
+        parsed it; see :func:`pytest_forall.lang.rocq.screen.sentence_structure`."""
+        from pytest_forall.lang.rocq.screen import sentence_structure
 
-    def _marked_run(self, workspace: Path, name: str, preamble: list[str], queries: list[tuple[str, str]],
-                    timeout: float) -> tuple[dict[str, str], str]:
-        """Run ``queries`` (key, vernacular) in one audit file; return each query's own output, or a problem.
+        return sentence_structure(data, compiled.sentences)
 
-        Every query is preceded by a marker with a fresh nonce, so output cannot be attributed to the wrong
-        query; a missing marker or a failed run is a problem (the caller fails closed).
-        """
-        nonce = secrets.token_hex(6)
-        marks = {key: f"forall_mark_{nonce}_{i}" for i, (key, _) in enumerate(queries)}
-        lines = list(preamble)
-        for key, query in queries:
-            lines += [f"Check (fun {marks[key]} : True => {marks[key]}).", query]
-        end = f"forall_mark_{nonce}_end"
-        lines.append(f"Check (fun {end} : True => {end}).")
-        result = self._run_audit_file(workspace, name, "\n".join(lines) + "\n", timeout)
-        if result.timed_out:
-            return {}, f"timed out after {timeout:.0f} s"
-        if result.returncode != 0:
-            return {}, f"coqc exited with {result.returncode}: {(result.stdout + result.stderr).strip()[-600:]}"
-        out: dict[str, str] = {}
-        text = result.stdout
-        positions = []
-        for key, mark in [*marks.items(), ("", end)]:
-            found = [m.start() for m in re.finditer(rf"^fun {mark} : True => {mark}\n\s+: (?:True -> True|"
-                                                    rf"forall _ : True, True)\n", text, re.MULTILINE)]
-            if len(found) != 1:
-                return {}, f"audit output not understood (marker for {key or 'end'!r} seen {len(found)} times)"
-            positions.append((key, found[0]))
-        for (key, pos), (_, nxt) in itertools.pairwise(positions):
-            if nxt < pos:
-                return {}, "audit output out of order"
-            block = text[pos:nxt].split("\n", 2)
-            out[key] = block[2] if len(block) > 2 else ""
-        return out, ""
-
-    def _run_audit_file(self, workspace: Path, name: str, body: str, timeout: float) -> ProcResult:
-        return self._audit_run(workspace, name, body, timeout)
-
-    def _inspect(self, task: Task, workspace: Path, timeout: float) -> tuple[dict[str, Any], str]:
-        """One audit run for the statement check and the axiom audit, cached per compiled candidate."""
+    def _judge(self, task: Task, workspace: Path, timeout: float) -> tuple[Judgement | None, str, bool]:
+        """The judge's verdict on ``cand/<module>.vo`` (once per compiled candidate): judgement, problem, infra."""
         module = coq_module_name(task.task_id)
         vo = workspace / "cand" / f"{module}.vo"
         if not vo.is_file():
-            return {}, "the candidate has no compiled .vo"
-        key = sha256_bytes(vo.read_bytes())
-        cache = workspace / "audit" / "inspect.json"
-        if cache.is_file():
-            data = json.loads(cache.read_text(encoding="utf-8"))
-            if (data.get("vo"), data.get("theorem"), data.get("template")) == (key, task.theorem_name,
-                                                                               task.template):
-                return data, ""
-        tmpl_mod, cand_mod = f"{TMPL}.{module}", f"{CAND}.{module}"
-        names = [n for n in dict.fromkeys(_DECL_NAMES.findall(outside_sections(task.frozen)))]
-        if task.theorem_name not in names:
-            names.append(task.theorem_name)
-        queries: list[tuple[str, str]] = [("assume:tmpl", f"Print Assumptions {tmpl_mod}.{task.theorem_name}."),
-                                          ("assume:cand", f"Print Assumptions {cand_mod}.{task.theorem_name}.")]
-        params = sorted(template_variable_names(task.template) - {task.theorem_name})
-        for prefix, mod in (("tmpl", tmpl_mod), ("cand", cand_mod)):
-            for name in names:
-                verb = "Check @" if name == task.theorem_name else "Print "
-                queries.append((f"{prefix}:{name}", f"{verb}{mod}.{name}."))
-            for name in params:
-                queries.append((f"{prefix}:param:{name}", f"Check @{mod}.{name}."))
-        out, problem = self._marked_run(workspace, "forall_inspect", [
-            f"Require {tmpl_mod}.", f"Require {cand_mod}.", "Set Printing All.", "Set Printing Width 1000000."],
-            queries, timeout)
-        if problem:
-            return {}, problem
-        parsed: dict[str, Any] = {"vo": key, "theorem": task.theorem_name, "template": task.template,
-                                  "names": names, "out": out}
-        for side in ("tmpl", "cand"):
-            entries, bad = parse_print_assumptions(out[f"assume:{side}"])
-            parsed[f"assume:{side}"] = {"entries": entries, "problem": bad}
-        want = sorted({n for side in ("tmpl", "cand") for n, _ in parsed[f"assume:{side}"]["entries"]})
-        fqns: dict[str, str] = {}
-        if want:
-            about, problem = self._marked_run(workspace, "forall_about", [
-                f"Require {tmpl_mod}.", f"Require {cand_mod}.", "Set Printing Width 1000000."],
-                [(n, f"About {n}.") for n in want], timeout)
-            if problem:
-                return {}, f"could not resolve assumption names: {problem}"
-            for name in want:
-                found = re.findall(r"^Expands to:\s+(?:Constant|Inductive|Constructor)\s+(\S+)\s*$", about[name],
-                                   re.MULTILINE)
-                if len(found) != 1:
-                    return {}, f"could not resolve assumption name {name!r}: {about[name][-300:]!r}"
-                fqns[name] = found[0]
-        parsed["fqns"] = fqns
-        cache.write_text(json.dumps(parsed), encoding="utf-8")
-        return parsed, ""
+            return None, "the candidate has no compiled .vo", False
+        key = (sha256_bytes(vo.read_bytes()), task.task_id)
+        if key in self._judged:
+            return self._judged[key]
+        entry, data, problem = self._template_entry(task, timeout)
+        if not problem and not data.get("ok"):
+            problem = "the template does not compile here"
+        template = reparse((entry / "dump.txt").read_text(encoding="utf-8")) if not problem else problem
+        if isinstance(template, str):
+            return None, f"the template's judge record is unusable: {template}", True
+        cand, _, problem = run_dump(self._judge_run(timeout), workspace, vo, module, self._roots(task),
+                                    task.theorem_name)
+        if cand is None:
+            return None, problem, problem == "timed out"
+        parameters = template_variable_names(task.template) - {task.theorem_name}
+        self._judged[key] = (judge(template, cand, parameters, module, STRICT_AXIOMS, INSTALLED_ROOTS), "", False)
+        return self._judged[key]
 
     def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
-        """Compare the *elaborated* theorem, frozen definitions and template parameters of candidate and template.
-
-        Textual equality of the frozen part cannot see an import that changes what a name means; the fully
-        explicit terms (``Set Printing All``) can. The template's own parameters (its top-level
-        ``Variable``/``Context``, as ``Print Assumptions`` of the template reports them) are compared by type.
-        """
-        data, problem = self._inspect(task, workspace, timeout)
-        if problem:
-            return Layer("elaborated_statement", False, f"statement check failed to run: {problem}")
-        module = coq_module_name(task.task_id)
-        out = data["out"]
-        compared = list(data["names"])
-        pairs = [(out[f"tmpl:{n}"], out[f"cand:{n}"], n) for n in data["names"]]
-        tmpl_params = self._template_parameters(task, data)
-        if tmpl_params is None:
-            return Layer("elaborated_statement", False, "the template's assumptions are not understood: "
-                         + str(data["assume:tmpl"]["problem"]), {"output": out["assume:tmpl"][-2000:]})
-        compared += sorted(tmpl_params)
-        pairs += [(out[f"tmpl:param:{n}"], out[f"cand:param:{n}"], n) for n in sorted(tmpl_params)]
-        # Both sides are printed in one environment, so different constants print differently. The two task
-        # modules print as ``ForallTmpl.<m>.x`` or ``<m>.x`` (whichever was required last gets the short
-        # name): map both spellings of both modules to ``<m>.x`` before comparing.
-        own = re.compile(rf"(?<![\w'.])(?:{TMPL}\.|{CAND}\.)?{re.escape(module)}\.")
-        for tmpl, cand, name in pairs:
-            tmpl, cand = own.sub(f"{module}.", tmpl), own.sub(f"{module}.", cand)
-            # the printer's line breaks and indentation depend on name lengths: compare the token stream
-            if tmpl.split() != cand.split():
-                diff = next((f"template: {a.strip()!r} / candidate: {b.strip()!r}"
-                             for a, b in zip(tmpl.splitlines(), cand.splitlines()) if a != b), "lengths differ")
-                return Layer("elaborated_statement", False,
-                             f"the elaborated `{name}` differs from the template's ({diff[:600]})",
-                             {"compared": compared, "template": tmpl[-2000:], "candidate": cand[-2000:]})
-        return Layer("elaborated_statement", True, "", {"compared": compared})
-
-    def _template_parameters(self, task: Task, data: dict[str, Any]) -> set[str] | None:
-        """The template's own parameters: its top-level ``Variable``/``Context`` names (``Print Assumptions`` of
-        an admitted theorem lists only the theorem, so they are read from the text). None when the template's
-        assumptions are not understood. The statement check compares their types in template and candidate."""
-        if data["assume:tmpl"]["problem"]:
-            return None
-        return {n for n in template_variable_names(task.template) if n != task.theorem_name}
+        """Clause 1 of the guarantee: the theorem's type and the statement's closure in the problem file are the
+        template's, as kernel terms; a template parameter is still an axiom of the same type."""
+        judgement, problem, infra = self._judge(task, workspace, timeout)
+        if judgement is None:
+            return Layer("elaborated_statement", False, f"the kernel judge failed: {problem}", infra=infra)
+        if judgement.statement:
+            return Layer("elaborated_statement", False, judgement.statement)
+        return Layer("elaborated_statement", True, "", {"guarantee": STATEMENT_CLAUSE, "judge": "forall-judge plugin",
+                                                        "compared": judgement.compared})
 
     def audit_axioms(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> AxiomAudit:
-        """``Print Assumptions`` of the candidate's theorem, from a separate file that only ``Require``s it.
-
-        Names are resolved with ``About`` to fully qualified ones. Strict: every axiom is on
-        :data:`STRICT_AXIOMS` or is one of the template's own parameters. Rules: an axiom from an installed
-        library (:data:`INSTALLED_ROOTS`). Fail: an axiom the candidate declared, a disabled guard/positivity/
-        universe check anywhere, or output that is not understood.
-        """
-        data, problem = self._inspect(task, workspace, timeout)
-        if problem:
-            return AxiomAudit(ok=False, reason=f"axiom audit failed to run: {problem}")
-        output = data["out"]["assume:cand"]
-        info = data["assume:cand"]
-        if info["problem"]:
-            return AxiomAudit(ok=False, reason=info["problem"], output=output)
-        own = self._template_parameters(task, data)
-        if own is None:
-            return AxiomAudit(ok=False, reason="the template's assumptions are not understood", output=output)
-        module = coq_module_name(task.task_id)
-        cand_prefix = f"{CAND}.{module}."
-        qualified = [data["fqns"][name] for name, _ in info["entries"]]
-        unsafe = [f"{data['fqns'][name]} {kind}" for name, kind in info["entries"] if kind != "axiom"]
-        if unsafe:
-            return AxiomAudit(ok=False, axioms=qualified, output=output,
-                              reason=f"the proof relies on disabled kernel checks: {unsafe}")
-        strict_bad, rules_bad = [], []
-        for fqn in qualified:
-            if fqn.startswith(cand_prefix) and fqn[len(cand_prefix):] in own:
-                continue
-            if fqn.startswith((f"{CAND}.", f"{TMPL}.")):
-                strict_bad.append(fqn)
-                rules_bad.append(fqn)
-            elif fqn not in STRICT_AXIOMS:
-                strict_bad.append(fqn)
-                if not fqn.startswith(INSTALLED_ROOTS):
-                    rules_bad.append(fqn)
-        reason = ""
-        if rules_bad:
-            reason = f"axioms outside the benchmark's rule: {rules_bad}"
-        elif strict_bad:
-            reason = f"axioms outside the strict allow-list: {strict_bad}"
-        return AxiomAudit(ok=True, axioms=qualified, strict_ok=not strict_bad, rules_ok=not rules_bad,
-                          reason=reason, output=output)
+        """Clause 2: the theorem's assumptions, from the kernel (``Assumptions.assumptions`` in the judge's own
+        process, fully qualified kernel names). Strict: template parameters and :data:`STRICT_AXIOMS`. Rules: an
+        axiom of an installed library (:data:`INSTALLED_ROOTS`). Anything else, or a disabled kernel check, fails."""
+        judgement, problem, infra = self._judge(task, workspace, timeout)
+        if judgement is None:
+            return AxiomAudit(ok=False, reason=f"axiom audit failed to run: {problem}", infra=problem if infra else "")
+        return AxiomAudit(ok=True, axioms=judgement.axioms, strict_ok=judgement.strict, rules_ok=judgement.rules,
+                          reason=judgement.assumptions, output="\n".join(judgement.axioms), guarantee=AXIOM_CLAUSE)
 
     def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
-        """``coqchk -norec`` on the compiled candidate with its own kernel (no bytecode VM: a ``vm_compute``
-        bug in coqc is not trusted twice). Installed libraries are trusted, not re-checked."""
+        """Clause 3: ``coqchk -norec`` on the compiled candidate with its own kernel (no bytecode VM: a
+        ``vm_compute`` bug in coqc is not trusted twice). Installed libraries are trusted, not re-checked. Past its
+        budget coqchk is killed and the check is "not judged"."""
         if shutil.which(self.coqchk) is None:
             return Layer("independent_check", None, f"not judged: {self.coqchk} is not installed")
         module = coq_module_name(task.task_id)
-        argv = [self.coqchk, "-silent", "-o", "-Q", "cand", CAND, "-norec", f"{CAND}.{module}"]
-        result = self._run(argv, workspace, timeout)
+        budget = min(timeout, self.checker_timeout or timeout)
+        run = Path(tempfile.mkdtemp(prefix="coqchk-", dir=workspace))
+        try:
+            (run / "p").mkdir()
+            shutil.copyfile(workspace / "cand" / f"{module}.vo", run / "p" / f"{module}.vo")
+            argv = [self.coqchk, "-silent", "-o", "-Q", "p", PROBLEM_ROOT, "-norec", f"{PROBLEM_ROOT}.{module}"]
+            result = self._run(argv, run, budget)
+        finally:
+            shutil.rmtree(run, ignore_errors=True)
         output = (result.stdout + result.stderr).strip()
-        evidence = {"checker": "coqchk", "argv": argv, "output": output[-4000:], "returncode": result.returncode,
-                    "duration_s": round(result.duration, 3)}
+        evidence: dict[str, Any] = {"checker": "coqchk", "argv": argv, "output": output[-4000:],
+                                    "returncode": result.returncode, "duration_s": round(result.duration, 3)}
         if result.timed_out:
-            return Layer("independent_check", False, f"coqchk timed out after {timeout:.0f} s", evidence, infra=True)
+            return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
+                         "budget and was killed", {**evidence, "budget_s": budget})
         if result.returncode == 127:
             return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
                          infra=True)
@@ -589,17 +507,16 @@ class RocqProver:
         if sections is None:
             return Layer("independent_check", False, "coqchk printed no context summary", evidence)
         evidence["summary"] = sections
-        data, _ = self._inspect(task, workspace, timeout)
-        own = self._template_parameters(task, data) if data else None
-        allowed = {f"{CAND}.{module}.{n}" for n in (own or set())}
-        foreign = [a for a in sections.get("Axioms", []) if a.startswith(f"{CAND}.") and a not in allowed]
+        own = f"{PROBLEM_ROOT}.{module}."
+        allowed = {own + n for n in template_variable_names(task.template)}
+        foreign = [a for a in sections.get("Axioms", []) if a.startswith(own) and a not in allowed]
         if foreign:
             return Layer("independent_check", False, f"coqchk lists axioms declared by the candidate: {foreign}",
                          evidence)
         for title, names in sections.items():
-            if title != "Axioms" and title != "Theory" and any(n.startswith(f"{CAND}.") for n in names):
+            if title != "Axioms" and title != "Theory" and any(n.startswith(own) for n in names):
                 return Layer("independent_check", False, f"coqchk: candidate constants {title}: {names}", evidence)
-        return Layer("independent_check", True, "", evidence)
+        return Layer("independent_check", True, "", {**evidence, "guarantee": CHECKER_CLAUSE})
 
     def static_layers(self, task: Task, text: str) -> list[Layer]:
         from pytest_forall.lang.screens import rocq_static_layers

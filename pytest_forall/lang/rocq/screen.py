@@ -1,14 +1,19 @@
 """Static layers for Rocq/Coq candidates: syntax screen, frozen statement, shadowing guard.
 
 A candidate is the template's sentences with the final ``Admitted.`` replaced by a proof ending in
-``Qed.``/``Defined.``, plus sentences the candidate inserts *before* the theorem.  Every inserted
-sentence is classified by an allow-list; see ``docs/verifier-static.md`` for the rules and their limits.
+``Qed.``/``Defined.``, plus sentences the candidate inserts *before* the theorem (and queries after it).
+Every inserted sentence is classified by an allow-list; see ``docs/verifier-static.md`` for the rules and
+their limits. After compilation, :func:`sentence_structure` checks that the sentences coqc executed are the
+screen's own, each judged by what Coq parsed. The kernel judge, not this screen, carries the guarantee.
 """
 
 from __future__ import annotations
 
+import codecs
 import difflib
+import re
 import sys
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,14 +34,28 @@ from pytest_forall.lang.common import (
     run_static_layers,
     suspicious_characters,
 )
+from pytest_forall.lang.rocq.lexer import comments
 from pytest_forall.lang.rocq.lexer import tokens as lex
 
 THEOREM_KEYWORDS = frozenset({"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property"})
 #: Open a proof when written without ``:=``.
 DEFINITION_KEYWORDS = frozenset({"Definition", "Example", "Fixpoint", "CoFixpoint"})
-ALLOWED_HEADS = THEOREM_KEYWORDS | DEFINITION_KEYWORDS | {"Ltac", "Require", "From", "Set", "Unset"}
+#: Commands that only print: allowed anywhere at the top level, also after the proof.
+QUERY_HEADS = frozenset({"Check", "About", "Print", "Locate", "Search", "SearchPattern", "SearchRewrite", "Compute",
+                         "Eval"})
+ALLOWED_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS | QUERY_HEADS
+                 | {"Ltac", "Ltac2", "Require", "From", "Set", "Unset", "Inductive", "CoInductive", "Variant",
+                    "Record", "Structure", "Class", "Scheme"})
 #: ``Set``/``Unset`` options that cannot change what a statement means or what the kernel checks.
-ALLOWED_OPTIONS = frozenset({("Default", "Goal", "Selector"), ("Bullet", "Behavior"), ("Ltac", "Backtrace")})
+ALLOWED_OPTIONS = frozenset({("Default", "Goal", "Selector"), ("Bullet", "Behavior"), ("Ltac", "Backtrace"),
+                             ("Ltac2", "Backtrace"), ("Default", "Timeout")})
+#: Attributes a top-level sentence may carry (``#[local]`` …); any other (``bypass_check`` …) is refused.
+ALLOWED_ATTRIBUTES = frozenset({"local", "global", "export", "program", "refine", "universes(polymorphic)",
+                                "universes(monomorphic)"})
+#: Section-local hypotheses: allowed inside a ``Section`` the candidate opened, axioms at the top level.
+SECTION_HEADS = frozenset({"Variable", "Variables", "Hypothesis", "Hypotheses", "Context", "Let"})
+#: ``Ltac2 <word>`` forms that are not tactic definitions (notations, externals, mutable settings …).
+LTAC2_NON_DEFINITIONS = frozenset({"Notation", "Set", "Type", "External", "Eval", "Globalize", "Check"})
 #: Commands that change how later text is parsed, resolved or elaborated; the shadowing guard owns them.
 RESOLUTION_HEADS = frozenset({
     "Notation", "Infix", "Reserved", "Delimit", "Undelimit", "Bind", "Open", "Close", "Arguments", "Import",
@@ -44,6 +63,8 @@ RESOLUTION_HEADS = frozenset({
     "Identity", "Hint", "Remove", "Opaque", "Transparent", "Strategy", "Typeclasses", "Implicit",
     "Generalizable", "Tactic", "Declare", "SubClass"})
 #: Why the best-known escape hatches are refused (anything else off the allow-list gets a generic reason).
+GOOD_TERMINATORS = frozenset({"Qed", "Defined"})
+TERMINATORS = GOOD_TERMINATORS | {"Admitted", "Abort", "Save"}
 FORBIDDEN_REASONS = {
     "Axiom": "declares an axiom", "Axioms": "declares axioms", "Parameter": "declares an axiom",
     "Parameters": "declares axioms", "Hypothesis": "declares an axiom", "Hypotheses": "declares axioms",
@@ -51,19 +72,19 @@ FORBIDDEN_REASONS = {
     "Context": "adds hypotheses", "Admitted": "admits a proof", "Admit": "admits obligations",
     "Load": "loads unchecked source", "Declare ML Module": "loads a plugin", "Redirect": "redirects output",
     "Extraction": "runs extraction", "Drop": "leaves the checker", "Back": "rewinds the document",
-    "Reset": "rewinds the document", "Undo": "rewinds the document", "Program": "may admit obligations",
-    "Primitive": "declares a primitive", "Register": "registers primitives", "Print": "prints output",
-    "Check": "prints output", "Compute": "prints output", "Eval": "prints output", "Search": "prints output",
-    "Locate": "prints output", "About": "prints output", "Time": "is a control command", "Fail": "hides errors",
+    "Reset": "rewinds the document", "Undo": "rewinds the document", "Admit Obligations": "admits obligations",
+    "Primitive": "declares a primitive", "Register": "registers primitives", "Cd": "changes directory",
+    "Declare Module": "declares an axiomatic module", "Obligation Tactic": "sets how obligations are solved",
+    "Time": "is a control command", "Fail": "hides errors",
     "Succeed": "is a control command", "Timeout": "is a control command", "Abort": "abandons a proof",
     "Let": "adds a section-local definition", "Goal": "opens an anonymous proof",
 }
-OPENS_PROOF_ALWAYS = THEOREM_KEYWORDS | {"Goal"}
+OPENS_PROOF_ALWAYS = THEOREM_KEYWORDS | {"Goal", "Next"}
 OPENS_PROOF_WITHOUT_BODY = DEFINITION_KEYWORDS | {"Instance", "Let", "Function"}
-GOOD_TERMINATORS = frozenset({"Qed", "Defined"})
-TERMINATORS = GOOD_TERMINATORS | {"Admitted", "Abort", "Save"}
 #: Uppercase sentence heads a proof may contain; every other uppercase head is a vernacular command.
 PROOF_COMMANDS = frozenset({"Proof", "Unshelve"})
+#: What a proof sentence may be, as Coq itself parsed it (``coqc -time``): a capitalised head is a command.
+PARSED_PROOF_HEADS = PROOF_COMMANDS | GOOD_TERMINATORS
 FORBIDDEN_TACTICS = frozenset({"admit", "give_up", "Admitted"})
 DECLARING_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS
                    | {"Ltac", "Axiom", "Axioms", "Parameter", "Parameters", "Hypothesis", "Hypotheses",
@@ -77,10 +98,42 @@ BULLET_CHARS = frozenset("-+*{}")
 @dataclass(frozen=True)
 class Sentence(TokenRun):
 
+    def _attribute_end(self) -> int:
+        """Index of the first token after the leading ``#[…]`` attribute lists."""
+        i, tokens = 0, self.tokens
+        while i + 1 < len(tokens) and tokens[i].text == "#" and tokens[i + 1].text == "[":
+            depth, i = 1, i + 2
+            while i < len(tokens) and depth:
+                depth += {"[": 1, "]": -1}.get(tokens[i].text, 0)
+                i += 1
+        return i
+
+    def attributes(self) -> list[str]:
+        """The leading attributes, e.g. ``['local', 'bypass_check(guard)']`` for ``#[local, bypass_check(guard)]``;
+        ``#[]`` gives ``['']``."""
+        found: list[str] = []
+        i, tokens = 0, self.tokens
+        while i + 1 < len(tokens) and tokens[i].text == "#" and tokens[i + 1].text == "[":
+            depth, parens, current, i = 1, 0, "", i + 2
+            while i < len(tokens):
+                text = tokens[i].text
+                i += 1
+                depth += {"[": 1, "]": -1}.get(text, 0)
+                if depth == 0:
+                    break
+                parens += {"(": 1, ")": -1}.get(text, 0)
+                if text == "," and parens == 0:
+                    found.append(current)
+                    current = ""
+                else:
+                    current += text
+            found.append(current)
+        return found
+
     def command_words(self) -> list[str]:
-        """Leading identifiers after ``Local``/``Global``, e.g. ``['Declare', 'ML', 'Module']``."""
+        """Leading identifiers after attributes and ``Local``/``Global``, e.g. ``['Declare', 'ML', 'Module']``."""
         words = []
-        for token in self.tokens:
+        for token in self.tokens[self._attribute_end():]:
             if token.kind != "ident":
                 break
             words.append(token.text)
@@ -93,7 +146,7 @@ class Sentence(TokenRun):
         return words[0] if words else ""
 
     def has_attribute(self) -> bool:
-        return self.tokens[0].text.startswith("#")
+        return self._attribute_end() > 0
 
     def body_head(self) -> Token | None:
         """First token after leading bullets and braces (``- ``, ``+``, ``{``, ``} Qed.``)."""
@@ -104,10 +157,27 @@ class Sentence(TokenRun):
         return None
 
     def defines_inline(self) -> bool:
-        return any(t.kind == "symbol" and ":=" in t.text for t in self.tokens)
+        """A ``:=`` at bracket depth 0 that is not a ``let … :=`` of the type (``Definition d : let k := 2 in nat.``
+        opens a proof)."""
+        depth, lets = 0, 0
+        for token in self.tokens:
+            if token.kind == "symbol" and token.text in "([{":
+                depth += 1
+            elif token.kind == "symbol" and token.text in ")]}":
+                depth -= 1
+            elif depth == 0 and token.kind == "ident" and token.text == "let":
+                lets += 1
+            elif depth == 0 and token.kind == "symbol" and ":=" in token.text:
+                if lets == 0:
+                    return True
+                lets -= 1
+        return False
 
     def opens_proof(self) -> bool:
-        head = self.head()
+        words = self.command_words()
+        head = words[1] if words[:1] == ["Program"] and len(words) > 1 else self.head()
+        if head == "Next":
+            return words[1:2] == ["Obligation"]
         return head in OPENS_PROOF_ALWAYS or (head in OPENS_PROOF_WITHOUT_BODY and not self.defines_inline())
 
     def terminator(self) -> str:
@@ -116,6 +186,8 @@ class Sentence(TokenRun):
 
     def declared_name(self) -> str:
         words = self.command_words()
+        if words[:1] == ["Program"] or (words[:1] == ["Ltac2"] and words[1:2] in (["rec"], ["mutable"])):
+            words = words[1:]
         return words[1] if len(words) > 1 else ""
 
 
@@ -235,14 +307,26 @@ def analyse(template: str, candidate: str, theorem_name: str) -> Analysis:
 # --- layers ----------------------------------------------------------------------------------------
 
 
-def _top_level_finding(sentence: Sentence) -> Finding | None:
+def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding | None:
     """Syntax-screen verdict on one inserted top-level sentence (resolution commands are the guard's)."""
-    if sentence.has_attribute():
-        return Finding(sentence.line, f"attribute `{sentence.text[:40]}` is not allowed (e.g. #[bypass_check])",
-                       {"sentence": sentence.text[:200]})
+    refused = [a for a in sentence.attributes() if a not in ALLOWED_ATTRIBUTES]
+    if refused:
+        return Finding(sentence.line, f"attribute `{refused[0] or '#[]'}` is not allowed (allowed: "
+                                      f"{sorted(ALLOWED_ATTRIBUTES)})", {"sentence": sentence.text[:200]})
     words = sentence.command_words()
     head = words[0] if words else ""
-    if head in RESOLUTION_HEADS and words[:3] != ["Declare", "ML", "Module"]:
+    if words[:1] == ["Program"] and words[1:2] and words[1] in THEOREM_KEYWORDS | DEFINITION_KEYWORDS:
+        return None
+    if words[:2] == ["Next", "Obligation"] and len(sentence.tokens) == 3:
+        return None
+    if _structure_command(sentence) or (head in SECTION_HEADS and in_section):
+        return None
+    if head == "Ltac2" and (len(words) < 2 or words[1] in LTAC2_NON_DEFINITIONS):
+        return Finding(sentence.line, f"`{sentence.text[:40]}` is not an Ltac2 tactic definition",
+                       {"sentence": sentence.text[:200]})
+    if _allowed_hint(sentence, words):
+        return None
+    if head in RESOLUTION_HEADS and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
         return None
     if head in ("Set", "Unset"):
         option = tuple(words[1:])
@@ -255,11 +339,37 @@ def _top_level_finding(sentence: Sentence) -> Finding | None:
         return _require_finding(sentence, words)
     if head in ALLOWED_HEADS:
         return None
-    reason = FORBIDDEN_REASONS.get(" ".join(words[:3])) or FORBIDDEN_REASONS.get(head)
+    reason = (FORBIDDEN_REASONS.get(" ".join(words[:3])) or FORBIDDEN_REASONS.get(" ".join(words[:2]))
+              or FORBIDDEN_REASONS.get(head))
     what = f"`{' '.join(words[:3]) or sentence.tokens[0].text}`"
     return Finding(sentence.line, f"{what} {reason}" if reason else f"{what} is not on the allow-list of "
                                                                       f"commands a candidate may add",
                    {"sentence": sentence.text[:200]})
+
+
+def _structure_command(sentence: Sentence) -> str:
+    """``Section X.``, ``Module X.`` or ``End X.`` exactly (no functor, type, Import): the command's name, else ""."""
+    words = sentence.command_words()
+    plain = len(sentence.tokens) == 3 and not sentence.has_attribute() and len(words) == 2
+    return words[0] if plain and words[0] in ("Section", "Module", "End") else ""
+
+
+def _opens_scope(sentence: Sentence) -> bool:
+    """``Module Type T.``, ``Module F (X : T).``, ``Module Import M.`` … open a scope ``End`` closes (not ``:=``)."""
+    return sentence.head() in ("Module", "Section") and not sentence.defines_inline() and len(sentence.tokens) > 2
+
+
+def _scope_name(sentence: Sentence) -> str:
+    words = [w for w in sentence.command_words()[1:] if w not in ("Type", "Import", "Export")]
+    return words[0] if words else ""
+
+
+def _allowed_hint(sentence: Sentence, words: list[str]) -> bool:
+    """Proof-search hints (``#[local] Hint Resolve …``) change no statement; typeclass hints could change how the
+    frozen text elaborates, so they stay with the shadowing guard (the kernel judge would see the difference)."""
+    return (words[:1] == ["Hint"] and len(words) > 1
+            and words[1] in ("Resolve", "Immediate", "Constructors", "Unfold", "Rewrite", "Extern")
+            and not any(t.text == "typeclass_instances" for t in sentence.tokens))
 
 
 def _require_finding(sentence: Sentence, words: list[str]) -> Finding | None:
@@ -285,11 +395,16 @@ def _proof_findings(block: Block, ltac_names: set[str], owner: str) -> list[Find
     findings = []
     for index, sentence in enumerate(block.proof):
         findings += _tactic_findings(sentence, f"the proof of {owner}")
+        if sentence.has_attribute():
+            findings.append(Finding(sentence.line, f"attribute list `{sentence.text[:40]}` inside the proof of "
+                                                   f"{owner}: commands are not allowed in a proof",
+                                    {"sentence": sentence.text[:200]}))
+            continue
         head = sentence.body_head()
         if head is None or head.kind != "ident" or not head.text[:1].isupper():
             continue
-        if head.text in GOOD_TERMINATORS or head.text in ltac_names:
-            continue
+        if head.text in GOOD_TERMINATORS or head.text in ltac_names or "." in head.text:
+            continue  # a qualified head (``Control.shelve ()``) is an Ltac2 call: no command is qualified
         if head.text in PROOF_COMMANDS and (head.text != "Proof" or index == 0):
             continue
         if head.text in TERMINATORS:
@@ -305,25 +420,67 @@ def _proof_findings(block: Block, ltac_names: set[str], owner: str) -> list[Find
 
 
 def syntax_screen(candidate: str, analysis: Analysis, theorem_name: str) -> Layer:
-    findings = suspicious_characters(candidate)
-    ltac_names = {b.head.declared_name() for _, b in analysis.inserted() if b.head.head() == "Ltac"}
-    for _, block in analysis.inserted():
-        finding = _top_level_finding(block.head)
+    findings = suspicious_characters(_blank_comment_spaces(candidate))
+    ltac_names = {b.head.declared_name() for _, b in analysis.inserted() if b.head.head() in ("Ltac", "Ltac2")}
+    inserted = dict(analysis.inserted())
+    opened: list[tuple[str, str, bool]] = []  # (Section|Module, name, opened by the candidate)
+    for index, block in enumerate(analysis.candidate.before):
+        structure, mine = _structure_command(block.head), index in inserted
+        if structure == "End":
+            name = block.head.declared_name()
+            if not opened or opened[-1][1] != name:
+                findings.append(Finding(block.head.line, f"`End {name}` closes no open Section/Module of that name",
+                                        {"sentence": block.head.text[:200]}))
+            elif opened[-1][2] != mine:
+                findings.append(Finding(block.head.line, f"`End {name}` closes a Section/Module the "
+                                                         f"{'template' if mine else 'candidate'} opened", {}))
+            else:
+                opened.pop()
+        elif structure or _opens_scope(block.head):
+            opened.append((structure or "Module", _scope_name(block.head), mine))
+        if not mine:
+            continue
+        # a Variable/Hypothesis only in a Section the candidate opened (one in the template's would change the
+        # statement: the theorem is generalised over it)
+        finding = _top_level_finding(block.head, in_section=bool(opened) and opened[-1][0] == "Section"
+                                     and opened[-1][2])
         if finding:
             findings.append(finding)
         findings += _tactic_findings(block.head, f"`{block.head.head()} {block.head.declared_name()}`")
         findings += _proof_findings(block, ltac_names, f"`{block.head.declared_name() or block.head.head()}`")
     main = analysis.candidate.main
+    left_open = [f"{kind} {name}" for kind, name, mine in opened if mine]
+    if main is not None and left_open:
+        findings.append(Finding(main.head.line, f"`{theorem_name}` is inside {left_open[-1]}, which the candidate "
+                                                f"opened: it would be generalised or renamed", {}))
     if main is not None:
         findings += _proof_findings(main, ltac_names, f"`{theorem_name}`")
         kept = set(analysis.trailer_match.values())
-        findings += [Finding(b.head.line, f"sentence after the proof of `{theorem_name}`: "
-                                          f"`{b.head.text[:60]}`", {"sentence": b.head.text[:200]})
-                     for i, b in enumerate(analysis.candidate.after) if i not in kept]
-    inserted = len(analysis.inserted())
-    return layer_from_findings(SYNTAX, findings, f"{inserted} inserted sentence(s) on the allow-list; "
+        for i, b in enumerate(analysis.candidate.after):
+            if i in kept:
+                continue
+            if b.head.head() in QUERY_HEADS and not b.proof:
+                finding = _top_level_finding(b.head)
+                findings += [finding] if finding else []
+                continue
+            findings.append(Finding(b.head.line, f"sentence after the proof of `{theorem_name}` (only queries such "
+                                                 f"as Check/Print may follow): `{b.head.text[:60]}`",
+                                    {"sentence": b.head.text[:200]}))
+    count = len(inserted)
+    return layer_from_findings(SYNTAX, findings, f"{count} inserted sentence(s) on the allow-list; "
                                                  f"proofs free of admits and vernacular",
-                               {"inserted_sentences": inserted})
+                               {"inserted_sentences": count})
+
+
+def _blank_comment_spaces(text: str) -> str:
+    """``text`` with Unicode spaces (no-break space …) inside comments made plain: a comment cannot change where
+    Coq's sentences are, and coqc's own sentence report is checked against the screen's after compilation."""
+    out = list(text)
+    for start, end in comments(text):
+        for k in range(start, end):
+            if unicodedata.category(text[k]) == "Zs":
+                out[k] = " "
+    return "".join(out)
 
 
 def frozen_statement(analysis: Analysis, theorem_name: str) -> Layer:
@@ -338,7 +495,9 @@ def frozen_statement(analysis: Analysis, theorem_name: str) -> Layer:
         findings.append(difference_finding("theorem statement", template.theorem.tokens,
                                            cand.main.head.tokens, index, cand.main.head.line))
     opener = cand.main.proof[0] if cand.main.proof else None
-    if opener is None or not same(template.proof_open, opener):
+    using = (opener is not None and opener.command_words()[:2] == ["Proof", "using"]
+             and template.proof_open.command_words() == ["Proof"])
+    if opener is None or not (same(template.proof_open, opener) or using):
         findings.append(Finding(opener.line if opener else cand.main.head.line,
                                 "the theorem's proof must start with the template's `Proof.`",
                                 {"found": opener.text[:80] if opener else "<nothing>"}))
@@ -377,7 +536,14 @@ def shadowing_guard(analysis: Analysis) -> Layer:
         sentence = block.head
         words = sentence.command_words()
         head = words[0] if words else ""
-        if head in RESOLUTION_HEADS and words[:3] != ["Declare", "ML", "Module"]:
+        if _structure_command(sentence) in ("Section", "Module"):
+            if name_clashes(sentence.declared_name(), analysis.frozen_parts_after(index)):
+                findings.append(Finding(sentence.line, f"`{head} {sentence.declared_name()}` shadows a name the "
+                                                       f"frozen text after it uses", {}))
+            continue
+        if _structure_command(sentence) or _allowed_hint(sentence, words):
+            continue
+        if head in RESOLUTION_HEADS and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
             findings.append(Finding(sentence.line, f"`{' '.join(words[:2])}` changes how the frozen text is "
                                                    f"parsed or resolved", {"sentence": sentence.text[:200]}))
             continue
@@ -401,6 +567,105 @@ def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
                 THEOREM_KEYWORDS | {"Fixpoint", "CoFixpoint", "Inductive", "CoInductive"}):
             names.append(tokens[i + 1].text)
     return names
+
+
+# --- Coq's own sentences ------------------------------------------------------------------------------
+
+STRUCTURE = "sentence_structure"
+_PARSED_HEAD = re.compile(r"^(?:#\[[^\]]*\])*(?P<head>[A-Za-z_][\w']*)?")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One sentence as coqc executes it: bullets and braces are sentences of their own, a goal selector with
+    its brace (``2: {``) one sentence. ``start``/``end`` are character offsets into the screen's text."""
+
+    start: int
+    end: int
+    sentence: Sentence
+    in_proof: bool
+
+
+def coq_units(text: str) -> list[Unit]:
+    """The screen's segmentation of ``text`` into the units ``coqc -time`` reports (NotUnderstood if unreadable)."""
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+    def offset(token: Token) -> int:
+        return starts[token.line - 1] + token.col - 1
+
+    units: list[Unit] = []
+    for block in candidate_shape(text, "").before:
+        for in_proof, sentence in [(False, block.head), *((True, s) for s in block.proof)]:
+            tokens = list(sentence.tokens)
+            while tokens and tokens[0].kind == "symbol" and set(tokens[0].text) <= BULLET_CHARS:
+                units.append(Unit(offset(tokens[0]), offset(tokens[0]) + len(tokens[0].text), sentence, in_proof))
+                tokens = tokens[1:]
+            brace = _selector_brace(tokens) if in_proof else None
+            if brace is not None:
+                units.append(Unit(offset(tokens[0]), offset(tokens[brace]) + 1, sentence, in_proof))
+                tokens = tokens[brace + 1:]
+                while tokens and tokens[0].kind == "symbol" and set(tokens[0].text) <= BULLET_CHARS:
+                    units.append(Unit(offset(tokens[0]), offset(tokens[0]) + len(tokens[0].text), sentence,
+                                      in_proof))
+                    tokens = tokens[1:]
+            if tokens:
+                units.append(Unit(offset(tokens[0]), offset(tokens[-1]) + len(tokens[-1].text), sentence, in_proof))
+    return units
+
+
+def _selector_brace(tokens: Sequence[Token]) -> int | None:
+    """Index of the ``{`` of a goal selector opening a focus (``2: {``, ``[x]: {``, ``all: {``), else None."""
+    colon = next((i for i, t in enumerate(tokens) if t.text in (":", "!:")), None)
+    if colon is None or colon + 1 >= len(tokens) or tokens[colon + 1].text != "{":
+        return None
+    selector = tokens[:colon]
+    if all(t.kind == "number" or t.text in (",", "-", "all", "par", "!") for t in selector) or (
+            len(selector) == 3 and (selector[0].text, selector[2].text) == ("[", "]")):
+        return colon + 1
+    return None
+
+
+def sentence_structure(data: bytes, reported: Sequence[tuple[int, int, str]]) -> Layer:
+    """The sentences coqc executed (byte ranges from ``coqc -time``) must be exactly the screen's units, and each
+    is judged by what Coq parsed: in a proof, a capitalised head Coq parsed is a command unless it is ``Proof``,
+    ``Unshelve``, ``Qed``, ``Defined`` or a tactic the candidate defined; at the top level Coq's command must be
+    the one the screen classified. The candidate can print lines that look like coqc's report, but only add
+    ranges, so a forgery can make this layer reject, never accept.
+    """
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = data[bom:].decode("utf-8")
+        units = coq_units(text)
+    except (UnicodeDecodeError, NotUnderstood) as exc:
+        return Layer(STRUCTURE, False, f"the screen cannot segment the candidate: {exc}")
+    byte_at = [0]  # coqc counts bytes after a leading byte order mark (tests/cheats/valid/utf8_bom)
+    for char in text:
+        byte_at.append(byte_at[-1] + len(char.encode("utf-8")))
+    expected = [(byte_at[u.start], byte_at[u.end]) for u in units]
+    got = [(a, b) for a, b, _ in reported]
+    evidence: dict[str, object] = {"sentences": len(got), "screen_units": len(expected)}
+    if got != expected:
+        index = next((i for i, (x, y) in enumerate(zip(expected, got)) if x != y), min(len(expected), len(got)))
+        mine = f"bytes {expected[index][0]}-{expected[index][1]}" if index < len(expected) else "nothing more"
+        coq = f"bytes {got[index][0]}-{got[index][1]} [{reported[index][2][:60]}]" if index < len(got) else "nothing"
+        return Layer(STRUCTURE, False, f"coqc's sentences differ from the screen's at sentence {index + 1}: coqc "
+                                       f"executed {coq}, the screen expected {mine}", evidence)
+    tactics = {u.sentence.declared_name() for u in units if not u.in_proof and u.sentence.head() in ("Ltac", "Ltac2")}
+    for unit, (_, _, parsed) in zip(units, reported):
+        match = _PARSED_HEAD.match(parsed.replace("~", " "))
+        head = (match.group("head") or "") if match else ""
+        line = unit.sentence.line
+        if unit.in_proof:
+            if parsed.startswith("#[") or (head[:1].isupper() and head not in PARSED_PROOF_HEADS | tactics):
+                return Layer(STRUCTURE, False, f"line {line}: Coq parsed the command `{parsed[:60]}` inside a proof",
+                             evidence)
+            continue
+        words = unit.sentence.command_words()
+        screen = words[1] if words[:1] == ["Program"] and len(words) > 1 else (words[0] if words else "")
+        if head != screen and {head, screen} != {"Eval", "Compute"}:
+            return Layer(STRUCTURE, False, f"line {line}: Coq parsed `{parsed[:60]}` where the screen saw "
+                                           f"`{' '.join(words[:2])}`", evidence)
+    return Layer(STRUCTURE, True, f"all {len(got)} sentences coqc executed are the screen's", evidence)
 
 
 def rocq_static_layers(template: str, candidate: str, *, theorem_name: str) -> list[Layer]:

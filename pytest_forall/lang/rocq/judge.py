@@ -1,0 +1,267 @@
+"""The kernel-level judge for Rocq: template and candidate compared as kernel terms, not as printed text.
+
+Both files are compiled under the same logical name (``ForallProblem.<module>``) in separate scratch
+directories, so the kernel names of their constants coincide. A small OCaml plugin (``forall_judge.mlg``,
+built by the harness into the cache) is loaded by an audit file that only ``Require``\\ s one compiled
+``.vo``; it serialises, straight from the kernel's global environment, the theorem's type, every
+constant and inductive of the problem file the roots (the theorem and every name the template declares)
+transitively depend on, and ``Assumptions.assumptions`` of the theorem with fully qualified kernel names.
+Nothing the candidate's own compile printed is read, and no printing option can change the output.
+docs/verifier.md states the guarantee and what it assumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from pytest_forall.core.model import sha256_bytes
+from pytest_forall.core.proc import ProcResult, run_command
+
+PROBLEM_ROOT = "ForallProblem"
+PLUGIN_SOURCE = Path(__file__).with_name("forall_judge.mlg")
+PLUGIN_PACKAGE = "forall-judge"
+#: Where the plugin's findlib directory is bound inside a sandbox.
+PLUGIN_INSIDE = "/forall-judge"
+NONCE_SLOT = "stored"
+_LINE_KINDS = ("theorem ", "closure ", "assumption ", "missing-theorem ", "missing-root ")
+
+Runner = Callable[..., ProcResult]
+
+
+def _digest_file(path: Path) -> str:
+    return sha256_bytes(path.read_bytes())
+
+
+def manifest_ok(entry: Path, key: str) -> bool:
+    """A cache entry is trusted only when its manifest names this key and every listed file has its digest."""
+    try:
+        manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
+        files = manifest["files"]
+        return bool(manifest.get("key") == key and isinstance(files, dict) and files and all(
+            isinstance(digest, str) and _digest_file(entry / name) == digest for name, digest in files.items()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def write_manifest(entry: Path, key: str, names: list[str]) -> None:
+    """Record the digest of every file of a cache entry; :func:`manifest_ok` checks it on every read."""
+    files = {name: _digest_file(entry / name) for name in names}
+    (entry / "manifest.json").write_text(json.dumps({"key": key, "files": files}), encoding="utf-8")
+
+
+def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | str]) -> tuple[Path, str]:
+    """The validated cache entry for ``key``; built (into a fresh directory, then renamed) when absent, corrupt or
+    foreign. ``build`` fills the directory and returns the names of the files to trust, or a problem."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    entry = cache_dir / key
+    with FileLock(str(entry) + ".lock"):
+        if manifest_ok(entry, key):
+            return entry, ""
+        scratch = Path(tempfile.mkdtemp(prefix="build-", dir=cache_dir))
+        try:
+            produced = build(scratch)
+            if isinstance(produced, str):
+                return entry, produced
+            write_manifest(scratch, key, produced)
+            shutil.rmtree(entry, ignore_errors=True)
+            scratch.rename(entry)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return entry, ""
+
+
+def plugin_dir(cache_dir: Path, coq_version: str) -> tuple[Path | None, str]:
+    """The findlib directory holding the judge plugin, built by the harness (never by a candidate) once per
+    plugin source and Coq installation. Returns (directory, "") or (None, why it could not be built)."""
+    source = PLUGIN_SOURCE.read_bytes()
+    key = "judge-" + hashlib.sha256(source + b"\0" + coq_version.encode()).hexdigest()[:24]
+
+    def build(scratch: Path) -> list[str] | str:
+        work = scratch / "src"
+        work.mkdir()
+        (work / "forall_judge.mlg").write_bytes(source)
+        env = {"PATH": os.environ.get("PATH") or "/usr/bin:/bin", "HOME": str(work)}
+        steps = [["coqpp", "forall_judge.mlg"],
+                 ["ocamlfind", "ocamlopt", "-thread", "-shared", "-rectypes", "-w", "-a", "-package",
+                  "coq-core.vernac,coq-core.printing", "forall_judge.ml", "-o", "forall_judge.cmxs"]]
+        for argv in steps:
+            result = run_command(argv, cwd=work, timeout=300, env=env)
+            if result.returncode != 0:
+                return (f"building the judge plugin failed ({' '.join(argv[:2])} exited {result.returncode}): "
+                        f"{(result.stdout + result.stderr).strip()[-600:]}; it needs libcoq-core-ocaml-dev, "
+                        f"ocaml-findlib and coqpp (apt-get install -y libcoq-core-ocaml-dev ocaml-findlib)")
+        package = scratch / PLUGIN_PACKAGE
+        package.mkdir()
+        shutil.copy2(work / "forall_judge.cmxs", package / "forall_judge.cmxs")
+        (package / "META").write_text('package "plugin" (\n  directory = "."\n  requires = "coq-core.vernac"\n'
+                                      '  archive(native) = "forall_judge.cmxs"\n'
+                                      '  plugin(native) = "forall_judge.cmxs"\n)\n', encoding="utf-8")
+        shutil.rmtree(work)
+        return [f"{PLUGIN_PACKAGE}/forall_judge.cmxs", f"{PLUGIN_PACKAGE}/META"]
+
+    try:
+        entry, problem = cached_entry(cache_dir, key, build)
+    except OSError as exc:
+        return None, f"cannot build the judge plugin in {cache_dir}: {exc}"
+    return (None, problem) if problem else (entry, "")
+
+
+@dataclass(frozen=True)
+class Dump:
+    """What the plugin serialised from one environment (see ``forall_judge.mlg``)."""
+
+    theorem: str
+    closure: frozenset[str]
+    assumptions: tuple[str, ...]
+    missing: frozenset[str]
+
+
+def parse_dump(text: str, nonce: str) -> Dump | str:
+    """The plugin's output file, or the reason it is not understood (the judge then fails closed)."""
+    lines = text.split("\n")
+    if lines[-1:] == [""]:
+        lines = lines[:-1]
+    if len(lines) < 2 or lines[0] != f"forall-judge {nonce}" or lines[-1] != f"end {nonce}":
+        return "the judge's output is missing or not from this run"
+    theorem, closure, assumptions, missing = "", set(), [], set()
+    for line in lines[1:-1]:
+        kind = next((k for k in _LINE_KINDS if line.startswith(k)), "")
+        rest = line[len(kind):]
+        if kind == "theorem ":
+            theorem = rest
+        elif kind == "closure ":
+            closure.add(rest)
+        elif kind == "assumption ":
+            assumptions.append(rest)
+        elif kind:
+            missing.add(line)
+        else:
+            return f"unexpected judge output line {line[:200]!r}"
+    return Dump(theorem, frozenset(closure), tuple(assumptions), frozenset(missing))
+
+
+def audit_source(module: str, roots: list[str], theorem: str, out_name: str, nonce: str) -> str:
+    """The audit file: load the plugin, ``Require`` the one compiled problem library, dump. Nothing else."""
+    for name in [*roots, theorem]:
+        if not re.fullmatch(r"[^\W\d][\w']*", name) or '"' in name:
+            raise ValueError(f"not a Coq identifier: {name!r}")
+    return (f'Declare ML Module "{PLUGIN_PACKAGE}.plugin".\nRequire {PROBLEM_ROOT}.{module}.\n'
+            f'ForallJudgeDump "{out_name}" "{nonce}" "{PROBLEM_ROOT}.{module}" "{" ".join(roots)}" "{theorem}".\n')
+
+
+def run_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, vo: Path, module: str, roots: list[str],
+             theorem: str) -> tuple[Dump | None, str, str]:
+    """Run the audit in a fresh directory under ``parent`` holding only a copy of ``vo`` and the audit file.
+
+    ``run(arguments, cwd)`` runs coqc with those arguments (sandboxed, the plugin on its findlib path). Returns the parsed dump, its
+    raw text (for the template cache) and "" — or None, "", and why it failed.
+    """
+    work = Path(tempfile.mkdtemp(prefix="judge-", dir=parent))
+    try:
+        (work / "p").mkdir()
+        shutil.copyfile(vo, work / "p" / f"{module}.vo")
+        nonce = secrets.token_hex(8)
+        try:
+            source = audit_source(module, roots, theorem, "dump.txt", nonce)
+        except ValueError as exc:
+            return None, "", str(exc)
+        (work / "audit.v").write_text(source, encoding="utf-8")
+        result = run(["-q", "-Q", "p", PROBLEM_ROOT, "audit.v"], work)
+        if result.timed_out:
+            return None, "", "timed out"
+        if result.returncode != 0:
+            return None, "", f"the audit exited with {result.returncode}: {(result.stdout + result.stderr).strip()[-600:]}"
+        try:
+            text = (work / "dump.txt").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            return None, "", f"the judge wrote no output: {exc}"
+        parsed = parse_dump(text, nonce)
+        if isinstance(parsed, str):
+            return None, "", parsed
+        lines = text.rstrip("\n").split("\n")
+        stored = "\n".join([f"forall-judge {NONCE_SLOT}", *lines[1:-1], f"end {NONCE_SLOT}"]) + "\n"
+        return parsed, stored, ""
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def reparse(stored: str) -> Dump | str:
+    """A dump stored in the template cache (its nonce replaced by a fixed slot) parsed again."""
+    return parse_dump(stored, NONCE_SLOT)
+
+
+@dataclass
+class Judgement:
+    """The judge's findings, one per guarantee clause ("" = holds)."""
+
+    statement: str
+    axioms: list[str]
+    assumptions: str       # why the assumptions are outside the rule ("" = fine)
+    strict: bool
+    rules: bool
+    compared: list[str]    # the kernel names whose terms were compared (the theorem first)
+
+
+def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, strict_axioms: frozenset[str],
+          installed_roots: tuple[str, ...]) -> Judgement:
+    """Clause 1 (same statement and closure, parameters still parameters) and clause 2 (assumptions)."""
+    own = f"{PROBLEM_ROOT}.{module}."
+    statement = ""
+    if not candidate.theorem:
+        statement = f"the candidate defines no theorem `{_theorem_name(template)}` at the top level of the file"
+    elif candidate.theorem != template.theorem:
+        statement = (f"the type of `{_theorem_name(template)}` differs from the template's as a kernel term "
+                     f"({_diff(template.theorem, candidate.theorem)})")
+    elif candidate.missing != template.missing:
+        statement = f"names the template declares are missing: {sorted(candidate.missing - template.missing)[:5]}"
+    elif candidate.closure != template.closure:
+        changed = sorted({_entry_name(e) for e in candidate.closure ^ template.closure})
+        statement = f"the statement's dependencies differ from the template's as kernel terms: {changed[:8]}"
+    template_axioms = {_entry_name(e) for e in template.closure if _entry_kind(e) == "axiom"}
+    allowed_params = {own + p for p in parameters} & template_axioms
+    axioms, strict_bad, rules_bad = [], [], []
+    for line in candidate.assumptions:
+        kind, _, name = line.partition(" ")
+        axioms.append(name if kind == "axiom" else line)
+        if kind != "axiom":
+            rules_bad.append(line)
+        elif name in allowed_params:
+            continue
+        elif name.startswith(own) or not name.startswith(installed_roots):
+            rules_bad.append(name)
+        elif name not in strict_axioms:
+            strict_bad.append(name)
+    reason = (f"assumptions outside the benchmark's rule: {rules_bad}" if rules_bad else
+              f"axioms outside the strict allow-list: {strict_bad}" if strict_bad else "")
+    compared = [_theorem_name(template), *sorted(_entry_name(e) for e in template.closure)]
+    return Judgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad, compared)
+
+
+def _theorem_name(dump: Dump) -> str:
+    return _entry_name(dump.theorem)
+
+
+def _entry_name(entry: str) -> str:
+    parts = entry.split(" ", 2)
+    return parts[1] if len(parts) > 1 else entry
+
+
+def _entry_kind(entry: str) -> str:
+    parts = entry.split(" ", 3)
+    return parts[2] if len(parts) > 2 else ""
+
+
+def _diff(a: str, b: str) -> str:
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return f"template …{a[max(0, i - 60):i + 60]!r} / candidate …{b[max(0, i - 60):i + 60]!r}"

@@ -1,0 +1,5 @@
+Require Import Nat.
+Definition putnam_1986_a2_solution := (10 ^ (20000) / (10 ^ (100) + 3)) mod 10.
+Theorem putnam_1986_a2
+    : (10 ^ (20000) / (10 ^ (100) + 3)) mod 10 = putnam_1986_a2_solution.
+Proof. reflexivity. Qed.

@@ -1,0 +1,10 @@
+Require Import Ensembles RelationClasses.
+Unset Guard Checking.
+Fixpoint loop (n : nat) : False := loop n.
+Set Guard Checking.
+Theorem putnam_2001_a1
+    (A : Type)
+    (op : A->A->A)
+    (hop : forall (a b: A), op (op a b) a = b)
+    : forall (a b: A), op a (op b a) = b.
+Proof. destruct (loop 0). Qed.

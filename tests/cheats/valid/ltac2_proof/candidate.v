@@ -1,0 +1,13 @@
+Require Import Ensembles RelationClasses.
+From Ltac2 Require Import Ltac2.
+Theorem putnam_2001_a1
+    (A : Type)
+    (op : A->A->A)
+    (hop : forall (a b: A), op (op a b) a = b)
+    : forall (a b: A), op a (op b a) = b.
+Proof.
+  intros a b.
+  assert (h := hop (op b a) b).
+  rewrite (hop b a) in h.
+  exact h.
+Qed.

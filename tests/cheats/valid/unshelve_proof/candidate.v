@@ -1,0 +1,13 @@
+Require Import Ensembles RelationClasses.
+Theorem putnam_2001_a1
+    (A : Type)
+    (op : A->A->A)
+    (hop : forall (a b: A), op (op a b) a = b)
+    : forall (a b: A), op a (op b a) = b.
+Proof.
+  intros a b.
+  unshelve eapply (@eq_trans A _ (op (op (op b a) b) (op b a)) _).
+  - now rewrite (hop b a).
+  - apply hop.
+  Unshelve.
+Qed.

@@ -1,0 +1,313 @@
+"""The Rocq verifier's guarantee (docs/verifier.md), clause by clause, on the real coqc/coqchk.
+
+Each clause test shows a cheat its check rejects and that the same cheat is *accepted* once that one
+check is replaced by a no-op, i.e. nothing else in the pipeline would have caught it. Then: prover
+processes never outlive ``forall verify`` (a real SIGTERM/SIGKILL), coqchk is killed at its budget and the
+acceptance says "not judged", and the harness's caches are validated on read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import PUTNAM, require_tool
+from pytest_forall.core.model import Layer
+from pytest_forall.core.prover import AxiomAudit, CompileResult
+from pytest_forall.core.verify import task_from_template, verify_candidate
+from pytest_forall.lang.rocq import judge as judge_module
+from pytest_forall.lang.rocq.backend import RocqProver
+
+SRC = PUTNAM / "coq" / "src"
+CORPUS = Path(__file__).resolve().parent / "cheats"
+A1 = (CORPUS / "valid" / "putnam_2001_a1" / "candidate.v").read_text()
+A1_PROOF = A1[A1.index("Proof."):]
+VERIFY = [sys.executable, "-m", "pytest_forall.core.verify"]
+
+
+@pytest.fixture(autouse=True)
+def _coq() -> None:
+    require_tool("coqc")
+    require_tool("coqchk")
+
+
+class Screenless(RocqProver):
+    """The screen off (static layers and the sentence check): the kernel-side clauses judge alone."""
+
+    def static_layers(self, task: Any, text: str) -> list[Layer]:
+        return []
+
+    def sentence_check(self, task: Any, data: bytes, compiled: CompileResult) -> Layer:
+        return Layer("sentence_structure", True, "off")
+
+
+class NoStatementCheck(Screenless):
+    def statement_check(self, task: Any, workspace: Path, timeout: float) -> Layer:
+        return Layer("elaborated_statement", True, "removed")
+
+
+class NoAssumptionCheck(Screenless):
+    def audit_axioms(self, task: Any, workspace: Path, candidate: Path, timeout: float) -> AxiomAudit:
+        return AxiomAudit(ok=True, strict_ok=True, rules_ok=True)
+
+
+class NoIndependentCheck(Screenless):
+    def independent_check(self, task: Any, workspace: Path, candidate: Path, timeout: float) -> Layer:
+        return Layer("independent_check", True, "removed")
+
+
+def task(problem: str) -> Any:
+    return task_from_template("rocq", SRC / f"{problem}.v")
+
+
+def verdict_of(prover: RocqProver, problem: str, text: str, tmp_path: Path, name: str) -> Any:
+    build = tmp_path / name
+    build.mkdir()
+    return verify_candidate(task(problem), prover, text.encode(), builddir=build, timeout=300)
+
+
+def first_failure(verdict: Any) -> str:
+    return next((layer.name for layer in verdict.layers if layer.ok is False or layer.infra), "")
+
+
+def template_with(problem: str, old: str, new: str, proof: str) -> str:
+    text = (SRC / f"{problem}.v").read_text()
+    assert old in text
+    return text.replace(old, new).replace("Proof. Admitted.", proof)
+
+
+# --- clause 1: the statement, as kernel terms --------------------------------------------------------------
+
+STATEMENT_CHEATS = {
+    # the answer replaced by the left-hand side: provable by reflexivity, a different problem
+    "answer_tampered": ("putnam_2005_a5", template_with(
+        "putnam_2005_a5", "Definition putnam_2005_a5_solution := PI * ln 2 / 8.",
+        "Definition putnam_2005_a5_solution := RInt (fun x => ln (x + 1) / (x ^ 2 + 1)) 0 1.",
+        "Proof. reflexivity. Qed.")),
+    # a library name shadowed before the statement: the statement now says something else
+    "definition_shadows_library": ("putnam_2000_b4", template_with(
+        "putnam_2000_b4", "Theorem putnam_2000_b4", "Definition continuity (f : R -> R) := False.\nTheorem putnam_2000_b4",
+        "Proof. intros. exfalso. exact f_cont. Qed.")),
+    # the theorem's text kept, but a notation changes what `=` means in it
+    "notation_override": ("putnam_2001_a1", template_with(
+        "putnam_2001_a1", "Theorem putnam_2001_a1", 'Notation "x = y" := (True) : type_scope.\nTheorem putnam_2001_a1',
+        "Proof. intros. exact I. Qed.")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STATEMENT_CHEATS))
+def test_clause_1_statement_check_is_what_rejects(case: str, tmp_path: Path) -> None:
+    problem, text = STATEMENT_CHEATS[case]
+    with_check = verdict_of(Screenless(), problem, text, tmp_path, "with")
+    assert with_check.verdict == "reject" and first_failure(with_check) == "elaborated_statement", with_check.reason
+    without = verdict_of(NoStatementCheck(), problem, text, tmp_path, "without")
+    assert without.verdict == "accept", without.reason
+
+
+def test_clause_1_template_parameter_must_stay_a_parameter(tmp_path: Path) -> None:
+    """``Variable R : realType`` made a concrete real type: the closure differs (a definition, not an axiom)."""
+    text = template_with("putnam_1962_a4", "Variable R : realType.",
+                         "From mathcomp Require Import Rstruct.\nDefinition R : realType := real_realType.",
+                         "Proof. Admitted.")
+    verdict = verdict_of(Screenless(), "putnam_1962_a4", text, tmp_path, "def")
+    layer = next(layer for layer in verdict.layers if layer.name == "elaborated_statement")
+    assert layer.ok is False and "ForallProblem.putnam_1962_a4.R" in layer.reason, layer.reason
+
+
+# --- clause 2: the assumptions, from the kernel ------------------------------------------------------------
+
+def test_clause_2_assumption_check_is_what_classifies(tmp_path: Path) -> None:
+    """A library axiom off the strict list (Epsilon) is rules-only, a disabled guard check is a reject — and
+    without the assumption check the first would pass as strict and the second be caught by coqchk at best."""
+    epsilon = (CORPUS / "valid" / "epsilon_is_rules_only" / "candidate.v").read_text()
+    problem = (CORPUS / "valid" / "epsilon_is_rules_only" / "template").read_text().strip().rsplit("/", 1)[1][:-2]
+    with_check = verdict_of(Screenless(), problem, epsilon, tmp_path, "eps")
+    assert with_check.verdict == "accept" and with_check.strict is False
+    assert "Coq.Logic.Epsilon.epsilon_statement" in with_check.axioms
+    without = verdict_of(NoAssumptionCheck(), problem, epsilon, tmp_path, "eps-off")
+    assert without.verdict == "accept" and without.strict is True
+    guard = template_with("putnam_2001_a1", "Theorem putnam_2001_a1",
+                          "#[bypass_check(guard)] Fixpoint loop (n : nat) : False := loop n.\nTheorem putnam_2001_a1",
+                          "Proof. intros. destruct (loop 0). Qed.")
+    rejected = verdict_of(Screenless(), "putnam_2001_a1", guard, tmp_path, "guard")
+    assert first_failure(rejected) == "axiom_audit" and "unsafe guarded" in rejected.reason
+
+
+def test_clause_2_only_the_template_parameter_of_the_same_type_is_allowed(tmp_path: Path) -> None:
+    """The kept ``Variable T`` is allowed; a second parameter the candidate adds is not, by kernel name."""
+    good = (CORPUS / "valid" / "putnam_1997_a4" / "candidate.v").read_text()
+    ok = verdict_of(Screenless(), "putnam_1997_a4", good, tmp_path, "kept")
+    assert ok.verdict == "accept" and ok.axioms == ("ForallProblem.putnam_1997_a4.T",)
+    extra = good.replace("Variable T : finGroupType.", "Variable T : finGroupType.\nVariable cheat : False.")
+    bad = verdict_of(Screenless(), "putnam_1997_a4", extra[:extra.index("\nProof.\n")] + "\nProof. case: cheat. Qed.\n",
+                     tmp_path, "extra")
+    assert first_failure(bad) == "axiom_audit" and "ForallProblem.putnam_1997_a4.cheat" in bad.reason
+
+
+# --- clause 3: the independent check --------------------------------------------------------------------
+
+class CoqchkSaysNo(Screenless):
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Any:
+        result = super()._run(argv, cwd, timeout, env)
+        if argv[0] == self.coqchk:
+            result.returncode, result.stderr = 1, "Error: simulated kernel disagreement"
+        return result
+
+
+class CoqchkSaysNoButRemoved(CoqchkSaysNo, NoIndependentCheck):
+    pass
+
+
+def test_clause_3_independent_check_is_what_rejects_a_kernel_disagreement(tmp_path: Path) -> None:
+    with_check = verdict_of(CoqchkSaysNo(), "putnam_2001_a1", A1, tmp_path, "with")
+    assert first_failure(with_check) == "independent_check"
+    assert verdict_of(CoqchkSaysNoButRemoved(), "putnam_2001_a1", A1, tmp_path, "without").verdict == "accept"
+
+
+VM_HELPER = ("Fixpoint fib (n : nat) : nat := match n with 0 => 0 | S m => match m with 0 => 1 | S k => fib m + fib k "
+             "end end.\nLemma fib_30 : Nat.eqb (fib 30) 832040 = true.\nProof. vm_compute. reflexivity. Qed.\n")
+
+
+def test_coqchk_over_budget_is_killed_and_not_judged(tmp_path: Path) -> None:
+    """A vm_compute proof coqc checks in well under a second; coqchk (no VM) needs minutes. At its budget it is
+    killed (no coqchk of this run left running), and the acceptance says "independent check: not judged"."""
+    template = _unique_template(tmp_path)
+    candidate = tmp_path / "c.v"
+    candidate.write_text(A1.replace("Theorem putnam_2001_a1", VM_HELPER + "Theorem putnam_2001_a1"))
+    started = time.monotonic()
+    proc = subprocess.run([*VERIFY, "--prover", "rocq", "--template", str(template), "--candidate", str(candidate),
+                           "--json", "--checker-timeout", "3"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PUTNAMBENCH_ROOT": str(PUTNAM)}, check=False)
+    verdict = json.loads(proc.stdout)
+    assert proc.returncode == 0 and verdict["verdict"] == "accept", verdict["reason"]
+    check = verdict["layers"][-1]
+    assert check["name"] == "independent_check" and check["ok"] is None and "not judged" in check["reason"]
+    assert check["budget_s"] == 3
+    assert any(g.startswith("independent check: not judged") for g in verdict["guarantee"])
+    assert time.monotonic() - started < 300
+    assert not _running(template.stem), "coqchk outlived its budget"
+
+
+# --- prover processes never outlive forall verify -------------------------------------------------------
+
+def _unique_template(tmp_path: Path) -> Path:
+    """putnam_2001_a1 under a name of its own: its module name marks this test's coqc/coqchk command lines."""
+    template = tmp_path / f"forall_test_{os.getpid()}_{time.monotonic_ns()}.v"
+    shutil.copyfile(SRC / "putnam_2001_a1.v", template)
+    return template
+
+
+def _running(marker: str) -> list[int]:
+    """Live processes whose command line mentions ``marker`` (zombies count as gone)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if marker in (entry / "cmdline").read_bytes().decode(errors="replace") and state != "Z":
+                    found.append(int(entry.name))
+            except (OSError, IndexError):
+                continue
+    return found
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_killing_forall_verify_kills_its_coqc(how: str, tmp_path: Path) -> None:
+    """A real coqc, busy in a proof, is gone within seconds of ``forall verify`` being terminated or killed
+    (SIGTERM unwinds and kills each process group; SIGKILL: bwrap's --die-with-parent takes the sandbox down)."""
+    template = _unique_template(tmp_path)
+    candidate = tmp_path / "spin.v"
+    candidate.write_text(A1.replace("intros a b.", "do 1000000000 idtac.\n  intros a b."))
+    proc = subprocess.Popen([*VERIFY, "--prover", "rocq", "--template", str(template), "--candidate",
+                             str(candidate), "--json", "--timeout", "600"],
+                            env={**os.environ, "PUTNAMBENCH_ROOT": str(PUTNAM)}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+
+        def compiling() -> bool:  # the candidate's compile: the one coqc of this run with -time
+            return any(b"-time" in _cmdline(pid) for pid in _running(template.stem))
+
+        while not compiling():
+            assert time.monotonic() < deadline and proc.poll() is None, "the candidate's coqc never started"
+            time.sleep(0.3)
+        time.sleep(1)
+        proc.send_signal(getattr(signal, how))
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while _running(template.stem) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _running(template.stem), f"prover processes still running after {how}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+# --- caches: written by the harness, validated on read ---------------------------------------------------
+
+def test_corrupt_or_foreign_template_cache_entry_is_rebuilt(tmp_path: Path) -> None:
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    assert verdict_of(prover, "putnam_2001_a1", A1, tmp_path, "first").verdict == "accept"
+    entries = [p for p in (tmp_path / "cache" / "rocq-templates").iterdir() if p.is_dir()]
+    assert len(entries) == 1 and (entries[0] / "manifest.json").is_file()
+    entry = entries[0]
+    for damage in ("truncate_vo", "forge_dump", "drop_manifest", "foreign_manifest"):
+        if damage == "truncate_vo":
+            (entry / "template.vo").write_bytes(b"\0" * 10)
+        elif damage == "forge_dump":  # e.g. written by a candidate that escaped: a dump that would accept anything
+            (entry / "dump.txt").write_text("forall-judge stored\nend stored\n")
+        elif damage == "drop_manifest":
+            (entry / "manifest.json").unlink()
+        else:
+            manifest = json.loads((entry / "manifest.json").read_text())
+            (entry / "manifest.json").write_text(json.dumps({**manifest, "key": "someone-else"}))
+        fresh = RocqProver({"cache_dir": str(tmp_path / "cache")})
+        verdict = verdict_of(fresh, "putnam_2001_a1", A1, tmp_path, damage)
+        assert verdict.verdict == "accept", (damage, verdict.reason)
+        assert judge_module.manifest_ok(entry, entry.name), damage  # rebuilt, and valid again
+        wrong = A1.replace("exact H.", "exact I.")
+        assert verdict_of(fresh, "putnam_2001_a1", wrong, tmp_path, damage + "-wrong").verdict == "reject"
+
+
+def test_corrupt_plugin_cache_is_rebuilt(tmp_path: Path) -> None:
+    RocqProver({"cache_dir": str(tmp_path)})
+    plugin = next((tmp_path / "rocq-judge").glob("judge-*/forall-judge/forall_judge.cmxs"))
+    plugin.write_bytes(b"not a plugin")
+    prover = RocqProver({"cache_dir": str(tmp_path)})
+    assert prover.plugin is not None and plugin.read_bytes() != b"not a plugin"
+    assert verdict_of(prover, "putnam_2001_a1", A1, tmp_path, "after").verdict == "accept"
+
+
+def test_candidate_cannot_write_outside_its_scratch_directory(tmp_path: Path) -> None:
+    """Under the default sandbox, a candidate whose compilation writes files (extraction, Redirect) leaves them
+    in its own throwaway directory: nothing appears next to the template cache or in the working directory."""
+    if shutil.which("bwrap") is None:
+        pytest.fail("bubblewrap is required (scripts/setup.sh installs it)")
+    from pytest_forall.isolation.sandbox import probe_sandbox
+
+    assert probe_sandbox() == "", probe_sandbox()
+    prover = Screenless({"sandbox": "bwrap", "sandbox_audit_dir": str(tmp_path / "log"),
+                         "cache_dir": str(tmp_path / "cache")})
+    assert prover.sandboxed
+    target = tmp_path / "cache" / "rocq-templates" / "planted"
+    text = A1.replace("Theorem putnam_2001_a1", f'Redirect "{target}" Print nat.\nRequire Extraction.\n'
+                                                f'Extraction "{tmp_path}/extracted.ml" nat.\nTheorem putnam_2001_a1')
+    verdict = verdict_of(prover, "putnam_2001_a1", text, tmp_path, "build")
+    assert not target.with_suffix(".out").exists() and not (tmp_path / "extracted.ml").exists()
+    assert verdict.verdict in ("accept", "reject")
