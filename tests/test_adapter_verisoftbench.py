@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPO
+from conftest import SHARED as SHARED_ROOT
 from pytest_forall.core import workspace as ws
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.verisoftbench import (
@@ -24,8 +26,7 @@ from pytest_forall.suites.verisoftbench import (
     splice,
 )
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "benchmarks" / "VeriSoftBench"
+SHARED = SHARED_ROOT / "benchmarks" / "VeriSoftBench"
 STANDIN = REPO / "tests" / "standin"
 BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--forall-sandbox", "none"]
 
