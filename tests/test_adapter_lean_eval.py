@@ -1,4 +1,4 @@
-"""Lean Eval adapter on the five real workspaces in /work/shared/benchmarks/lean-eval/generated.
+"""Lean Eval adapter on the five real workspaces in ../shared/benchmarks/lean-eval/generated.
 
 No Lean, comparator, landrun, lean4export or nanoda here: scoring must end as `infra` with the reason.
 """

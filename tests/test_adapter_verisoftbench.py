@@ -1,7 +1,7 @@
 """VeriSoftBench adapter on a synthetic dataset + repository in the exact record schema.
 
 Lean scoring runs against the stand-in `lean`/`lake` (tests/standin, not Lean) or, without it, must
-report `infra`. The subset ids are the real ones from /work/shared/benchmarks/VeriSoftBench.
+report `infra`. The subset ids are the real ones from ../shared/benchmarks/VeriSoftBench.
 """
 
 from __future__ import annotations
