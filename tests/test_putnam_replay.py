@@ -89,6 +89,20 @@ def test_template_that_does_not_compile_here_is_infra(putnam_suite: pytest.Pytes
     assert rows["_ret"]["ret"] == 75
 
 
+@pytest.mark.parametrize(("name", "edit"), [("passes the screen", ("Admitted.", "Qed.")),
+                                            ("fails the screen", ("Admitted.", "Admitted. Axiom x : False."))])
+def test_a_stored_proof_of_a_template_that_does_not_compile_here_is_infra(
+        putnam_suite: pytest.Pytester, putnam_root: Path, tmp_path: Path, name: str, edit: tuple[str, str]) -> None:
+    """Replay checks no template before its turn (the verifier does, beside the compile); whichever layer ends the
+    candidate, a problem that cannot run here is still infra, never a failed proof."""
+    template = (putnam_root / "coq" / "src" / "putnam_1963_b6.v").read_text()
+    (tmp_path / "putnam_1963_b6.v").write_text(template.replace(*edit))
+    rows = run_replay(putnam_suite, tmp_path, "putnam_1963_b6 and coq", "tmpl-stored")
+    row = rows["putnam_1963_b6"]
+    assert (row["outcome"], row["stop"]) == ("infra", "template"), row
+    assert "template does not compile here" in row["reason"] and "GeoCoq" in row["reason"]
+
+
 def test_lean_tasks_without_a_toolchain_are_infra_naming_the_fix(putnam_suite: pytest.Pytester,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no lake/lean anywhere

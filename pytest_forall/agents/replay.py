@@ -41,6 +41,7 @@ class ReplaySession:
 class ReplayFrontend:
     name = "replay"
     is_agent = False
+    free_turns = True
 
     def __init__(self, options: dict[str, Any]) -> None:
         proofs = options.get("proofs")

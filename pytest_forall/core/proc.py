@@ -6,12 +6,15 @@ so there is one place that enforces time limits and records what ran.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,76 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+class CancelScope:
+    """The process groups started (by :func:`run_command` or the sandbox) by code running in this scope.
+
+    :meth:`cancel` SIGKILLs each of them, and every one started afterwards, so a step the caller no longer
+    needs (the verifier's concurrent layer after an earlier layer rejected) ends at once instead of at its
+    time limit; the step then returns whatever a killed process gives, which the caller discards.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen[Any]] = set()
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            procs = list(self._procs)
+        for proc in procs:
+            kill_group(proc)
+
+    @contextlib.contextmanager
+    def tracking(self, proc: subprocess.Popen[Any]) -> Iterator[None]:
+        with self._lock:
+            self._procs.add(proc)
+            cancelled = self.cancelled
+        if cancelled:
+            kill_group(proc)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._procs.discard(proc)
+
+
+_SCOPE: contextvars.ContextVar[CancelScope | None] = contextvars.ContextVar("forall_cancel_scope", default=None)
+
+
+@contextlib.contextmanager
+def tracked(proc: subprocess.Popen[Any]) -> Iterator[None]:
+    """Register ``proc`` (started in its own session) with the current :class:`CancelScope`, if any."""
+    scope = _SCOPE.get()
+    if scope is None:
+        yield
+        return
+    with scope.tracking(proc):
+        yield
+
+
+@contextlib.contextmanager
+def in_background(step: Callable[..., Any], *args: Any) -> Iterator[Future[Any]]:
+    """Run ``step(*args)`` in a thread for the ``with`` block; its processes die when the block ends unfinished.
+
+    The block reads the result with ``future.result()``. Leaving the block any other way (an earlier layer
+    rejected, an exception, ``Terminated`` from a signal) cancels the step's processes and waits for its
+    thread, so no prover process outlives the verification.
+    """
+    scope = CancelScope()
+    context = contextvars.copy_context()
+    context.run(_SCOPE.set, scope)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="forall-layer") as pool:
+        future = pool.submit(context.run, step, *args)
+        try:
+            yield future
+        finally:
+            if not future.done():
+                scope.cancel()
+            with contextlib.suppress(BaseException):
+                future.result()
 
 
 #: Caps the address space before exec, in a shell rather than ``preexec_fn`` (unsafe once threads run, and
@@ -104,24 +177,25 @@ def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
     watch = _RssWatch(proc, rss_mb) if rss_mb else None
     if watch is not None:
         watch.start()
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
+    with tracked(proc):  # a cancelled scope kills the group; communicate() then returns
         try:
-            out, err = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # a setsid grandchild still holds the pipes: stop reading
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-            proc.wait()
-            out, err = "", ""
-        timed_out = True
-    finally:
-        if watch is not None:
-            watch.done.set()
-        kill_group(proc)  # stragglers that stayed in the group after the leader exited
+            out, err = proc.communicate(stdin, timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            try:
+                out, err = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # a setsid grandchild still holds the pipes: stop reading
+                for stream in (proc.stdout, proc.stderr):
+                    if stream is not None:
+                        stream.close()
+                proc.wait()
+                out, err = "", ""
+            timed_out = True
+        finally:
+            if watch is not None:
+                watch.done.set()
+            kill_group(proc)  # stragglers that stayed in the group after the leader exited
     rc = proc.returncode if not timed_out else 124
     result = ProcResult(list(argv), rc, out or "", err or "", time.monotonic() - start, timed_out)
     if watch is not None:

@@ -204,6 +204,9 @@ class ItemRun:
         #: whether the verdict that decided the item came from the cache, and the digest it judged
         self.cached = False
         self.candidate_digest = ""
+        #: a free-turn frontend skips the check before its first turn; until a verdict of the item's own task
+        #: checks the template, any non-infra outcome is checked against it first (see :meth:`_result`)
+        self.template_unchecked = False
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -353,7 +356,8 @@ class ItemRun:
             self.ctx.prover.runner = runner
             if hasattr(self.ctx.prover, "sandboxed"):  # interactive prover sessions (the portfolio's coqtop)
                 self.ctx.prover.sandboxed = True
-        infra = self._template_infra()
+        self.template_unchecked = bool(getattr(self.ctx.frontend, "free_turns", False))
+        infra = "" if self.template_unchecked else self._template_infra()
         if infra:
             return self._result("template", infra)
         if not self.resumed:
@@ -389,6 +393,12 @@ class ItemRun:
             return ""
         self.ctx.audit.write_json("template-check.json", {"infra": result.infra, "output": result.output[-8000:]})
         return f"template: {result.infra or result.first_error}"
+
+    def _verifier_infra(self, verdict: Verdict) -> dict[str, Any]:
+        """An infra verdict ends the item; an unusable template is the ``template`` stop whichever step found it."""
+        if any(layer.name == "template" and layer.infra for layer in verdict.layers):
+            return self._result("template", verdict.reason)
+        return self._result("verifier", f"verifier: {verdict.reason}")
 
     def _run_sample(self) -> dict[str, Any] | None:
         """One actor session; None when the sample ended without an outcome (budget, or the actor gave up)."""
@@ -482,7 +492,7 @@ class ItemRun:
                                                f"the regular file {task.candidate_name} and end your turn to submit.")
         verdict = self._submit(task, data, tag, "candidate")
         if verdict.verdict == INFRA:
-            return self._result("verifier", f"verifier: {verdict.reason}"), None
+            return self._verifier_infra(verdict), None
         if not verdict.accepted:
             state.stop, state.last_reason = "gave-up", verdict.reason
             return None, (None if gave_up else verifier_feedback(verdict, task.candidate_name))
@@ -514,7 +524,7 @@ class ItemRun:
                 continue
             verdict = self._submit(sub, data, tag, claim.submission, name)
             if verdict.verdict == INFRA:
-                return self._result("verifier", f"verifier: {verdict.reason}"), None
+                return self._verifier_infra(verdict), None
             if not verdict.accepted:
                 self.state.last_reason = f"{name}: {verdict.reason}"
                 feedback.append(verifier_feedback(verdict, name))
@@ -539,6 +549,8 @@ class ItemRun:
                                              timeout=self.ctx.verify_timeout,
                                              policy={"prover_sandboxed": self.prover_sandboxed})
         self.candidate_digest = verdict.digest
+        if task is self.ctx.task and any(layer.name == "template" and layer.ok for layer in verdict.layers):
+            self.template_unchecked = False
         name = name or task.candidate_name
         saved = self.ctx.audit.write_bytes(f"{tag}/{name}", data)
         evidence = self.ctx.audit.write_json(f"{tag}/{kind}-verdict.json", verdict.to_wire())
@@ -667,7 +679,16 @@ class ItemRun:
         return self._result(stop, reason)
 
     def _result(self, stop: str, reason: str) -> dict[str, Any]:
-        """The item's row: its outcome is the one its stop reason has (:mod:`pytest_forall.core.outcomes`)."""
+        """The item's row: its outcome is the one its stop reason has (:mod:`pytest_forall.core.outcomes`).
+
+        A problem that does not compile here is infra whatever else happened, so an outcome reached before any
+        check of the template (a free-turn frontend with no stored proof) is first checked against it.
+        """
+        if self.template_unchecked and outcome_of(stop) != INFRA:
+            self.template_unchecked = False
+            infra = self._template_infra()
+            if infra:
+                stop, reason = "template", infra
         verdict = self.accepted_verdict
         state = self.state
         usage = state.usage

@@ -55,6 +55,11 @@ class Prover(Protocol):
 
     name: str
     ext: str
+    #: The verifier may run ``compile`` beside ``check_template`` and ``independent_check`` beside the statement
+    #: check and the audit, each in its own thread (the backend's steps write disjoint directories and are
+    #: thread-safe). Read with ``getattr(prover, "concurrent_layers", False)``: a backend that says nothing
+    #: runs its layers one after another.
+    concurrent_layers: bool
 
     def probe(self, workspace: Path) -> str:
         """Return "" when the toolchain is usable for ``workspace``, else the reason and the fixing command."""

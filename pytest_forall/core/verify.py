@@ -19,13 +19,14 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
-from pytest_forall.core.prover import Prover
+from pytest_forall.core.proc import in_background
+from pytest_forall.core.prover import CompileResult, Prover
 
 DEFAULT_TIMEOUT = 300.0
 #: Candidates larger than this are rejected unread (no benchmark proof comes near it).
@@ -90,23 +91,50 @@ def verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path 
             shutil.rmtree(build, ignore_errors=True)
 
 
+class _Deferred:
+    """A step run when its result is asked for: the sequential stand-in for :func:`in_background`'s future."""
+
+    def __init__(self, step: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self._step, self._args = step, args
+
+    def result(self) -> Any:
+        return self._step(*self._args)
+
+
+@contextmanager
+def _alongside(concurrent: bool, step: Callable[..., Any], *args: Any) -> Iterator[Any]:
+    """``step(*args)`` beside the block when the backend allows it (``concurrent_layers``), else when asked for.
+
+    Either way the block asks for the result only after the layers before it passed, so the verdict and its
+    layers are the same; concurrency only overlaps two prover processes (the candidate's compile with the
+    template check, the independent checker with the audit), and an unneeded step is killed, not awaited.
+    """
+    if not concurrent:
+        yield _Deferred(step, args)
+        return
+    with in_background(step, *args) as future:
+        yield future
+
+
 def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer], build: Path,
                      timeout: float) -> Verdict:
     digest = sha256_bytes(data)
     problem = prover.probe(build)
     if problem:
         return _decide(layers + [Layer("toolchain", False, problem, infra=True)], digest, (), False, 0)
-    template = prover.check_template(task, build, timeout)
-    if not template.ok:
-        layer = Layer("template", False, template.infra or template.first_error, {"output": template.output[-4000:]},
-                      infra=True)
-        return _decide(layers + [layer], digest, (), False, 0)
-    layers.append(Layer("template", True))
+    concurrent = bool(getattr(prover, "concurrent_layers", False))
     cand_dir = build / "cand"
     cand_dir.mkdir(parents=True, exist_ok=True)
     candidate = cand_dir / task.candidate_name
     candidate.write_bytes(data)
-    compiled = prover.compile(task, build, candidate, timeout)
+    with _alongside(concurrent, prover.compile, task, build, candidate, timeout) as compiling:
+        template = prover.check_template(task, build, timeout)
+        if not template.ok:
+            layer = Layer("template", False, template.infra or template.first_error,
+                          {"output": template.output[-4000:]}, infra=True)
+            return _decide(layers + [layer], digest, (), False, 0)
+        layers.append(Layer("template", True))
+        compiled: CompileResult = compiling.result()
     evidence: dict[str, Any] = {"digest": compiled.digest, "duration_s": round(compiled.duration, 3),
                                 "messages": compiled.messages[:50], "output": compiled.output[-8000:]}
     if compiled.ok and compiled.digest != digest:  # also when the prover reported no digest: fail closed
@@ -123,21 +151,23 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
         layers.append(sentence_check(task, data, compiled))
         if layers[-1].ok is False:
             return _decide(layers, digest, (), False, 1)
-    statement_check = getattr(prover, "statement_check", None)
-    if statement_check is not None:
-        layers.append(statement_check(task, build, timeout))
-        if layers[-1].ok is False:
+    with _alongside(concurrent, prover.independent_check, task, build, candidate, timeout) as checking:
+        statement_check = getattr(prover, "statement_check", None)
+        if statement_check is not None:
+            layers.append(statement_check(task, build, timeout))
+            if layers[-1].ok is False:
+                return _decide(layers, digest, (), False, 1)
+        if not candidate.is_file() or sha256_bytes(candidate.read_bytes()) != digest:
+            layers.append(Layer("elaboration", False, "the candidate copy changed after compilation"))
             return _decide(layers, digest, (), False, 1)
-    if not (build / "cand" / task.candidate_name).is_file() or sha256_bytes(candidate.read_bytes()) != digest:
-        layers.append(Layer("elaboration", False, "the candidate copy changed after compilation"))
-        return _decide(layers, digest, (), False, 1)
-    audit = prover.audit_axioms(task, build, candidate, timeout)
-    layers.append(Layer("axiom_audit", audit.ok and audit.rules_ok, audit.reason,
-                        {"axioms": audit.axioms, "strict": audit.strict_ok, "rules": audit.rules_ok,
-                         "output": audit.output[-4000:], "guarantee": audit.guarantee}, infra=bool(audit.infra)))
-    if layers[-1].ok is False or layers[-1].infra:
-        return _decide(layers, digest, tuple(audit.axioms), False, 1)
-    layers.append(prover.independent_check(task, build, candidate, timeout))
+        audit = prover.audit_axioms(task, build, candidate, timeout)
+        layers.append(Layer("axiom_audit", audit.ok and audit.rules_ok, audit.reason,
+                            {"axioms": audit.axioms, "strict": audit.strict_ok, "rules": audit.rules_ok,
+                             "output": audit.output[-4000:], "guarantee": audit.guarantee},
+                            infra=bool(audit.infra)))
+        if layers[-1].ok is False or layers[-1].infra:
+            return _decide(layers, digest, tuple(audit.axioms), False, 1)
+        layers.append(checking.result())
     return _decide(layers, digest, tuple(audit.axioms), audit.strict_ok, 1)
 
 

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_forall.core.proc import ProcResult, kill_group, run_command
+from pytest_forall.core.proc import ProcResult, kill_group, run_command, tracked
 from pytest_forall.isolation import seccomp
 
 BWRAP = "/usr/bin/bwrap"
@@ -120,6 +121,10 @@ def _check_inside_path(inside: str) -> None:
         raise ValueError(f"inside path {inside!r} is reserved by the sandbox")
 
 
+#: One writer at a time for this process's threads (the verifier runs two prover calls at once).
+_LOG_LOCK = threading.Lock()
+
+
 def run_sandboxed(argv: Sequence[str], policy: SandboxPolicy, *, audit_dir: Path, stdin: str | None = None,
                   cwd_inside: str | None = None) -> ProcResult:
     """Run ``argv`` under ``policy``; append the policy and outcome to ``audit_dir/sandbox.jsonl``.
@@ -152,8 +157,9 @@ def run_sandboxed(argv: Sequence[str], policy: SandboxPolicy, *, audit_dir: Path
         record["outcome"] = {"returncode": result.returncode, "duration": round(result.duration, 3),
                              **result.extra}
     finally:
-        with (audit_dir / "sandbox.jsonl").open("a", encoding="utf-8") as log:
-            log.write(json.dumps(record, sort_keys=True) + "\n")
+        line = json.dumps(record, sort_keys=True) + "\n"
+        with _LOG_LOCK, (audit_dir / "sandbox.jsonl").open("a", encoding="utf-8") as log:
+            log.write(line)
     return result
 
 
@@ -224,7 +230,8 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
             os.close(fd)
             owned_fds.remove(fd)
         supervisor = _Supervisor(proc, info_read, status_read, cgroups)
-        supervisor.run(policy.wall_seconds, policy.stall_seconds)
+        with tracked(proc):  # a cancelled scope kills bwrap; --die-with-parent takes the sandbox with it
+            supervisor.run(policy.wall_seconds, policy.stall_seconds)
         duration = time.monotonic() - start
         survivors = cgroups.reap_survivors()
         if not supervisor.timed_out and not supervisor.init_started and proc.returncode != 0:

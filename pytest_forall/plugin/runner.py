@@ -31,7 +31,6 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     audit = AuditRecord(reporter.run_dir / "items" / reporter.item_dirname(item.nodeid), task)
     ledger = SpendLedger(reporter.run_dir / "spend.json")
     from pytest_forall.isolation.sandbox import sandboxed_prover_runner
-    from pytest_forall.tools.item import open_item_tools
 
     ctx = ItemContext(task=task, workspace_root=workspace.parent, workspace_name=workspace.name, audit=audit,
                       prover=prover, frontend=frontend, reviewer=reviewer, budget=item_budget(item),
@@ -57,6 +56,13 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
         raise ForallFailure(f"{task.task_id}: {reason}\n(audit record: {audit.directory})")
     if outcome in (INFRA, STATEMENT_FALSE, VACUOUS):
         pytest.skip(f"{outcome}: {reason}")
+
+
+def open_item_tools(**session: Any) -> Any:
+    """The protocol's ``open_tools``, importing the MCP SDK (about 1.3 s) only when an agent session needs it."""
+    from pytest_forall.tools.item import open_item_tools as open_tools
+
+    return open_tools(**session)
 
 
 def verdict_cache(options: dict[str, Any], frontend: Any) -> VerdictCache | None:

@@ -234,6 +234,8 @@ class RocqProver:
 
     name = "rocq"
     ext = "v"
+    #: compile, template check, judge and coqchk each work in their own fresh directory (see the methods)
+    concurrent_layers = True
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Runner = run_command) -> None:
         opts = options or {}
