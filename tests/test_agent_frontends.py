@@ -11,11 +11,10 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,34 +233,44 @@ def processes_mentioning(marker: str) -> list[int]:
     return found
 
 
+class TreeClock:
+    """The turn's clock: it stands still until ``ready()`` (the tree to kill is running), then reads past the
+    turn's limit, so the real timeout path fires at that moment however slowly the CLI started."""
+
+    def __init__(self, ready: Callable[[], bool], limit: float, give_up: float = 600) -> None:
+        self.ready, self.limit = ready, limit
+        self.started = time.monotonic()
+        self.give_up = self.started + give_up   # never a frozen clock forever: the test then fails, not hangs
+        self.fired_at: float | None = None
+
+    def monotonic(self) -> float:
+        now = time.monotonic()
+        if self.fired_at is None and (self.ready() or now > self.give_up):
+            self.fired_at = now
+        return self.started if self.fired_at is None else self.started + self.limit + (now - self.fired_at)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("cli", cli_params(), indirect=True)
-def test_timeout_kills_the_whole_process_tree(cli: Cli, serve: Any, tmp_path: Path) -> None:
+def test_timeout_kills_the_whole_process_tree(cli: Cli, serve: Any, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     sleep = "sleep 3131.5"      # an odd duration that names this test's child
     hang = json.loads(json.dumps(cli.sleep_call).replace("SLEEP", sleep)) if cli.sleep_call else None
     server = serve(scripted(actor=[*([hang] if hang else []), {"text": "too late", "delay": 60}]))
     session = open_session(cli, server, tmp_path)
     markers = [str(session.home), *([sleep] if hang else [])]
-    seen: set[str] = set()
-    turn_over = threading.Event()
+    actor = next(role for role in server.model.roles if role.name == "actor")
 
-    def watch() -> None:
-        while not turn_over.is_set():
-            seen.update(m for m in markers if processes_mentioning(m))
-            time.sleep(0.2)
+    def tree_running() -> bool:
+        """The CLI asked the model (and, where it may, started its child): what the time limit must kill."""
+        return actor.consumed > 0 and all(processes_mentioning(m) for m in markers)
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    started = time.monotonic()
-    limit = 40 if cli.name == "opencode" else 15   # OpenCode starts slowly on a loaded machine
-    try:
-        result = session.turn("Wait for it", timeout=limit)
-    finally:
-        turn_over.set()
-        watcher.join()
-    assert result.timed_out and time.monotonic() - started < limit + 10
-    assert seen == set(markers), "the tree to kill never ran"
-    deadline = time.monotonic() + 5       # SIGKILLed processes may take a moment to be reaped
+    clock = TreeClock(tree_running, limit=30)
+    monkeypatch.setattr(agent_cli, "time", clock)   # run_streaming's clock only; the kill path is the real one
+    result = session.turn("Wait for it", timeout=clock.limit)
+    assert clock.fired_at is not None and clock.fired_at <= clock.give_up, "the tree to kill never ran"
+    assert result.timed_out
+    deadline = time.monotonic() + 30      # SIGKILLed processes may take a moment to be reaped
     while any(processes_mentioning(m) for m in markers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [m for m in markers if processes_mentioning(m)] == []
