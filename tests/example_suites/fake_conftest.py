@@ -3,7 +3,9 @@
 STRICT  -> verifier accepts, strict axioms        RULES -> accepted, rules-only axioms
 FAIL    -> does not compile                         INFRA -> the template does not compile here
 FALSE   -> the actor claims the statement is false  ROUNDS:n -> compiles only on turn n
-CRASH   -> the process running the item dies      SLEEP:s -> compiling takes s seconds, then passes
+CRASH   -> the process running the item dies      BLOCK -> compiling writes blocked-<task> beside the manifest,
+                                                           then waits for a file named release there; passes
+INTERRUPT -> Ctrl-C reaches compiling while CPython runs exec'd source (an import building a dataclass)
 """
 
 
@@ -45,9 +47,16 @@ class FakeProver:
         text = candidate.read_text()
         if "CRASH" in text:
             os._exit(3)  # the worker dies mid-item
-        if text.startswith("SLEEP:"):
+        if text.startswith("INTERRUPT"):
+            exec("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nfor _ in range(100): pass\n")  # noqa: S102
+        if text.startswith("BLOCK"):
             import time
-            time.sleep(float(text.split(":")[1]))
+            from pathlib import Path
+            here = Path(task.source_path).parent
+            (here / f"blocked-{task.task_id}").touch()   # the item is inside its prover call now
+            give_up = time.monotonic() + 600               # an unreleased item still ends
+            while not (here / "release").exists() and time.monotonic() < give_up:
+                time.sleep(0.1)
         ok = "FAIL" not in text and "PENDING" not in text
         return CompileResult(ok=ok, digest=sha256_bytes(candidate.read_bytes()),
                              messages=[] if ok else [{"severity": "error", "data": "fake compile error"}])
