@@ -326,7 +326,7 @@ def test_watch_follows_a_running_run_and_shows_the_finished_one(
                              "--forall-frontend=fake", "--forall-run-id=live"], cwd=pytester.path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline, frame = time.time() + 90, ""
+        deadline, frame = time.time() + 300, ""   # a hang guard: the loop waits on the second turn
         while time.time() < deadline and "actor turn s0/r2" not in frame and proc.poll() is None:
             time.sleep(0.2)
             if run_dir.is_dir():
