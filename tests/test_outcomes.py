@@ -243,6 +243,12 @@ def test_a_crashed_item_gets_an_infra_row_and_is_rerun_by_resume(fake_suite: pyt
     assert [r["task_id"] for r in rows(fake_suite, "crash")].count("t_crash") == 2
 
 
+#: ``python``, but with Ctrl-C as at a terminal: a suite started in the background (``cmd &``) hands its
+#: children SIGINT ignored, and a Python started so never turns SIGINT into KeyboardInterrupt.
+TERMINAL_PYTHON = [sys.executable, "-c", ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                                          "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")]
+
+
 def wait_until(condition: Any, what: str, seconds: float = 300) -> None:
     """Poll ``condition`` until it holds; fail naming ``what`` if it never does (never a fixed sleep)."""
     deadline = time.monotonic() + seconds
@@ -256,7 +262,7 @@ def test_an_interrupted_run_exits_2(pytester: pytest.Pytester, workers: list[str
     """Ctrl-C while items run inside their prover call: exit 2, the finished item's row kept, the running
     items without a row, and a resume runs exactly those."""
     suite(pytester, {"a_done": "STRICT", **{f"b{i}": "BLOCK" for i in range(3)}})
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", *BASE, *workers, "--forall-run-id=int", "-p",
+    proc = subprocess.Popen([*TERMINAL_PYTHON, "-m", "pytest", *BASE, *workers, "--forall-run-id=int", "-p",
                              "no:hypothesispytest"], cwd=pytester.path, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     results = pytester.path / "reports" / "int" / "results.jsonl"
@@ -281,7 +287,7 @@ def test_ctrl_c_inside_exec_source_still_exits_2(pytester: pytest.Pytester) -> N
     """CPython 3.11 marks a KeyboardInterrupt that leaves ``exec``'d source as unhandled even when pytest
     catches it, and ``python -m pytest`` then ends by SIGINT (-2) instead of exiting 2 (seen under load)."""
     suite(pytester, {"a_interrupted": "INTERRUPT", "b_never": "STRICT"})
-    done = subprocess.run([sys.executable, "-m", "pytest", *BASE, "--forall-run-id=ex", "-p", "no:hypothesispytest"],
+    done = subprocess.run([*TERMINAL_PYTHON, "-m", "pytest", *BASE, "--forall-run-id=ex", "-p", "no:hypothesispytest"],
                           cwd=pytester.path, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
     assert done.returncode == pytest.ExitCode.INTERRUPTED, done.stdout[-2000:]
