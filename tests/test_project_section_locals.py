@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_project_blocks import coq_type
 
 from conftest import require_tool
 from pytest_forall.core.model import Task
@@ -81,15 +82,6 @@ def prover(tmp_path_factory: pytest.TempPathFactory) -> ProjectRocqProver:
 
 def tasks_of(root: Path) -> dict[str, Task]:
     return {t.task_id: t for t in load_project(root, {})}
-
-
-def coq_type(tmp: Path, load: list[str], requires: str, name: str) -> str:
-    """The type of ``name`` as Coq prints it with every implicit shown, after ``requires``."""
-    probe = tmp / "probe.v"
-    probe.write_text(f"{requires}\nSet Printing All.\nSet Printing Width 100000.\nCheck @{name}.\n")
-    run = subprocess.run(["coqc", "-q", *load, str(probe)], capture_output=True, text=True, timeout=300, check=False)
-    assert run.returncode == 0, run.stdout + run.stderr
-    return " ".join(run.stdout.split(":", 1)[1].split())
 
 
 def compiled_candidate_type(tmp: Path, prover: ProjectRocqProver, task: Task, proof: str) -> str:

@@ -315,7 +315,7 @@ def section_definitions(sentence: Any) -> list[str]:
                 elif depth == 1 and start and token.kind == "ident":
                     names.append(token.text)
                     start = False
-    return list(dict.fromkeys(names))
+    return [n for n in dict.fromkeys(names) if re.fullmatch(r"[^\W\d]\w*'*", n) and n != "_"]
 
 
 def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
