@@ -137,10 +137,10 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(step: Callable[[], object]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the processes it ran) of ``step()``."""
+def timed(step: Callable[..., object], *args: object) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the processes it ran) of ``step(*args)``."""
     cpu, started = children_cpu(), time.perf_counter()
-    step()
+    step(*args)
     return time.perf_counter() - started, children_cpu() - cpu
 
 
@@ -168,10 +168,10 @@ def bench_hand(repeat: int) -> None:
         root, store, ids = make_store(work, 1)
         hand, cold, tmpl_warm = [], [], []
         for i in range(repeat):
-            hand.append(timed(lambda: hand_check(store, work / "hand")))
+            hand.append(timed(hand_check, store, work / "hand"))
             shutil.rmtree(work / "cache", ignore_errors=True)
-            cold.append(timed(lambda: run(work, root, store, f"cold{i}", "--forall-cache=off")))
-            tmpl_warm.append(timed(lambda: run(work, root, store, f"tmpl{i}", "--forall-cache=off")))
+            cold.append(timed(run, work, root, store, f"cold{i}", "--forall-cache=off"))
+            tmpl_warm.append(timed(run, work, root, store, f"tmpl{i}", "--forall-cache=off"))
         (h, hc), (c, cc), (t, tc) = (tuple(statistics.median(x[k] for x in runs) for k in (0, 1))
                                      for runs in (hand, cold, tmpl_warm))
         print(f"{len(ids)} proofs ({', '.join(ids)}), medians of {repeat}; load average {os.getloadavg()[0]:.1f}:")
