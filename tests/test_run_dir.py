@@ -140,8 +140,9 @@ def test_a_read_only_project(fake_suite: pytest.Pytester, extra: list[str]) -> N
     assert (f"ERROR: default of --forall-reports: cannot write the run directory {fake_suite.path}/reports/ro: "
             "Read-only file system") in suite.stderr
     assert "Traceback" not in suite.stdout + suite.stderr and "forall summary" not in suite.stdout
-    explicit = _read_only(fake_suite.path, *BASE, "--forall-reports=elsewhere", "test_plain.py", *extra)
-    assert explicit.returncode == pytest.ExitCode.USAGE_ERROR, explicit.stdout[-1500:]
-    assert "ERROR: --forall-reports: cannot write the run directory" in explicit.stderr
-    assert "collected" not in explicit.stdout, "an explicit --forall-reports is checked at configure time"
+    if not extra:  # configure time, before any worker starts
+        explicit = _read_only(fake_suite.path, *BASE, "--forall-reports=elsewhere", "test_plain.py")
+        assert explicit.returncode == pytest.ExitCode.USAGE_ERROR, explicit.stdout[-1500:]
+        assert "ERROR: --forall-reports: cannot write the run directory" in explicit.stderr
+        assert "collected" not in explicit.stdout, "an explicit --forall-reports is checked at configure time"
     assert tree(fake_suite.path) == before
