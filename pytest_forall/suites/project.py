@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -402,9 +403,15 @@ class ProjectRocqProver(RocqProver):
         self.sandbox_binds = (*self.sandbox_binds, (self.builds, str(self.builds)))
         self.bound: str = ""
         self.bind_error: str = ""
+        #: the verifier compiles beside the template check (``concurrent_layers``): both bind first, one builds
+        self._bind_lock = threading.Lock()
 
     def _bind(self, task: Task, timeout: float) -> str:
         """Build (or reuse) the project and the task's prefix module; set the load path. "" or an infra reason."""
+        with self._bind_lock:
+            return self._bind_unlocked(task, timeout)
+
+    def _bind_unlocked(self, task: Task, timeout: float) -> str:
         if self.bound == task.task_id:
             return self.bind_error
         self.bound, self.load, self.bind_error = task.task_id, [], ""
