@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_verifier_lean import A1, A1_PROOF, A2, BASE_PATH, STANDIN, candidate, project, standin_path, task  # noqa: F401 - ``project`` and ``standin_path`` are fixtures
 
 from conftest import REPO
 from pytest_forall.core import cache as vcache
 from pytest_forall.lang.lean import backend
 from pytest_forall.lang.lean.backend import LeanProver
-from test_verifier_lean import (  # noqa: F401 - ``project`` and ``standin_path`` are fixtures
-    A1, A1_PROOF, A2, BASE_PATH, STANDIN, candidate, project, standin_path, task)
 
 FAILING = "putnam_1988_b1"
 #: what a replayed item's verdict is, compared between runs

@@ -290,8 +290,16 @@ def dump_program(module: str, theorem: str) -> str:
 # --- the environment a verdict depends on ------------------------------------------------------------
 
 
-def _raise(error: OSError) -> None:
-    raise error
+def _compiled_files(directory: str, prefix: str, lines: list[str]) -> None:
+    """Append ``relative path, size, mtime_ns`` of every compiled module file under ``directory``, sorted."""
+    with os.scandir(directory) as found:
+        entries = sorted(found, key=lambda e: e.name)
+    for entry in entries:
+        if entry.is_dir():
+            _compiled_files(entry.path, f"{prefix}{entry.name}/", lines)
+        elif entry.name.endswith(COMPILED_SUFFIXES):
+            info = entry.stat()
+            lines.append(f"{prefix}{entry.name}\0{info.st_size}\0{info.st_mtime_ns}\n")
 
 
 def library_stats(roots: tuple[str, ...]) -> tuple[str, int]:
@@ -309,14 +317,10 @@ def library_stats(roots: tuple[str, ...]) -> tuple[str, int]:
         if not os.path.isdir(root):
             digest.update(b"absent\n")
             continue
-        for directory, dirs, files in os.walk(root, onerror=_raise, followlinks=True):
-            dirs.sort()
-            for name in sorted(files):
-                if name.endswith(COMPILED_SUFFIXES):
-                    path = os.path.join(directory, name)
-                    info = os.stat(path)
-                    digest.update(f"{os.path.relpath(path, root)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
-                    count += 1
+        lines: list[str] = []
+        _compiled_files(root, "", lines)
+        digest.update("".join(lines).encode())
+        count += len(lines)
     return digest.hexdigest(), count
 
 
