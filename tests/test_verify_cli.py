@@ -129,6 +129,20 @@ def test_forall_script_relative_paths_and_pointer_template(tmp_path: Path) -> No
     assert (rc, verdict["verdict"]) == (0, "accept")
 
 
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_a_relative_cache_dir_works_sandboxed_or_not(tmp_path: Path, sandbox: str) -> None:
+    """The judge's plugin is found from a relative ``--cache-dir`` too (unsandboxed, coqc runs in a scratch
+    directory and reads the plugin's path from OCAMLPATH: a relative one pointed nowhere, and every verdict was
+    infra)."""
+    require_tool("coqc")
+    if sandbox == "bwrap":
+        require_tool("bwrap")
+    rc, verdict, _ = verify("--prover", "rocq", "--template", str(A1_TEMPLATE), "--candidate", str(A1), "--json",
+                            "--sandbox", sandbox, "--cache-dir", "relative-cache", cwd=tmp_path)
+    assert (rc, verdict["verdict"], verdict["strict"]) == (0, "accept", True), verdict
+    assert (tmp_path / "relative-cache").is_dir()
+
+
 @pytest.mark.parametrize("case", ["missing_candidate", "candidate_is_dir", "missing_template", "no_theorem",
                                   "binary_template"])
 def test_usage_and_template_problems_exit_2_with_an_infra_verdict(tmp_path: Path, case: str) -> None:

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from pytest_forall.core.actor import REVIEWER, SessionContext, SessionHandle, TurnResult
 from pytest_forall.core.model import Usage
 from pytest_forall.core.proc import kill_group
+from pytest_forall.core.prover import Sandboxable
 from pytest_forall.isolation.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
 
 #: Variables of the parent environment a CLI may see; everything else (other keys, tokens) stays out.
@@ -352,8 +353,8 @@ class AgentCliSession:
             return SandboxPolicy(workspace=self.home, workspace_inside=str(self.home),
                                  rw_binds=((self.tmp, str(self.tmp)),),
                                  ro_binds=((self.ctx.workspace, str(self.ctx.workspace)), *installs), **common)
-        prover_binds = tuple((src, inside) for src, inside in getattr(self.ctx.prover, "sandbox_binds", ())
-                             if src.exists())
+        declared = self.ctx.prover.sandbox_binds if isinstance(self.ctx.prover, Sandboxable) else ()
+        prover_binds = tuple((src, inside) for src, inside in declared if src.exists())
         return SandboxPolicy(workspace=self.ctx.workspace, workspace_inside=str(self.ctx.workspace),
                              rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
                              ro_binds=(*installs, *prover_binds), **common)

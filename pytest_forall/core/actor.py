@@ -99,10 +99,9 @@ class Frontend(Protocol):
     name: str
     #: True for coding agents that need a fresh reviewer; offline frontends have no reviewer by default.
     is_agent: bool
-    #: True when a turn spends nothing (replay copies a stored file): the template is then not checked before the
-    #: first turn, since the verifier checks it anyway, beside the candidate's compile. Read with
-    #: ``getattr(frontend, "free_turns", False)``.
-    free_turns: bool
+    # Optional flag, not a member: ``free_turns = True`` when a turn spends nothing (replay copies a stored file);
+    # the template is then not checked before the first turn, since the verifier checks it anyway, beside the
+    # candidate's compile. Read with ``getattr(frontend, "free_turns", False)``.
 
     def probe(self) -> str:
         """Return "" when usable, else the infra reason (e.g. CLI not installed) and how to fix it."""

@@ -62,7 +62,7 @@ from pytest_forall.core.model import INFRA, Budget, Task, Verdict
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
 from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
-from pytest_forall.core.prover import Prover
+from pytest_forall.core.prover import Prover, Sandboxable
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
 from pytest_forall.core.state import ACTOR_PHASE, REVIEW_PHASE, ItemState, StateStore
 
@@ -339,23 +339,21 @@ class ItemRun:
                            (self.ctx.reviewer.probe() if self.ctx.reviewer else "", "reviewer")):
             if probe:
                 return self._result(infra_stop(probe) if who == "frontend" else "probe", f"{who}: {probe}")
-        prover_sandboxable = hasattr(self.ctx.prover, "runner") and hasattr(self.ctx.prover, "sandbox_binds")
-        self.prover_sandboxed = self.ctx.options.get("sandbox") == "bwrap" and prover_sandboxable
-        if self.ctx.options.get("sandbox") == "bwrap" and not prover_sandboxable:
-            # Only backends that declare what they need bound (``sandbox_binds``) are run in the sandbox;
-            # the Lean backends have not been made to (their project and build paths), so say so.
-            self.ctx.audit.event(kind="sandbox", prover=self.ctx.prover.name, sandboxed=False,
+        prover = self.ctx.prover
+        sandboxable = isinstance(prover, Sandboxable)
+        self.prover_sandboxed = self.ctx.options.get("sandbox") == "bwrap" and sandboxable
+        if self.ctx.options.get("sandbox") == "bwrap" and not sandboxable:
+            # Only backends that declare what they need bound (``sandbox_binds``) are run in the sandbox; say so.
+            self.ctx.audit.event(kind="sandbox", prover=prover.name, sandboxed=False,
                                  reason="this prover backend declares no sandbox binds; it runs unsandboxed")
-        if self.prover_sandboxed and hasattr(self.ctx.prover, "runner"):
+        if self.prover_sandboxed and isinstance(prover, Sandboxable):
             if self.ctx.sandbox_runner is None:
                 return self._result("sandbox", "sandbox: --forall-sandbox=bwrap, but this run has no sandbox launcher")
-            binds = [(p, inside) for p, inside in getattr(self.ctx.prover, "sandbox_binds", ()) if p.exists()]
+            binds = [(p, inside) for p, inside in prover.sandbox_binds if p.exists()]
             runner = self.ctx.sandbox_runner(self.ctx.audit.directory / "sandbox", binds)
             if isinstance(runner, str):
                 return self._result("sandbox", f"sandbox: {runner}")
-            self.ctx.prover.runner = runner
-            if hasattr(self.ctx.prover, "sandboxed"):  # interactive prover sessions (the portfolio's coqtop)
-                self.ctx.prover.sandboxed = True
+            prover.runner, prover.sandboxed = runner, True
         self.template_unchecked = bool(getattr(self.ctx.frontend, "free_turns", False))
         infra = "" if self.template_unchecked else self._template_infra()
         if infra:

@@ -6,11 +6,13 @@ A backend implements :class:`Prover`; the built-in ones are registered through t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pytest_forall.core.model import Layer, Task
+from pytest_forall.core.proc import ProcResult
 
 
 @dataclass
@@ -55,11 +57,10 @@ class Prover(Protocol):
 
     name: str
     ext: str
-    #: The verifier may run ``compile`` beside ``check_template`` and ``independent_check`` beside the statement
-    #: check and the audit, each in its own thread (the backend's steps write disjoint directories and are
-    #: thread-safe). Read with ``getattr(prover, "concurrent_layers", False)``: a backend that says nothing
-    #: runs its layers one after another.
-    concurrent_layers: bool
+    # Optional flag, not a member (a backend that says nothing runs its layers one after another):
+    # ``concurrent_layers = True`` lets the verifier run ``compile`` beside ``check_template`` and
+    # ``independent_check`` beside the statement check and the audit, each in its own thread (the backend's steps
+    # write disjoint directories and are thread-safe). Read with ``getattr(prover, "concurrent_layers", False)``.
 
     def probe(self, workspace: Path) -> str:
         """Return "" when the toolchain is usable for ``workspace``, else the reason and the fixing command."""
@@ -84,3 +85,33 @@ class Prover(Protocol):
     def static_layers(self, task: Task, text: str) -> list[Layer]:
         """The layers that need no prover: syntax screen, frozen statement, shadowing guard."""
         ...
+
+
+# --- optional capabilities: a backend has them when it has the members (``isinstance`` checks that) ---------------
+
+@runtime_checkable
+class Sandboxable(Protocol):
+    """Its prover processes can run in the sandbox: every one goes through ``runner`` (a drop-in for
+    :func:`pytest_forall.core.proc.run_command`), which the protocol replaces with the sandbox launcher, then sets
+    ``sandboxed`` (paths the backend hands its tools change inside); ``sandbox_binds`` are the host paths those
+    processes need, each bound read-only at the given inside path."""
+
+    runner: Callable[..., ProcResult]
+    sandboxed: bool
+
+    @property
+    def sandbox_binds(self) -> tuple[tuple[Path, str], ...]: ...
+
+
+@runtime_checkable
+class ChecksSentences(Protocol):
+    """The prover reports the sentences it executed; they must be the screen's (``sentence_structure``)."""
+
+    def sentence_check(self, task: Task, data: bytes, compiled: CompileResult) -> Layer: ...
+
+
+@runtime_checkable
+class ChecksStatement(Protocol):
+    """The prover compares the elaborated statement with the template's (``elaborated_statement``)."""
+
+    def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer: ...

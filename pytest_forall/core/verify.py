@@ -26,7 +26,7 @@ from typing import Any
 
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
 from pytest_forall.core.proc import in_background
-from pytest_forall.core.prover import CompileResult, Prover
+from pytest_forall.core.prover import ChecksSentences, ChecksStatement, CompileResult, Prover
 
 DEFAULT_TIMEOUT = 300.0
 #: Candidates larger than this are rejected unread (no benchmark proof comes near it).
@@ -146,15 +146,13 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
                             infra=bool(compiled.infra)))
         return _decide(layers, digest, (), False, 1)
     layers.append(Layer("elaboration", True, "", evidence))
-    sentence_check = getattr(prover, "sentence_check", None)
-    if sentence_check is not None:
-        layers.append(sentence_check(task, data, compiled))
+    if isinstance(prover, ChecksSentences):
+        layers.append(prover.sentence_check(task, data, compiled))
         if layers[-1].ok is False:
             return _decide(layers, digest, (), False, 1)
     with _alongside(concurrent, prover.independent_check, task, build, candidate, timeout) as checking:
-        statement_check = getattr(prover, "statement_check", None)
-        if statement_check is not None:
-            layers.append(statement_check(task, build, timeout))
+        if isinstance(prover, ChecksStatement):
+            layers.append(prover.statement_check(task, build, timeout))
             if layers[-1].ok is False:
                 return _decide(layers, digest, (), False, 1)
         if not candidate.is_file() or sha256_bytes(candidate.read_bytes()) != digest:

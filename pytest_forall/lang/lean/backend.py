@@ -388,6 +388,8 @@ class LeanProver:
         cache = opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
         self.cache_dir = Path(str(cache)) / "lean-templates"
         self.runner = runner
+        #: set by the protocol when it moves the runner into the sandbox (the paths stay the host's: bound as-is)
+        self.sandboxed = False
         self._probed: str | None = None
         self._sysroot: Path | None = None
         self._lean_path: list[str] = []

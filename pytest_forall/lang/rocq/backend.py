@@ -245,7 +245,9 @@ class RocqProver:
         self.mem_mb = int(opts.get("prover_mem_mb") or 8192)
         #: coqchk's own budget; past it the independent check is "not judged", never a verdict
         self.checker_timeout = float(opts.get("checker_timeout") or 0) or None
+        # absolute: unsandboxed, the judge's coqc finds the plugin through OCAMLPATH from its own scratch directory
         cache = Path(str(opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")))
+        cache = cache.expanduser().absolute()
         self.cache_dir = cache / "rocq-templates"
         self.runner = runner
         #: set by the protocol under ``--forall-sandbox=bwrap``: interactive sessions run in the sandbox too

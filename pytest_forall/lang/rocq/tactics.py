@@ -9,7 +9,8 @@ from pathlib import Path
 
 from pytest_forall.core.proc import run_command
 
-LADDER = ["lia", "nia", "psatz", "ring", "field", "auto", "intuition", "firstorder", "easy", "trivial",
+#: ``nra``, not ``psatz``: psatz needs its domain as an argument and the external ``csdp`` prover (not installed)
+LADDER = ["lia", "nia", "nra", "ring", "field", "auto", "intuition", "firstorder", "easy", "trivial",
           "reflexivity", "tauto", "intuition lia", "eauto", "vm_compute; reflexivity", "intros; lra"]
 HAMMER = ["sauto", "hauto", "qauto"]
 PRELUDE = "From Coq Require Import Lia Psatz Lra.\n"
