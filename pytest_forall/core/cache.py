@@ -29,7 +29,7 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
-from pytest_forall.core.prover import Prover
+from pytest_forall.core.prover import Fingerprinted, Prover
 from pytest_forall.core.state import load_secret
 from pytest_forall.core.verify import DEFAULT_TIMEOUT, verify_candidate
 
@@ -68,11 +68,10 @@ def verifier_version(prover: Prover) -> str:
 def describe_environment(task: Task, prover: Prover) -> tuple[dict[str, str] | None, str]:
     """The backend's fingerprint for ``task`` (``version``, ``libraries`` and any further component), or
     (None, why it cannot be named): then nothing is cached and the item's row says why (``uncacheable``)."""
-    fingerprint = getattr(prover, "fingerprint", None)
-    if fingerprint is None:
+    if not isinstance(prover, Fingerprinted):
         return None, f"the {prover.name} backend has no environment fingerprint"
     try:
-        found = fingerprint(task)
+        found = prover.fingerprint(task)
     except Exception as exc:  # noqa: BLE001 - an environment that cannot be named is not cached
         return None, f"the {prover.name} environment could not be named: {type(exc).__name__}: {exc}"
     if not isinstance(found, dict) or not found.get("version") or "libraries" not in found:
