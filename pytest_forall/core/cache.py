@@ -113,7 +113,8 @@ def cache_key(task: Task, prover: Prover, data: bytes, policy: dict[str, Any]) -
     env = environment(task, prover)
     if env is None:
         return None
-    return {"prover": prover.name, **_environment_key(env), "task": task_digest(task), "candidate": sha256_bytes(data), "verifier": verifier_version(prover),
+    return {"prover": prover.name, **_environment_key(env), "task": task_digest(task), "candidate": sha256_bytes(data),
+            "verifier": verifier_version(prover),
             "policy": json.dumps({**policy, "prover": prover_settings(prover)}, sort_keys=True)}
 
 
