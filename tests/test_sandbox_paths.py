@@ -131,12 +131,12 @@ def test_bad_sandbox_ro_values_are_one_usage_error_naming_the_option(pytester: p
                                                                       message: str) -> None:
     spec = spec.format(tmp=pytester.path)
     pytester.makeini("[pytest]\n")
-    result = pytester.runpytest_subprocess(f"--forall-sandbox-ro={spec}")
+    result = pytester.runpytest(f"--forall-sandbox-ro={spec}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--forall-sandbox-ro" in result.stderr.str() and message in result.stderr.str()
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
     pytester.makeini(f"[pytest]\nforall_sandbox_ro =\n    {pytester.path}\n    {spec}\n")
-    result = pytester.runpytest_subprocess()
+    result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "ini option forall_sandbox_ro" in result.stderr.str() and message in result.stderr.str()
     rc, verdict, stderr = verify("--prover", "rocq", "--template", str(A1_TEMPLATE), "--candidate",
@@ -157,7 +157,7 @@ def test_sandbox_ro_values_reach_every_prover_backend_normalized(pytester: pytes
     assert specs == [f"{tmp_path / 'tool'}:{tmp_path / 'tool'}", f"{tmp_path / 'tool'}:/opt/tool"]
     expected = ((tmp_path / "tool", str(tmp_path / "tool")), (tmp_path / "tool", "/opt/tool"))
     assert option_binds({"sandbox_ro": specs}) == expected
-    options = {"sandbox_ro": specs, "cache_dir": str(tmp_path / "cache")}
+    options = {"sandbox_ro": specs}
     assert RocqProver(options).sandbox_binds[-2:] == expected
     assert LeanProver(options).sandbox_binds[-2:] == expected
     pytester.makepyfile(conftest="""
@@ -169,10 +169,10 @@ def test_sandbox_ro_values_reach_every_prover_backend_normalized(pytester: pytes
     (pytester.path / "sub").mkdir()
     (pytester.path / "sub" / "cli-tool").mkdir()
     pytester.makeini("[pytest]\nforall_sandbox_ro = ini-tool\n")
-    result = pytester.runpytest_subprocess("-s", "--co")
+    result = pytester.runpytest("-s", "--co")
     result.stdout.fnmatch_lines([f"RESOLVED ['{pytester.path / 'ini-tool'}:{pytester.path / 'ini-tool'}']"])
     monkeypatch.chdir(pytester.path / "sub")
-    result = pytester.runpytest_subprocess("-s", "--co", "--forall-sandbox-ro=cli-tool",
+    result = pytester.runpytest("-s", "--co", "--forall-sandbox-ro=cli-tool",
                                            "--forall-sandbox-ro", "cli-tool:/opt/c")
     tool = pytester.path / "sub" / "cli-tool"
     result.stdout.fnmatch_lines([f"RESOLVED ['{tool}:{tool}', '{tool}:/opt/c']"])
