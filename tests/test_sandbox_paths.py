@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PUTNAM, REPO, require_tool
+from conftest import PUTNAM, REPO, require_tool, standin_lean_project
 
 PROOFS = Path(__file__).parent / "data" / "proofs"
 A1_TEMPLATE = PUTNAM / "coq" / "src" / "putnam_2001_a1.v"
@@ -184,22 +184,11 @@ def test_sandbox_ro_values_reach_every_prover_backend_normalized(pytester: pytes
 def lean_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The stand-in toolchain on PATH and a Lake project with a stand-in Mathlib build (FORALL_LEAN_PROJECT)."""
     require_tool("bwrap")
-    from pytest_forall.lang.lean.backend import DEFAULT_PROJECT
-
     base = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
     monkeypatch.setenv("PATH", f"{STANDIN}{os.pathsep}{base}")
     for name in ("FORALL_LEAN_BIN", "LEAN_PATH", "STANDIN_LEAN_VERSION", "STANDIN_LOG"):
         monkeypatch.delenv(name, raising=False)
-    root = tmp_path / "project"
-    lib = root / ".lake" / "packages" / "mathlib" / ".lake" / "build" / "lib" / "lean"
-    lib.mkdir(parents=True)
-    (lib / "Mathlib.olean").write_text(json.dumps({"standin": "olean", "module": "Mathlib", "imports": [],
-                                                   "decls": {}}))
-    for name in ("lakefile.toml", "lean-toolchain"):
-        (root / name).write_text((DEFAULT_PROJECT / name).read_text())
-    (root / "lake-manifest.json").write_text(json.dumps({
-        "version": "1.1.0", "packagesDir": ".lake/packages", "name": "putnam", "lakeDir": ".lake",
-        "packages": [{"name": "mathlib", "type": "git", "rev": "0" * 40, "inputRev": "v4.27.0"}]}))
+    root = standin_lean_project(tmp_path / "project")
     monkeypatch.setenv("FORALL_LEAN_PROJECT", str(root))
     return root
 
@@ -232,7 +221,7 @@ def test_lean_items_are_sandboxed_by_the_protocol_alone(lean_project: Path, pyte
                                                         putnam_root: Path, tmp_path: Path) -> None:
     """In a pytest item the backend never sandboxes itself: the protocol's runner (the item's audit dir) runs
     every Lean call, with the ``--forall-sandbox-ro`` bind."""
-    _, candidate = lean_candidate(tmp_path)
+    lean_candidate(tmp_path)  # the stored proof replay reads
     shutil.copy(REPO / "benchmarks" / "putnam" / "putnam.forall.toml", pytester.path / "putnam.forall.toml")
     pytester.makeini(f"[pytest]\nforall_putnam_root = {putnam_root}\n")
     pytester.runpytest("-p", "no:cacheprovider", "--forall-frontend=replay", f"--forall-proofs={tmp_path}",
@@ -245,3 +234,21 @@ def test_lean_items_are_sandboxed_by_the_protocol_alone(lean_project: Path, pyte
     lean = [r for r in records if r["argv"][0].endswith("/bin/lean")]
     assert len(lean) >= 3, records  # template, candidate, audit file: all through the item's sandbox
     assert all([str(REPO), str(REPO)] in r["policy"]["ro_binds"] for r in lean)
+
+
+def test_forall_sandbox_ro_bind_uses_the_same_checks(tmp_path: Path) -> None:
+    """``forall sandbox --ro-bind`` parses with the same function: a missing source is one message, exit 2."""
+    require_tool("bwrap")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    forall = [sys.executable, "-m", "pytest_forall.cli"]
+    proc = subprocess.run([*forall, "sandbox", "--workspace", str(workspace), "--ro-bind", str(tmp_path / "nope"),
+                           "--", "true"], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2 and "--ro-bind" in proc.stderr and "does not exist" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    (tmp_path / "tool").mkdir()
+    (tmp_path / "tool" / "marker").write_text("bound")
+    proc = subprocess.run([*forall, "sandbox", "--workspace", str(workspace), "--ro-bind",
+                           f"{tmp_path / 'tool'}:/opt/tool", "--", "cat", "/opt/tool/marker"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert (proc.returncode, proc.stdout) == (0, "bound"), proc.stderr
