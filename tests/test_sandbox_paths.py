@@ -252,3 +252,26 @@ def test_forall_sandbox_ro_bind_uses_the_same_checks(tmp_path: Path) -> None:
                            f"{tmp_path / 'tool'}:/opt/tool", "--", "cat", "/opt/tool/marker"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert (proc.returncode, proc.stdout) == (0, "bound"), proc.stderr
+
+
+def test_host_binds_bind_an_install_prefix_never_a_home_or_the_sandbox_skeleton(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_forall.isolation.sandbox import host_binds
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    for tool in ("opam/default/bin/coqc", "home/bin/coqc", "opt/coq/coqc", "opt/real/bin/coqtop"):
+        (tmp_path / tool).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / tool).write_text("#!/bin/sh\n")
+    (tmp_path / "opam/default/bin/coqtop").symlink_to(tmp_path / "opt/real/bin/coqtop")
+    (tmp_path / "lib").mkdir()
+    assert host_binds([str(tmp_path / t) for t in ("opam/default/bin/coqc", "opam/default/bin/coqtop",
+                                                   "home/bin/coqc", "opt/coq/coqc")],
+                      [tmp_path / "lib", tmp_path / "opam/default/lib", tmp_path / "missing"]) == [
+        tmp_path / "opam/default",   # <prefix>/bin/coqc: the switch
+        tmp_path / "opt/real",       # the symlink's target's prefix
+        home / "bin",                # never the whole home directory
+        tmp_path / "opt/coq",        # not in a bin/: its own directory
+        tmp_path / "lib",            # a library directory itself; one under a bound prefix adds nothing
+    ]
+    assert host_binds(["/usr/bin/coqc", "/bin/sh", "/tmp/coqc"]) == []  # /usr is there; / and /tmp are reserved

@@ -658,7 +658,8 @@ def host_binds(programs: Iterable[str], directories: Iterable[Path] = ()) -> lis
     """Host paths to bind read-only at their own paths so that ``programs`` (absolute host paths) run inside and
     ``directories`` can be read: each program's install prefix (``<prefix>/bin/<tool>``, for the path and for its
     resolved target, e.g. an opam switch), each directory itself. Nothing under /usr (always there) or already
-    covered; a prefix the sandbox reserves (``/``, ``/tmp``) is narrowed to the program's own directory."""
+    covered. A tool not in a ``bin/``, or whose prefix would be the home directory or a path the sandbox reserves
+    (``~/bin/coqc``, ``/tmp/bin/coqc``), gets only its own directory: every candidate's compile can read a bind."""
     found: list[Path] = []
 
     def add(path: Path) -> None:
@@ -669,8 +670,8 @@ def host_binds(programs: Iterable[str], directories: Iterable[Path] = ()) -> lis
 
     for program in programs:
         for path in (Path(os.path.abspath(program)), Path(program).resolve()):
-            prefix = path.parent.parent
-            add(path.parent if str(prefix) in RESERVED_INSIDE else prefix)
+            prefix = path.parent.parent if path.parent.name == "bin" else path.parent
+            add(path.parent if str(prefix) in RESERVED_INSIDE or prefix == Path.home() else prefix)
     for directory in directories:
         if directory.is_dir():
             add(Path(os.path.abspath(directory)))  # the path the tool opens; bwrap follows a symlinked source
