@@ -36,11 +36,13 @@ def test_theorems_in_sections_and_modules_are_items(tmp_path: Path) -> None:
                              "Sec__Blocks__Geometry__sq_0", "Sec__Blocks__n_le_m", "Sec__Blocks__pred_lt",
                              "Sec__Blocks__top"]
     n_le_m = tasks["Sec__Blocks__n_le_m"]
-    # the section is reopened with its context, verbatim; the proved lemma before it comes from the prefix
+    # the section is reopened with its context, verbatim; the proved lemma before it comes from the prefix,
+    # abbreviated as it reads inside the section (tests/test_project_section_locals.py)
     assert ("Section Counting.\nVariable n : nat.\nHypothesis Hn : 0 < n.\nVariable unused : bool.\n"
-            "Let m := n + 1.\nSet Default Proof Using \"All\".\n\nLemma n_le_m : n <= m.\nProof.\nAdmitted.\n"
+            "Let m := n + 1.\nNotation m_pos := (ForallPrefix.Section_Sec__Blocks__n_le_m.m_pos n Hn unused).\n"
+            "Set Default Proof Using \"All\".\n\nLemma n_le_m : n <= m.\nProof.\nAdmitted.\n"
             "End Counting.\n") in n_le_m.template
-    assert "m_pos" not in n_le_m.template and "m_pos" in n_le_m.meta["prefix"]
+    assert "Lemma m_pos" not in n_le_m.template and "Lemma m_pos" in n_le_m.meta["prefix"]
     assert n_le_m.meta["prefix"].rstrip().endswith("End Counting.")  # the prefix closes what it opened
     same = tasks["Sec__Blocks__Geometry__Inner__same"]
     assert same.meta["qualified_name"] == "Sec.Blocks.Geometry.Inner.same"  # modules name it, sections do not
@@ -200,13 +202,16 @@ def test_a_false_section_lemma_is_refuted_in_the_project_context(tmp_path: Path)
     assert verdict.verdict == "accept" and verdict.strict, verdict.reason
 
 
-def test_a_statement_over_a_section_definition_is_infra_not_failed(tmp_path: Path) -> None:
-    """The documented limit: the reopened section sees the definition generalised, so the template does
-    not compile; that is infra with Coq's own message, never a failed proof."""
+def test_a_statement_over_a_section_definition_is_a_real_item(tmp_path: Path) -> None:
+    """(Once the documented limit, infra.) The reopened section abbreviates `f` as the prefix's `f n`, so the
+    template compiles and an honest proof is strict; tests/test_project_section_locals.py has the rest."""
     require_tool("coqc")
     (tmp_path / "_CoqProject").write_text("-R . Defs\nA.v\n")
     (tmp_path / "A.v").write_text("Section S.\n  Variable n : nat.\n  Definition f := n + 1.\n"
                                   "  Lemma l : f = n + 1.\n  Proof.\n  Admitted.\nEnd S.\n")
     task = load_project(tmp_path, {})[0]
-    result = ProjectRocqProver({"cache_dir": str(tmp_path / "cache")}).check_template(task, tmp_path / "b", 120)
-    assert not result.ok and "template does not compile here" in result.infra and "nat -> nat" in result.infra
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    assert prover.check_template(task, tmp_path / "b", 300).ok
+    verdict = verify_candidate(task, prover, prover.candidate_with_proof(task, "reflexivity.\nQed.").encode(),
+                               timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason

@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +42,12 @@ from pytest_forall.core.language import Language
 from pytest_forall.core.model import Layer, Task
 from pytest_forall.core.proc import run_command
 from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.common import identifier_parts
 from pytest_forall.lang.lean import LANGUAGE as LEAN
 from pytest_forall.lang.lean import lexer
 from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 from pytest_forall.lang.rocq.backend import RocqProver
+from pytest_forall.lang.rocq.lexer import tokens as rocq_tokens
 
 SUITE = "project"
 ROCQ_PROVER = "rocq-project"
@@ -95,6 +98,12 @@ def source_files(root: Path, ext: str) -> Iterator[Path]:
 
 def task_id_of(qualified: str) -> str:
     return qualified.replace(".", "__")
+
+
+def section_module(task_id: str) -> str:
+    """The library of the abbreviations for the target's section-local names, written at bind time from
+    what Coq reports about the compiled prefix."""
+    return f"Section_{task_id}"
 
 
 def prefix_module(task_id: str) -> str:
@@ -173,13 +182,25 @@ def _offsets(text: str) -> list[int]:
 
 
 @dataclass
+class SectionEntry:
+    """One item of a section's context as a later statement reads it: a sentence the template repeats
+    verbatim (with the section variables it names), or a name the section defined (``local``), which the
+    template re-declares as an abbreviation of the prefix library's generalised constant."""
+
+    sentence: str = ""
+    variables: list[str] = field(default_factory=list)
+    local: str = ""
+
+
+@dataclass
 class RocqBlock:
-    """A ``Section`` or ``Module`` open at the target, with (for a section) its context sentences so far."""
+    """A ``Section`` or ``Module`` open at the target, with (for a section) its context so far."""
 
     kind: str                      # "Section" | "Module"
     name: str
     unsupported: str = ""          # why an item inside cannot be reproduced ("" = fine)
-    context: list[str] = field(default_factory=list)
+    context: list[SectionEntry] = field(default_factory=list)
+    proof_lets: list[str] = field(default_factory=list)  # `Let`s with a proof: not repeatable without it
 
 
 @dataclass
@@ -198,6 +219,103 @@ class RocqTarget:
 SECTION_CONTEXT_HEADS = frozenset({
     "Variable", "Variables", "Hypothesis", "Hypotheses", "Context", "Let", "Implicit", "Notation", "Infix",
     "Open", "Close", "Set", "Unset", "Generalizable", "Reserved"})
+
+
+#: Sentences declaring section variables (the abbreviations' parameters).
+SECTION_VARIABLE_HEADS = frozenset({"Variable", "Variables", "Hypothesis", "Hypotheses", "Context"})
+#: Sentences defining names that Coq generalises at ``End`` over the section variables they use.
+SECTION_DEFINITION_HEADS = frozenset({
+    "Definition", "Example", "Fixpoint", "CoFixpoint", "Function", "Inductive", "CoInductive", "Variant",
+    "Record", "Structure", "Class", "Instance", "Canonical", "Coercion", "Theorem", "Lemma", "Fact", "Remark",
+    "Corollary", "Proposition", "Property"})
+_OPENERS = {"(": ")", "{": "}", "[": "]"}
+
+
+def section_variables(sentence: Any) -> list[str]:
+    """The names a ``Variable``/``Hypothesis``/``Context`` sentence declares (an anonymous `` `{C A} ``
+    binder declares none that the text can name)."""
+    toks = list(sentence.tokens[:-1])
+    heads = [i for i, t in enumerate(toks) if t.kind == "ident" and t.text in SECTION_VARIABLE_HEADS]
+    rest = toks[heads[0] + 1:] if heads else []
+    if rest and rest[0].text not in _OPENERS and rest[0].text != "`":
+        return [t.text for t in rest[:next((i for i, t in enumerate(rest) if t.text == ":"), len(rest))]
+                if t.kind == "ident"]
+    names: list[str] = []
+    i = 0
+    while i < len(rest):
+        backtick = rest[i].text == "`"
+        i += backtick
+        if i >= len(rest) or rest[i].text not in _OPENERS:
+            break
+        close, depth, j = _OPENERS[rest[i].text], 0, i
+        while j < len(rest):
+            depth += (rest[j].text == rest[i].text) - (rest[j].text == close)
+            if depth == 0:
+                break
+            j += 1
+        inner = rest[i + 1:j]
+        colon = next((k for k, t in enumerate(inner) if t.text == ":"), -1)
+        if colon >= 0:
+            names += [t.text for t in inner[:colon] if t.kind == "ident"]
+        elif not backtick:
+            names += [t.text for t in inner if t.kind == "ident"]
+        i = j + 1
+    return names
+
+
+def section_definitions(sentence: Any) -> list[str]:
+    """The names a defining sentence adds to its section: the declared names (``with`` ones too), an
+    inductive's constructors, a record's constructor and fields."""
+    words = sentence.command_words()
+    if words[:1] == ["Program"]:
+        words = words[1:]
+    head = words[0] if words else ""
+    if head not in SECTION_DEFINITION_HEADS:
+        return []
+    if head in ("Canonical", "Coercion"):  # only ``Canonical [Structure] c := …`` defines a name
+        rest = words[2:] if words[1:2] == ["Structure"] else words[1:]
+        return rest[:1] if rest and sentence.defines_inline() else []
+    if len(words) < 2:
+        return []  # ``Instance : C := …``: a generated name
+    names = [words[1]]
+    toks = list(sentence.tokens[:-1])
+    inductive = head in ("Inductive", "CoInductive", "Variant")
+    depth, body, constructor_next = 0, -1, False
+    for i, token in enumerate(toks):
+        if token.text in _OPENERS:
+            depth += 1
+        elif token.text in _OPENERS.values():
+            depth -= 1
+        if depth or token.text in _OPENERS.values():
+            constructor_next = False
+            continue
+        if token.kind == "ident" and token.text == "where":  # an inductive's notations
+            break
+        if constructor_next and token.kind == "ident":
+            names.append(token.text)
+        constructor_next = inductive and body >= 0 and token.text in (":=", "|")
+        if token.text == "with" and i + 1 < len(toks) and toks[i + 1].kind == "ident":
+            names.append(toks[i + 1].text)
+        elif token.text == ":=" and body < 0:
+            body = i
+            constructor_next = inductive
+    if head in ("Record", "Structure", "Class") and body >= 0:
+        after = toks[body + 1:]
+        if after and after[0].kind == "ident" and len(after) > 1 and after[1].text == "{":
+            names.append(after[0].text)
+            after = after[1:]
+        elif head != "Class" or (after and after[0].text == "{"):
+            names.append(f"Build_{words[1]}")
+        if after and after[0].text == "{":
+            depth, start = 0, True
+            for token in after:
+                depth += (token.text in _OPENERS) - (token.text in _OPENERS.values())
+                if depth == 1 and token.text == ";":
+                    start = True
+                elif depth == 1 and start and token.kind == "ident":
+                    names.append(token.text)
+                    start = False
+    return [n for n in dict.fromkeys(names) if re.fullmatch(r"[^\W\d]\w*'*", n) and n != "_"]
 
 
 def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
@@ -244,24 +362,35 @@ def rocq_admitted(text: str) -> list[RocqTarget]:
         words = sentence.command_words()
         head = words[0] if words else ""
         opened = _open_block(sentence, words)
+        in_section = bool(blocks) and blocks[-1].kind == "Section"
         if opened is not None:
             blocks.append(opened)
         elif head == "End" and blocks:
-            blocks.pop()
-        elif (head in SECTION_CONTEXT_HEADS and blocks and blocks[-1].kind == "Section"
-              and not sentence.opens_proof()):
-            blocks[-1].context.append(source(sentence))
+            closed = blocks.pop()
+            if closed.kind == "Section" and blocks and blocks[-1].kind == "Section":
+                # the closed section's names stay, generalised over its own variables
+                blocks[-1].context += [e for e in closed.context if e.local]
+        elif head in SECTION_CONTEXT_HEADS and in_section and not sentence.opens_proof():
+            blocks[-1].context.append(SectionEntry(source(sentence), section_variables(sentence)
+                                                   if head in SECTION_VARIABLE_HEADS else []))
+        elif head == "Let" and in_section:
+            blocks[-1].proof_lets.append(sentence.declared_name())
+        defined = section_definitions(sentence) if in_section else []
         if sentence.opens_proof():
             j = i + 1
             while j < len(sentences) and not sentences[j].terminator():
                 j += 1
-            if j < len(sentences) and sentences[j].terminator() == "Admitted" and head in THEOREM_KEYWORDS:
+            ending = sentences[j].terminator() if j < len(sentences) else ""
+            if ending == "Admitted" and head in THEOREM_KEYWORDS:
                 last = sentence.tokens[-1]
                 targets.append(RocqTarget(sentence.declared_name(), offset(sentence.tokens[0]), offset(last) + 1,
-                                          [RocqBlock(b.kind, b.name, b.unsupported, list(b.context))
-                                           for b in blocks]))
-            i = j + 1
-            continue
+                                          [dataclasses.replace(b, context=list(b.context),
+                                                               proof_lets=list(b.proof_lets)) for b in blocks]))
+            if ending in ("Abort", ""):
+                defined = []
+            i = j
+        if blocks and defined:
+            blocks[-1].context += [SectionEntry(local=name) for name in defined]
         i += 1
     return targets
 
@@ -326,21 +455,42 @@ def _rocq_task(project: CoqProject, rel: str, module: str | None, text: str, tar
     path = [*target.module_path(), target.name]
     qualified = ".".join([module, *path]) if module else f"{rel}:{'.'.join(path)}"
     task_id = task_id_of(qualified) if module else re.sub(r"\W", "_", qualified)
-    closing = "".join(f"End {block.name}.\n" for block in reversed(target.blocks))
-    prefix = text[:target.start] + ("\n" + closing if closing else "")
-    requires, others = rocq_header(text[:target.start])
     statement = text[target.start:target.stmt_end]
     library = f"{PREFIX_ROOT}.{prefix_module(task_id)}"
-    lines = [*requires, f"Require Import {library}.", *others]
+    abbreviations = f"{PREFIX_ROOT}.{section_module(task_id)}"
+    body: list[str] = []
     modules: list[str] = []
     sections: list[str] = []
+    in_scope: list[str] = []   # the named section variables declared so far, outermost first
+    locals_: list[dict[str, Any]] = []
     for block in target.blocks:
         if block.kind == "Module":
             modules.append(block.name)
-            lines.append(f"Import {library}.{'.'.join(modules)}.")
-        else:
-            sections.append(block.name)
-            lines += ["", f"Section {block.name}.", *block.context]
+            body.append(f"Import {library}.{'.'.join(modules)}.")
+            continue
+        sections.append(block.name)
+        body += ["", f"Section {block.name}."]
+        for entry in block.context:
+            if entry.sentence:
+                body.append(entry.sentence)
+                in_scope += entry.variables
+            elif entry.local not in {d["name"] for d in locals_}:
+                params = list(dict.fromkeys(in_scope))
+                locals_.append({"name": entry.local, "path": ".".join([*modules, entry.local]), "params": params})
+                if params:  # (without named variables in scope, the name is its prefix constant as it is)
+                    body.append(f"Notation {entry.local} := ({abbreviations}.{entry.local} {' '.join(params)}).")
+    # the names the statement and the repeated context read (what the item's meaning rests on)
+    read = identifier_parts(rocq_tokens("\n".join([statement, *(e.sentence for b in target.blocks
+                                                                    for e in b.context)])))
+    for local in locals_:
+        local["read"] = local["name"] in read
+    locals_ = [d for d in locals_ if d["params"] or d["read"]]
+    requires, others = rocq_header(text[:target.start])
+    abbreviated = any(d["params"] for d in locals_)
+    lines = [*requires, f"Require Import {library}.", *([f"Require {abbreviations}."] if abbreviated else []),
+             *others, *body]
+    closing = "".join(f"End {block.name}.\n" for block in reversed(target.blocks))
+    prefix = text[:target.start] + dependency_probes([d["name"] for d in locals_]) + ("\n" + closing if closing else "")
     if sections:
         # Coq generalises an admitted theorem over every section variable and a proved one over those its
         # statement and proof use; pinning "All" makes the candidate's statement after `End` the template's.
@@ -353,13 +503,65 @@ def _rocq_task(project: CoqProject, rel: str, module: str | None, text: str, tar
     for block in target.blocks:
         if block.unsupported and not unsupported:
             unsupported = f"`{target.name}` is inside {block.unsupported} `{block.name}`, which an item cannot reopen"
+    repeated = identifier_parts(rocq_tokens(template))
+    for block in target.blocks:
+        for name in block.proof_lets:
+            if name in repeated and not unsupported:
+                unsupported = (f"`{name}` is a section `Let` with a proof, which vanishes at `End` and which the "
+                               f"template cannot repeat without its proof; `{target.name}` uses it")
     meta = {"candidate_name": f"{task_id}.v", "project_root": str(project.root), "project_file": rel,
             "qualified_name": qualified, "prefix": prefix, "coq_build_key": build_key,
             "retrieval_exclude": [qualified], "unsupported": unsupported,
-            "sections": sections, "modules": modules}
+            "sections": sections, "modules": modules, "section_locals": locals_}
     return Task(task_id=task_id, suite=SUITE, track="coq", prover=ROCQ_PROVER, source_path=str(project.root / rel),
                 template=template, frozen=template[:template.rindex("Admitted.")], theorem_name=target.name,
                 statement=statement, meta=meta)
+
+
+#: What the prefix library's probes print: each non-``Let`` section variable (newest first), each name the
+#: template abbreviates, and each section variable such a name depends on.
+PROBE_HYP, PROBE_HAS, PROBE_NEEDS, PROBE_ABOUT = "FORALL-HYP", "FORALL-HAS", "FORALL-NEEDS", "FORALL-ABOUT"
+
+
+def _each_variable(action: str) -> str:
+    """An Ltac loop running ``action`` (which fails) on every section variable that is not a ``Let``."""
+    return (f"  match goal with\n  | [ v : _ |- _ ] => tryif clearbody v then fail else ({action})\n"
+            f"  | _ => idtac\n  end.\n")
+
+
+def dependency_probes(names: list[str]) -> str:
+    """Proof-free queries appended inside the prefix's open sections: Coq itself says which section variables
+    each name depends on (``clear dependent v`` makes a name that needs ``v`` ill-typed), so the abbreviation
+    applies exactly the variables Coq generalises the name over at ``End``, in the section's order."""
+    if not names:
+        return ""
+    probes = ["\n(* pytest-forall: the section variables each section-local name depends on *)\n",
+              "Goal True.\n", _each_variable(f'idtac "{PROBE_HYP}" v; fail'), "Abort.\n"]
+    for name in names:
+        pose = f'let z := fresh "forall_probe" in pose (z := @{name})'
+        probes += [f"Goal True.\n  tryif ({pose}) then idtac \"{PROBE_HAS} {name}\" else idtac.\n",
+                   _each_variable(f'tryif (clear dependent v; {pose}) then fail else '
+                                  f'(idtac "{PROBE_NEEDS} {name}" v; fail)'), "Abort.\n"]
+    return "".join(probes)
+
+
+def parse_arguments(about: str) -> list[tuple[str, bool]] | None:
+    """(name, implicit) for each argument in ``About``'s ``Arguments`` line; None when Coq prints none (every
+    argument explicit, no scopes)."""
+    line = next((ln for ln in about.splitlines() if ln.startswith("Arguments ")), None)
+    if line is None:
+        return None
+    words = re.findall(r"[{}\[\]()]|[^\s{}\[\]()]+", re.sub(r"%[\w']+", "", line))[2:]
+    out: list[tuple[str, bool]] = []
+    implicit = False
+    for word in words:
+        if word in "{[":
+            implicit = True
+        elif word in "}]":
+            implicit = False
+        elif word not in ("(", ")", "/", "&"):
+            out.append((word.lstrip("!"), implicit))
+    return out
 
 
 def rocq_build_key(project: CoqProject, version: str) -> str:
@@ -402,9 +604,15 @@ class ProjectRocqProver(RocqProver):
         self.sandbox_binds = (*self.sandbox_binds, (self.builds, str(self.builds)))
         self.bound: str = ""
         self.bind_error: str = ""
+        # the verifier runs layers side by side (``concurrent_layers``): one binds, the others wait for it
+        self._binding = threading.Lock()
 
     def _bind(self, task: Task, timeout: float) -> str:
         """Build (or reuse) the project and the task's prefix module; set the load path. "" or an infra reason."""
+        with self._binding:
+            return self._bind_unlocked(task, timeout)
+
+    def _bind_unlocked(self, task: Task, timeout: float) -> str:
         if self.bound == task.task_id:
             return self.bind_error
         self.bound, self.load, self.bind_error = task.task_id, [], ""
@@ -448,7 +656,7 @@ class ProjectRocqProver(RocqProver):
                 result = run_command(argv, cwd=src, timeout=max(timeout, 600.0))
                 log.append(f"$ {' '.join(argv)}\n{result.stdout}{result.stderr}")
                 if result.returncode != 0:
-                    timed_out = result.timed_out
+                    timed_out = result.timed_out or result.returncode < 0  # killed: no verdict on the project
                     tail = (result.stdout + result.stderr).strip()[-600:]
                     reason = (f"the project does not build here (`{' '.join(argv[:2])}` exited "
                               f"{result.returncode}{', timed out' if timed_out else ''}): {tail}")
@@ -461,19 +669,85 @@ class ProjectRocqProver(RocqProver):
     def _build_prefix(self, project: CoqProject, build: Path, task: Task, timeout: float) -> str:
         prefix_dir = build / "prefix"
         source = prefix_dir / f"{prefix_module(task.task_id)}.v"
+        # "" or why the section-local names cannot be abbreviated; written once the prefix is built
+        verdict = prefix_dir / f"{section_module(task.task_id)}.reason"
         with FileLock(str(build) + ".prefix.lock"):
             vo = source.with_suffix(".vo")
-            if vo.is_file() and source.read_text(encoding="utf-8") == task.meta["prefix"]:
-                return ""
+            if vo.is_file() and verdict.is_file() and source.read_text(encoding="utf-8") == task.meta["prefix"]:
+                return verdict.read_text(encoding="utf-8")
             prefix_dir.mkdir(parents=True, exist_ok=True)
             source.write_text(str(task.meta["prefix"]), encoding="utf-8")
             vo.unlink(missing_ok=True)
-            argv = [self.coqc, "-q", *project.load_args(build / "src"), "-Q", str(prefix_dir), PREFIX_ROOT,
-                    str(source)]
-            result = run_command(argv, cwd=prefix_dir, timeout=timeout)
+            verdict.unlink(missing_ok=True)
+            argv = [self.coqc, "-q", *project.load_args(build / "src"), "-Q", str(prefix_dir), PREFIX_ROOT]
+            result = run_command([*argv, str(source)], cwd=prefix_dir, timeout=timeout)
+            if result.returncode != 0:
+                tail = (result.stdout + result.stderr).strip()[-600:]
+                return (f"the part of {task.meta['project_file']} before `{task.theorem_name}` does not compile "
+                        f"here: {tail}")
+            reason = self._build_abbreviations(task, argv, prefix_dir, result.stdout, timeout)
+            if not reason or "timed out" not in reason:
+                verdict.write_text(reason, encoding="utf-8")
+            return reason
+
+    def _build_abbreviations(self, task: Task, argv: list[str], prefix_dir: Path, probed: str,
+                             timeout: float) -> str:
+        """The library ``ForallPrefix.Section_<id>``: for each section-local name the template abbreviates,
+        a notation over the template's section variables that applies the prefix library's generalised
+        constant to the variables Coq says it depends on (section order), implicit ones by name as Coq
+        declares them. "" or why the template cannot state the theorem."""
+        locals_: list[dict[str, Any]] = list(task.meta.get("section_locals") or [])
+        if not locals_:
+            return ""
+        order = [words[0] for words in reversed([line.split()[1:] for line in probed.splitlines()
+                                                 if line.startswith(PROBE_HYP + " ")])]
+        has = {line.split()[1] for line in probed.splitlines() if line.startswith(PROBE_HAS + " ")}
+        needs: dict[str, set[str]] = {}
+        for line in probed.splitlines():
+            if line.startswith(PROBE_NEEDS + " "):
+                name, variable = line.split()[1:3]
+                needs.setdefault(name, set()).add(variable)
+        library = f"{PREFIX_ROOT}.{prefix_module(task.task_id)}"
+        about = [f"Require {library}.", "Set Printing Width 100000."]
+        for local in locals_:
+            name = local["name"]
+            if name not in has:
+                return (f"the section-local name `{name}` that `{task.theorem_name}`'s section defines is not "
+                        f"found where the target stands (Coq's probe could not use it)")
+            missing = sorted(v for v in needs.get(name, set()) if v not in local["params"])
+            if missing and local["read"]:
+                return (f"`{name}` depends on the section variable `{missing[0]}`, which the section does not name "
+                        f"(an anonymous binder such as `Context `{{…}}`): the template cannot apply `{name}` to it")
+            about += [f'Goal True. idtac "{PROBE_ABOUT} {name}". Abort.', f"About {library}.{local['path']}."]
+        probe = prefix_dir / f"Probe_{task.task_id}.v"
+        probe.write_text("\n".join(about) + "\n", encoding="utf-8")
+        result = run_command([*argv, str(probe)], cwd=prefix_dir, timeout=timeout)
         if result.returncode != 0:
-            tail = (result.stdout + result.stderr).strip()[-600:]
-            return f"the part of {task.meta['project_file']} before `{task.theorem_name}` does not compile here: {tail}"
+            return f"Coq's `About` on the prefix library failed: {(result.stdout + result.stderr).strip()[-600:]}"
+        chunks = dict(chunk.partition("\n")[::2] for chunk in result.stdout.split(PROBE_ABOUT + " ")[1:])
+        notations = [f"Require {library}."]
+        for local in locals_:
+            name = local["name"]
+            depends = [v for v in order if v in needs.get(name, set())]
+            if not local["params"]:
+                continue
+            if any(v not in local["params"] for v in depends):  # not read by the statement: the bare constant
+                depends = []
+            arguments = parse_arguments(chunks.get(name, ""))
+            if arguments is not None and [a for a, _ in arguments[:len(depends)]] != depends:
+                return (f"Coq generalised `{name}` over {[a for a, _ in arguments[:len(depends)]]}, not over the "
+                        f"section variables it depends on, {depends}")
+            implicit = dict(arguments[:len(depends)]) if arguments else {}
+            applied = " ".join(f"({v}:={v})" if implicit.get(v) else v for v in depends)
+            notations.append(f"Notation {name} {' '.join(local['params'])} := "
+                             f"({library}.{local['path']}{' ' + applied if applied else ''}) (only parsing).")
+        source = prefix_dir / f"{section_module(task.task_id)}.v"
+        source.write_text("\n".join(notations) + "\n", encoding="utf-8")
+        result = run_command([*argv, str(source)], cwd=prefix_dir, timeout=timeout)
+        if result.returncode != 0:
+            timed = ", timed out" if result.timed_out else ""
+            return (f"the abbreviations of the section's names do not compile here{timed}: "
+                    f"{(result.stdout + result.stderr).strip()[-600:]}")
         return ""
 
     # -- Prover protocol, each bound to the task's project first ----------------------------------------
