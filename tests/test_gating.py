@@ -17,6 +17,7 @@ from junitparser import JUnitXml, Properties
 
 from conftest import EXAMPLES, REPO, require_tool
 from pytest_forall.core import cache as vcache
+from pytest_forall.core import workspace as ws
 from pytest_forall.core.gating import change, parse_shard, shard_of, task_key
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict
 from pytest_forall.core.prover import AxiomAudit, CompileResult
@@ -502,6 +503,11 @@ def test_remote_socket_workers_report_every_item_to_the_controller(counting_suit
     rows = _rows(counting_suite, "remote")
     assert set(rows) == {"t_strict", "t_rules", "t_failed", "t_infra", "t_false"}, result.stdout.str()
     assert not list(tmp_path.rglob("results.jsonl"))  # workers never write the run's results
+    # one secret for the whole run, the controller's: remote workers name their workspaces with it, keep no copy
+    secret = (counting_suite.path / "reports" / "remote" / ".secret").read_bytes()
+    assert not list(tmp_path.rglob(".secret")) and len(secret) == 32
+    assert {p.name for p in tmp_path.glob("host*/**/reports/remote/ws/*")} == {
+        ws.opaque_name(secret, row["nodeid"]) for row in rows.values()}
     for row in rows.values():
         where = Path(row["audit_dir"])
         assert where.is_relative_to(tmp_path) and where.is_dir()  # the audit record stays on its worker

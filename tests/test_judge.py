@@ -223,7 +223,9 @@ def _running(marker: str) -> list[int]:
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
 def test_killing_forall_verify_kills_its_coqc(how: str, tmp_path: Path) -> None:
     """A real coqc, busy in a proof, is gone within seconds of ``forall verify`` being terminated or killed
-    (SIGTERM unwinds and kills each process group; SIGKILL: bwrap's --die-with-parent takes the sandbox down)."""
+    (SIGTERM unwinds and kills each process group; SIGKILL: bwrap's --die-with-parent takes the sandbox down).
+    The candidate's compile runs in the verifier's background thread, beside the template check, so this is also
+    the case of a background step when the command is stopped."""
     template = _unique_template(tmp_path)
     candidate = tmp_path / "spin.v"
     candidate.write_text(A1.replace("intros a b.", "do 1000000000 idtac.\n  intros a b."))

@@ -45,50 +45,52 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
 
 
 class CancelScope:
-    """The process groups started (by :func:`run_command` or the sandbox) by code running in this scope.
+    """The processes started (by :func:`run_command` or the sandbox) by code running in this scope.
 
-    :meth:`cancel` SIGKILLs each of them, and every one started afterwards, so a step the caller no longer
-    needs (the verifier's concurrent layer after an earlier layer rejected) ends at once instead of at its
-    time limit; the step then returns whatever a killed process gives, which the caller discards.
+    :meth:`cancel` kills each of them, and every one started afterwards, so a step the caller no longer needs
+    (the verifier's concurrent layer after an earlier layer rejected) ends at once instead of at its time limit;
+    the step then returns whatever a killed process gives, which the caller discards. Each process registers
+    how it is killed: its process group, or for a sandbox its PID 1 (so bwrap reaps the whole namespace).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._procs: set[subprocess.Popen[Any]] = set()
+        self._kills: dict[int, Callable[[], None]] = {}
         self.cancelled = False
 
     def cancel(self) -> None:
         with self._lock:
             self.cancelled = True
-            procs = list(self._procs)
-        for proc in procs:
-            kill_group(proc)
+            kills = list(self._kills.values())
+        for kill in kills:
+            kill()
 
     @contextlib.contextmanager
-    def tracking(self, proc: subprocess.Popen[Any]) -> Iterator[None]:
+    def tracking(self, kill: Callable[[], None]) -> Iterator[None]:
         with self._lock:
-            self._procs.add(proc)
+            self._kills[id(kill)] = kill
             cancelled = self.cancelled
         if cancelled:
-            kill_group(proc)
+            kill()
         try:
             yield
         finally:
             with self._lock:
-                self._procs.discard(proc)
+                self._kills.pop(id(kill), None)
 
 
 _SCOPE: contextvars.ContextVar[CancelScope | None] = contextvars.ContextVar("forall_cancel_scope", default=None)
 
 
 @contextlib.contextmanager
-def tracked(proc: subprocess.Popen[Any]) -> Iterator[None]:
-    """Register ``proc`` (started in its own session) with the current :class:`CancelScope`, if any."""
+def tracked(kill: Callable[[], None]) -> Iterator[None]:
+    """While the block runs, ``kill()`` stops the process it started if the current :class:`CancelScope` is
+    cancelled (no scope: nothing to do)."""
     scope = _SCOPE.get()
     if scope is None:
         yield
         return
-    with scope.tracking(proc):
+    with scope.tracking(kill):
         yield
 
 
@@ -177,7 +179,7 @@ def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
     watch = _RssWatch(proc, rss_mb) if rss_mb else None
     if watch is not None:
         watch.start()
-    with tracked(proc):  # a cancelled scope kills the group; communicate() then returns
+    with tracked(lambda: kill_group(proc)):  # a cancelled scope kills the group; communicate() then returns
         try:
             out, err = proc.communicate(stdin, timeout=timeout)
             timed_out = False

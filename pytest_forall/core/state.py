@@ -28,14 +28,15 @@ from pytest_forall.core.model import Usage
 from pytest_forall.core.progress import write_json_atomic
 
 
-def load_secret(path: Path) -> bytes:
-    """32 random bytes kept in ``path`` (mode 0600), made by whichever process comes first (under a lock)."""
+def load_secret(path: Path, new: bytes | None = None) -> bytes:
+    """The secret kept in ``path`` (mode 0600); whichever process comes first (under a lock) writes ``new``
+    (default: 32 random bytes), so a secret chosen before its file could be written is the one kept."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock"):
         if not path.exists():
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as handle:
-                handle.write(os.urandom(32))
+                handle.write(os.urandom(32) if new is None else new)
         return path.read_bytes()
 
 STATE_VERSION = 1

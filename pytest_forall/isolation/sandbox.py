@@ -220,7 +220,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
             os.close(fd)
             owned_fds.remove(fd)
         supervisor = _Supervisor(proc, info_read, status_read, cgroups)
-        with tracked(proc):  # a cancelled scope kills bwrap; --die-with-parent takes the sandbox with it
+        with tracked(supervisor.cancel):  # a cancelled scope kills the sandbox as its time limit would
             supervisor.run(policy.wall_seconds, policy.stall_seconds)
         duration = time.monotonic() - start
         survivors = cgroups.reap_survivors()
@@ -383,6 +383,9 @@ class _Supervisor:
             info_fd: self._info.extend, status_fd: self._status.extend}
         self._info_fd = info_fd
         self._sandbox_pidfd: int | None = None
+        #: :meth:`cancel` (another thread) never signals through a pidfd this thread has closed
+        self._pidfd_lock = threading.Lock()
+        self._finished = False
         self.sandbox_pid: int | None = None
         self.timed_out = False
         #: killed because stdout stayed silent for ``stall_seconds`` (``timed_out`` is then set too)
@@ -439,8 +442,11 @@ class _Supervisor:
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
-        if self._sandbox_pidfd is not None:
-            os.close(self._sandbox_pidfd)
+        with self._pidfd_lock:
+            self._finished = True
+            if self._sandbox_pidfd is not None:
+                os.close(self._sandbox_pidfd)
+                self._sandbox_pidfd = None
 
     def _open_sandbox_pidfd(self) -> None:
         """bwrap reports the host pid of the sandbox's PID 1; a pidfd pins it against pid reuse."""
@@ -463,6 +469,13 @@ class _Supervisor:
             except ProcessLookupError:
                 pass
         kill_group(self.proc)  # bwrap itself; --die-with-parent then takes the sandbox down
+
+    def cancel(self) -> None:
+        """From another thread: the result is no longer needed. Kill the sandbox's PID 1, as the time limit does,
+        so bwrap reaps the whole namespace before it exits and the run ends with no survivor."""
+        with self._pidfd_lock:
+            if not self._finished:
+                self._kill_sandbox()
 
     def _kill_everything(self) -> None:
         self.cgroups.kill()

@@ -7,6 +7,7 @@ from there, never from the item.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -44,6 +45,39 @@ STATUS = {
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 
 
+def is_forall(nodeid: str) -> bool:
+    """A forall item's node id: a suite manifest's item, or one of ``--forall-project``'s ``project.forall.toml``."""
+    return ".forall.toml::" in nodeid
+
+
+def run_dir_problem(run_dir: Path) -> str | None:
+    """Why ``run_dir`` (and its results and secret files) could not be made or written, found without writing.
+
+    Made only for a session with a forall item, the run directory may not exist yet at configure time: then
+    its nearest existing ancestor must be a writable directory. Anything this cannot foresee (a full disk, a
+    race) fails later in :meth:`ForallReporter.ensure_run_dir` with the same message.
+    """
+    existing = run_dir
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        read_only = os.statvfs(existing).f_flag & os.ST_RDONLY
+        return os.strerror(errno.EROFS if read_only else errno.EACCES)
+    if existing != run_dir:
+        return None
+    for name in ("results.jsonl", ".secret"):
+        path = run_dir / name
+        if not os.path.lexists(path):
+            continue
+        if not path.is_file():
+            return f"{path}: {os.strerror(errno.EISDIR if path.is_dir() else errno.ENOENT)}"
+        if not os.access(path, os.R_OK | os.W_OK):
+            return f"{path}: {os.strerror(errno.EACCES)}"
+    return None
+
+
 class ForallFailure(Exception):
     """A proof failure: shown as the verifier's or budget's reason, not as a Python traceback."""
 
@@ -76,7 +110,12 @@ class ForallReporter:
         self.started: set[str] = set()
         self.expected: int | None = None
         self.require_strict = options["require"] == "strict"
+        #: the controller's, sent to every worker (local or remote) as hex in ``workerinput``
         self._secret: bytes | None = None
+        if workerinput is not None and "forall_secret" in workerinput:
+            self._secret = bytes.fromhex(str(workerinput["forall_secret"]))
+        #: whether the controller has made the run directory (only a session with a forall item does)
+        self.created = False
         self.run_meta: dict[str, Any] = {}
         self.shard = parse_shard(options["shard"]) if options["shard"] else None
         self.gate = options["gate"]
@@ -89,32 +128,59 @@ class ForallReporter:
         self.notices: list[str] = []
 
     def check_writable(self) -> None:
-        """Controller, at configure time: the run directory and its results file must be writable."""
+        """Controller, at configure time: the run directory must be writable; checked without making anything.
+
+        An explicit ``--forall-reports`` (or ini) that is not is an error now; the default one only once a
+        forall item is selected (:meth:`ensure_run_dir`), so plain tests in a read-only project still run.
+        The run's secret is chosen here (the one on disk, on resume) because workers get it when they start.
+        """
         from pytest_forall.plugin.options import option_value
 
-        source = option_value(self.config, "reports")[1]
+        problem = run_dir_problem(self.run_dir)
+        if problem is not None and not option_value(self.config, "reports")[1].startswith("default of"):
+            raise pytest.UsageError(self._cannot_write(problem))
+        secret = self.run_dir / ".secret"
         try:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            self.secret()
-            results = self.run_dir / "results.jsonl"
-            if results.exists() or results.is_symlink():
-                with results.open("a", encoding="utf-8"):
-                    pass
-            else:  # leave nothing behind (remote workers get the controller's tree)
-                probe = self.run_dir / f".write-check-{os.getpid()}"
-                probe.write_bytes(b"")
-                probe.unlink()
+            self._secret = secret.read_bytes() if secret.is_file() else os.urandom(32)
         except OSError as exc:
-            raise pytest.UsageError(f"{source}: cannot write the run directory {self.run_dir}: "
-                                    f"{exc.strerror or exc}") from None
-        if not self.secret():
-            self.notices.append(f"resume disabled: {self.run_dir / '.secret'} is empty, so no item keeps resume "
+            raise pytest.UsageError(self._cannot_write(f"{secret}: {exc.strerror or exc}")) from None
+        if not self._secret:
+            self.notices.append(f"resume disabled: {secret} is empty, so no item keeps resume "
                                 "state (delete the file to get a new secret; workspaces are then new too)")
+
+    def _cannot_write(self, problem: str) -> str:
+        from pytest_forall.plugin.options import option_value
+
+        return f"{option_value(self.config, 'reports')[1]}: cannot write the run directory {self.run_dir}: {problem}"
+
+    def ensure_run_dir(self, selected: int) -> None:
+        """Controller, once a forall item is selected and before it runs: the run directory, ``.secret`` and
+        ``run.json`` (``forall watch`` reads it); a session without forall items makes nothing."""
+        if self.created:
+            self.write_run_meta(selected=selected)
+            return
+        problem = run_dir_problem(self.run_dir)
+        kept = b""
+        if problem is None:
+            try:
+                kept = load_secret(self.run_dir / ".secret", self.secret())
+                self.run_meta = {"run_id": self.run_id, "started_at": time.time(), "selected": selected,
+                                 "finished_at": None, "host": socket.gethostname(), "pid": os.getpid()}
+                self.write_run_meta()
+            except OSError as exc:
+                problem = str(exc.strerror or exc)
+        if problem is None and kept != self.secret():
+            problem = f"{self.run_dir / '.secret'} was written by another process during this run"
+        if problem is not None:
+            raise pytest.UsageError(self._cannot_write(problem))
+        self.created = True
 
     # -- worker side ------------------------------------------------------------------------------
 
     def secret(self) -> bytes:
-        """Run secret for opaque workspace names and state HMACs; kept in the run dir, never in a workspace."""
+        """Run secret for opaque workspace names and state HMACs; kept in the run dir, never in a workspace.
+
+        Chosen by the controller at configure time; a worker not given it reads (or makes) the file."""
         if self._secret is None:
             self._secret = load_secret(self.run_dir / ".secret")
         return self._secret
@@ -146,22 +212,16 @@ class ForallReporter:
 
     # -- controller side --------------------------------------------------------------------------
 
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        if not hasattr(self.config, "workerinput"):
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            self.secret()
-            self.run_meta = {"run_id": self.run_id, "started_at": time.time(), "selected": None, "finished_at": None,
-                             "host": socket.gethostname(), "pid": os.getpid()}
-            self.write_run_meta()
-
     def write_run_meta(self, **fields: Any) -> None:
         """``run.json``: what ``forall watch`` knows of the whole run (selected items, finished or not)."""
         self.run_meta.update(fields)
         write_json_atomic(self.run_dir / RUN_FILE, self.run_meta)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if not hasattr(self.config, "workerinput"):
-            self.write_run_meta(selected=sum(1 for item in session.items if ".forall.toml::" in item.nodeid))
+        """Without xdist (or under ``--co``, which xdist leaves to the controller): nothing to make unless items run."""
+        selected = sum(1 for item in session.items if is_forall(item.nodeid))
+        if selected and not hasattr(self.config, "workerinput") and not self.config.option.collectonly:
+            self.ensure_run_dir(selected)
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
@@ -191,7 +251,7 @@ class ForallReporter:
             items[:] = [item for item in items if not is_final(latest.get(item.nodeid, ""))]
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        if ".forall.toml::" in nodeid:
+        if is_forall(nodeid):
             self.started.add(nodeid)
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml reads the teardown report's properties
@@ -199,7 +259,7 @@ class ForallReporter:
         payload = getattr(report, "forall", None)
         if hasattr(self.config, "workerinput"):
             return
-        if report.failed and ".forall.toml::" not in report.nodeid:
+        if report.failed and not is_forall(report.nodeid):
             self.other_failed = True  # a plain test of the same session: the gate does not hide it
         if report.when == "call" and isinstance(payload, dict):
             row = dict(payload)
@@ -246,7 +306,8 @@ class ForallReporter:
             return
         counts = self.counts()
         if session.exitstatus == pytest.ExitCode.INTERRUPTED:  # pytest's own status, with or without xdist
-            self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+            if self.created:
+                self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
             return
         if self.expected is not None and len(self.results) + len(self.missing()) < self.expected:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # workers lost reports: never pass silently
@@ -258,7 +319,8 @@ class ForallReporter:
             session.exitstatus = EXIT_ALL_INFRA
         if self.gate == "regressions" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = self._gate_status()
-        self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+        if self.created:
+            self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
 
     def _gate_status(self) -> int:
         """Under --forall-gate=regressions: fail on a regression or a lost report, never on a known failure."""
@@ -306,13 +368,15 @@ class XdistHooks:
         self.reporter = reporter
 
     def pytest_configure_node(self, node: Any) -> None:
+        """Run id and secret for the worker: a remote one shares neither the controller's disk nor its run dir."""
         node.workerinput["forall_run_id"] = self.reporter.run_id
+        node.workerinput["forall_secret"] = self.reporter.secret().hex()
 
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """A worker died running ``crashitem``: record it as infra (resumable), unless its row already came."""
         reporter = self.reporter
-        if any(row.get("nodeid") == crashitem for row in reporter.results):
-            return
+        if not is_forall(crashitem) or any(row.get("nodeid") == crashitem for row in reporter.results):
+            return  # a plain test's crash is pytest's failure, not a forall row
         name = crashitem.rsplit("::", 1)[-1]
         row = {"nodeid": crashitem, "task_id": name.split("[", 1)[0], "run_id": reporter.run_id,
                "outcome": INFRA, "stop": "worker-crashed",
@@ -322,6 +386,8 @@ class XdistHooks:
         reporter.results.append(row)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        count = sum(1 for i in ids if ".forall.toml::" in i)
+        """Called before any item is scheduled: the controller makes the run dir here, if a forall item is selected."""
+        count = sum(1 for i in ids if is_forall(i))
         self.reporter.expected = max(self.reporter.expected or 0, count)
-        self.reporter.write_run_meta(selected=self.reporter.expected)
+        if self.reporter.expected:
+            self.reporter.ensure_run_dir(self.reporter.expected)
