@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_forall.core.binds import option_binds
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
@@ -358,11 +359,12 @@ class LeanProver:
     """Lean 4 in a Lake project; ``runner`` is swapped for the sandbox's runner when sandboxing is on.
 
     Options: ``lean_bin`` (directory holding ``lake``; env ``FORALL_LEAN_BIN``), ``lean_project`` (Lake
-    project with Mathlib, default ``lean_env/putnam``), ``lean_rules_axioms`` (the benchmark's allowed
+    project with Mathlib; env ``FORALL_LEAN_PROJECT``; default ``lean_env/putnam``), ``lean_rules_axioms`` (the benchmark's allowed
     axioms), ``lean_required_modules`` (default ``Mathlib``), ``lean_options`` (``-D`` options, default: the
     project's ``leanOptions``), ``lean_checker`` (path of a checker), ``lean_checker_fresh`` (default false),
     ``lean_mem_mb`` (resident-memory limit per process, default 16384; 0 = none), ``lean_threads``
-    (threads per ``lean``, default CPUs / xdist workers), ``cache_dir`` (template verdicts).
+    (threads per ``lean``, default CPUs / xdist workers), ``cache_dir`` (template verdicts), ``sandbox`` and
+    ``sandbox_ro`` (``bwrap``: the backend sandboxes itself after its probe, see :meth:`_sandbox_itself`).
     """
 
     name = "lean"
@@ -373,7 +375,8 @@ class LeanProver:
         self.options = dict(opts)
         bin_dir = opts.get("lean_bin") or os.environ.get("FORALL_LEAN_BIN")
         self.bin_dir = Path(str(bin_dir)).expanduser() if bin_dir else None
-        self.project = Path(str(opts.get("lean_project") or DEFAULT_PROJECT)).expanduser().resolve()
+        project = opts.get("lean_project") or os.environ.get("FORALL_LEAN_PROJECT") or DEFAULT_PROJECT
+        self.project = Path(str(project)).expanduser().resolve()
         self.rules_axioms = frozenset(_option_list(opts.get("lean_rules_axioms"), STRICT_AXIOMS))
         self.required_modules = _option_list(opts.get("lean_required_modules"), ("Mathlib",))
         self.lean_options: dict[str, str] | None = (
@@ -566,8 +569,20 @@ class LeanProver:
     def probe(self, workspace: Path) -> str:
         """Check the toolchain and that the project's ``LEAN_PATH`` holds a Mathlib build (cached)."""
         if self._probed is None:
-            self._probed = self._probe()
+            self._probed = self._probe() or self._sandbox_itself()
         return self._probed
+
+    def _sandbox_itself(self) -> str:
+        """Built from options asking for a sandbox (``forall verify``), every later call runs in it, bound from
+        what the probe found (toolchain, project, ``LEAN_PATH``); nothing when the protocol swaps the runner."""
+        from pytest_forall.isolation.sandbox import own_prover_runner
+
+        runner = None if self.sandboxed else own_prover_runner(self.options, self.sandbox_binds)
+        if isinstance(runner, str):
+            return runner
+        if runner is not None:
+            self.runner, self.sandboxed = runner, True
+        return ""
 
     def _probe(self) -> str:
         lake = self._lake_binary()
@@ -608,7 +623,8 @@ class LeanProver:
 
     @property
     def sandbox_binds(self) -> tuple[tuple[Path, str], ...]:
-        """Read-only at their own paths: the toolchain, the project and every ``LEAN_PATH`` entry."""
+        """Read-only at their own paths: the toolchain, the project and every ``LEAN_PATH`` entry; then the user's
+        ``--forall-sandbox-ro`` binds."""
         paths = [self.project, *(Path(p) for p in self._lean_path)]
         if self._sysroot is not None:
             paths.append(self._sysroot)
@@ -616,7 +632,7 @@ class LeanProver:
         for path in sorted({p.resolve() for p in paths}, key=lambda p: len(p.parts)):
             if not any(path.is_relative_to(k) for k in kept):
                 kept.append(path)
-        return tuple((path, str(path)) for path in kept)
+        return (*((path, str(path)) for path in kept), *option_binds(self.options))
 
     def version(self) -> str:
         """``lean --version`` of the project's toolchain, for the audit record."""
