@@ -40,6 +40,22 @@ def require_tool(name: str) -> None:
         pytest.skip(message)
 
 
+def standin_lean_project(root: Path) -> Path:
+    """A Lake project at ``root`` shaped like lean_env/putnam, with a stand-in Mathlib build (tests/standin)."""
+    import json
+
+    lib = root / ".lake" / "packages" / "mathlib" / ".lake" / "build" / "lib" / "lean"
+    lib.mkdir(parents=True)
+    (lib / "Mathlib.olean").write_text(json.dumps({"standin": "olean", "module": "Mathlib", "imports": [],
+                                                   "decls": {}}))
+    for name in ("lakefile.toml", "lean-toolchain"):
+        (root / name).write_text((REPO / "lean_env" / "putnam" / name).read_text())
+    (root / "lake-manifest.json").write_text(json.dumps({
+        "version": "1.1.0", "packagesDir": ".lake/packages", "name": "putnam", "lakeDir": ".lake",
+        "packages": [{"name": "mathlib", "type": "git", "rev": "0" * 40, "inputRev": "v4.27.0"}]}))
+    return root
+
+
 @pytest.fixture
 def putnam_root() -> Path:
     if not (PUTNAM / "coq" / "src").is_dir():

@@ -55,7 +55,8 @@ def test_theorems_in_sections_and_modules_are_items(tmp_path: Path) -> None:
 def coq_type(tmp: Path, load: list[str], requires: str, name: str) -> str:
     probe = tmp / "probe.v"
     probe.write_text(f"{requires}\nSet Printing All.\nSet Printing Width 100000.\nCheck @{name}.\n")
-    run = subprocess.run(["coqc", "-q", *load, str(probe)], capture_output=True, text=True, timeout=300, check=False)
+    run = subprocess.run(["coqc", "-q", *load, str(probe)], capture_output=True, text=True, timeout=300, check=False,
+                         cwd=tmp)
     assert run.returncode == 0, run.stdout + run.stderr
     return " ".join(run.stdout.split(":", 1)[1].split())
 

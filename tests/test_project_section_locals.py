@@ -92,7 +92,7 @@ def compiled_candidate_type(tmp: Path, prover: ProjectRocqProver, task: Task, pr
     source.write_text(prover.candidate_with_proof(task, f"{proof}\nQed."))
     assert not prover._bind(task, 300)
     subprocess.run(["coqc", "-q", *prover.load, "-Q", str(directory), "C", str(source)], check=True,
-                   capture_output=True, timeout=300)
+                   capture_output=True, timeout=300, cwd=directory)  # lia writes .lia.cache into the cwd
     return coq_type(directory, [*prover.load, "-Q", str(directory), "C"],
                     f"Require Import ForallPrefix.Prefix_{task.task_id}.\nRequire C.{task.task_id}.",
                     f"C.{task.task_id}.{task.theorem_name}")

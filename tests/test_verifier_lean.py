@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from conftest import PUTNAM
+from conftest import PUTNAM, standin_lean_project
 from pytest_forall.core.model import Layer
 from pytest_forall.core.verify import task_from_template, verify_candidate
-from pytest_forall.lang.lean.backend import DEFAULT_PROJECT, LeanProver
+from pytest_forall.lang.lean.backend import LeanProver
 
 STANDIN = Path(__file__).resolve().parent / "standin"
 BASE_PATH = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
@@ -36,17 +36,7 @@ def standin_path(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A Lake project shaped like lean_env/putnam with a stand-in Mathlib build."""
-    root = tmp_path / "project"
-    lib = root / ".lake" / "packages" / "mathlib" / ".lake" / "build" / "lib" / "lean"
-    lib.mkdir(parents=True)
-    (lib / "Mathlib.olean").write_text(json.dumps({"standin": "olean", "module": "Mathlib", "imports": [],
-                                                   "decls": {}}))
-    for name in ("lakefile.toml", "lean-toolchain"):
-        (root / name).write_text((DEFAULT_PROJECT / name).read_text())
-    (root / "lake-manifest.json").write_text(json.dumps({
-        "version": "1.1.0", "packagesDir": ".lake/packages", "name": "putnam", "lakeDir": ".lake",
-        "packages": [{"name": "mathlib", "type": "git", "rev": "0" * 40, "inputRev": "v4.27.0"}]}))
-    return root
+    return standin_lean_project(tmp_path / "project")
 
 
 class NoStatic(LeanProver):

@@ -24,7 +24,7 @@ from pytest_forall.core.actor import REVIEWER, SessionContext, SessionHandle, Tu
 from pytest_forall.core.model import Usage
 from pytest_forall.core.proc import kill_group
 from pytest_forall.core.prover import Sandboxable
-from pytest_forall.isolation.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
+from pytest_forall.isolation.sandbox import SandboxPolicy, SandboxUnavailable, host_binds, run_sandboxed
 
 #: Variables of the parent environment a CLI may see; everything else (other keys, tokens) stays out.
 PASSED_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
@@ -227,16 +227,8 @@ def provider_endpoint(url: str, default: str) -> str:
 
 def install_binds(executable: str) -> list[Path]:
     """Read-only binds a sandboxed CLI needs besides /usr: its install prefix (``<prefix>/bin/<cli>``) and,
-    for a node shim such as Codex's, node's prefix. Anything under /usr is there already."""
-    found: list[Path] = []
-    for program in (executable, shutil.which("node") or ""):
-        if not program:
-            continue
-        for path in (Path(program), Path(program).resolve()):
-            prefix = path.parent.parent
-            if not path.is_relative_to("/usr") and not any(prefix.is_relative_to(p) for p in found):
-                found.append(prefix)
-    return found
+    for a node shim such as Codex's, node's prefix (:func:`~pytest_forall.isolation.sandbox.host_binds`)."""
+    return host_binds([program for program in (executable, shutil.which("node") or "") if program])
 
 
 class AgentCliFrontend:

@@ -29,7 +29,7 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
-from pytest_forall.core.prover import Prover
+from pytest_forall.core.prover import Fingerprinted, Prover
 from pytest_forall.core.state import load_secret
 from pytest_forall.core.verify import DEFAULT_TIMEOUT, verify_candidate
 
@@ -65,18 +65,29 @@ def verifier_version(prover: Prover) -> str:
     return _source_digest(extra)
 
 
-def environment(task: Task, prover: Prover) -> dict[str, str] | None:
-    """The backend's ``{"version", "libraries"}`` for ``task``, or None when it cannot say (then no caching)."""
-    fingerprint = getattr(prover, "fingerprint", None)
-    if fingerprint is None:
-        return None
+def describe_environment(task: Task, prover: Prover) -> tuple[dict[str, str] | None, str]:
+    """The backend's fingerprint for ``task`` (``version``, ``libraries`` and any further component), or
+    (None, why it cannot be named): then nothing is cached and the item's row says why (``uncacheable``)."""
+    if not isinstance(prover, Fingerprinted):
+        return None, f"the {prover.name} backend has no environment fingerprint"
     try:
-        found = fingerprint(task)
-    except Exception:  # noqa: BLE001 - an environment that cannot be named is not cached
-        return None
+        found = prover.fingerprint(task)
+    except Exception as exc:  # noqa: BLE001 - an environment that cannot be named is not cached
+        return None, f"the {prover.name} environment could not be named: {type(exc).__name__}: {exc}"
     if not isinstance(found, dict) or not found.get("version") or "libraries" not in found:
-        return None
-    return {"version": str(found["version"]), "libraries": str(found["libraries"])}
+        return None, f"the {prover.name} backend's fingerprint has no version and libraries"
+    return {str(k): str(v) for k, v in found.items()}, ""
+
+
+def environment(task: Task, prover: Prover) -> dict[str, str] | None:
+    """The backend's fingerprint for ``task``, or None when it cannot say (then no caching)."""
+    return describe_environment(task, prover)[0]
+
+
+def _environment_key(env: dict[str, str]) -> dict[str, str]:
+    """The key's environment part: version, libraries and every further component the backend named."""
+    extra = {f"environment.{k}": v for k, v in sorted(env.items()) if k not in ("version", "libraries")}
+    return {"prover_version": env["version"], "libraries": env["libraries"], **extra}
 
 
 def task_digest(task: Task) -> str:
@@ -102,8 +113,8 @@ def cache_key(task: Task, prover: Prover, data: bytes, policy: dict[str, Any]) -
     env = environment(task, prover)
     if env is None:
         return None
-    return {"prover": prover.name, "prover_version": env["version"], "libraries": env["libraries"],
-            "task": task_digest(task), "candidate": sha256_bytes(data), "verifier": verifier_version(prover),
+    return {"prover": prover.name, **_environment_key(env), "task": task_digest(task), "candidate": sha256_bytes(data),
+            "verifier": verifier_version(prover),
             "policy": json.dumps({**policy, "prover": prover_settings(prover)}, sort_keys=True)}
 
 
@@ -252,8 +263,8 @@ def template_key(task: Task, prover: Prover) -> dict[str, str] | None:
     env = environment(task, prover)
     if env is None:
         return None
-    return {"kind": "template", "prover": prover.name, "prover_version": env["version"],
-            "libraries": env["libraries"], "task": task_digest(task), "verifier": verifier_version(prover)}
+    return {"kind": "template", "prover": prover.name, **_environment_key(env), "task": task_digest(task),
+            "verifier": verifier_version(prover)}
 
 
 def verify_cached(cache: VerdictCache | None, task: Task, prover: Prover, data: bytes, *,

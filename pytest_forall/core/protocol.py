@@ -50,7 +50,7 @@ from pytest_forall.core.audit import (
 from pytest_forall.core.budget import SpendLedger
 from pytest_forall.core.cache import (
     VerdictCache,
-    environment,
+    describe_environment,
     environment_digest,
     task_digest,
     template_key,
@@ -665,9 +665,10 @@ class ItemRun:
         """What the verdict depended on besides the task and the proof (compared with a baseline's)."""
         prover = self.ctx.prover
         if prover is None:
-            return {"environment": "", "verifier": ""}
-        return {"environment": environment_digest(environment(self.ctx.task, prover)),
-                "verifier": verifier_version(prover)[:16]}
+            return {"environment": "", "verifier": "", "uncacheable": ""}
+        env, why = describe_environment(self.ctx.task, prover)
+        return {"environment": environment_digest(env), "verifier": verifier_version(prover)[:16],
+                "uncacheable": why}
 
     def _infra_turn(self, stop: str, reason: str) -> dict[str, Any]:
         """End the item as infra after an actor turn that was not the attempt's: the round is not counted,

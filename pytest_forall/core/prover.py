@@ -115,3 +115,11 @@ class ChecksStatement(Protocol):
     """The prover compares the elaborated statement with the template's (``elaborated_statement``)."""
 
     def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer: ...
+
+
+@runtime_checkable
+class Fingerprinted(Protocol):
+    """The prover names the environment a verdict depends on besides the task and the candidate (the verdict cache's
+    key, :mod:`pytest_forall.core.cache`): at least ``version`` and ``libraries``; raising means it cannot be named."""
+
+    def fingerprint(self, task: Task) -> dict[str, str]: ...

@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pytest_forall.core.binds import OPTION as BINDS_OPTION
+from pytest_forall.core.binds import parse_ro_binds
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
 from pytest_forall.core.proc import in_background
 from pytest_forall.core.prover import ChecksSentences, ChecksStatement, CompileResult, Prover
@@ -243,9 +245,13 @@ def run_verify(args: argparse.Namespace) -> int:
         return _usage_error(args, "--timeout must be positive")
     if args.checker_timeout < 0:
         return _usage_error(args, "--checker-timeout must not be negative")
+    try:
+        binds = parse_ro_binds(args.sandbox_ro, Path.cwd())
+    except ValueError as exc:
+        return _usage_error(args, f"--sandbox-ro {exc}")
     with tempfile.TemporaryDirectory(prefix="forall-verify-") as scratch, _terminate_cleanly():
         options: dict[str, Any] = {"sandbox": args.sandbox, "sandbox_audit_dir": os.path.join(scratch, "sandbox"),
-                                   "checker_timeout": args.checker_timeout}
+                                   "checker_timeout": args.checker_timeout, BINDS_OPTION: binds}
         if args.cache_dir:
             options["cache_dir"] = args.cache_dir
         prover = builtin_plugin_manager().hook.pytest_forall_make_prover(name=args.prover, options=options)
@@ -296,6 +302,9 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--cache-dir", default="", help="Where compiled templates are cached")
     parser.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap",
                         help="Run every prover process in the bubblewrap sandbox (default) or unsandboxed")
+    parser.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH[:INSIDE]",
+                        help="Extra read-only bind for every prover process, e.g. a toolchain outside /usr "
+                             "(repeatable; INSIDE defaults to PATH)")
     parser.add_argument("--checker-timeout", type=float, default=0.0,
                         help="Seconds for the independent checker (default: --timeout); past it: not judged")
     parser.set_defaults(func=run_verify)

@@ -23,11 +23,12 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pytest_forall.core.binds import RESERVED_INSIDE, RUN_DIR_INSIDE, check_inside_path, parse_ro_binds
 from pytest_forall.core.proc import ProcResult, kill_group, run_command, tracked
 from pytest_forall.isolation import seccomp
 
@@ -36,7 +37,6 @@ BWRAP = "/usr/bin/bwrap"
 INSIDE_PYTHON = "/usr/bin/python3"
 INIT_SCRIPT = Path(__file__).with_name("init.py")
 SANDBOX_KINDS = ("bwrap", "none")
-RUN_DIR_INSIDE = "/run/forall"
 PROXY_PORT = 3128
 #: The sandbox has no capabilities, so it cannot listen below this port (so no mirror for those).
 UNPRIVILEGED_PORT_START = 1024
@@ -44,8 +44,6 @@ DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 SANDBOX_UID = 1000
 #: Host /etc entries the sandbox gets (read-only, skipped when absent): TLS roots, alternatives, ld cache.
 HOST_ETC = ("/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime")
-#: Inside paths a policy may not mount over: the skeleton the sandbox itself depends on.
-RESERVED_INSIDE = ("/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/proc", "/dev", "/tmp", "/run")
 #: Bytes kept per output stream (the tail), so a chatty or hostile command cannot exhaust the caller's memory.
 OUTPUT_CAP = 8 << 20
 #: How long a killed sandbox may take to disappear before everything of the run is killed again, harder.
@@ -97,7 +95,7 @@ class SandboxPolicy:
         for endpoint in self.allow:
             parse_endpoint(endpoint)
         for inside in (self.workspace_inside, *(dest for _, dest in (*self.ro_binds, *self.rw_binds))):
-            _check_inside_path(inside)
+            check_inside_path(inside)
         for name in ("wall_seconds", "stall_seconds", "memory_mb", "max_processes"):
             value = getattr(self, name)
             if value is not None and value <= 0:
@@ -111,14 +109,6 @@ class SandboxPolicy:
                 "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
                 "wall_seconds": self.wall_seconds, "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
                 "max_processes": self.max_processes, "env_keys": sorted(self.env)}
-
-
-def _check_inside_path(inside: str) -> None:
-    path = PurePosixPath(inside)
-    if not path.is_absolute() or ".." in path.parts or str(path) != inside:
-        raise ValueError(f"inside path must be absolute and normalized: {inside!r}")
-    if inside in RESERVED_INSIDE or any(path.is_relative_to(d) for d in ("/proc", "/dev", RUN_DIR_INSIDE)):
-        raise ValueError(f"inside path {inside!r} is reserved by the sandbox")
 
 
 #: One writer at a time for this process's threads (the verifier runs two prover calls at once).
@@ -660,10 +650,12 @@ def _cli_main(args: argparse.Namespace) -> int:
         print("forall sandbox: no command given (forall sandbox --workspace DIR -- CMD...)", file=sys.stderr)
         return 2
     workspace: Path = args.workspace.resolve()
-    ro_binds = []
-    for spec in args.ro_bind:
-        src, _, dest = spec.partition(":")
-        ro_binds.append((Path(src), dest or src))
+    try:
+        specs = parse_ro_binds(args.ro_bind, Path.cwd())
+    except ValueError as exc:
+        print(f"forall sandbox: --ro-bind {exc}", file=sys.stderr)
+        return 2
+    ro_binds = [(Path(src), dest) for src, _, dest in (spec.partition(":") for spec in specs)]
     policy = SandboxPolicy(workspace=workspace, ro_binds=tuple(ro_binds), allow=tuple(args.allow),
                            wall_seconds=args.wall, memory_mb=args.mem, max_processes=args.pids)
     audit_dir = args.audit_dir or workspace.with_name(workspace.name + ".audit")
@@ -673,6 +665,43 @@ def _cli_main(args: argparse.Namespace) -> int:
     access = result.extra["access_log"] or "none (no network allowed)"
     print(f"forall sandbox: audit {audit_dir / 'sandbox.jsonl'}; access log {access}", file=sys.stderr)
     return result.returncode
+
+
+def host_binds(programs: Iterable[str], directories: Iterable[Path] = ()) -> list[Path]:
+    """Host paths to bind read-only at their own paths so that ``programs`` (absolute host paths) run inside and
+    ``directories`` can be read: each program's install prefix (``<prefix>/bin/<tool>``, for the path and for its
+    resolved target, e.g. an opam switch), each directory itself. Nothing under /usr (always there) or already
+    covered. A tool not in a ``bin/``, or whose prefix would be the home directory or a path the sandbox reserves
+    (``~/bin/coqc``, ``/tmp/bin/coqc``), gets only its own directory: every candidate's compile can read a bind."""
+    found: list[Path] = []
+
+    def add(path: Path) -> None:
+        if str(path) in RESERVED_INSIDE or path.is_relative_to("/usr"):
+            return
+        if not any(path.is_relative_to(p) for p in found):
+            found.append(path)
+
+    for program in programs:
+        for path in (Path(os.path.abspath(program)), Path(program).resolve()):
+            prefix = path.parent.parent if path.parent.name == "bin" else path.parent
+            add(path.parent if str(prefix) in RESERVED_INSIDE or prefix == Path.home() else prefix)
+    for directory in directories:
+        if directory.is_dir():
+            add(Path(os.path.abspath(directory)))  # the path the tool opens; bwrap follows a symlinked source
+    return found
+
+
+def own_prover_runner(options: Mapping[str, Any], binds: Sequence[tuple[Path, str]]) -> Callable[..., ProcResult] | str | None:
+    """The sandbox a prover backend puts itself in when built from options that ask for one (``forall verify``,
+    ``sandbox="bwrap"``): the runner, or why no sandbox can start. None when unsandboxed, or when the caller
+    sandboxes the backend itself (the pytest items' protocol swaps its runner: ``sandboxed_by="protocol"``)."""
+    if options.get("sandbox") != "bwrap" or options.get("sandboxed_by") == "protocol":
+        return None
+    audit = Path(str(options.get("sandbox_audit_dir") or tempfile.mkdtemp(prefix="forall-sandbox-log-")))
+    runner = sandboxed_prover_runner(audit, [(path, inside) for path, inside in binds if path.exists()])
+    if isinstance(runner, str):
+        return f"the prover sandbox is unavailable: {runner} (forall verify --sandbox none runs the prover unsandboxed)"
+    return runner
 
 
 def sandboxed_prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> Callable[..., ProcResult] | str:

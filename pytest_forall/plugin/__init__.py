@@ -25,8 +25,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         flag = "--forall-" + opt.name.replace("_", "-")
         default_note = f" (default: {opt.default})" if opt.default else ""
         group.addoption(flag, dest=f"forall_{opt.name}", default=None, metavar=opt.name.upper(),
-                        choices=list(opt.choices) or None, help=opt.help + default_note)
-        parser.addini(f"forall_{opt.name}", opt.help, default=None)
+                        choices=list(opt.choices) or None, help=opt.help + default_note,
+                        action="append" if opt.repeated else "store")
+        parser.addini(f"forall_{opt.name}", opt.help, type="linelist" if opt.repeated else None, default=None)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -29,6 +29,8 @@ class Option:
     help: str
     default: str = ""
     choices: tuple[str, ...] = ()
+    #: given once per value on the command line, one value per line in the ini file (a list either way)
+    repeated: bool = False
 
 
 #: Every setting, as ``--forall-<name>`` on the command line and ``forall_<name>`` in the ini file.
@@ -56,6 +58,8 @@ OPTIONS = (
     Option("retrieval_root", "Library sources the agents' lookup/search/usages/outline tools index (default: none)"),
     Option("sandbox", "Isolation for actor and prover processes: bwrap, or none (recorded in every audit record)",
            "bwrap", ("bwrap", "none")),
+    Option("sandbox_ro", "Extra read-only bind PATH[:INSIDE] for every prover process in the sandbox, e.g. a "
+           "toolchain outside /usr (repeatable; ini: one per line)", repeated=True),
     Option("cache_dir", "Cache for compiled templates and indexes (default: under the reports directory)"),
     Option("run_usd", "Spend cap for the whole run, shared by all workers (USD)"),
     Option("cache", "Verdict cache (docs/ci.md): off, read, or readwrite", "readwrite", ("off", "read", "readwrite")),
@@ -91,8 +95,8 @@ def option_value(config: pytest.Config, name: str) -> tuple[Any, str]:
     ini = config.getini(f"forall_{name}")
     if ini not in (None, "", []):
         return ini, f"ini option forall_{name}"
-    default = next(o.default for o in OPTIONS if o.name == name)
-    return default, f"default of {flag}"
+    option = next(o for o in OPTIONS if o.name == name)
+    return ([] if option.repeated else option.default), f"default of {flag}"
 
 
 def resolved_options(config: pytest.Config) -> dict[str, Any]:
@@ -108,6 +112,7 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
     for key in ("timeout", "tactic_timeout", "turn_timeout", "stall", "run_usd"):
         if options[key] not in (None, ""):
             options[key] = _positive(options[key], option_value(config, key)[1], zero_ok=key == "run_usd")
+    _validate_sandbox_binds(config, options)
     reports = Path(str(options["reports"]))
     options["reports"] = str(reports if reports.is_absolute() else config.rootpath / reports)
     if not options["cache_dir"]:
@@ -115,6 +120,21 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
     _validate_gating(config, options)
     config.stash[OPTIONS_KEY] = options
     return options
+
+
+def _validate_sandbox_binds(config: pytest.Config, options: dict[str, Any]) -> None:
+    """``--forall-sandbox-ro`` as normalized ``HOST:INSIDE`` strings, what every prover backend binds (relative
+    host paths: from the invocation directory on the command line, from the rootdir in the ini file)."""
+    from pytest_forall.core.binds import OPTION, parse_ro_binds
+
+    value, source = option_value(config, OPTION)
+    base = Path(config.invocation_params.dir) if source.startswith("--") else config.rootpath
+    try:
+        options[OPTION] = parse_ro_binds(value, base)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{source}: {exc}") from None
+    # the item's protocol moves each prover into the sandbox (its runner): no backend sandboxes itself as well
+    options["sandboxed_by"] = "protocol"
 
 
 def _positive(value: Any, source: str, *, zero_ok: bool = False) -> float:

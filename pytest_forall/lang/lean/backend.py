@@ -22,6 +22,7 @@ process; the screen refuses it, and the independent checker replays the module i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_forall.core.binds import option_binds
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
@@ -54,6 +56,10 @@ DUMP_MARKER = "forall-statement-dump"
 #: The toolchain's own checkers, looked up in ``$LEAN_SYSROOT/bin`` only: ``leanchecker`` on ``PATH`` is
 #: elan's proxy for every toolchain [E1], which fails on toolchains without it [C5, E2-E4].
 CHECKERS = ("leanchecker", "lean4checker")
+#: The files of a compiled module: the ``.olean`` an import reads and its ``.server``/``.private`` parts [R7], and
+#: the IR Lake writes beside them [K5]. A rebuild or a cache download rewrites them; sources and traces do not
+#: change a verdict.
+COMPILED_SUFFIXES = (".olean", ".olean.server", ".olean.private", ".ir")
 #: What a checker prints when the kernel rejects [C2] (and Lean's kernel errors).
 _KERNEL_VERDICT = re.compile(r"lean4checker found a problem in|\(kernel\)")
 
@@ -282,6 +288,70 @@ def dump_program(module: str, theorem: str) -> str:
 """
 
 
+# --- the environment a verdict depends on ------------------------------------------------------------
+
+
+def _compiled_files(directory: str, prefix: str, lines: list[str]) -> None:
+    """Append ``relative path, size, mtime_ns`` of every compiled module file under ``directory``, sorted."""
+    with os.scandir(directory) as found:
+        entries = sorted(found, key=lambda e: e.name)
+    for entry in entries:
+        if entry.is_dir():
+            _compiled_files(entry.path, f"{prefix}{entry.name}/", lines)
+        elif entry.name.endswith(COMPILED_SUFFIXES):
+            info = entry.stat()
+            lines.append(f"{prefix}{entry.name}\0{info.st_size}\0{info.st_mtime_ns}\n")
+
+
+def library_stats(roots: tuple[str, ...]) -> tuple[str, int]:
+    """Digest of the search-path index, root and relative path, size and mtime of every compiled module file
+    under ``roots`` (in search order: the first root holding a module wins [R6]), and how many files it covers.
+
+    Stat, not content: a rebuild or ``lake exe cache get`` rewrites the files, so it changes the digest, and
+    reading Mathlib's gigabytes would cost seconds per process for the same answer. An entry that is not a
+    directory is recorded as absent (Lean finds nothing there [R6]); an unreadable directory or file raises.
+    """
+    digest = hashlib.sha256()
+    count = 0
+    for index, root in enumerate(roots):
+        digest.update(f"{index}\0{root}\n".encode())
+        if not os.path.isdir(root):
+            digest.update(b"absent\n")
+            continue
+        lines: list[str] = []
+        _compiled_files(root, "", lines)
+        digest.update("".join(lines).encode())
+        count += len(lines)
+    return digest.hexdigest(), count
+
+
+@functools.cache
+def toolchain_fingerprint(lean: str, roots: tuple[str, ...], manifest: str, checker: str,
+                          env: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """``{"version", "libraries", "manifest", "checker"}`` of a probed Lake project, once per process.
+
+    ``version``: what ``lean --version`` prints (version, platform, commit [R8]) and the binary's path, size and
+    mtime; ``libraries``: :func:`library_stats` of the ``LEAN_PATH`` that ``lake env`` set [K2] and the
+    toolchain's own library directory [R6]; ``manifest``: the digest of ``lake-manifest.json`` (every
+    dependency's resolved commit [K6]); ``checker``: path, size, mtime and digest of the checker (``none``
+    without one). Anything unreadable raises: an environment that cannot be named is never cached.
+    """
+    proc = run_command([lean, "--version"], cwd=Path(tempfile.gettempdir()), timeout=60, env=dict(env))
+    line = " ".join(proc.stdout.split())
+    if proc.returncode != 0 or not line.startswith("Lean (version "):
+        raise ValueError(f"`{lean} --version` printed no version (exit {proc.returncode}): "
+                         f"{(proc.stderr or proc.stdout).strip()[-200:]!r}")
+    info = os.stat(lean)
+    libraries, count = library_stats(roots)
+    found = {"version": f"{line} ({lean}:{info.st_size}:{info.st_mtime_ns})",
+             "libraries": f"{libraries} ({count} files)",
+             "manifest": sha256_bytes(Path(manifest).read_bytes()), "checker": "none"}
+    if checker:
+        info = os.stat(checker)
+        found["checker"] = f"{checker}:{info.st_size}:{info.st_mtime_ns}:{sha256_bytes(Path(checker).read_bytes())}"
+    return found
+
+
 # --- the backend ---------------------------------------------------------------------------------
 
 
@@ -289,11 +359,12 @@ class LeanProver:
     """Lean 4 in a Lake project; ``runner`` is swapped for the sandbox's runner when sandboxing is on.
 
     Options: ``lean_bin`` (directory holding ``lake``; env ``FORALL_LEAN_BIN``), ``lean_project`` (Lake
-    project with Mathlib, default ``lean_env/putnam``), ``lean_rules_axioms`` (the benchmark's allowed
+    project with Mathlib; env ``FORALL_LEAN_PROJECT``; default ``lean_env/putnam``), ``lean_rules_axioms`` (the benchmark's allowed
     axioms), ``lean_required_modules`` (default ``Mathlib``), ``lean_options`` (``-D`` options, default: the
     project's ``leanOptions``), ``lean_checker`` (path of a checker), ``lean_checker_fresh`` (default false),
     ``lean_mem_mb`` (resident-memory limit per process, default 16384; 0 = none), ``lean_threads``
-    (threads per ``lean``, default CPUs / xdist workers), ``cache_dir`` (template verdicts).
+    (threads per ``lean``, default CPUs / xdist workers), ``cache_dir`` (template verdicts), ``sandbox`` and
+    ``sandbox_ro`` (``bwrap``: the backend sandboxes itself after its probe, see :meth:`_sandbox_itself`).
     """
 
     name = "lean"
@@ -304,7 +375,8 @@ class LeanProver:
         self.options = dict(opts)
         bin_dir = opts.get("lean_bin") or os.environ.get("FORALL_LEAN_BIN")
         self.bin_dir = Path(str(bin_dir)).expanduser() if bin_dir else None
-        self.project = Path(str(opts.get("lean_project") or DEFAULT_PROJECT)).expanduser().resolve()
+        project = opts.get("lean_project") or os.environ.get("FORALL_LEAN_PROJECT") or DEFAULT_PROJECT
+        self.project = Path(str(project)).expanduser().resolve()
         self.rules_axioms = frozenset(_option_list(opts.get("lean_rules_axioms"), STRICT_AXIOMS))
         self.required_modules = _option_list(opts.get("lean_required_modules"), ("Mathlib",))
         self.lean_options: dict[str, str] | None = (
@@ -314,7 +386,8 @@ class LeanProver:
         fresh = str(opts.get("lean_checker_fresh", False)).lower()
         self.checker_fresh = fresh in ("true", "1", "yes", "on")
         self.mem_mb = int(opts.get("lean_mem_mb", 16384) or 0) or None
-        self.threads = _threads(opts.get("lean_threads"))
+        #: not a setting of the judgement (it follows the xdist worker count), so private: see ``threads``
+        self._threads = _threads(opts.get("lean_threads"))
         cache = opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
         self.cache_dir = Path(str(cache)) / "lean-templates"
         self.runner = runner
@@ -374,7 +447,7 @@ class LeanProver:
         """``$LEAN_SYSROOT/bin/lean`` with the probed ``LEAN_PATH`` plus ``cwd`` (argv paths are relative)."""
         assert self._sysroot is not None
         lean = str(self._sysroot / "bin" / "lean")
-        return self.runner([lean, f"-j{self.threads}", *args], cwd=cwd, timeout=timeout, env=self._env("."),
+        return self.runner([lean, f"-j{self._threads}", *args], cwd=cwd, timeout=timeout, env=self._env("."),
                            rss_mb=self.mem_mb)
 
     def _unfetched(self) -> str:
@@ -496,8 +569,20 @@ class LeanProver:
     def probe(self, workspace: Path) -> str:
         """Check the toolchain and that the project's ``LEAN_PATH`` holds a Mathlib build (cached)."""
         if self._probed is None:
-            self._probed = self._probe()
+            self._probed = self._probe() or self._sandbox_itself()
         return self._probed
+
+    def _sandbox_itself(self) -> str:
+        """Built from options asking for a sandbox (``forall verify``), every later call runs in it, bound from
+        what the probe found (toolchain, project, ``LEAN_PATH``); nothing when the protocol swaps the runner."""
+        from pytest_forall.isolation.sandbox import own_prover_runner
+
+        runner = None if self.sandboxed else own_prover_runner(self.options, self.sandbox_binds)
+        if isinstance(runner, str):
+            return runner
+        if runner is not None:
+            self.runner, self.sandboxed = runner, True
+        return ""
 
     def _probe(self) -> str:
         lake = self._lake_binary()
@@ -538,7 +623,8 @@ class LeanProver:
 
     @property
     def sandbox_binds(self) -> tuple[tuple[Path, str], ...]:
-        """Read-only at their own paths: the toolchain, the project and every ``LEAN_PATH`` entry."""
+        """Read-only at their own paths: the toolchain, the project and every ``LEAN_PATH`` entry; then the user's
+        ``--forall-sandbox-ro`` binds."""
         paths = [self.project, *(Path(p) for p in self._lean_path)]
         if self._sysroot is not None:
             paths.append(self._sysroot)
@@ -546,13 +632,31 @@ class LeanProver:
         for path in sorted({p.resolve() for p in paths}, key=lambda p: len(p.parts)):
             if not any(path.is_relative_to(k) for k in kept):
                 kept.append(path)
-        return tuple((path, str(path)) for path in kept)
+        return (*((path, str(path)) for path in kept), *option_binds(self.options))
 
     def version(self) -> str:
         """``lean --version`` of the project's toolchain, for the audit record."""
         if self.probe(Path.cwd()) or self._sysroot is None:
             return ""
         return self._lean(["--version"], self._scratch_dir(), 60).stdout.strip()
+
+    @property
+    def threads(self) -> int:
+        """Threads per ``lean`` [R2]; a resource, never part of the verdict cache's key."""
+        return self._threads
+
+    def fingerprint(self, task: Task) -> dict[str, str]:
+        """The environment a verdict depends on besides the task and the candidate (the verdict cache's key):
+        :func:`toolchain_fingerprint` of the probed project, plus the ``-D`` options every ``lean`` gets and the
+        benchmark's axiom rule. Raises when the toolchain is not usable or a part cannot be read (never cached)."""
+        problem = self.probe(Path.cwd())
+        if problem or self._sysroot is None:
+            raise ValueError(f"the toolchain probe failed: {problem}")
+        roots = tuple(dict.fromkeys([*self._lean_path, str(self._sysroot / "lib" / "lean")]))
+        found = toolchain_fingerprint(str(self._sysroot / "bin" / "lean"), roots,
+                                      str(self.project / "lake-manifest.json"), self._checker() or "",
+                                      tuple(sorted(self._env().items())))
+        return {**found, "options": " ".join(self._dash_d()), "axioms": " ".join(sorted(self.rules_axioms))}
 
     def _template_key(self, task: Task) -> str:
         """Template digest, toolchain and manifest: what a template verdict depends on."""

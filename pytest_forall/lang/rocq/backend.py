@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_forall.core.binds import option_binds
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
@@ -193,6 +194,24 @@ def parse_coqchk_summary(output: str) -> dict[str, list[str]] | None:
 _LIBRARY_SUFFIXES = (".vo", ".vos", ".cmxs", ".cma", ".cmxa")
 
 
+def host_tool(name: str) -> str:
+    """The absolute host path of a tool (a name looked up on PATH now, or a path), else ``name`` unchanged.
+
+    The sandbox runs exactly this path (bound when it is outside /usr), so the binary that runs is the one
+    :func:`toolchain_fingerprint` describes; a bare name would be looked up again inside, where an opam switch
+    on the host PATH does not exist and another ``coqc`` (or none) would be found."""
+    found = shutil.which(os.path.expanduser(name))
+    return os.path.abspath(found) if found else name
+
+
+@functools.cache
+def coq_library_dirs(coqc: str) -> tuple[Path, ...]:
+    """``coqc -where`` (the standard library and every installed library) and its sibling ``coq-core`` (the
+    plugins), the directories a compile reads: fingerprinted, and bound into the sandbox when outside /usr."""
+    where = run_command([coqc, "-where"], cwd=tempfile.gettempdir(), timeout=30).stdout.strip()
+    return (Path(where), Path(where).parent / "coq-core") if where else ()
+
+
 @functools.cache
 def toolchain_fingerprint(coqc: str, coqchk: str) -> dict[str, str]:
     """``{"version", "libraries"}`` of a Rocq installation, once per process.
@@ -203,25 +222,21 @@ def toolchain_fingerprint(coqc: str, coqchk: str) -> dict[str, str]:
     A package upgrade rewrites the files it ships, so it changes the digest; reading every file's bytes
     (230 MB here) would cost seconds per process for the same answer.
     """
-    cwd = tempfile.gettempdir()
-    line = " ".join(run_command([coqc, "--version"], cwd=cwd, timeout=30).stdout.split())
+    line = " ".join(run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=30).stdout.split())
     tools = []
     for tool in (coqc, coqchk):
         path = shutil.which(tool)
         stat = os.stat(path) if path else None
         tools.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{tool}:missing")
-    where = run_command([coqc, "-where"], cwd=cwd, timeout=30).stdout.strip()
     digest = hashlib.sha256()
-    if where:
-        root = Path(where)
-        for base in (root, root.parent / "coq-core"):
-            for directory, dirs, files in os.walk(base, followlinks=True):
-                dirs.sort()
-                for name in sorted(files):
-                    if name.endswith(_LIBRARY_SUFFIXES):
-                        found = Path(directory) / name
-                        info = found.stat()
-                        digest.update(f"{found.relative_to(base.parent)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    for base in coq_library_dirs(coqc):
+        for directory, dirs, files in os.walk(base, followlinks=True):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(_LIBRARY_SUFFIXES):
+                    found = Path(directory) / name
+                    info = found.stat()
+                    digest.update(f"{found.relative_to(base.parent)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
     return {"version": f"{line} ({' '.join(tools)})", "libraries": digest.hexdigest()}
 
 
@@ -239,9 +254,9 @@ class RocqProver:
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Runner = run_command) -> None:
         opts = options or {}
-        self.coqc = str(opts.get("coqc") or "coqc")
-        self.coqchk = str(opts.get("coqchk") or "coqchk")
-        self.coqtop = str(opts.get("coqtop") or "coqtop")
+        self.coqc = host_tool(str(opts.get("coqc") or "coqc"))
+        self.coqchk = host_tool(str(opts.get("coqchk") or "coqchk"))
+        self.coqtop = host_tool(str(opts.get("coqtop") or "coqtop"))
         self.mem_mb = int(opts.get("prover_mem_mb") or 8192)
         #: coqchk's own budget; past it the independent check is "not judged", never a verdict
         self.checker_timeout = float(opts.get("checker_timeout") or 0) or None
@@ -256,25 +271,29 @@ class RocqProver:
         #: ``-Q``/``-R`` arguments every coqc, coqchk and coqtop call gets (a project's load path)
         self.load: list[str] = []
         self._judged: dict[tuple[str, str], tuple[Judgement | None, str, bool]] = {}
-        #: Host files a sandboxed coqc needs besides /usr: findlib's config (else coqc dies with an Anomaly) and
-        #: the judge plugin, read-only.
+        #: Host files a sandboxed coqc needs besides /usr: findlib's config (else coqc dies with an Anomaly), the
+        #: tools' installation outside /usr (an opam switch: binaries and ``coqc -where``), the judge plugin and
+        #: the user's ``--forall-sandbox-ro`` binds, read-only.
         self.sandbox_binds: tuple[tuple[Path, str], ...] = ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),)
         self.plugin: Path | None = None
         self.plugin_problem = "coqc is not installed"
         if shutil.which(self.coqc):
+            from pytest_forall.isolation.sandbox import host_binds
+
+            tools = [tool for tool in (self.coqc, self.coqchk, self.coqtop) if os.path.isabs(tool)]
+            self.sandbox_binds += tuple((p, str(p)) for p in host_binds(tools, coq_library_dirs(self.coqc)))
             self.plugin, self.plugin_problem = plugin_dir(cache / "rocq-judge", self.version())
         if self.plugin is not None:
             self.sandbox_binds += ((self.plugin, PLUGIN_INSIDE),)
+        self.sandbox_binds += option_binds(opts)
         self.sandbox_problem = ""
-        if opts.get("sandbox") == "bwrap":
-            from pytest_forall.isolation.sandbox import sandboxed_prover_runner
+        from pytest_forall.isolation.sandbox import own_prover_runner
 
-            audit = Path(str(opts.get("sandbox_audit_dir") or tempfile.mkdtemp(prefix="forall-sandbox-log-")))
-            sandboxed = sandboxed_prover_runner(audit, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-            if isinstance(sandboxed, str):
-                self.sandbox_problem = sandboxed
-            else:
-                self.runner, self.sandboxed = sandboxed, True
+        sandboxed = own_prover_runner(opts, self.sandbox_binds)
+        if isinstance(sandboxed, str):
+            self.sandbox_problem = sandboxed
+        elif sandboxed is not None:
+            self.runner, self.sandboxed = sandboxed, True
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -289,8 +308,7 @@ class RocqProver:
             return (f"{', '.join(missing)} not found on PATH; install Rocq: apt-get install -y coq libcoq-stdlib "
                     "libcoq-mathcomp libcoq-coquelicot libcoq-mathcomp-analysis")
         if self.sandbox_problem:
-            return f"the prover sandbox is unavailable: {self.sandbox_problem} (forall verify --sandbox none runs " \
-                   "the prover unsandboxed)"
+            return self.sandbox_problem
         if self.plugin is None:
             return f"the kernel judge is unavailable: {self.plugin_problem}"
         return ""
