@@ -4,14 +4,13 @@ project's load path, a copy of a real library (one of Coquelicot's files, as Deb
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import require_tool
+from conftest import admit_lemmas, require_tool
 from pytest_forall.core.audit import derived_tasks
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.project import ProjectRocqProver, load_project
@@ -119,12 +118,7 @@ def coquelicot_project(root: Path) -> dict[str, str]:
         pytest.fail(f"{source} not found: install Debian's libcoq-coquelicot (scripts/setup.sh)")
     text = source.read_text(encoding="utf-8").replace(
         "\nRequire Import Rbar Rcomplements Hierarchy.", "\nFrom Coquelicot Require Import Rbar Rcomplements Hierarchy.")
-    originals = {}
-    for name in EQUIV_LEMMAS:
-        match = re.search(rf"\nLemma {name}\b.*?\.\s*\nProof\.\n(.*?)\nQed\.\n", text, re.DOTALL)
-        assert match, name
-        originals[name] = match.group(1)
-        text = text[:match.start(1)] + "Admitted." + text[match.end(1) + len("\nQed."):]
+    text, originals = admit_lemmas(text, EQUIV_LEMMAS)
     (root / "theories").mkdir(parents=True)
     (root / "_CoqProject").write_text("-Q theories CQ\ntheories/Equiv.v\n")
     (root / "theories" / "Equiv.v").write_text(text)

@@ -7,7 +7,6 @@ applied to the section variables Coq generalised it over (Coq's answer, read fro
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_project_blocks import coq_type
 
-from conftest import require_tool
+from conftest import admit_lemmas, require_tool
 from pytest_forall.core.model import Task
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.project import ProjectRocqProver, load_project
@@ -185,12 +184,7 @@ def multiset_project(root: Path) -> dict[str, str]:
     if not MULTISET.is_file():
         pytest.fail(f"{MULTISET} not found: install Debian's coq (scripts/setup.sh)")
     text = MULTISET.read_text(encoding="utf-8")
-    originals = {}
-    for name in MULTISET_LEMMAS:
-        match = re.search(rf"\n  Lemma {name}\b.*?\.\n  Proof\.\n(.*?)\n  Qed\.\n", text, re.DOTALL)
-        assert match, name
-        originals[name] = match.group(1)
-        text = text[:match.start(1)] + "  Admitted." + text[match.end(1) + len("\n  Qed."):]
+    text, originals = admit_lemmas(text, MULTISET_LEMMAS, indent="  ")
     root.mkdir(parents=True)
     (root / "_CoqProject").write_text("-Q . MS\nMultiset.v\n")
     (root / "Multiset.v").write_text(text)
