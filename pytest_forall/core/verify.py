@@ -29,7 +29,13 @@ from pytest_forall.core.binds import OPTION as BINDS_OPTION
 from pytest_forall.core.binds import parse_ro_binds
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
 from pytest_forall.core.proc import in_background
-from pytest_forall.core.prover import ChecksAdvisories, ChecksSentences, ChecksStatement, CompileResult, Prover
+from pytest_forall.core.prover import (
+    ChecksAdvisories,
+    ChecksSentences,
+    ChecksStatement,
+    CompileResult,
+    Prover,
+)
 
 DEFAULT_TIMEOUT = 300.0
 #: Candidates larger than this are rejected unread (no benchmark proof comes near it).
@@ -182,8 +188,9 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
         if layers[-1].ok is False or layers[-1].infra:
             return _decide(layers, digest, tuple(audit.axioms), False, 1)
         if isinstance(prover, ChecksAdvisories):
-            layers.append(prover.advisory_check(task, build, timeout))
-            if layers[-1].ok is False or layers[-1].infra:
+            advice = prover.advisory_check(task, build, timeout)
+            layers.append(advice)
+            if advice.ok is False or advice.infra:
                 return _decide(layers, digest, tuple(audit.axioms), False, 1)
         layers.append(_required_check(layers, checking.result()))
     return _decide(layers, digest, tuple(audit.axioms), audit.strict_ok, 1)
@@ -195,9 +202,9 @@ def _required_check(layers: list[Layer], check: Layer) -> Layer:
     larger checker budget, never an acceptance "not judged" the candidate could choose for itself."""
     required = next((str(layer.evidence["requires_independent_check"]) for layer in layers
                      if layer.evidence.get("requires_independent_check")), "")
-    if check.ok is True or not required:
+    if not required or check.ok:
         return check
-    if check.ok is False:  # the checker that the construct required judged it: say what required it
+    if check.ok is not None:  # the checker that the construct required judged it: say what required it
         return Layer(check.name, False, f"{check.reason} (required: {required})",
                      {**check.evidence, "requires_independent_check": required}, infra=check.infra)
     return Layer(check.name, False, f"independent check required ({required}) did not finish: {check.reason}",
