@@ -83,11 +83,11 @@ ADVISORIES: tuple[Advisory, ...] = (
     Advisory("rocq#16957", "tactic code could mutate a global cache of values for section variables (VM)",
              "bytecode VM", "8.1", "8.17", "vm", f"{CRITICAL_BUGS}; {_issue(16957)}"),
     Advisory("rocq#22378", "conversion under contexts is done in the wrong environment", "lazy conversion", "8.14",
-             "9.2.1", "none", f"{CRITICAL_BUGS}; PR #22379"),
+             "9.2.1", "none", f"{CRITICAL_BUGS}; {_issue(22378)}; fix PR #22379"),
     Advisory("rocq#22376", "variance inference ignores stack of stuck irrelevant to relevant matches",
-             "inductive declarations, universe polymorphism", "8.13", "9.2.1", "none", f"{CRITICAL_BUGS}"),
+             "inductive declarations, universe polymorphism", "8.13", "9.2.1", "none", f"{CRITICAL_BUGS}; {_issue(22376)}"),
     Advisory("rocq#22385", "incorrect variance inference with letin in constructor type",
-             "inductive declarations, universe polymorphism", "8.6", "9.2.1", "none", f"{CRITICAL_BUGS}"),
+             "inductive declarations, universe polymorphism", "8.6", "9.2.1", "none", f"{CRITICAL_BUGS}; {_issue(22385)}"),
 )
 
 
