@@ -5,8 +5,9 @@ Layers, in order: ``syntax_screen``, ``frozen_statement``, ``shadowing_guard`` (
 prover compiles a private copy of the exact bytes that are then digested), ``sentence_structure``
 (where the prover reports the sentences it executed: they must be the screen's), ``elaborated_statement``
 (where the prover can compare the elaborated statement with the template's), ``axiom_audit`` (from a
-separate audit file) and ``independent_check`` (a second checker; "not judged" when absent or out of
-budget). An accepted verdict lists the guarantee clauses its layers established (``Verdict.guarantee``).
+separate audit file), ``kernel_advisories`` (where the prover knows its kernel's known bugs) and
+``independent_check`` (a second checker; "not judged" when absent or out of budget, infra when an earlier
+layer requires it). An accepted verdict lists the guarantee clauses its layers established (``Verdict.guarantee``).
 The pytest items and ``forall verify`` both call :func:`verify_candidate`.
 """
 
