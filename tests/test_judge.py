@@ -267,6 +267,32 @@ def test_advisories_depend_on_the_kernel_version(tmp_path: Path) -> None:
     assert any(f.startswith("fix ForallProblem.putnam_2001_a1.g ") for f in advisories["findings"])
 
 
+TWO_UNIVERSES = ("Theorem forall_two_universes (A B : Type) (f : A -> B) : forall x : A, f x = f x.\n"
+                 "Proof. Admitted.\n")
+SAME_LEVEL = "pose (same := (fun (X : Type) (Y Z : X) => Y) _ A B). "
+
+
+def test_universe_constraints_between_statement_universes_are_compared(tmp_path: Path) -> None:
+    """Issue 22: a proof that makes the graph entail a relation between two of the statement's universes (here
+    `B`'s level <= `A`'s) that the template's does not is rejected by the statement check; an honest proof is
+    accepted; with the statement check removed the constrained proof is accepted."""
+    template = tmp_path / "forall_two_universes.v"
+    template.write_text(TWO_UNIVERSES)
+    the_task = task_from_template("rocq", template)
+    honest = TWO_UNIVERSES.replace("Proof. Admitted.", "Proof. intros. reflexivity. Qed.")
+    constrained = TWO_UNIVERSES.replace("Proof. Admitted.", f"Proof. intros. {SAME_LEVEL}reflexivity. Qed.")
+
+    def run(prover: RocqProver, text: str, name: str) -> Any:
+        (tmp_path / name).mkdir()
+        return verify_candidate(the_task, prover, text.encode(), builddir=tmp_path / name, timeout=300)
+
+    assert run(Screenless(), honest, "honest").verdict == "accept"
+    rejected = run(Screenless(), constrained, "with")
+    assert first_failure(rejected) == "elaborated_statement", rejected.reason
+    assert "adds universe constraints" in rejected.reason and "2 <= 1" in rejected.reason
+    assert run(NoStatementCheck(), constrained, "without").verdict == "accept"
+
+
 # --- prover processes never outlive forall verify -------------------------------------------------------
 
 def _unique_template(tmp_path: Path) -> Path:

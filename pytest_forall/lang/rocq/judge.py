@@ -34,7 +34,8 @@ PLUGIN_PACKAGE = "forall-judge"
 #: Where the plugin's findlib directory is bound inside a sandbox.
 PLUGIN_INSIDE = "/forall-judge"
 NONCE_SLOT = "stored"
-_LINE_KINDS = ("theorem ", "closure ", "assumption ", "missing-theorem ", "missing-root ", "finding ")
+_LINE_KINDS = ("theorem ", "closure ", "assumption ", "missing-theorem ", "missing-root ", "finding ",
+               "ulevels", "uconstraint ")
 
 Runner = Callable[..., ProcResult]
 
@@ -127,6 +128,10 @@ class Dump:
     missing: frozenset[str]
     #: kernel constructs the plugin's detectors found, "<feature> <constant> <why>" (``feature_findings``)
     findings: frozenset[str] = frozenset()
+    #: the theorem's universe levels by first occurrence ("ulevels 1 2 1"), and the relations the universe graph
+    #: entails between them and Set (index 0): "i <= j", "i < j", "i = j" (``statement_universes``)
+    ulevels: str = ""
+    uconstraints: frozenset[str] = frozenset()
 
 
 def parse_dump(text: str, nonce: str) -> Dump | str:
@@ -136,7 +141,7 @@ def parse_dump(text: str, nonce: str) -> Dump | str:
         lines = lines[:-1]
     if len(lines) < 2 or lines[0] != f"forall-judge {nonce}" or lines[-1] != f"end {nonce}":
         return "the judge's output is missing or not from this run"
-    theorem, closure, assumptions, missing, findings = "", set(), [], set(), set()
+    theorem, closure, assumptions, missing, findings, ulevels, uconstraints = "", set(), [], set(), set(), "", set()
     for line in lines[1:-1]:
         kind = next((k for k in _LINE_KINDS if line.startswith(k)), "")
         rest = line[len(kind):]
@@ -148,11 +153,16 @@ def parse_dump(text: str, nonce: str) -> Dump | str:
             assumptions.append(rest)
         elif kind == "finding ":
             findings.add(rest)
+        elif kind == "ulevels":
+            ulevels = line
+        elif kind == "uconstraint ":
+            uconstraints.add(rest)
         elif kind:
             missing.add(line)
         else:
             return f"unexpected judge output line {line[:200]!r}"
-    return Dump(theorem, frozenset(closure), tuple(assumptions), frozenset(missing), frozenset(findings))
+    return Dump(theorem, frozenset(closure), tuple(assumptions), frozenset(missing), frozenset(findings), ulevels,
+                frozenset(uconstraints))
 
 
 def audit_source(module: str, roots: list[str], theorem: str, out_name: str, nonce: str) -> str:
@@ -235,6 +245,12 @@ def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, st
     elif candidate.closure != template.closure:
         changed = sorted({_entry_name(e) for e in candidate.closure ^ template.closure})
         statement = f"the statement's dependencies differ from the template's as kernel terms: {changed[:8]}"
+    elif candidate.ulevels != template.ulevels:
+        statement = (f"the universe levels of `{_theorem_name(template)}` are not the template's: the candidate's "
+                     f"type shares levels differently ({candidate.ulevels!r}, template {template.ulevels!r})")
+    elif added := _added_constraints(template.uconstraints, candidate.uconstraints):
+        statement = (f"the candidate adds universe constraints between the universes of `{_theorem_name(template)}`'s "
+                     f"statement (levels by first occurrence, 0 = Set): {added[:6]}")
     template_axioms = {_entry_name(e) for e in template.closure if _entry_kind(e) == "axiom"}
     allowed_params = {own + p for p in parameters} & template_axioms
     axioms, strict_bad, rules_bad = [], [], []
@@ -254,6 +270,19 @@ def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, st
     compared = [_theorem_name(template), *sorted(_entry_name(e) for e in template.closure)]
     return Judgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad, compared,
                      sorted(candidate.findings - template.findings))
+
+
+def _added_constraints(template: frozenset[str], candidate: frozenset[str]) -> list[str]:
+    """The candidate's relations between statement universes that the template's graph does not entail
+    (``i = j`` entails ``i <= j``; ``i < j`` entails ``i <= j``)."""
+    implied = set(template)
+    for relation in template:
+        i, op, j = relation.split(" ")
+        if op in ("=", "<"):
+            implied.add(f"{i} <= {j}")
+        if op == "=":
+            implied.update({f"{j} = {i}", f"{j} <= {i}"})
+    return sorted(candidate - implied)
 
 
 def _theorem_name(dump: Dump) -> str:
