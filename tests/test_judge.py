@@ -267,6 +267,33 @@ def test_advisories_depend_on_the_kernel_version(tmp_path: Path) -> None:
     assert any(f.startswith("fix ForallProblem.putnam_2001_a1.g ") for f in advisories["findings"])
 
 
+PROGRAM_MEASURE = ("Require Import Coq.Program.Wf Coq.Arith.Wf_nat.\n"
+                   "Program Fixpoint hs (n : nat) {measure n} : nat :=\n"
+                   "  match n with 0 => 0 | S m => match m with 0 => 1 | S k => S (hs k) end end.\n")
+ROSE_TREE = ("Inductive rose := node : list rose -> rose.\n"
+             "Fixpoint count (t : rose) : nat := match t with node ts =>\n"
+             "  S ((fix all (l : list rose) : nat := match l with nil => 0 | cons x r => count x + all r end) ts) end.\n")
+
+
+def _with_helper(helper: str, use: str) -> str:
+    head = A1[:A1.index("Theorem putnam_2001_a1")]
+    return head + helper + A1[A1.index("Theorem putnam_2001_a1"):].replace("Proof.", f"Proof.\n  pose proof {use} as _.", 1)
+
+
+def test_program_fixpoint_with_a_measure_passes_the_kernel_side(tmp_path: Path) -> None:
+    """Well-founded recursion (`Program Fixpoint {measure}` elaborates to the library's `Fix_sub`) is no candidate
+    fixpoint: accepted, strict (screen off: the sentence check's handling of `Program` is issue 22's item 5)."""
+    verdict = verdict_of(Screenless(), "putnam_2001_a1", _with_helper(PROGRAM_MEASURE, "(hs 5)"), tmp_path, "p")
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+
+
+def test_recursion_through_a_nested_inductive_is_refused_by_design(tmp_path: Path) -> None:
+    """The documented false rejection of the fixpoint criterion: the subterm `x` comes from a match on a `list`
+    (a nested inductive), not from the block's own recursive arguments."""
+    verdict = verdict_of(Screenless(), "putnam_2001_a1", _with_helper(ROSE_TREE, "(count (node nil))"), tmp_path, "r")
+    assert first_failure(verdict) == "kernel_advisories" and "`ForallProblem.putnam_2001_a1.count`" in verdict.reason
+
+
 TWO_UNIVERSES = ("Theorem forall_two_universes (A B : Type) (f : A -> B) : forall x : A, f x = f x.\n"
                  "Proof. Admitted.\n")
 SAME_LEVEL = "pose (same := (fun (X : Type) (Y Z : X) => Y) _ A B). "
