@@ -30,7 +30,7 @@ from pytest_forall.plugin.options import TASK_KEY
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
 JUNIT_FIELDS = ("outcome", "stop", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
-                "cost_usd", "cached", "statement_audit", "certificate")
+                "cost_usd", "cached", "statement_audit", "certificate", "toolchain")
 STATUS = {
     STRICT: ("passed", ".", ("STRICT", {"green": True})),
     RULES_ONLY: ("rules_only", "r", ("RULES-ONLY", {"yellow": True})),
