@@ -256,6 +256,9 @@ class RocqProver:
             self.toolchain_problem = f"the toolchain {self.toolchain.spec!r} does not run coqc --version: {line}"
         #: the version knowledge of this toolchain (flags, stdlib prefix, axiom names, plugin shim)
         self.info: VersionInfo = info or version_info((8, 16))
+        #: OCaml 5 reserves far more address space than it uses (minor heaps for every possible domain): under an
+        #: address-space limit its coqc dies at start ("Not enough heap memory"), so its memory is bounded as RSS
+        self.limit = "rss_mb" if re.search(r"OCaml [5-9]", line) else "mem_mb"
         root = self.toolchain.root
         self.coqc = self._tool(opts, "coqc")
         self.coqchk = self._tool(opts, "coqchk")
@@ -320,8 +323,10 @@ class RocqProver:
         if self.toolchain.root:
             environment["PATH"] = "/usr/bin:/bin"
             if not self.sandboxed:  # --forall-sandbox=none: the root's tools still need the root's /usr
-                argv = [*root_prefix(self.toolchain.root, Path(cwd).absolute()), "--", *argv]
-        return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env=environment)
+                binds = [(p, str(p) if inside == PLUGIN_INSIDE else inside) for p, inside in self.sandbox_binds
+                         if inside != "/" and p.exists()]
+                argv = [*root_prefix(self.toolchain.root, Path(cwd).absolute(), binds), "--", *argv]
+        return self.runner(argv, cwd=cwd, timeout=timeout, env=environment, **{self.limit: self.mem_mb})
 
     def toolchain_label(self) -> str:
         """The toolchain every verdict of this backend names (``coq-8.20.1 (root:/var/cache/…)``)."""

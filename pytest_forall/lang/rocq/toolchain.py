@@ -36,6 +36,8 @@ ROOT_PACKAGES = ("coq", "libcoq-stdlib", "libcoq-mathcomp", "libcoq-coquelicot",
                  "libcoq-mathcomp-real-closed", "libcoq-mathcomp-zify", "libcoq-mathcomp-algebra-tactics",
                  "libcoq-hammer", "libcoq-core-ocaml-dev", "ocaml-findlib", "python3-minimal")
 SUITES = ("trixie", "sid")
+#: The judge plugin's compatibility shims (judge_compat/<name>.ml), one per family of Coq/Rocq APIs.
+COMPAT_NAMES = ("coq816", "coq820", "rocq9")
 STAMP = ".forall-toolchain.json"
 #: Read from the machine's apt configuration when no mirror is given.
 DEBIAN_SOURCES = Path("/etc/apt/sources.list.d/debian.sources")
@@ -153,14 +155,16 @@ def resolve(spec: str, base: Path | None = None) -> Toolchain | str:
             "switch prefix) nor coqc (a bin/ directory)")
 
 
-def root_prefix(root: str, work: Path) -> list[str]:
+def root_prefix(root: str, work: Path, ro_binds: Sequence[tuple[Path, str]] = ()) -> list[str]:
     """A bubblewrap prefix that runs a command of the root filesystem ``root`` with ``work`` writable at its own
-    path: for the harness's own calls (version probe, plugin build), not for candidates (those get the sandbox)."""
+    path (and ``ro_binds``): for the harness's own calls (version probe, plugin build) and for prover calls under
+    ``--forall-sandbox=none``; sandboxed prover calls get the sandbox's root instead."""
     args = ["/usr/bin/bwrap", "--die-with-parent", "--unshare-all", "--ro-bind", f"{root}/usr", "/usr",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/sbin", "/sbin"]
     if os.path.isdir(f"{root}/usr/lib64"):
         args += ["--symlink", "usr/lib64", "/lib64"]
     return args + ["--ro-bind", f"{root}/etc", "/etc", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                   *[x for src, inside in ro_binds for x in ("--ro-bind", str(src), inside)],
                    "--bind", str(work), str(work), "--chdir", str(work)]
 
 
@@ -193,7 +197,7 @@ def label(toolchain: Toolchain) -> str:
     """The short name recorded with every verdict: ``coq-8.20.1`` plus where it runs from (``root:DIR``)."""
     line, info = probe(toolchain)
     found = re.search(r"version (\S+)", line)
-    name = f"coq-{found.group(1)}" if found and info else "unknown"
+    name = f"{'rocq' if 'Rocq' in line else 'coq'}-{found.group(1)}" if found and info else "unknown"
     where = f"root:{toolchain.root}" if toolchain.root else (toolchain.bin or "PATH")
     return f"{name} ({where})"
 
