@@ -163,7 +163,8 @@ def test_the_verdict_cache_never_serves_a_verdict_across_toolchains(provers: Pro
     keys = set()
     for name in ("host", "trixie", "sid"):
         prover = provers[name]
-        keys.add(vcache.cache_key(task, prover, data, {"timeout": 300.0, "static_only": False}))
+        keys.add(json.dumps(vcache.cache_key(task, prover, data, {"timeout": 300.0, "static_only": False}),
+                            sort_keys=True))
         first, hit = vcache.verify_cached(cache, task, prover, data, timeout=300.0)
         assert (first.verdict, hit) == (ACCEPT, False), (name, first.reason)
         again, hit = vcache.verify_cached(cache, task, prover, data, timeout=300.0)
