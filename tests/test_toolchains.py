@@ -224,3 +224,23 @@ def test_replay_and_verify_name_the_toolchain_in_rows_junit_and_verdicts(pyteste
                           capture_output=True, text=True, check=False, env={**os.environ, "PUTNAMBENCH_ROOT": str(PUTNAM)})
     verdict = json.loads(proc.stdout)
     assert proc.returncode == 0 and verdict["verdict"] == ACCEPT and verdict["toolchain"].startswith(want), proc.stderr
+
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_every_prover_process_runs_from_the_root_sandboxed_or_not(sandbox: str, tmp_path: Path) -> None:
+    """coqc/coqchk/the judge (a verdict) and the portfolio's coqtop run the root's Rocq 9.2, with and without the
+    sandbox: ``Stdlib.`` exists only there, and OCaml 5's start-up survives the address-space limit."""
+    require_path(PUTNAM / "coq" / "src", "PutnamBench")
+    prover = RocqProver({"sandbox": sandbox, "toolchain": str(root("sid")), "cache_dir": str(tmp_path / "cache"),
+                         "sandbox_audit_dir": str(tmp_path / "audit")})
+    assert prover.sandboxed is (sandbox == "bwrap")
+    entry = CORPUS / "valid" / "classical_excluded_middle"
+    verdict = verify_candidate(task_from_template("rocq", resolve_template(entry / "template")), prover,
+                               (entry / "candidate.v").read_bytes(), builddir=tmp_path / "build", timeout=300)
+    assert verdict.verdict == ACCEPT and verdict.strict, verdict.reason
+    assert verdict.axioms == ("Stdlib.Logic.Classical_Prop.classic",)
+    work = tmp_path / "probe"
+    work.mkdir()
+    statement = "From Stdlib Require Import Arith.\nTheorem t : 2 + 2 = 4.\n"
+    winner, _, log = prover.tactic_probe(work).run(statement, ["reflexivity"], work, 60)
+    assert winner == "reflexivity", log[-500:]

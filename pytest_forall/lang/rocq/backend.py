@@ -256,9 +256,10 @@ class RocqProver:
             self.toolchain_problem = f"the toolchain {self.toolchain.spec!r} does not run coqc --version: {line}"
         #: the version knowledge of this toolchain (flags, stdlib prefix, axiom names, plugin shim)
         self.info: VersionInfo = info or version_info((8, 16))
-        #: OCaml 5 reserves far more address space than it uses (minor heaps for every possible domain): under an
-        #: address-space limit its coqc dies at start ("Not enough heap memory"), so its memory is bounded as RSS
-        self.limit = "rss_mb" if re.search(r"OCaml [5-9]", line) else "mem_mb"
+        #: OCaml 5 reserves address space for the minor heaps of every possible domain (128) at start: under the
+        #: address-space limit its coqc dies ("Not enough heap memory to reserve minor heaps", a verdict-looking
+        #: failure). Coq runs one domain; allowing 8 keeps the limit and the reservation small.
+        self.ocaml_env = {"OCAMLRUNPARAM": "d=8"} if re.search(r"OCaml [5-9]", line) else {}
         root = self.toolchain.root
         self.coqc = self._tool(opts, "coqc")
         self.coqchk = self._tool(opts, "coqchk")
@@ -319,14 +320,14 @@ class RocqProver:
     def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> ProcResult:
         if self.load and argv and argv[0] in (self.coqc, self.coqchk):
             argv = [argv[0], *self.load, *argv[1:]]
-        environment = {**clean_env(), **(env or {})}
+        environment = {**clean_env(), **self.ocaml_env, **(env or {})}
         if self.toolchain.root:
             environment["PATH"] = "/usr/bin:/bin"
             if not self.sandboxed:  # --forall-sandbox=none: the root's tools still need the root's /usr
                 binds = [(p, str(p) if inside == PLUGIN_INSIDE else inside) for p, inside in self.sandbox_binds
                          if inside != "/" and p.exists()]
                 argv = [*root_prefix(self.toolchain.root, Path(cwd).absolute(), binds), "--", *argv]
-        return self.runner(argv, cwd=cwd, timeout=timeout, env=environment, **{self.limit: self.mem_mb})
+        return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env=environment)
 
     def toolchain_label(self) -> str:
         """The toolchain every verdict of this backend names (``coq-8.20.1 (root:/var/cache/…)``)."""
@@ -598,12 +599,17 @@ class RocqProver:
         """An interactive ``coqtop`` driver for ``workspace``, in the sandbox when the item's prover is."""
         from pytest_forall.lang.rocq.coqtop import TacticProbe
 
-        prefix = None
+        prefix: list[str] = []
         if self.sandboxed:
             from pytest_forall.isolation.sandbox import interactive_prefix
 
             prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-        return TacticProbe(self.coqtop, self.mem_mb, prefix, self.load)
+        elif self.toolchain.root:
+            prefix = [*root_prefix(self.toolchain.root, workspace.absolute()), "--"]
+        if self.ocaml_env:
+            prefix += ["/usr/bin/env", *(f"{k}={v}" for k, v in self.ocaml_env.items())]
+        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, self.load,
+                           show_goals=not self.info.coqtop_prints_goals)
 
 
 @hookimpl(trylast=True)

@@ -78,6 +78,8 @@ class VersionInfo:
     judge_packages: str
     #: the checker's command name (``coqchk`` until 8.20; 9.x also ships ``rocqchk``, ``coqchk`` is kept)
     checker: str
+    #: whether ``coqtop -emacs`` prints the goals (and "No more goals.") after each tactic by itself (not in 9.x)
+    coqtop_prints_goals: bool = True
 
     @property
     def strict_axioms(self) -> frozenset[str]:
@@ -93,7 +95,7 @@ def version_info(version: tuple[int, int]) -> VersionInfo:
     roots = ("mathcomp.", "Coquelicot.", "Hammer.", "Ltac2.", "elpi.", "HB.")
     if version >= (9, 0):
         return VersionInfo(version, "Stdlib.", ("Stdlib.", "Corelib.", "Coq.", *roots), ("-w", "-declaration-outside-section"),
-                           "rocq9", "rocq-runtime.vernac,rocq-runtime.printing", "rocqchk")
+                           "rocq9", "rocq-runtime.vernac,rocq-runtime.printing", "rocqchk", coqtop_prints_goals=False)
     if version >= (8, 17):
         return VersionInfo(version, "Coq.", ("Coq.", *roots), ("-w", "-declaration-outside-section"), "coq820",
                            "coq-core.vernac,coq-core.printing", "coqchk")
@@ -301,6 +303,30 @@ def build_root(suite: str, directory: Path, mirror: str = "", packages: Sequence
     return stamp
 
 
+def compiles_here(toolchain: Toolchain, files: Sequence[Path], jobs: int = 2,
+                  timeout: float = 300) -> list[tuple[str, bool, str]]:
+    """Compile each problem file (the benchmark's own, harness input) with the toolchain's ``coqc`` and its version's
+    flags, each in a scratch copy: ``(name, compiled, first error line)`` per file, in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    info = probe(toolchain)[1]
+    if info is None:
+        raise RuntimeError(f"{toolchain.spec or 'coqc on PATH'} does not run: {probe(toolchain)[0]}")
+
+    def one(path: Path) -> tuple[str, bool, str]:
+        with tempfile.TemporaryDirectory(prefix="forall-compiles-") as scratch:
+            shutil.copyfile(path, Path(scratch) / path.name)
+            result = run_in(toolchain, ["coqc", "-q", *info.compile_flags, path.name], Path(scratch), timeout=timeout)
+            output = (result.stdout + result.stderr).strip()
+            lines = output.splitlines()
+            at = next((i for i, line in enumerate(lines) if line.startswith(("Error", "Anomaly"))), None)
+            error = " ".join(" ".join(lines[at:at + 2]).split())[:200] if at is not None else output[-200:]
+            return path.stem, result.returncode == 0, "" if result.returncode == 0 else error
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, files))
+
+
 def add_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``forall toolchain build SUITE DIR`` and ``forall toolchain show SPEC``."""
     parser = subparsers.add_parser("toolchain", help="Build or inspect a prover toolchain",
@@ -314,10 +340,19 @@ def add_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     build.add_argument("--mirror", default="", help=f"Debian mirror (default: the URIs of {DEBIAN_SOURCES})")
     show = sub.add_parser("show", help="Resolve a --forall-rocq-toolchain value and print its version")
     show.add_argument("spec", nargs="?", default="")
+    count = sub.add_parser("compiles", help="Count the PutnamBench Coq problems that compile with a toolchain")
+    count.add_argument("spec", nargs="?", default="", help="The toolchain (default: coqc on PATH)")
+    count.add_argument("--putnam-root", type=Path, default=Path(os.environ.get("PUTNAMBENCH_ROOT", "PutnamBench")))
+    count.add_argument("--every", type=int, default=1, metavar="K",
+                       help="A bounded sample: every K-th problem in name order (default: all)")
+    count.add_argument("--jobs", type=int, default=2)
+    count.add_argument("--json", action="store_true", help="Also list every problem's result")
     parser.set_defaults(func=_cli_main)
 
 
 def _cli_main(args: argparse.Namespace) -> int:
+    if args.action == "compiles":
+        return _compiles_main(args)
     if args.action == "show":
         found = resolve(args.spec)
         if isinstance(found, str):
@@ -340,4 +375,29 @@ def _cli_main(args: argparse.Namespace) -> int:
     line = probe(found)[0] if isinstance(found, Toolchain) else found
     print(json.dumps({"directory": str(args.directory.absolute()), "suite": stamp["suite"], "coqc": line,
                       "missing": stamp["missing"]}, indent=1))
+    return 0
+
+
+def _compiles_main(args: argparse.Namespace) -> int:
+    """``forall toolchain compiles``: PutnamBench's "compiles here" count for one toolchain (docs/toolchains.md)."""
+    found = resolve(args.spec)
+    source = args.putnam_root / "coq" / "src"
+    if isinstance(found, str) or not source.is_dir() or args.every < 1:
+        why = found if isinstance(found, str) else (f"--every must be at least 1" if args.every < 1 else
+                                                    f"--putnam-root: no coq/src under {args.putnam_root}")
+        print(f"forall toolchain compiles: {why}", file=sys.stderr)
+        return 2
+    problems = sorted(source.glob("*.v"))
+    files = problems[::args.every]
+    started = time.monotonic()
+    try:
+        results = compiles_here(found, files, args.jobs)
+    except RuntimeError as exc:
+        print(f"forall toolchain compiles: {exc}", file=sys.stderr)
+        return 2
+    failed = [(name, error) for name, ok, error in results if not ok]
+    print(json.dumps({"toolchain": label(found), "problems": len(problems), "sampled": len(files),
+                      "every": args.every, "compiled": len(files) - len(failed),
+                      "seconds": round(time.monotonic() - started, 1),
+                      "failed": dict(failed) if args.json or len(failed) <= 20 else sorted(dict(failed))}, indent=1))
     return 0
