@@ -99,13 +99,13 @@ def test_root_runs_its_own_coq_and_its_stamp_names_what_is_missing(suite: str) -
     assert info is not None and info.version == EXPECTED[suite], line
     stamp = read_stamp(root(suite))
     assert stamp is not None and stamp["suite"] == suite
-    installed = {line.split()[0] for line in stamp["installed"]}  # type: ignore[union-attr]
+    installed = {line.split()[0] for line in stamp["installed"]}
     assert "coq" in installed and "libcoq-core-ocaml-dev" in installed
     if suite == "trixie":
         assert stamp["missing"] == {} and "libcoq-mathcomp-analysis" in installed
     else:  # every package the build could not install is recorded with apt's reason
-        assert set(stamp["missing"]) | installed >= set(stamp["packages"])  # type: ignore[arg-type]
-        assert all(why for why in stamp["missing"].values())  # type: ignore[union-attr]
+        assert set(stamp["missing"]) | installed >= set(stamp["packages"])
+        assert all(why for why in stamp["missing"].values())
 
 
 def test_second_build_returns_at_once_from_its_stamp() -> None:
@@ -120,8 +120,8 @@ def test_second_build_returns_at_once_from_its_stamp() -> None:
     assert "8.20" in json.loads(proc.stdout)["coqc"]
 
 
-def _expected(entry: Path, toolchain: str) -> dict:
-    expect = json.loads((entry / "expect.json").read_text())
+def _expected(entry: Path, toolchain: str) -> dict[str, object]:
+    expect: dict[str, object] = json.loads((entry / "expect.json").read_text())
     if toolchain == "sid" and expect.get("layer") not in STATIC_LAYERS:  # the static layers run before any prover
         if any(lib.encode() in resolve_template(entry / "template").read_bytes() for lib in SID_MISSING):
             return {"verdict": INFRA, "layer": "template"}  # no verdict where the problem itself does not compile

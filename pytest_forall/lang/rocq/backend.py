@@ -45,7 +45,16 @@ from pytest_forall.lang.rocq.judge import (
 )
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.problem import outside_sections
-from pytest_forall.lang.rocq.toolchain import Toolchain, VersionInfo, label, probe, resolve, root_prefix, run_in, version_info
+from pytest_forall.lang.rocq.toolchain import (
+    Toolchain,
+    VersionInfo,
+    label,
+    probe,
+    resolve,
+    root_prefix,
+    run_in,
+    version_info,
+)
 
 if TYPE_CHECKING:
     from pytest_forall.lang.rocq.coqtop import TacticProbe

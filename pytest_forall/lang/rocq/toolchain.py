@@ -27,9 +27,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: What a root filesystem for the Rocq track holds (Debian package names); python3 runs the sandbox's init.
 ROOT_PACKAGES = ("coq", "libcoq-stdlib", "libcoq-mathcomp", "libcoq-coquelicot", "libcoq-mathcomp-analysis",
@@ -231,7 +232,7 @@ def stamp_key(suite: str, packages: Sequence[str], mirror: str) -> str:
     return hashlib.sha256("\0".join([suite, mirror, *sorted(packages), *APT_OPTIONS]).encode()).hexdigest()[:24]
 
 
-def read_stamp(directory: Path) -> dict[str, object] | None:
+def read_stamp(directory: Path) -> dict[str, Any] | None:
     try:
         data = json.loads((directory / STAMP).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -255,7 +256,7 @@ done
 
 
 def build_root(suite: str, directory: Path, mirror: str = "", packages: Sequence[str] = ROOT_PACKAGES,
-               log=print) -> dict[str, object]:  # type: ignore[no-untyped-def]
+               log: Callable[[str], object] = print) -> dict[str, Any]:
     """Build (or reuse) a root filesystem of ``suite`` with ``packages`` at ``directory``; return its stamp.
 
     Idempotent: a directory whose stamp names the same suite, mirror and package list is returned at once.
@@ -383,7 +384,7 @@ def _compiles_main(args: argparse.Namespace) -> int:
     found = resolve(args.spec)
     source = args.putnam_root / "coq" / "src"
     if isinstance(found, str) or not source.is_dir() or args.every < 1:
-        why = found if isinstance(found, str) else (f"--every must be at least 1" if args.every < 1 else
+        why = found if isinstance(found, str) else ("--every must be at least 1" if args.every < 1 else
                                                     f"--putnam-root: no coq/src under {args.putnam_root}")
         print(f"forall toolchain compiles: {why}", file=sys.stderr)
         return 2
