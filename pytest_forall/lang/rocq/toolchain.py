@@ -10,7 +10,9 @@ does that for the verifier's calls (:class:`pytest_forall.isolation.sandbox.Sand
 
 Version knowledge lives here and nowhere else (:class:`VersionInfo`): command names, compile flags, the
 standard library's logical prefix, the strict policy's axiom names, and which compatibility shim the
-judge plugin is built with (``judge_compat/``). docs/toolchains.md describes the supported toolchains.
+judge plugin is built with (``judge_compat/``). The command names are the same everywhere: Rocq 9.x still ships
+``coqc``/``coqchk``/``coqtop`` beside ``rocq compile``/``rocqchk``, and the harness runs those.
+docs/toolchains.md describes the supported toolchains.
 """
 
 from __future__ import annotations
@@ -77,8 +79,6 @@ class VersionInfo:
     judge_compat: str
     #: the findlib packages the judge plugin links against
     judge_packages: str
-    #: the checker's command name (``coqchk`` until 8.20; 9.x also ships ``rocqchk``, ``coqchk`` is kept)
-    checker: str
     #: whether ``coqtop -emacs`` prints the goals (and "No more goals.") after each tactic by itself (not in 9.x)
     coqtop_prints_goals: bool = True
 
@@ -96,12 +96,11 @@ def version_info(version: tuple[int, int]) -> VersionInfo:
     roots = ("mathcomp.", "Coquelicot.", "Hammer.", "Ltac2.", "elpi.", "HB.")
     if version >= (9, 0):
         return VersionInfo(version, "Stdlib.", ("Stdlib.", "Corelib.", "Coq.", *roots), ("-w", "-declaration-outside-section"),
-                           "rocq9", "rocq-runtime.vernac,rocq-runtime.printing", "rocqchk", coqtop_prints_goals=False)
+                           "rocq9", "rocq-runtime.vernac,rocq-runtime.printing", coqtop_prints_goals=False)
     if version >= (8, 17):
         return VersionInfo(version, "Coq.", ("Coq.", *roots), ("-w", "-declaration-outside-section"), "coq820",
-                           "coq-core.vernac,coq-core.printing", "coqchk")
-    return VersionInfo(version, "Coq.", ("Coq.", *roots), (), "coq816", "coq-core.vernac,coq-core.printing",
-                       "coqchk")
+                           "coq-core.vernac,coq-core.printing")
+    return VersionInfo(version, "Coq.", ("Coq.", *roots), (), "coq816", "coq-core.vernac,coq-core.printing")
 
 
 def parse_version(text: str) -> tuple[int, int] | None:
