@@ -346,7 +346,8 @@ class AgentCliSession:
                                  rw_binds=((self.tmp, str(self.tmp)),),
                                  ro_binds=((self.ctx.workspace, str(self.ctx.workspace)), *installs), **common)
         declared = self.ctx.prover.sandbox_binds if isinstance(self.ctx.prover, Sandboxable) else ()
-        prover_binds = tuple((src, inside) for src, inside in declared if src.exists())
+        # a prover's root filesystem replaces /usr only in the prover's own sandbox; the CLI needs the host's
+        prover_binds = tuple((src, inside) for src, inside in declared if src.exists() and inside != "/")
         return SandboxPolicy(workspace=self.ctx.workspace, workspace_inside=str(self.ctx.workspace),
                              rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
                              ro_binds=(*installs, *prover_binds), **common)

@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "verify": "pytest_forall.core.verify",
     "doctor": "pytest_forall.cli.doctor",
     "sandbox": "pytest_forall.isolation.sandbox",
+    "toolchain": "pytest_forall.lang.rocq.toolchain",
     "mcp": "pytest_forall.cli.mcp",
     "start": "pytest_forall.tools.shell",
     "compile": "pytest_forall.tools.shell",

@@ -40,6 +40,9 @@ class Language:
     portfolio_ladder: Callable[[], tuple[list[str], str]] = field(default=lambda: ([], ""))
     #: ``(task, tactic) -> candidate text`` with the hole closed by one tactic.
     close_hole: Callable[[Task, str], str] | None = None
+    #: ``(absolute path) -> ""`` or what is wrong with it as this prover's toolchain (``--forall-<name>-toolchain``,
+    #: ``forall verify --toolchain``); None: the pack takes no toolchain option.
+    check_toolchain: Callable[[str], str] | None = None
 
 
 class UnknownLanguage(LookupError):
@@ -67,6 +70,18 @@ def language(name: str) -> Language:
 
 def _unparsable(*args: object, **kwargs: object) -> Task:
     raise UnknownLanguage("no language pack parses this prover's problems")
+
+
+def toolchain_problem(prover: str, spec: str, base: Path) -> tuple[str, str]:
+    """(absolute path, "") for a toolchain option's value (relative: from ``base``), or ("", what is wrong)."""
+    if not spec:
+        return "", ""
+    path = str((base / Path(spec).expanduser()).absolute())
+    check = language_or_plain(prover).check_toolchain
+    if check is None:
+        return "", f"the {prover} language pack takes no toolchain"
+    problem = check(path)
+    return ("", f"{spec}: {problem}") if problem else (path, "")
 
 
 def language_or_plain(name: str) -> Language:

@@ -62,7 +62,7 @@ from pytest_forall.core.model import INFRA, Budget, Task, Verdict
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
 from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
-from pytest_forall.core.prover import ChecksAdvisories, Prover, Sandboxable
+from pytest_forall.core.prover import ChecksAdvisories, Prover, Sandboxable, toolchain_of
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
 from pytest_forall.core.state import ACTOR_PHASE, REVIEW_PHASE, ItemState, StateStore
 
@@ -724,6 +724,7 @@ class ItemRun:
             "certificate_template": self.certificate[1],
             "cached": self.cached, "candidate_digest": self.candidate_digest,
             "template_digest": task_digest(self.ctx.task), **self._environment(),
+            "toolchain": toolchain_of(self.ctx.prover),
             "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }
         self.ctx.audit.write_json("result.json", result)

@@ -117,6 +117,13 @@ class ChecksStatement(Protocol):
     def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer: ...
 
 
+def toolchain_of(prover: object) -> str:
+    """The installation a backend's verdicts come from (its ``toolchain_label()``, e.g. ``coq-8.20.1 (root:…)``),
+    recorded in every verdict, result row and JUnit property; "" when the backend names none."""
+    found = getattr(prover, "toolchain_label", None)
+    return str(found()) if callable(found) else ""
+
+
 @runtime_checkable
 class Fingerprinted(Protocol):
     """The prover names the environment a verdict depends on besides the task and the candidate (the verdict cache's

@@ -14,6 +14,7 @@ The pytest items and ``forall verify`` both call :func:`verify_candidate`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -36,6 +37,7 @@ from pytest_forall.core.prover import (
     ChecksStatement,
     CompileResult,
     Prover,
+    toolchain_of,
 )
 
 DEFAULT_TIMEOUT = 300.0
@@ -67,15 +69,19 @@ def _guarantee(layers: list[Layer]) -> Iterator[str]:
 def verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path | None = None,
                      timeout: float = DEFAULT_TIMEOUT, static_only: bool = False) -> Verdict:
     """Judge ``data`` (the candidate's bytes, already read without following symlinks); the verdict names the
-    kernel and the advisories in force for it when the backend knows them (:class:`ChecksAdvisories`)."""
+    toolchain that judged it, and its kernel and the advisories in force for it when the backend knows them
+    (:class:`ChecksAdvisories`)."""
     verdict = _verify_candidate(task, prover, data, builddir=builddir, timeout=timeout, static_only=static_only)
+    kernel: dict[str, Any] = {}
     if isinstance(prover, ChecksAdvisories):
         try:
             kernel = prover.kernel()
         except Exception as exc:  # noqa: BLE001 - a kernel that cannot be named is said so, never guessed
             kernel = {"problem": f"{type(exc).__name__}: {exc}"}
-        verdict = replace(verdict, kernel=kernel)
-    return verdict
+    toolchain = toolchain_of(prover)
+    if toolchain:
+        kernel = {**kernel, "toolchain": toolchain}
+    return replace(verdict, kernel=kernel) if kernel else verdict
 
 
 def _verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path | None,
@@ -251,6 +257,8 @@ def _print_human(verdict: Verdict) -> None:
         print(f"  {layer.name:<22} {mark}{'  ' + layer.reason if layer.reason else ''}")
     kind = "strict" if verdict.strict else ("rules-only" if verdict.accepted else "")
     print(f"verdict: {verdict.verdict}{' (' + kind + ')' if kind else ''}  sha256={verdict.digest}")
+    if verdict.toolchain:
+        print(f"toolchain: {verdict.toolchain}")
 
 
 def _usage_error(args: argparse.Namespace, message: str) -> int:
@@ -290,9 +298,15 @@ def run_verify(args: argparse.Namespace) -> int:
         binds = parse_ro_binds(args.sandbox_ro, Path.cwd())
     except ValueError as exc:
         return _usage_error(args, f"--sandbox-ro {exc}")
+    from pytest_forall.core.language import toolchain_problem
+
+    toolchain, problem = toolchain_problem(args.prover, args.toolchain, Path.cwd())
+    if problem:
+        return _usage_error(args, f"--toolchain {problem}")
     with tempfile.TemporaryDirectory(prefix="forall-verify-") as scratch, _terminate_cleanly():
         options: dict[str, Any] = {"sandbox": args.sandbox, "sandbox_audit_dir": os.path.join(scratch, "sandbox"),
-                                   "checker_timeout": args.checker_timeout, BINDS_OPTION: binds}
+                                   "checker_timeout": args.checker_timeout, BINDS_OPTION: binds,
+                                   "toolchain": toolchain}
         if args.cache_dir:
             options["cache_dir"] = args.cache_dir
         prover = builtin_plugin_manager().hook.pytest_forall_make_prover(name=args.prover, options=options)
@@ -346,6 +360,9 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH[:INSIDE]",
                         help="Extra read-only bind for every prover process, e.g. a toolchain outside /usr "
                              "(repeatable; INSIDE defaults to PATH)")
+    parser.add_argument("--toolchain", default="", metavar="PATH",
+                        help="The prover installation every prover process runs from: a root filesystem, an opam "
+                             "switch prefix or a bin/ directory (default: PATH); see docs/toolchains.md")
     parser.add_argument("--checker-timeout", type=float, default=0.0,
                         help="Seconds for the independent checker (default: --timeout); past it: not judged")
     parser.set_defaults(func=run_verify)

@@ -86,6 +86,9 @@ class SandboxPolicy:
     env: Mapping[str, str] = field(default_factory=dict)
     sandbox: str = "bwrap"
     workspace_inside: str = "/workspace"
+    #: A root filesystem (e.g. a prover toolchain built from another Debian release) whose ``/usr`` and ``/etc``
+    #: replace the host's, read-only; None: the host's ``/usr`` and a few host ``/etc`` files.
+    root: Path | None = None
 
     def __post_init__(self) -> None:
         if self.sandbox not in SANDBOX_KINDS:
@@ -108,7 +111,8 @@ class SandboxPolicy:
                 "ro_binds": [[str(src), dest] for src, dest in self.ro_binds],
                 "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
                 "wall_seconds": self.wall_seconds, "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
-                "max_processes": self.max_processes, "env_keys": sorted(self.env)}
+                "max_processes": self.max_processes, "env_keys": sorted(self.env),
+                **({"root": str(self.root)} if self.root else {})}
 
 
 #: One writer at a time for this process's threads (the verifier runs two prover calls at once).
@@ -268,23 +272,38 @@ def _redact_env_values(argv: Sequence[str]) -> list[str]:
     return redacted
 
 
-def _skeleton_args(*extra_flags: str) -> list[str]:
-    """Namespaces, no capabilities, read-only /usr with its /bin and /lib links, and the host /etc pieces."""
+def _skeleton_args(*extra_flags: str, root: Path | None = None) -> list[str]:
+    """Namespaces, no capabilities, read-only /usr with its /bin and /lib links, and the host /etc pieces (with
+    a ``root`` filesystem: its /usr and its whole /etc instead)."""
+    usr = f"{root}/usr" if root else "/usr"
     args = [BWRAP, "--unshare-all", "--unshare-user", "--unshare-net", "--disable-userns",
             "--die-with-parent", "--new-session", *extra_flags, "--cap-drop", "ALL",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "sandbox",
-            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+            "--ro-bind", usr, "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             "--symlink", "usr/lib", "/lib"]
-    if os.path.isdir("/usr/lib64"):
+    if os.path.isdir(f"{usr}/lib64"):
         args += ["--symlink", "usr/lib64", "/lib64"]
+    if root:
+        return args + ["--ro-bind", f"{root}/etc", "/etc"]
     for path in HOST_ETC:
         args += ["--ro-bind-try", path, path]
     return args
 
 
+#: The inside path of a prover bind that names a root filesystem (``(ROOT, ROOT_INSIDE)`` among a backend's
+#: ``sandbox_binds``): the prover runner makes it the policy's ``root`` instead of binding it.
+ROOT_INSIDE = "/"
+
+
+def split_root(binds: Sequence[tuple[Path, str]]) -> tuple[Path | None, tuple[tuple[Path, str], ...]]:
+    """A backend's binds as (root filesystem or None, the other binds)."""
+    roots = [src for src, inside in binds if inside == ROOT_INSIDE]
+    return (roots[-1] if roots else None), tuple((src, inside) for src, inside in binds if inside != ROOT_INSIDE)
+
+
 def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_inside: str, *, has_proxy: bool,
                 seccomp_fd: int | None, info_fd: int) -> list[str]:
-    args = _skeleton_args("--as-pid-1")
+    args = _skeleton_args("--as-pid-1", root=policy.root)
     for name in ("passwd", "group", "hosts", "nsswitch.conf"):
         args += ["--ro-bind", str(run_dir / "etc" / name), f"/etc/{name}"]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
@@ -721,14 +740,16 @@ def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) ->
     """A drop-in for :func:`pytest_forall.core.proc.run_command` that runs a prover call in the sandbox.
 
     The call's ``cwd`` (the verifier's private build directory) becomes the writable workspace; relative
-    paths in ``argv`` keep working because the command starts in the workspace inside. No network.
+    paths in ``argv`` keep working because the command starts in the workspace inside. No network. A bind at
+    :data:`ROOT_INSIDE` is the toolchain's root filesystem (``SandboxPolicy.root``).
     """
+    root, binds = split_root(ro_binds)
 
     def run(argv: Sequence[str], *, cwd: Path | str, timeout: float | None, env: dict[str, str] | None = None,
             stdin: str | None = None, mem_mb: int | None = None, rss_mb: int | None = None) -> ProcResult:
         # the run's memory cgroup charges resident pages (reclaimable file pages included), which is what
         # either limit asks for here
-        policy = SandboxPolicy(workspace=Path(cwd), ro_binds=tuple(ro_binds), wall_seconds=timeout,
+        policy = SandboxPolicy(workspace=Path(cwd), ro_binds=binds, wall_seconds=timeout, root=root,
                                memory_mb=rss_mb or mem_mb, env=dict(env or {"PATH": DEFAULT_PATH}))
         try:
             return run_sandboxed(argv, policy, audit_dir=audit_dir, stdin=stdin)
@@ -745,9 +766,10 @@ def interactive_prefix(workspace: Path, ro_binds: Sequence[tuple[Path, str]] = (
     network at all, read-only /usr, the workspace as the only writable path, dies with its parent), but
     no proxy, cgroups or init: the caller bounds time and memory and kills the pty's process group.
     """
-    args = _skeleton_args()
+    root, binds = split_root(ro_binds)
+    args = _skeleton_args(root=root)
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(workspace), "/workspace"]
-    for src, dest in ro_binds:
+    for src, dest in binds:
         args += ["--ro-bind", str(src), dest]
     return args + ["--chdir", "/workspace", "--clearenv", "--setenv", "PATH", DEFAULT_PATH,
                    "--setenv", "HOME", "/workspace", "--"]

@@ -68,6 +68,8 @@ OPTIONS = (
            "none", ("none", "regressions")),
     Option("shard", "Run only shard K/N of the items (stable: by a hash of the task id)"),
     Option("lean_project", "Lake project used to compile Lean candidates (default: lean_env/putnam)"),
+    Option("rocq_toolchain", "Rocq installation every Rocq prover process runs from: a root filesystem, an opam "
+           "switch prefix or a bin/ directory (default: PATH; docs/toolchains.md)"),
     Option("project", "Any Lake or Rocq project: each sorry/Admitted theorem becomes an item"),
     Option("subset", "Named task subset of a suite (VeriSoftBench: aristotle)"),
     Option("verisoftbench_root", "VeriSoftBench data: the dataset JSONL and the task repositories"),
@@ -118,6 +120,7 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
     if not options["cache_dir"]:
         options["cache_dir"] = str(Path(options["reports"]) / ".cache")
     _validate_gating(config, options)
+    _validate_toolchains(config, options)
     config.stash[OPTIONS_KEY] = options
     return options
 
@@ -135,6 +138,22 @@ def _validate_sandbox_binds(config: pytest.Config, options: dict[str, Any]) -> N
         raise pytest.UsageError(f"{source}: {exc}") from None
     # the item's protocol moves each prover into the sandbox (its runner): no backend sandboxes itself as well
     options["sandboxed_by"] = "protocol"
+
+
+def _validate_toolchains(config: pytest.Config, options: dict[str, Any]) -> None:
+    """``--forall-<prover>-toolchain``: checked by its language pack once (it exists and runs), made absolute
+    (relative: from the invocation directory on the command line, from the rootdir in the ini file)."""
+    from pytest_forall.core.language import toolchain_problem
+
+    for opt in OPTIONS:
+        if not opt.name.endswith("_toolchain") or not options[opt.name]:
+            continue
+        value, source = option_value(config, opt.name)
+        base = Path(config.invocation_params.dir) if source.startswith("--") else config.rootpath
+        path, problem = toolchain_problem(opt.name.removesuffix("_toolchain"), str(value), base)
+        if problem:
+            raise pytest.UsageError(f"{source}: {problem}")
+        options[opt.name] = path
 
 
 def _positive(value: Any, source: str, *, zero_ok: bool = False) -> float:

@@ -8,6 +8,7 @@ from pytest_forall.core.language import Language
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.rocq.problem import NAME, parse_coq
 from pytest_forall.lang.rocq.tactics import portfolio_ladder
+from pytest_forall.lang.rocq.toolchain import check_toolchain
 
 if TYPE_CHECKING:
     from pytest_forall.core.audit import AuditPack
@@ -20,7 +21,7 @@ def audit() -> AuditPack:
 
 LANGUAGE = Language(name=NAME, title="Rocq (Coq)", extension="v", placeholder="Admitted.",
                     compile_command="coqc {file}", parse_problem=parse_coq, audit=audit,
-                    portfolio_ladder=portfolio_ladder)
+                    portfolio_ladder=portfolio_ladder, check_toolchain=check_toolchain)
 
 
 @hookimpl(trylast=True)

@@ -46,6 +46,16 @@ from pytest_forall.lang.rocq.judge import (
 )
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.problem import outside_sections
+from pytest_forall.lang.rocq.toolchain import (
+    Toolchain,
+    VersionInfo,
+    label,
+    probe,
+    resolve,
+    root_prefix,
+    run_in,
+    version_info,
+)
 
 if TYPE_CHECKING:
     from pytest_forall.lang.rocq.coqtop import TacticProbe
@@ -66,27 +76,9 @@ ADVISORY_CLAUSE = ("kernel advisories: none of the constructs the known soundnes
 #: The list is closed: an axiom off it is ``rules_only`` even when it follows from the listed ones
 #: (``Coq.Logic.Epsilon.epsilon_statement``, ``Coq.Sets.Ensembles.Extensionality_Ensembles``, mathcomp's
 #: ``algC``/``finmap`` parameters, the primitive-float axioms …).
-STRICT_AXIOMS = frozenset({
-    "Coq.Logic.Classical_Prop.classic",
-    "Coq.Logic.PropExtensionality.propositional_extensionality",
-    "Coq.Logic.FunctionalExtensionality.functional_extensionality_dep",
-    "Coq.Logic.ProofIrrelevance.proof_irrelevance",
-    "Coq.Logic.Eqdep.Eq_rect_eq.eq_rect_eq",
-    "Coq.Logic.JMeq.JMeq_eq",
-    "Coq.Logic.IndefiniteDescription.constructive_indefinite_description",
-    "Coq.Logic.ClassicalEpsilon.constructive_indefinite_description",
-    "Coq.Logic.Description.constructive_definite_description",
-    "Coq.Logic.ClassicalUniqueChoice.dependent_unique_choice",
-    "Coq.Logic.RelationalChoice.relational_choice",
-    "Coq.Sets.Ensembles.Extensionality_Ensembles",  # propositional + functional extensionality on sets
-    "Coq.Reals.ClassicalDedekindReals.sig_forall_dec",
-    "Coq.Reals.ClassicalDedekindReals.sig_not_dec",
-    "mathcomp.classical.boolp.propositional_extensionality",
-    "mathcomp.classical.boolp.functional_extensionality_dep",
-    "mathcomp.classical.boolp.constructive_indefinite_description",
-})
+STRICT_AXIOMS = version_info((8, 16)).strict_axioms  # per version: toolchain.VersionInfo.strict_axioms
 #: Logical roots of the libraries installed system-wide; axioms from them are within the benchmark's rule.
-INSTALLED_ROOTS = ("Coq.", "mathcomp.", "Coquelicot.", "Hammer.", "Ltac2.", "elpi.", "HB.")
+INSTALLED_ROOTS = version_info((8, 16)).installed_roots
 #: Largest candidate the backend compiles (a bigger file is rejected before coqc runs).
 MAX_CANDIDATE_BYTES = 2_000_000
 
@@ -208,15 +200,21 @@ def host_tool(name: str) -> str:
 
 
 @functools.cache
-def coq_library_dirs(coqc: str) -> tuple[Path, ...]:
+def coq_library_dirs(coqc: str, root: str = "") -> tuple[Path, ...]:
     """``coqc -where`` (the standard library and every installed library) and its sibling ``coq-core`` (the
-    plugins), the directories a compile reads: fingerprinted, and bound into the sandbox when outside /usr."""
+    plugins), the directories a compile reads: fingerprinted, and bound into the sandbox when outside /usr.
+    With a ``root`` filesystem: those directories inside it, as host paths."""
+    if root:
+        where = run_in(Toolchain(root, root=root), [os.path.basename(coqc), "-where"], Path(tempfile.gettempdir()),
+                       timeout=60).stdout.strip()
+        return (Path(root + where), Path(root + where).parent / "coq-core",
+                Path(root + where).parent / "rocq-runtime") if where else ()
     where = run_command([coqc, "-where"], cwd=tempfile.gettempdir(), timeout=30).stdout.strip()
     return (Path(where), Path(where).parent / "coq-core") if where else ()
 
 
 @functools.cache
-def toolchain_fingerprint(coqc: str, coqchk: str) -> dict[str, str]:
+def toolchain_fingerprint(coqc: str, coqchk: str, root: str = "") -> dict[str, str]:
     """``{"version", "libraries"}`` of a Rocq installation, once per process.
 
     ``version``: ``coqc --version`` and the size and mtime of the ``coqc`` and ``coqchk`` executables.
@@ -225,14 +223,17 @@ def toolchain_fingerprint(coqc: str, coqchk: str) -> dict[str, str]:
     A package upgrade rewrites the files it ships, so it changes the digest; reading every file's bytes
     (230 MB here) would cost seconds per process for the same answer.
     """
-    line = " ".join(run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=30).stdout.split())
+    if root:
+        line = probe(Toolchain(root, root=root))[0] + f" root:{root}"
+    else:
+        line = " ".join(run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=30).stdout.split())
     tools = []
     for tool in (coqc, coqchk):
-        path = shutil.which(tool)
+        path = (root + tool if os.path.isfile(root + tool) else None) if root else shutil.which(tool)
         stat = os.stat(path) if path else None
         tools.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{tool}:missing")
     digest = hashlib.sha256()
-    for base in coq_library_dirs(coqc):
+    for base in coq_library_dirs(coqc, root):
         for directory, dirs, files in os.walk(base, followlinks=True):
             dirs.sort()
             for name in sorted(files):
@@ -257,9 +258,24 @@ class RocqProver:
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Runner = run_command) -> None:
         opts = options or {}
-        self.coqc = host_tool(str(opts.get("coqc") or "coqc"))
-        self.coqchk = host_tool(str(opts.get("coqchk") or "coqchk"))
-        self.coqtop = host_tool(str(opts.get("coqtop") or "coqtop"))
+        spec = str(opts.get("rocq_toolchain") or opts.get("toolchain") or "")
+        found = resolve(spec)
+        #: ``--forall-rocq-toolchain`` (docs/toolchains.md): what every prover process runs from
+        self.toolchain = found if isinstance(found, Toolchain) else Toolchain(spec)
+        self.toolchain_problem = found if isinstance(found, str) else ""
+        line, info = probe(self.toolchain) if not self.toolchain_problem else ("", None)
+        if not self.toolchain_problem and info is None and self.toolchain.spec:
+            self.toolchain_problem = f"the toolchain {self.toolchain.spec!r} does not run coqc --version: {line}"
+        #: the version knowledge of this toolchain (flags, stdlib prefix, axiom names, plugin shim)
+        self.info: VersionInfo = info or version_info((8, 16))
+        #: OCaml 5 reserves address space for the minor heaps of every possible domain (128) at start: under the
+        #: address-space limit its coqc dies ("Not enough heap memory to reserve minor heaps", a verdict-looking
+        #: failure). Coq runs one domain; allowing 8 keeps the limit and the reservation small.
+        self.ocaml_env = {"OCAMLRUNPARAM": "d=8"} if re.search(r"OCaml [5-9]", line) else {}
+        root = self.toolchain.root
+        self.coqc = self._tool(opts, "coqc")
+        self.coqchk = self._tool(opts, "coqchk")
+        self.coqtop = self._tool(opts, "coqtop")
         self.mem_mb = int(opts.get("prover_mem_mb") or 8192)
         #: coqchk's own budget; past it the independent check is "not judged", never a verdict
         self.checker_timeout = float(opts.get("checker_timeout") or 0) or None
@@ -277,15 +293,18 @@ class RocqProver:
         #: Host files a sandboxed coqc needs besides /usr: findlib's config (else coqc dies with an Anomaly), the
         #: tools' installation outside /usr (an opam switch: binaries and ``coqc -where``), the judge plugin and
         #: the user's ``--forall-sandbox-ro`` binds, read-only.
-        self.sandbox_binds: tuple[tuple[Path, str], ...] = ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),)
+        #: A root filesystem toolchain is one bind at "/" (the sandbox puts its /usr and /etc in place of the host's).
+        self.sandbox_binds: tuple[tuple[Path, str], ...] = (((Path(root), "/"),) if root else
+                                                            ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),))
         self.plugin: Path | None = None
         self.plugin_problem = "coqc is not installed"
-        if shutil.which(self.coqc):
+        if self._has(self.coqc) and not self.toolchain_problem:
             from pytest_forall.isolation.sandbox import host_binds
 
             tools = [tool for tool in (self.coqc, self.coqchk, self.coqtop) if os.path.isabs(tool)]
-            self.sandbox_binds += tuple((p, str(p)) for p in host_binds(tools, coq_library_dirs(self.coqc)))
-            self.plugin, self.plugin_problem = plugin_dir(cache / "rocq-judge", self.version())
+            if not root:
+                self.sandbox_binds += tuple((p, str(p)) for p in host_binds(tools, coq_library_dirs(self.coqc)))
+            self.plugin, self.plugin_problem = plugin_dir(cache / "rocq-judge", self.version(), self.toolchain)
         if self.plugin is not None:
             self.sandbox_binds += ((self.plugin, PLUGIN_INSIDE),)
         self.sandbox_binds += option_binds(opts)
@@ -300,13 +319,36 @@ class RocqProver:
 
     # -- helpers ---------------------------------------------------------------------------------
 
+    def _tool(self, opts: dict[str, Any], name: str) -> str:
+        """Where ``name`` runs from: the root filesystem's ``/usr/bin`` (a path inside it), the toolchain's
+        ``bin/``, or the option's/PATH's (resolved on the host now, see :func:`host_tool`)."""
+        if opts.get(name):
+            return host_tool(str(opts[name]))
+        return self.toolchain.tool(name) if self.toolchain.root else host_tool(self.toolchain.tool(name))
+
+    def _has(self, tool: str) -> bool:
+        return os.path.isfile(self.toolchain.root + tool) if self.toolchain.root else shutil.which(tool) is not None
+
     def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> ProcResult:
         if self.load and argv and argv[0] in (self.coqc, self.coqchk):
             argv = [argv[0], *self.load, *argv[1:]]
-        return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env={**clean_env(), **(env or {})})
+        environment = {**clean_env(), **self.ocaml_env, **(env or {})}
+        if self.toolchain.root:
+            environment["PATH"] = "/usr/bin:/bin"
+            if not self.sandboxed:  # --forall-sandbox=none: the root's tools still need the root's /usr
+                binds = [(p, str(p) if inside == PLUGIN_INSIDE else inside) for p, inside in self.sandbox_binds
+                         if inside != "/" and p.exists()]
+                argv = [*root_prefix(self.toolchain.root, Path(cwd).absolute(), binds), "--", *argv]
+        return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env=environment)
+
+    def toolchain_label(self) -> str:
+        """The toolchain every verdict of this backend names (``coq-8.20.1 (root:/var/cache/…)``)."""
+        return label(self.toolchain)
 
     def probe(self, workspace: Path) -> str:
-        missing = [tool for tool in (self.coqc, self.coqchk) if shutil.which(tool) is None]
+        if self.toolchain_problem:
+            return f"--forall-rocq-toolchain: {self.toolchain_problem}"
+        missing = [tool for tool in (self.coqc, self.coqchk) if not self._has(tool)]
         if missing:
             return (f"{', '.join(missing)} not found on PATH; install Rocq: apt-get install -y coq libcoq-stdlib "
                     "libcoq-mathcomp libcoq-coquelicot libcoq-mathcomp-analysis")
@@ -322,15 +364,15 @@ class RocqProver:
         Installing or upgrading a library (e.g. mathcomp's real-closed, which some templates need)
         changes the library files, so a template cached as "does not compile here" is retried.
         """
-        found = toolchain_fingerprint(self.coqc, self.coqchk)
+        found = toolchain_fingerprint(self.coqc, self.coqchk, self.toolchain.root)
         return f"{found['version']} [{found['libraries'][:16]}]"
 
     def fingerprint(self, task: Task) -> dict[str, str]:
         """The environment a verdict depends on (the verdict cache's key): see :func:`toolchain_fingerprint`; plus
         the judge plugin's build (its directory is named by the digest of its source and the Coq version)."""
-        found = toolchain_fingerprint(self.coqc, self.coqchk)
+        found = toolchain_fingerprint(self.coqc, self.coqchk, self.toolchain.root)
         judge_build = self.plugin.name if self.plugin is not None else "unavailable"
-        return {**found, "version": f"{found['version']} judge:{judge_build}"}
+        return {**found, "version": f"{found['version']} judge:{judge_build}", "toolchain": self.toolchain_label()}
 
     def _compile_source(self, data: bytes, module: str, parent: Path, timeout: float,
                         report_sentences: bool) -> tuple[CompileResult, bytes | None]:
@@ -346,8 +388,8 @@ class RocqProver:
             source = run / "p" / f"{module}.v"
             source.parent.mkdir()
             source.write_bytes(data)
-            argv = [self.coqc, "-q", *(["-time"] if report_sentences else []), "-Q", "p", PROBLEM_ROOT,
-                    f"p/{module}.v"]
+            argv = [self.coqc, "-q", *self.info.compile_flags, *(["-time"] if report_sentences else []), "-Q", "p",
+                    PROBLEM_ROOT, f"p/{module}.v"]
             result = self._run(argv, run, timeout)
             sentences = [(int(m["a"]), int(m["b"]), m["text"]) for m in _TIME_LINE.finditer(result.stdout)]
             stdout = _TIME_LINE.sub("", result.stdout) if report_sentences else result.stdout
@@ -477,7 +519,8 @@ class RocqProver:
         if cand is None:
             return None, problem, problem == "timed out"
         parameters = template_variable_names(task.template) - {task.theorem_name}
-        self._judged[key] = (judge(template, cand, parameters, module, STRICT_AXIOMS, INSTALLED_ROOTS), "", False)
+        self._judged[key] = (judge(template, cand, parameters, module, self.info.strict_axioms,
+                                   self.info.installed_roots), "", False)
         return self._judged[key]
 
     def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
@@ -504,10 +547,10 @@ class RocqProver:
     def kernel(self) -> dict[str, Any]:
         """The kernel's exact version (``coqc --version``) and the advisories in force for it
         (:mod:`pytest_forall.lang.rocq.advisories`); an unreadable version puts every advisory in force."""
-        banner = toolchain_fingerprint(self.coqc, self.coqchk)["version"]
+        banner = toolchain_fingerprint(self.coqc, self.coqchk, self.toolchain.root)["version"]
         version = version_of(banner)
         return {"prover": "Coq", "version": version or f"unknown ({banner[:80]})",
-                "advisories": [a.id for a in in_force(version)]}
+                "advisories": [a.id for a in in_force(version)], "toolchain": self.toolchain_label()}
 
     def advisory_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
         """Layer ``kernel_advisories``: the judge plugin's detectors on every problem-file constant the theorem
@@ -521,7 +564,7 @@ class RocqProver:
                                     "advisories_in_force": kernel["advisories"]}
         if judgement is None:
             return Layer("kernel_advisories", False, f"the kernel judge failed: {problem}", evidence, infra=infra)
-        advisories = in_force(version_of(toolchain_fingerprint(self.coqc, self.coqchk)["version"]))
+        advisories = in_force(kernel["version"])
         evidence["findings"] = judgement.findings
         needs: list[str] = []
         for finding in judgement.findings:
@@ -546,7 +589,7 @@ class RocqProver:
         """Clause 3: ``coqchk -norec`` on the compiled candidate with its own kernel (no bytecode VM: a
         ``vm_compute`` bug in coqc is not trusted twice). Installed libraries are trusted, not re-checked. Past its
         budget coqchk is killed and the check is "not judged"."""
-        if shutil.which(self.coqchk) is None:
+        if not self._has(self.coqchk):
             return Layer("independent_check", None, f"not judged: {self.coqchk} is not installed")
         module = coq_module_name(task.task_id)
         budget = min(timeout, self.checker_timeout or timeout)
@@ -609,12 +652,17 @@ class RocqProver:
         """An interactive ``coqtop`` driver for ``workspace``, in the sandbox when the item's prover is."""
         from pytest_forall.lang.rocq.coqtop import TacticProbe
 
-        prefix = None
+        prefix: list[str] = []
         if self.sandboxed:
             from pytest_forall.isolation.sandbox import interactive_prefix
 
             prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-        return TacticProbe(self.coqtop, self.mem_mb, prefix, self.load)
+        elif self.toolchain.root:
+            prefix = [*root_prefix(self.toolchain.root, workspace.absolute()), "--"]
+        if self.ocaml_env:
+            prefix += ["/usr/bin/env", *(f"{k}={v}" for k, v in self.ocaml_env.items())]
+        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, self.load,
+                           show_goals=not self.info.coqtop_prints_goals)
 
 
 @hookimpl(trylast=True)

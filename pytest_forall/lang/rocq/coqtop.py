@@ -32,13 +32,15 @@ class Goal:
 
 class TacticProbe:
     def __init__(self, coqtop: str, mem_mb: int, prefix: list[str] | None = None,
-                 args: list[str] | None = None) -> None:
+                 args: list[str] | None = None, show_goals: bool = False) -> None:
         self.coqtop = coqtop
         self.mem_mb = mem_mb
         #: a command prefix that runs coqtop in the sandbox (see sandbox.interactive_prefix), or none
         self.prefix = prefix or []
         #: coqtop arguments before ``-q``: the load path (``-Q``/``-R``) a project's items need
         self.args = args or []
+        #: ask ``Show.`` after each tactic: Rocq 9's coqtop prints no goals (nor "No more goals") by itself
+        self.show_goals = show_goals
 
     def _spawn(self, cwd: Path) -> pexpect.spawn:
         # ulimit keeps a runaway evaluation from taking the machine; -emacs marks every prompt.
@@ -143,6 +145,16 @@ class TacticProbe:
                         child = None
                         continue
                     reply = child.before or ""
+                    if self.show_goals and "Error:" not in reply:
+                        child.send("Show.\n")
+                        try:
+                            child.expect(PROMPT, timeout=60)
+                        except (pexpect.EOF, pexpect.TIMEOUT):
+                            child.terminate(force=True)
+                            child = None
+                            log.append(f"{tactic}: Show. got no answer")
+                            continue
+                        reply += child.before or ""
                     took = f" ({time.monotonic() - started:.2f} s)"
                     if "No more goals" in reply:
                         log.append(f"{tactic}: closed the goal{took}")

@@ -26,10 +26,13 @@ from pathlib import Path
 from filelock import FileLock
 
 from pytest_forall.core.model import sha256_bytes
-from pytest_forall.core.proc import ProcResult, run_command
+from pytest_forall.core.proc import ProcResult
+from pytest_forall.lang.rocq.toolchain import Toolchain, probe, run_in, version_info
 
 PROBLEM_ROOT = "ForallProblem"
 PLUGIN_SOURCE = Path(__file__).with_name("forall_judge.mlg")
+#: One OCaml file per family of Coq/Rocq APIs, linked with the plugin as ``Forall_compat``.
+COMPAT_DIR = Path(__file__).with_name("judge_compat")
 PLUGIN_PACKAGE = "forall-judge"
 #: Where the plugin's findlib directory is bound inside a sandbox.
 PLUGIN_INSIDE = "/forall-judge"
@@ -82,22 +85,30 @@ def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | 
     return entry, ""
 
 
-def plugin_dir(cache_dir: Path, coq_version: str) -> tuple[Path | None, str]:
+def plugin_dir(cache_dir: Path, coq_version: str, toolchain: Toolchain | None = None) -> tuple[Path | None, str]:
     """The findlib directory holding the judge plugin, built by the harness (never by a candidate) once per
-    plugin source and Coq installation. Returns (directory, "") or (None, why it could not be built)."""
+    plugin source and Coq installation, against that installation's own coq-core/rocq-runtime (inside its root
+    filesystem when it has one) with the version's compatibility shim (``judge_compat/``, chosen by
+    :func:`pytest_forall.lang.rocq.toolchain.version_info`). Returns (directory, "") or (None, why it could not be
+    built)."""
+    toolchain = toolchain or Toolchain("")
+    info = probe(toolchain)[1] or version_info((8, 16))
     source = PLUGIN_SOURCE.read_bytes()
-    key = "judge-" + hashlib.sha256(source + b"\0" + coq_version.encode()).hexdigest()[:24]
+    compat = (COMPAT_DIR / f"{info.judge_compat}.ml").read_bytes()
+    key = "judge-" + hashlib.sha256(source + b"\0" + compat + b"\0" + coq_version.encode()).hexdigest()[:24]
 
     def build(scratch: Path) -> list[str] | str:
         work = scratch / "src"
         work.mkdir()
         (work / "forall_judge.mlg").write_bytes(source)
-        env = {"PATH": os.environ.get("PATH") or "/usr/bin:/bin", "HOME": str(work)}
+        (work / "forall_compat.ml").write_bytes(compat)
+        env = {"PATH": os.pathsep.join([toolchain.bin, os.environ.get("PATH") or "/usr/bin:/bin"])
+               if toolchain.bin else os.environ.get("PATH") or "/usr/bin:/bin"}
         steps = [["coqpp", "forall_judge.mlg"],
                  ["ocamlfind", "ocamlopt", "-thread", "-shared", "-rectypes", "-w", "-a", "-package",
-                  "coq-core.vernac,coq-core.printing", "forall_judge.ml", "-o", "forall_judge.cmxs"]]
+                  info.judge_packages, "forall_compat.ml", "forall_judge.ml", "-o", "forall_judge.cmxs"]]
         for argv in steps:
-            result = run_command(argv, cwd=work, timeout=300, env=env)
+            result = run_in(toolchain, argv, work, timeout=300, env=env if not toolchain.root else None)
             if result.returncode != 0:
                 return (f"building the judge plugin failed ({' '.join(argv[:2])} exited {result.returncode}): "
                         f"{(result.stdout + result.stderr).strip()[-600:]}; it needs libcoq-core-ocaml-dev, "
@@ -105,7 +116,8 @@ def plugin_dir(cache_dir: Path, coq_version: str) -> tuple[Path | None, str]:
         package = scratch / PLUGIN_PACKAGE
         package.mkdir()
         shutil.copy2(work / "forall_judge.cmxs", package / "forall_judge.cmxs")
-        (package / "META").write_text('package "plugin" (\n  directory = "."\n  requires = "coq-core.vernac"\n'
+        requires = info.judge_packages.split(",")[0]
+        (package / "META").write_text(f'package "plugin" (\n  directory = "."\n  requires = "{requires}"\n'
                                       '  archive(native) = "forall_judge.cmxs"\n'
                                       '  plugin(native) = "forall_judge.cmxs"\n)\n', encoding="utf-8")
         shutil.rmtree(work)

@@ -572,7 +572,9 @@ def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
 # --- Coq's own sentences ------------------------------------------------------------------------------
 
 STRUCTURE = "sentence_structure"
-_PARSED_HEAD = re.compile(r"^(?:#\[[^\]]*\])*(?P<head>[A-Za-z_][\w']*)?")
+#: Rocq 9 prints a sentence's attributes before it, a space apart (``#[local] Definition``, ``#[program] Definition``
+#: for ``Local Definition``/``Program Definition``); 8.16 prints none there.
+_PARSED_HEAD = re.compile(r"^(?:#\[[^\]]*\]\s*)*(?P<head>[A-Za-z_][\w']*)?")
 
 
 @dataclass(frozen=True)

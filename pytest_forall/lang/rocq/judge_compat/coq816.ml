@@ -1,0 +1,18 @@
+(* The judge plugin's (forall_judge.mlg) view of the Coq 8.16 API; toolchain.py picks this file by version. *)
+let proj c = match Constr.kind c with Constr.Proj (p, c) -> (p, c) | _ -> assert false
+let case_return r = r
+let cumulative_sprop (f : Declarations.typing_flags) = f.Declarations.cumulative_sprop
+let abstract_size a = string_of_int (Univ.AbstractContext.size a)
+let assumptions st gr c = Assumptions.assumptions ~add_opaque:false ~add_transparent:false st gr c
+(* 8.16 has no other constructors: these are never reached *)
+let other_term (_ : Constr.t) : string = CErrors.user_err (Pp.str "forall-judge: unsupported term")
+let other_relevance (_ : Sorts.relevance) : string = CErrors.user_err (Pp.str "forall-judge: unsupported relevance")
+let other_sort (_ : Sorts.t) : string = CErrors.user_err (Pp.str "forall-judge: unsupported sort")
+let other_body _ : string = CErrors.user_err (Pp.str "forall-judge: unsupported constant body")
+let ntypes (mb : Declarations.mutual_inductive_body) = mb.Declarations.mind_ntypes
+let record_kind (mb : Declarations.mutual_inductive_body) = match mb.Declarations.mind_record with
+  | Declarations.NotRecord -> "norec" | Declarations.FakeRecord -> "fakerec" | Declarations.PrimRecord _ -> "primrec"
+let arity_kind _ (p : Declarations.one_inductive_body) = match p.Declarations.mind_arity with
+  | Declarations.RegularArity _ -> " regular" | Declarations.TemplateArity _ -> " template"
+let instance_levels u = Univ.Instance.to_array u
+let recarg_ind (r : Declarations.recarg) = match r with Declarations.Mrec (m, _) -> Some m | _ -> None

@@ -1,0 +1,29 @@
+(* The judge plugin's (forall_judge.mlg) view of the Coq 8.17-8.20 API; toolchain.py picks this file by version.
+   Differences from 8.16: Proj carries a relevance, a case's return clause carries a relevance, typing_flags has
+   no cumulative_sprop, universe contexts are UVars (qualities, levels), Assumptions.assumptions takes an opaque
+   accessor; new term, sort, relevance and constant-body constructors (primitive strings, sort-polymorphic
+   qualities, rewrite-rule symbols). *)
+let proj c = match Constr.kind c with Constr.Proj (p, _, c) -> (p, c) | _ -> assert false
+let case_return ((nas, p), _) = (nas, p)
+let cumulative_sprop (_ : Declarations.typing_flags) = false
+let abstract_size a = let (q, u) = UVars.AbstractContext.size a in Printf.sprintf "%d,%d" q u
+let assumptions st gr c =
+  Assumptions.assumptions ~add_opaque:false ~add_transparent:false Library.indirect_accessor st gr c
+let other_term c = match Constr.kind c with
+  | Constr.String s -> "(string " ^ String.escaped (Pstring.to_string s) ^ ")"
+  | _ -> CErrors.user_err (Pp.str "forall-judge: unsupported term")
+let other_relevance (r : Sorts.relevance) = match r with
+  | Sorts.RelevanceVar _ -> "?" | _ -> CErrors.user_err (Pp.str "forall-judge: unsupported relevance")
+let other_sort (s : Sorts.t) = match s with
+  | Sorts.QSort _ -> "QSort" | _ -> CErrors.user_err (Pp.str "forall-judge: unsupported sort")
+let other_body (b : _ Declarations.constant_def) = match b with
+  | Declarations.Symbol _ -> "symbol" | _ -> CErrors.user_err (Pp.str "forall-judge: unsupported constant body")
+let ntypes (mb : Declarations.mutual_inductive_body) = mb.Declarations.mind_ntypes
+let record_kind (mb : Declarations.mutual_inductive_body) = match mb.Declarations.mind_record with
+  | Declarations.NotRecord -> "norec" | Declarations.FakeRecord -> "fakerec" | Declarations.PrimRecord _ -> "primrec"
+let arity_kind _ (p : Declarations.one_inductive_body) = match p.Declarations.mind_arity with
+  | Declarations.RegularArity _ -> " regular" | Declarations.TemplateArity _ -> " template"
+let instance_levels u = snd (UVars.Instance.to_array u)
+(* a nested primitive array (RecArgPrim) is never a structural subterm: the detectors stay conservative *)
+let recarg_ind (r : Declarations.recarg) = match r with
+  | Declarations.Mrec (Declarations.RecArgInd (m, _)) -> Some m | _ -> None

@@ -1,0 +1,28 @@
+(* The judge plugin's (forall_judge.mlg) view of the Rocq 9.x API (rocq-runtime); toolchain.py picks this file by version.
+   Differences from 8.20: Assumptions.assumptions takes the list of roots (no term);
+   mutual_inductive_body has no mind_ntypes (the length of mind_packets); the record kind is per packet; template
+   polymorphism is the mutual block's mind_template, not a packet's mind_arity. *)
+let proj c = match Constr.kind c with Constr.Proj (p, _, c) -> (p, c) | _ -> assert false
+let case_return ((nas, p), _) = (nas, p)
+let cumulative_sprop (_ : Declarations.typing_flags) = false
+let abstract_size a = let (q, u) = UVars.AbstractContext.size a in Printf.sprintf "%d,%d" q u
+let assumptions st gr c =
+  Assumptions.assumptions ~add_opaque:false ~add_transparent:false Library.indirect_accessor st [gr]
+let other_term c = match Constr.kind c with
+  | Constr.String s -> "(string " ^ String.escaped (Pstring.to_string s) ^ ")"
+  | _ -> CErrors.user_err (Pp.str "forall-judge: unsupported term")
+let other_relevance (r : Sorts.relevance) = match r with
+  | Sorts.RelevanceVar _ -> "?" | _ -> CErrors.user_err (Pp.str "forall-judge: unsupported relevance")
+let other_sort (s : Sorts.t) = match s with
+  | Sorts.QSort _ -> "QSort" | _ -> CErrors.user_err (Pp.str "forall-judge: unsupported sort")
+let other_body (b : _ Declarations.constant_def) = match b with
+  | Declarations.Symbol _ -> "symbol" | _ -> CErrors.user_err (Pp.str "forall-judge: unsupported constant body")
+let ntypes (mb : Declarations.mutual_inductive_body) = Array.length mb.Declarations.mind_packets
+let record_kind (mb : Declarations.mutual_inductive_body) = match mb.Declarations.mind_packets.(0).Declarations.mind_record with
+  | Declarations.NotRecord -> "norec" | Declarations.FakeRecord -> "fakerec" | Declarations.PrimRecord _ -> "primrec"
+let arity_kind (mb : Declarations.mutual_inductive_body) _ =
+  if mb.Declarations.mind_template = None then " regular" else " template"
+let instance_levels u = snd (UVars.Instance.to_array u)
+(* a nested primitive array (RecArgPrim) is never a structural subterm: the detectors stay conservative *)
+let recarg_ind (r : Declarations.recarg) = match r with
+  | Declarations.Mrec (Declarations.RecArgInd (m, _)) -> Some m | _ -> None
