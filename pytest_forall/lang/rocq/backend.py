@@ -549,7 +549,7 @@ class RocqProver:
         (:mod:`pytest_forall.lang.rocq.advisories`); an unreadable version puts every advisory in force."""
         banner = toolchain_fingerprint(self.coqc, self.coqchk, self.toolchain.root)["version"]
         version = version_of(banner)
-        return {"prover": "Coq", "version": version or f"unknown ({banner[:80]})",
+        return {"prover": "Rocq" if "Rocq" in banner else "Coq", "version": version or f"unknown ({banner[:80]})",
                 "advisories": [a.id for a in in_force(version)], "toolchain": self.toolchain_label()}
 
     def advisory_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
