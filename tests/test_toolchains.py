@@ -143,7 +143,11 @@ def test_verifier_corpus_on_toolchain(provers: Provers, toolchain: str, tmp_path
         verdict = verify_candidate(task, prover, candidate.read_bytes(), builddir=tmp_path / entry.name, timeout=300)
         counts[verdict.verdict] += 1
         first = next((layer.name for layer in verdict.layers if layer.ok is False or layer.infra), None)
-        assert verdict.toolchain.startswith(("coq-8.20", "rocq-9.2")) and str(root(toolchain)) in verdict.toolchain
+        label = verdict.kernel["toolchain"]
+        assert label.startswith(("coq-8.20", "rocq-9.2")) and str(root(toolchain)) in label
+        # the kernel named (and the advisories in force) are the root's, never the host's coqc
+        assert verdict.kernel["version"].startswith({"trixie": "8.20", "sid": "9.2"}[toolchain]), verdict.kernel
+        assert ("rocq#19402" in verdict.kernel["advisories"]) is False, verdict.kernel
         if verdict.verdict != expect["verdict"] or (expect["verdict"] != ACCEPT and first != expect["layer"]) or (
                 expect["verdict"] == ACCEPT and verdict.strict is not expect["strict"]):
             wrong.append(f"{entry.parent.name}/{entry.name}: {verdict.verdict} strict={verdict.strict} at {first}: "
@@ -223,7 +227,7 @@ def test_replay_and_verify_name_the_toolchain_in_rows_junit_and_verdicts(pyteste
                            *(["--toolchain", str(root(toolchain))] if toolchain != "host" else [])],
                           capture_output=True, text=True, check=False, env={**os.environ, "PUTNAMBENCH_ROOT": str(PUTNAM)})
     verdict = json.loads(proc.stdout)
-    assert proc.returncode == 0 and verdict["verdict"] == ACCEPT and verdict["toolchain"].startswith(want), proc.stderr
+    assert proc.returncode == 0 and verdict["verdict"] == ACCEPT and verdict["kernel"]["toolchain"].startswith(want), proc.stderr
 
 
 @pytest.mark.parametrize("sandbox", ["none", "bwrap"])
