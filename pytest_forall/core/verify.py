@@ -257,8 +257,11 @@ def _print_human(verdict: Verdict) -> None:
         print(f"  {layer.name:<22} {mark}{'  ' + layer.reason if layer.reason else ''}")
     kind = "strict" if verdict.strict else ("rules-only" if verdict.accepted else "")
     print(f"verdict: {verdict.verdict}{' (' + kind + ')' if kind else ''}  sha256={verdict.digest}")
-    if verdict.toolchain:
-        print(f"toolchain: {verdict.toolchain}")
+    if verdict.kernel:
+        kernel = verdict.kernel
+        print(f"kernel: {kernel.get('prover', '')} {kernel.get('version', kernel.get('problem', ''))}".rstrip()
+              + (f" from {kernel['toolchain']}" if kernel.get("toolchain") else "")
+              + (f"; advisories in force: {', '.join(kernel['advisories']) or 'none'}" if "advisories" in kernel else ""))
 
 
 def _usage_error(args: argparse.Namespace, message: str) -> int:
