@@ -14,7 +14,6 @@ The pytest items and ``forall verify`` both call :func:`verify_candidate`.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import shutil
