@@ -42,6 +42,8 @@ class ReplayFrontend:
     name = "replay"
     is_agent = False
     free_turns = True
+    #: ``--forall-proofs`` is checked at configure time (exists, a readable directory)
+    reads_proofs = True
 
     def __init__(self, options: dict[str, Any]) -> None:
         proofs = options.get("proofs")

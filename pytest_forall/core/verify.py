@@ -254,7 +254,8 @@ def run_verify(args: argparse.Namespace) -> int:
                                    "checker_timeout": args.checker_timeout, BINDS_OPTION: binds}
         if args.cache_dir:
             options["cache_dir"] = args.cache_dir
-        prover = builtin_plugin_manager().hook.pytest_forall_make_prover(name=args.prover, options=options)
+        # the pack's own name: an alias (``coq``) reaches the same backend as ``rocq``
+        prover = builtin_plugin_manager().hook.pytest_forall_make_prover(name=task.prover, options=options)
         if prover is None:
             return _usage_error(args, f"unknown prover {args.prover!r}")
         if args.theorem:
@@ -292,7 +293,7 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                             description="Run the verifier's layers on one candidate. Exit 0 accept, 1 reject, "
                                         "2 infra or usage error.")
     parser.add_argument("--prover", required=True, help="The prover whose language pack judges the candidate "
-                                                          "(built in: rocq, lean)")
+                                                          "(built in: rocq or its alias coq, lean)")
     parser.add_argument("--template", required=True, help="The problem file as the benchmark ships it")
     parser.add_argument("--candidate", required=True, help="The proof to judge")
     parser.add_argument("--theorem", default="", help="Theorem name (default: found in the template)")

@@ -961,7 +961,8 @@ def pytest_forall_load_tasks(path: Path, manifest: dict[str, Any], options: dict
 def pytest_forall_languages() -> list[Language]:
     """Project items are in their pack's language under the project prover's name (its placeholder,
     compile hint, portfolio ladder), so nothing needs to know that ``rocq-project`` is Rocq."""
-    return [dataclasses.replace(ROCQ, name=ROCQ_PROVER), dataclasses.replace(LEAN, name=LEAN_PROVER)]
+    # without the packs' aliases: ``coq`` names the Rocq pack alone (``forall verify --prover coq``)
+    return [dataclasses.replace(ROCQ, name=ROCQ_PROVER, aliases=()), dataclasses.replace(LEAN, name=LEAN_PROVER, aliases=())]
 
 
 @hookimpl(trylast=True)

@@ -44,7 +44,7 @@ from pytest_forall.lang.rocq.judge import (
     run_dump,
 )
 from pytest_forall.lang.rocq.lexer import mask
-from pytest_forall.lang.rocq.problem import outside_sections
+from pytest_forall.lang.rocq.problem import ALIASES, NAME, outside_sections
 
 if TYPE_CHECKING:
     from pytest_forall.lang.rocq.coqtop import TacticProbe
@@ -575,4 +575,4 @@ class RocqProver:
 
 @hookimpl(trylast=True)
 def pytest_forall_make_prover(name: str, options: dict[str, Any]) -> RocqProver | None:
-    return RocqProver(options) if name in ("rocq", "coq") else None
+    return RocqProver(options) if name in (NAME, *ALIASES) else None
