@@ -117,3 +117,125 @@ def test_the_alias_is_defined_once_in_the_rocq_pack() -> None:
     assert language("coq") is LANGUAGE
     assert marker_names(LANGUAGE.name) == [LANGUAGE.name, *LANGUAGE.aliases]
     assert EXAMPLES.is_dir()
+
+
+# -- the terminal says what happened ---------------------------------------------------------------------------
+
+def _counting_store(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from test_gating import COUNTING_CONFTEST, REPLAY_SUITE
+
+    pytester.makeconftest(COUNTING_CONFTEST)
+    pytester.makefile(".forall.toml", suite=REPLAY_SUITE)
+    monkeypatch.setenv("FAKE_COMPILE_LOG", str(pytester.path / "compiles.log"))
+    store = pytester.path / "store"
+    store.mkdir()
+    for task in ("t_a", "t_b", "t_c"):
+        (store / f"{task}.txt").write_text("a proof\n")
+    (store / "t_open.txt").write_text("FAIL: a known-open problem\n")
+    return store
+
+
+def _summary(run: pytest.RunResult) -> list[str]:
+    out = run.stdout.str()
+    return out[out.index("forall summary"):].splitlines()
+
+
+def test_the_cache_line_says_hits_misses_and_why(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: whether the cache hit or missed (and why) only in results.jsonl."""
+    store = _counting_store(pytester, monkeypatch)
+    args = [*BASE, "--forall-frontend=replay", f"--forall-proofs={store}"]
+    cold = _summary(pytester.runpytest(*args, "--forall-run-id=cold"))
+    assert any(line.startswith("verdict cache (readwrite): 0 hits, 4 misses (4 new proof") for line in cold), cold
+    warm = _summary(pytester.runpytest(*args, "--forall-run-id=warm"))
+    assert "verdict cache (readwrite): 4 hits, 0 misses" in warm, warm
+    monkeypatch.setenv("FAKE_VERSION", "fake 2")  # a package upgrade: the environment digest changes
+    changed = _summary(pytester.runpytest(*args, "--forall-run-id=changed"))
+    assert "verdict cache (readwrite): 0 hits, 4 misses (4 environment changed: prover version)" in changed, changed
+    off = _summary(pytester.runpytest(*args, "--forall-run-id=off", "--forall-cache=off"))
+    assert any(line.startswith("verdict cache: off") for line in off), off
+
+
+def test_the_gate_says_its_verdict(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: exit 0 under "1 failed" with no line saying the gate passed."""
+    store = _counting_store(pytester, monkeypatch)
+    args = [*BASE, "--forall-frontend=replay", f"--forall-proofs={store}"]
+    assert pytester.runpytest(*args, "--forall-run-id=base").ret == 1
+    gated = pytester.runpytest(*args, "--forall-run-id=now", "--forall-baseline=reports/base",
+                               "--forall-gate=regressions")
+    assert gated.ret == 0
+    assert ("gate (--forall-gate=regressions): PASSED: no regression against the baseline; 1 failed without "
+            "regressing (not failing the run); exit status 0") in _summary(gated)
+    (store / "t_b.txt").write_text("FAIL: broken\n")
+    broken = pytester.runpytest(*args, "--forall-run-id=broken", "--forall-baseline=reports/base",
+                                "--forall-gate=regressions")
+    assert broken.ret == 1
+    line = next(line for line in _summary(broken) if line.startswith("gate ("))
+    assert "FAILED: 1 regressed (suite.forall.toml::t_b[fake])" in line and line.endswith("exit status 1")
+
+
+def test_summary_shows_elapsed_wall_next_to_the_sum(fake_suite: pytest.Pytester) -> None:
+    """Was: "wall" was the sum of the item times, called wall."""
+    summary = _summary(fake_suite.runpytest(*BASE, "--forall-frontend=fake"))
+    spend = next(line for line in summary if line.startswith("compiles "))
+    assert " s elapsed (" in spend and " s summed over items)" in spend, spend
+
+
+FAILING_CONFTEST_PATCH = ('"fake compile error"', '"\\nIn environment\\nx : nat\\nUnable to unify \\"2\\" with \\"1\\"."')
+
+
+def test_failure_reason_has_file_line_and_no_task_id(pytester: pytest.Pytester) -> None:
+    """Was: the reason dropped file:line, started with the task id, and an error starting with a newline
+    showed as an empty reason."""
+    conftest = (EXAMPLES / "fake_conftest.py").read_text()
+    conftest = conftest.replace('[{"severity": "error", "data": "fake compile error"}]',
+                                '[{"severity": "error", "line": 3, "data": "\\nIn environment\\nx : nat\\n'
+                                'Unable to unify"}]')
+    assert '"line": 3' in conftest
+    pytester.makeconftest(conftest)
+    pytester.makefile(".forall.toml", suite='adapter = "fake"\n[tasks]\nt_failed = "FAIL"\n')
+    run = pytester.runpytest(*BASE, "--forall-frontend=fake", "-rf", "--forall-rounds=1")
+    out = run.stdout.str()
+    first = out.splitlines()[out.splitlines().index(next(l for l in out.splitlines() if "_ t_failed[fake] _" in l)) + 1]
+    assert "elaboration: t_failed.txt:3: In environment x : nat Unable to unify" in first, out
+    assert not first.startswith("t_failed:")
+    short = next(line for line in out.splitlines() if line.startswith("FAILED "))
+    assert short.startswith("FAILED suite.forall.toml::t_failed[fake] - round budget"), short
+
+
+def test_verify_json_and_the_item_reason_agree_on_file_line(tmp_path: Path) -> None:
+    """A real Coq error: the elaboration reason names the candidate file and line, like --json's messages."""
+    from conftest import require_tool
+    from pytest_forall.core.verify import task_from_template, verify_candidate
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    require_tool("coqc")
+    template = tmp_path / "t.v"
+    template.write_text("Theorem t : 1 = 2.\nProof.\nAdmitted.\n")
+    task = task_from_template("rocq", template)
+    verdict = verify_candidate(task, RocqProver({"sandbox": "none"}), b"Theorem t : 1 = 2.\nProof.\n  reflexivity.\nQed.\n",
+                               builddir=tmp_path / "build")
+    layer = next(layer for layer in verdict.layers if layer.name == "elaboration")
+    assert layer.reason.startswith("t.v:3: "), layer.reason
+    assert layer.evidence["messages"][0]["line"] == 3
+
+
+def test_minus_ra_lists_vacuous_and_statement_false() -> None:
+    """Was: ``-ra``/``-rA`` listed nothing for vacuous items."""
+    from types import SimpleNamespace
+
+    from pytest_forall.plugin.report import ShortSummary
+
+    rows = [{"nodeid": "s::a[coq]", "outcome": "vacuous", "stop": "vacuous", "reason": "hypotheses contradict"},
+            {"nodeid": "s::b[coq]", "outcome": "statement_false", "stop": "refuted", "reason": "negation proved"},
+            {"nodeid": "s::c[coq]", "outcome": "strict", "stop": "accepted", "reason": ""}]
+    for chars in ("a", "A", "s"):
+        written: list[str] = []
+        terminal = SimpleNamespace(stats={}, write_line=written.append, write_sep=lambda *a, w=written, **k: w.append("="))
+        config = SimpleNamespace(option=SimpleNamespace(reportchars=chars))
+        hook = ShortSummary(SimpleNamespace(results=rows)).pytest_terminal_summary(terminal, 0, config)
+        next(hook)
+        with pytest.raises(StopIteration):
+            hook.send(None)
+        assert "VACUOUS s::a[coq] - vacuous: hypotheses contradict" in written, (chars, written)
+        assert "STATEMENT-FALSE s::b[coq] - refuted: negation proved" in written
+        assert not any("s::c" in line for line in written)

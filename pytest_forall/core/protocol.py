@@ -203,6 +203,8 @@ class ItemRun:
         self.prover_sandboxed = False
         #: whether the verdict that decided the item came from the cache, and the digest it judged
         self.cached = False
+        #: why that verdict's cache lookup missed (``""``: a hit, or no lookup)
+        self.cache_miss = ""
         self.candidate_digest = ""
         #: a free-turn frontend skips the check before its first turn; until a verdict of the item's own task
         #: checks the template, any non-infra outcome is checked against it first (see :meth:`_result`)
@@ -546,6 +548,7 @@ class ItemRun:
         verdict, self.cached = verify_cached(self.ctx.cache, task, self.ctx.prover, data,
                                              timeout=self.ctx.verify_timeout,
                                              policy={"prover_sandboxed": self.prover_sandboxed})
+        self.cache_miss = self.ctx.cache.last_miss if self.ctx.cache is not None and not self.cached else ""
         self.candidate_digest = verdict.digest
         if task is self.ctx.task and any(layer.name == "template" and layer.ok for layer in verdict.layers):
             self.template_unchecked = False
@@ -712,7 +715,7 @@ class ItemRun:
             "notices": list(self.notices),
             "statement_audit": self.statement_audit, "certificate": self.certificate[0],
             "certificate_template": self.certificate[1],
-            "cached": self.cached, "candidate_digest": self.candidate_digest,
+            "cached": self.cached, "cache_miss": self.cache_miss, "candidate_digest": self.candidate_digest,
             "template_digest": task_digest(self.ctx.task), **self._environment(),
             "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }

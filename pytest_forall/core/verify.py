@@ -144,7 +144,8 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
                             evidence))
         return _decide(layers, digest, (), False, 1)
     if not compiled.ok:
-        layers.append(Layer("elaboration", False, compiled.infra or compiled.first_error, evidence,
+        reason = compiled.infra or compiled.first_error_at(task.candidate_name)
+        layers.append(Layer("elaboration", False, reason, evidence,
                             infra=bool(compiled.infra)))
         return _decide(layers, digest, (), False, 1)
     layers.append(Layer("elaboration", True, "", evidence))
