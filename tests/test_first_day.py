@@ -239,3 +239,75 @@ def test_minus_ra_lists_vacuous_and_statement_false() -> None:
         assert "VACUOUS s::a[coq] - vacuous: hypotheses contradict" in written, (chars, written)
         assert "STATEMENT-FALSE s::b[coq] - refuted: negation proved" in written
         assert not any("s::c" in line for line in written)
+
+
+# -- first day -------------------------------------------------------------------------------------------------
+
+def _pytest(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("PUTNAMBENCH_ROOT", "PYTEST_ADDOPTS")}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", "-p", "no:cacheprovider",
+                           *args], cwd=cwd, capture_output=True, text=True, check=False,
+                          env={**base, "PYTHONPATH": str(REPO), **(env or {})}, timeout=600)
+
+
+def test_putnambench_is_found_at_its_documented_default(tmp_path: Path) -> None:
+    """Was: the README's first command failed with "PutnamBench location not set" (no PUTNAMBENCH_ROOT)."""
+    require_path(PUTNAM / "coq" / "src", "PutnamBench")
+    clone = tmp_path / "clone"
+    (clone / "benchmarks" / "putnam").mkdir(parents=True)
+    (clone / "benchmarks" / "putnam" / "putnam.forall.toml").write_text(
+        (REPO / "benchmarks" / "putnam" / "putnam.forall.toml").read_text())
+    (tmp_path / "shared" / "benchmarks").mkdir(parents=True)
+    (tmp_path / "shared" / "benchmarks" / "PutnamBench").symlink_to(PUTNAM)
+    run = _pytest(clone, "benchmarks/putnam", "-m", "coq", "--co", "-q")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"{len(list((PUTNAM / 'coq' / 'src').glob('*.v')))}/" in run.stdout.splitlines()[-1]
+    (tmp_path / "shared" / "benchmarks" / "PutnamBench").unlink()
+    missing = _pytest(clone, "benchmarks/putnam", "--co", "-q")
+    assert missing.returncode != 0
+    assert f"not at the default {tmp_path / 'shared' / 'benchmarks' / 'PutnamBench'}" in missing.stdout
+
+
+def test_collect_only_and_empty_selections_build_no_judge_plugin(tmp_path: Path) -> None:
+    """Was: ``--co`` and a run selecting nothing built the Rocq judge plugin (seconds, and files in the cache)."""
+    from conftest import require_tool
+
+    require_tool("coqc")
+    require_path(PUTNAM / "coq" / "src", "PutnamBench")
+    cache = tmp_path / "cache"
+    env = {"PUTNAMBENCH_ROOT": str(PUTNAM)}
+    listed = _pytest(REPO, "benchmarks/putnam", "-m", "coq", "--co", "-q", f"--forall-cache-dir={cache}",
+                     f"--forall-reports={tmp_path / 'reports'}", env=env)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    nothing = _pytest(REPO, "benchmarks/putnam", "-m", "coq", "-k", "no_such_problem", f"--forall-cache-dir={cache}",
+                      f"--forall-reports={tmp_path / 'reports'}", env=env)
+    assert nothing.returncode == 5, nothing.stdout + nothing.stderr
+    assert not (cache / "rocq-judge").exists(), sorted(p.name for p in cache.rglob("*"))[:10]
+
+
+def test_an_oversized_stored_proof_is_refused_before_it_is_copied(fake_suite: pytest.Pytester) -> None:
+    """Was: a 50 MB candidate was copied into the workspace, then refused (two different limits)."""
+    from pytest_forall.core.model import MAX_CANDIDATE_BYTES
+
+    proofs = fake_suite.path / "proofs"
+    proofs.mkdir()
+    with (proofs / "t_strict.txt").open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)
+    fake_suite.runpytest(*BASE, "--forall-frontend=replay", f"--forall-proofs={proofs}", "-k", "t_strict",
+                         "--forall-run-id=big")
+    run = fake_suite.path / "reports" / "big"
+    row = next(line for line in (run / "results.jsonl").read_text().splitlines() if "t_strict" in line)
+    assert f"is {50 * 1024 * 1024} bytes, over the limit of {MAX_CANDIDATE_BYTES} bytes" in row
+    copied = [p for p in (run / "ws").rglob("*") if p.is_file() and p.stat().st_size > MAX_CANDIDATE_BYTES]
+    assert not copied, copied
+
+
+def test_one_size_limit_for_candidates() -> None:
+    """Was: 2,000,000 bytes in the verifier and the Rocq backend, 4,194,304 in the workspace reader."""
+    import ast
+
+    defined = sorted(str(path.relative_to(REPO)) for path in (REPO / "pytest_forall").rglob("*.py")
+                     for node in ast.walk(ast.parse(path.read_text()))
+                     if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and "MAX_CANDIDATE" in t.id
+                                                              for t in node.targets))
+    assert defined == ["pytest_forall/core/model.py"]

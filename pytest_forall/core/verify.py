@@ -26,13 +26,20 @@ from typing import Any
 
 from pytest_forall.core.binds import OPTION as BINDS_OPTION
 from pytest_forall.core.binds import parse_ro_binds
-from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
+from pytest_forall.core.model import (
+    ACCEPT,
+    INFRA,
+    MAX_CANDIDATE_BYTES,
+    REJECT,
+    Layer,
+    Task,
+    Verdict,
+    sha256_bytes,
+)
 from pytest_forall.core.proc import in_background
 from pytest_forall.core.prover import ChecksSentences, ChecksStatement, CompileResult, Prover
 
 DEFAULT_TIMEOUT = 300.0
-#: Candidates larger than this are rejected unread (no benchmark proof comes near it).
-MAX_CANDIDATE_BYTES = 2_000_000
 
 
 def _decide(layers: list[Layer], digest: str, axioms: tuple[str, ...], strict: bool, compiles: int) -> Verdict:

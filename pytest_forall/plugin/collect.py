@@ -75,8 +75,8 @@ class ForallSuite(pytest.File):
         if not tasks:
             raise self.CollectError(f"{self.path}: the {manifest['adapter']!r} adapter found no tasks "
                                     "(is the benchmark root the right directory, and not empty?)")
-        for prover in sorted({t.prover for t in tasks}):
-            if self.ihook.pytest_forall_make_prover(name=prover, options=options) is None:
+        for prover in sorted({t.prover for t in tasks}):  # only whether a backend exists: nothing is built yet
+            if self.ihook.pytest_forall_make_prover(name=prover, options={**options, "check_only": True}) is None:
                 raise self.CollectError(f"{self.path}: no installed prover backend is called {prover!r}")
         self.manifest = manifest
         return sorted(tasks, key=lambda t: (t.track, t.task_id))  # xdist needs one order on every worker

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_forall.core.binds import option_binds
-from pytest_forall.core.model import Layer, Task, sha256_bytes
+from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
@@ -84,8 +84,6 @@ STRICT_AXIOMS = frozenset({
 })
 #: Logical roots of the libraries installed system-wide; axioms from them are within the benchmark's rule.
 INSTALLED_ROOTS = ("Coq.", "mathcomp.", "Coquelicot.", "Hammer.", "Ltac2.", "elpi.", "HB.")
-#: Largest candidate the backend compiles (a bigger file is rejected before coqc runs).
-MAX_CANDIDATE_BYTES = 2_000_000
 
 _LOCATION = re.compile(r'^File "(?P<file>[^"]*)", line (?P<line>\d+), characters (?P<c0>\d+)-(?P<c1>\d+):$')
 _DECL_NAMES = re.compile(
@@ -277,7 +275,9 @@ class RocqProver:
         self.sandbox_binds: tuple[tuple[Path, str], ...] = ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),)
         self.plugin: Path | None = None
         self.plugin_problem = "coqc is not installed"
-        if shutil.which(self.coqc):
+        # ``check_only``: collection asks only whether this backend exists (``--co`` and a run selecting nothing
+        # build no judge plugin); such an instance never judges
+        if shutil.which(self.coqc) and not opts.get("check_only"):
             from pytest_forall.isolation.sandbox import host_binds
 
             tools = [tool for tool in (self.coqc, self.coqchk, self.coqtop) if os.path.isabs(tool)]
