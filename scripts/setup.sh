@@ -1,12 +1,42 @@
 #!/usr/bin/env bash
 # Installs everything pytest-forall's Rocq track, sandbox and tests need on a Debian machine.
 # Idempotent: already-installed pieces are skipped. Needs root for apt (as on CI and the dev machines).
+# Fast when nothing changed: a stamp (.forall/setup.stamp) records what was installed (the package lists, this
+# script, pyproject.toml, the Python, the clone); when it matches and a check that needs no network passes (one
+# dpkg-query, the agent CLIs on PATH, pytest_forall importable from this clone), setup ends at once.
+# FORALL_SETUP_FORCE=1 runs every step anyway.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
+python="${FORALL_SETUP_PYTHON:-python3}"
+stamp="$here/.forall/setup.stamp"
 
 apt_packages=(coq libcoq-stdlib libcoq-mathcomp libcoq-coquelicot libcoq-mathcomp-analysis libcoq-mathcomp-real-closed
   libcoq-mathcomp-zify libcoq-mathcomp-algebra-tactics libcoq-hammer bubblewrap chromium
   libcoq-core-ocaml-dev ocaml-findlib)  # the last two build the kernel judge plugin (lang/rocq/forall_judge.mlg)
+agents=(claude codex opencode)
+
+wanted_stamp() {
+  { printf '%s\n' "${apt_packages[@]}" "agents=${FORALL_SETUP_AGENTS:-1}" "$here"
+    cat "$here/pyproject.toml" "$here/scripts/setup.sh"; "$python" --version 2>&1; } | sha256sum | cut -d' ' -f1
+}
+
+installed_here() {  # no network: dpkg's database, PATH, and where Python finds the package
+  [ "$(dpkg-query -W -f='${Status}\n' "${apt_packages[@]}" 2>/dev/null | grep -c "install ok installed")" \
+    = "${#apt_packages[@]}" ] || return 1
+  if [ "${FORALL_SETUP_AGENTS:-1}" = "1" ]; then
+    for cli in "${agents[@]}"; do command -v "$cli" >/dev/null 2>&1 || return 1; done
+  fi
+  origin="$(cd / && env -u PYTHONPATH "$python" -c \
+    'import importlib.util as u; s = u.find_spec("pytest_forall"); print(s.origin if s else "")' 2>/dev/null)"
+  [ "$origin" = "$here/pytest_forall/__init__.py" ]
+}
+
+want="$(wanted_stamp)"
+if [ "${FORALL_SETUP_FORCE:-0}" != "1" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && installed_here; then
+  echo "setup: nothing changed since the last setup ($stamp); FORALL_SETUP_FORCE=1 runs it again"
+  exit 0
+fi
+
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -18,7 +48,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ "${FORALL_SETUP_AGENTS:-1}" = "1" ]; then
-  for cli in claude codex opencode; do
+  for cli in "${agents[@]}"; do
     if ! command -v "$cli" >/dev/null 2>&1; then
       echo "setup: npm install -g @anthropic-ai/claude-code @openai/codex opencode-ai"
       npm install -g --silent @anthropic-ai/claude-code @openai/codex opencode-ai \
@@ -30,4 +60,7 @@ if [ "${FORALL_SETUP_AGENTS:-1}" = "1" ]; then
 fi
 
 echo "setup: pip install -e $here[test]"
-python3 -m pip install -q -e "$here[test]" 2>&1 | grep -v -E "^(WARNING: Running pip as|\[notice\])" || true
+"$python" -m pip install -q -e "$here[test]" 2>&1 | grep -v -E "^(WARNING: Running pip as|\[notice\])" || true
+
+mkdir -p "$(dirname "$stamp")"
+printf '%s\n' "$want" > "$stamp"

@@ -311,3 +311,49 @@ def test_one_size_limit_for_candidates() -> None:
                      if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and "MAX_CANDIDATE" in t.id
                                                               for t in node.targets))
     assert defined == ["pytest_forall/core/model.py"]
+
+
+def _stub(directory: Path, name: str, body: str) -> None:
+    path = directory / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+
+
+def test_setup_is_skipped_quickly_when_nothing_changed(tmp_path: Path) -> None:
+    """Was: every call of scripts/setup.sh (so of scripts/putnam-coq.sh) re-ran pip and its network checks
+    (51 s). Stubs stand in for dpkg, apt, npm and pip; the script is the repository's."""
+    import time
+
+    clone = tmp_path / "clone"
+    (clone / "scripts").mkdir(parents=True)
+    (clone / "scripts" / "setup.sh").write_text((REPO / "scripts" / "setup.sh").read_text())
+    (clone / "pyproject.toml").write_text((REPO / "pyproject.toml").read_text())
+    (clone / "pytest_forall").mkdir()
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "calls.log"
+    _stub(stubs, "dpkg-query", 'for a in "$@"; do case "$a" in -*) ;; *) echo "install ok installed";; esac; done\n')
+    for tool in ("apt-get", "npm", "claude", "codex", "opencode"):
+        _stub(stubs, tool, f'echo "{tool} $*" >> {log}\n')
+    for python in ("python", "python3"):  # (python3: what the script called before FORALL_SETUP_PYTHON)
+        _stub(stubs, python, f'case "$1" in\n  -m) echo "python $*" >> {log};;\n'
+                             f'  -c) echo "{clone}/pytest_forall/__init__.py";;\n  *) echo "Python 3.11.7";;\nesac\n')
+    env = {**os.environ, "PATH": f"{stubs}{os.pathsep}/usr/bin{os.pathsep}/bin",
+           "FORALL_SETUP_PYTHON": str(stubs / "python")}
+
+    def setup() -> tuple[str, float]:
+        started = time.monotonic()
+        done = subprocess.run(["bash", str(clone / "scripts" / "setup.sh")], capture_output=True, text=True,
+                              env=env, check=False, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout, time.monotonic() - started
+
+    first, _ = setup()
+    assert "pip install" in first and log.read_text().count("pip install") == 1
+    again, seconds = setup()
+    assert "setup: nothing changed since the last setup" in again
+    assert log.read_text().count("pip install") == 1  # no pip, no apt, no npm: nothing that costs network
+    assert seconds < 3, seconds
+    (clone / "pyproject.toml").write_text((REPO / "pyproject.toml").read_text() + "\n# a new dependency\n")
+    changed, _ = setup()
+    assert "pip install" in changed and log.read_text().count("pip install") == 2
