@@ -668,10 +668,10 @@ class ItemRun:
         """What the verdict depended on besides the task and the proof (compared with a baseline's)."""
         prover = self.ctx.prover
         if prover is None:
-            return {"environment": "", "verifier": "", "uncacheable": ""}
+            return {"environment": "", "verifier": "", "uncacheable": "", "toolchain": ""}
         env, why = describe_environment(self.ctx.task, prover)
         return {"environment": environment_digest(env), "verifier": verifier_version(prover)[:16],
-                "uncacheable": why}
+                "uncacheable": why, "toolchain": (env or {}).get("version", "")[:300]}
 
     def _infra_turn(self, stop: str, reason: str) -> dict[str, Any]:
         """End the item as infra after an actor turn that was not the attempt's: the round is not counted,

@@ -229,13 +229,33 @@ class RunRows:
     notices: list[str] = field(default_factory=list)
 
 
+def combined(runs: list[RunRows]) -> tuple[list[tuple[RunRows, Row]], int]:
+    """The rows of several runs, each item counted once per configuration: when two runs hold the same item in
+    the same configuration (a run and its re-run), the later run's row (later on the command line) replaces the
+    earlier; different configurations of one item stay side by side (the Table-1 comparison). Also returns how
+    many rows were replaced."""
+    chosen: dict[tuple[str, str], tuple[RunRows, Row]] = {}
+    replaced = 0
+    for run in runs:
+        for row in run.rows:
+            key = (str(row.get("nodeid")), configuration(row))
+            replaced += key in chosen
+            chosen.pop(key, None)
+            chosen[key] = (run, row)
+    return list(chosen.values()), replaced
+
+
 def report_lines(runs: list[RunRows]) -> list[str]:
     """What ``forall report`` prints (and the HTML page repeats): each run's summary, the Table-1 view, and the
     suspected misformalizations as a Markdown table."""
     lines: list[str] = []
     for run in runs:
         lines += ([""] if lines else []) + gate_lines(run.rows) + summary_lines(run.rows, [], run.run_dir, run.notices)
-    rows = [row for run in runs for row in run.rows]
+    pairs, replaced = combined(runs)
+    rows = [row for _, row in pairs]
+    if replaced:
+        lines += ["", (f"combined: {replaced} item(s) were in several runs in the same configuration; each is "
+                       "counted once, from the run named later")]
     lines += [""] + table_lines(by_configuration(rows))
     findings = findings_table(rows)
     if findings:
