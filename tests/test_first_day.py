@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -357,3 +358,143 @@ def test_setup_is_skipped_quickly_when_nothing_changed(tmp_path: Path) -> None:
     (clone / "pyproject.toml").write_text((REPO / "pyproject.toml").read_text() + "\n# a new dependency\n")
     changed, _ = setup()
     assert "pip install" in changed and log.read_text().count("pip install") == 2
+
+
+# -- reports people put on a wall --------------------------------------------------------------------------------
+
+def _dump_dom(page: Path) -> str:
+    import shutil
+    import tempfile
+
+    from conftest import require_tool
+
+    require_tool("chromium")
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run([str(shutil.which("chromium")), "--headless", "--no-sandbox", "--disable-gpu",
+                               "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                               "--disable-sync", f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+                              capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+class _Page:
+    """The DOM as Chromium built it: the run facts, the item rows, the plots' captions."""
+
+    def __init__(self, dom: str) -> None:
+        from html.parser import HTMLParser
+
+        self.facts: dict[str, dict[str, str]] = {}
+        self.items: list[dict[str, str]] = []
+        self.captions: list[str] = []
+        self.plots: list[str] = []
+        self.verdict = ""
+        page = self
+        state: dict[str, Any] = {"run": None, "field": None, "item": None, "col": None, "text": [], "in": ""}
+
+        class Parser(HTMLParser):
+            def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+                a = {k: v or "" for k, v in attrs}
+                if tag == "tr" and "data-run" in a and "data-nodeid" not in a:
+                    state["run"] = a["data-run"]
+                    page.facts[a["data-run"]] = {}
+                elif tag == "tr" and "data-nodeid" in a:
+                    state["item"] = {}
+                    page.items.append(state["item"])
+                elif tag == "td" and ("data-field" in a or "data-col" in a):
+                    state["field"], state["text"] = a.get("data-field") or a.get("data-col"), []
+                elif tag in ("figcaption", "span") and (tag == "figcaption" or a.get("id") == "verdict"):
+                    state["in"], state["text"] = tag, []
+                if tag == "svg":
+                    page.plots.append(a.get("data-plot", ""))
+
+            def handle_data(self, data: str) -> None:
+                state["text"].append(data)
+
+            def handle_endtag(self, tag: str) -> None:
+                text = "".join(state["text"]).strip()
+                if tag == "td" and state["field"]:
+                    target = state["item"] if state["item"] is not None else page.facts.get(state["run"] or "")
+                    if target is not None:
+                        target[state["field"]] = text
+                    state["field"] = None
+                elif tag == "tr":
+                    state["run"], state["item"] = None, None
+                elif tag == state["in"] == "figcaption":
+                    page.captions.append(text)
+                    state["in"] = ""
+                elif tag == state["in"] == "span":
+                    page.verdict, state["in"] = text, ""
+
+        Parser().feed(dom)
+
+
+def test_html_page_leads_with_the_verdict_and_counts_an_item_once(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: no verdict, exit status, gate, date, host or run column; a re-run item counted twice (failed and
+    passed); an empty cost panel; a chart titled "compiles (compiles)"."""
+    import socket
+
+    from pytest_forall.cli import main
+
+    store = _counting_store(pytester, monkeypatch)
+    args = [*BASE, "--forall-frontend=replay", f"--forall-proofs={store}"]
+    assert pytester.runpytest(*args, "--forall-run-id=base").ret == 1
+    (store / "t_open.txt").write_text("now proved\n")
+    assert pytester.runpytest(*args, "--forall-run-id=now", "--forall-baseline=reports/base",
+                              "--forall-gate=regressions").ret == 0
+    reports = pytester.path / "reports"
+    page = reports / "report.html"
+    assert main(["report", str(reports / "base"), str(reports / "now"), "--html", str(page)]) == 0
+    dom = _Page(_dump_dom(page))
+    assert dom.verdict == "FAILED"  # one of the combined runs failed
+    base, now = dom.facts["base"], dom.facts["now"]
+    assert (base["verdict"], base["exit status"], base["gate"]) == ("FAILED", "1", "none (no baseline)")
+    assert (now["verdict"], now["exit status"]) == ("PASSED", "0")
+    assert now["gate"] == "PASSED: 0 regressed, 1 fixed against the baseline"
+    assert now["host"] == socket.gethostname() and now["frontend"] == "replay"
+    assert now["toolchain"] == "fake 1" and now["date"].endswith(" UTC") and now["date"][:2] == "20"
+    # one row per item: the re-run's, with the run it comes from
+    assert sorted(item["task"] for item in dom.items) == ["t_a", "t_b", "t_c", "t_open"]
+    assert {item["run"] for item in dom.items} == {"now"}
+    assert next(item for item in dom.items if item["task"] == "t_open")["outcome"] == "strict"
+    # no cost was reported: no cost panel; no doubled chart title
+    assert "cost_usd" not in dom.plots and dom.plots == ["compiles", "wall_s"]
+    assert dom.captions == ["compiles per item", "wall time (s) per item"]
+
+
+def test_watch_shows_the_true_end_state(tmp_path: Path) -> None:
+    """Was: items "running" after the run had finished."""
+    import json
+    import time
+
+    from pytest_forall.cli.watch import frame
+
+    run = tmp_path / "run"
+    (run / "items" / "t_cut-fake").mkdir(parents=True)
+    (run / "items" / "t_cut-fake" / "progress.json").write_text(json.dumps(
+        {"task_id": "t_cut", "state": "running", "activity": "verifying s0/r1", "compiles": 3,
+         "updated_at": time.time() - 60}))
+    (run / "run.json").write_text(json.dumps({"run_id": "run", "selected": 1, "started_at": time.time() - 100,
+                                              "finished_at": time.time() - 50, "exitstatus": 2}))
+    lines = frame(run)
+    assert "(finished, exit status 2)" in lines[0] and "0 running" in lines[0], lines
+    assert any(line.startswith("not finished: 1 item(s) were running when the run ended") and "t_cut-fake" in line
+               for line in lines), lines
+    assert not any(line.startswith("  t_cut-fake:") for line in lines)
+
+
+def test_a_closed_pipe_ends_forall_report_quietly(tmp_path: Path) -> None:
+    """Was: ``forall report … | head`` ended in a BrokenPipeError traceback."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_text('{"nodeid": "s::a", "outcome": "strict", "task_id": "a"}\n')
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader (``head``) is gone before forall writes a line
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest_forall.cli", "report", str(run)], stdout=writer,
+                              stderr=subprocess.PIPE, text=True, cwd=REPO, timeout=120, check=False,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    finally:
+        os.close(writer)
+    assert done.stderr == "" and done.returncode == 141, (done.returncode, done.stderr)
