@@ -498,3 +498,52 @@ def test_a_closed_pipe_ends_forall_report_quietly(tmp_path: Path) -> None:
     finally:
         os.close(writer)
     assert done.stderr == "" and done.returncode == 141, (done.returncode, done.stderr)
+
+
+LIVE_CONFTEST = (EXAMPLES / "fake_conftest.py").read_text() + '''
+
+import glob as _glob
+import json as _json
+import time as _time
+
+
+def _try_tactics(self, task, workspace, tactics, timeout, prelude="", on_attempt=None):
+    """Three attempts, each a while: what forall watch reads between them is recorded."""
+    for _ in range(3):
+        _time.sleep(1.1)
+        on_attempt()
+        with open("observed.jsonl", "a") as handle:
+            for path in _glob.glob("reports/*/items/*/progress.json"):
+                handle.write(open(path).read() + "\\n")
+    return "", 3, "no tactic closed it"
+
+
+FakeProver.try_tactics = _try_tactics
+'''
+
+
+def test_watch_sees_the_portfolios_compiles_while_it_searches(pytester: pytest.Pytester) -> None:
+    """Was: "0 compiles" in forall watch while the portfolio compiled (charged only when its search ended)."""
+    import json
+
+    pytester.makeconftest(LIVE_CONFTEST)
+    pytester.makefile(".forall.toml", suite='adapter = "fake"\n[tasks]\nt_strict = "STRICT"\n')
+    run = pytester.runpytest(*BASE, "--forall-frontend=portfolio", "--forall-rounds=1", "--forall-run-id=live")
+    seen = [json.loads(line) for line in (pytester.path / "observed.jsonl").read_text().splitlines()]
+    assert [p["compiles"] for p in seen] == [1, 2, 3], (seen, run.stdout.str())
+    assert all(p["activity"] == "portfolio: trying 0 closing tactics" and p["state"] == "running" for p in seen)
+    row = json.loads((pytester.path / "reports" / "live" / "results.jsonl").read_text())
+    assert row["compiles"] == 3  # charged once each, live: the total is unchanged
+
+
+def test_the_rocq_audit_search_reports_each_attempt_as_it_starts(tmp_path: Path) -> None:
+    """The statement audit's coqtop search (the portfolio's first minutes) charges each attempt live too."""
+    from conftest import require_tool
+    from pytest_forall.lang.rocq.coqtop import Goal, TacticProbe
+
+    require_tool("coqtop")
+    calls: list[int] = []
+    goal = Goal("Lemma g : 1 = 2 \\/ True.\nProof.\n", "g", [("left; reflexivity", 5.0), ("right; exact I", 5.0)])
+    winners, attempts, log = TacticProbe("coqtop", 2048).run_goals("", [goal], tmp_path,
+                                                                    on_attempt=lambda: calls.append(1))
+    assert attempts == len(calls) == 2 and winners == {"g": "right; exact I"}, log

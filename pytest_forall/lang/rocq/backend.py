@@ -552,14 +552,14 @@ class RocqProver:
         return task.template[: hole.start()] + proof + task.template[hole.end():]
 
     def try_tactics(self, task: Task, workspace: Path, tactics: list[str], timeout: float,
-                    prelude: str = "") -> tuple[str, int, str]:
+                    prelude: str = "", on_attempt: Callable[[], None] | None = None) -> tuple[str, int, str]:
         """Try closing tactics in one ``coqtop`` that loaded the statement once (library loading dominates).
 
         Returns (winning tactic or "", attempts made, log). A crash (stack overflow) restarts coqtop and
         moves on: it is a failed attempt, not an infrastructure error.
         """
         return self.tactic_probe(workspace).run(prelude + task.frozen, tactics, workspace, timeout,
-                                                theorem=task.theorem_name)
+                                                theorem=task.theorem_name, on_attempt=on_attempt)
 
     def tactic_probe(self, workspace: Path) -> TacticProbe:
         """An interactive ``coqtop`` driver for ``workspace``, in the sandbox when the item's prover is."""
