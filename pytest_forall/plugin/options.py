@@ -36,11 +36,13 @@ class Option:
 
 #: Every setting, as ``--forall-<name>`` on the command line and ``forall_<name>`` in the ini file.
 OPTIONS = (
-    Option("putnam_root", "PutnamBench checkout (else PUTNAMBENCH_ROOT)"),
+    Option("putnam_root", "PutnamBench checkout (else PUTNAMBENCH_ROOT, else ../shared/benchmarks/PutnamBench "
+           "beside the clone)"),
     Option("frontend", "Who writes proofs: portfolio, replay, claude-code, codex, opencode, or a plugin's",
            "portfolio"),
     Option("reviewer", "Reviewer frontend (default: the actor's, for coding agents; none for offline ones)"),
-    Option("proofs", "Directory of stored proofs <task id>.v/.lean (replay reads it)"),
+    Option("proofs", "Directory of stored proofs <task id>.v/.lean (replay reads it; checked at start, and its "
+           "files that match no task are named in one warning)"),
     Option("model", "Model name passed to the agent frontend"),
     Option("effort", "Reasoning effort passed to the agent frontend"),
     Option("max_retries", "Retries of a failed provider request inside an agent CLI (default: the CLI's own)"),
