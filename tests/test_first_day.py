@@ -478,7 +478,7 @@ def test_watch_shows_the_true_end_state(tmp_path: Path) -> None:
     (run / "run.json").write_text(json.dumps({"run_id": "run", "selected": 1, "started_at": time.time() - 100,
                                               "finished_at": time.time() - 50, "exitstatus": 2}))
     lines = frame(run)
-    assert "(finished, exit status 2)" in lines[0] and "0 running" in lines[0], lines
+    assert "(finished)" in lines[0] and "0 running" in lines[0] and "run ended: exit status 2" in lines, lines
     assert any(line.startswith("not finished: 1 item(s) were running when the run ended") and "t_cut-fake" in line
                for line in lines), lines
     assert not any(line.startswith("  t_cut-fake:") for line in lines)

@@ -68,15 +68,14 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
     ended = bool(meta.get("finished_at")) or controller_gone(meta)
     state = ("finished" if meta.get("finished_at") else "CONTROLLER GONE: it exited without finishing the run"
              if ended else "running" if meta else "no run.json")
+    unfinished: list[str] = []
     if ended:  # nothing runs once the run is over: an item still "running" on disk was cut off, never finished
         unfinished, running = [name for name, _ in running], []
-        status = meta.get("exitstatus")
-        state += f", exit status {status}" if status is not None else ""
-    else:
-        unfinished = []
     lines = [(f"forall watch: run {run_dir.name} ({state}) at {time.strftime('%H:%M:%S', time.localtime(now))}: "
              f"{selected if selected is not None else '?'} selected, {started} started, {agg.items} finished, "
              f"{len(running)} running")]
+    if ended and meta.get("exitstatus") is not None:
+        lines.append(f"run ended: exit status {meta['exitstatus']}")
     lines.append(f"finished: {agg.counts_line()}")
     lines.append(f"finished: {agg.spend_line()}")
     costs = [float(p["cost_usd"]) for _, p in running if p.get("cost_usd") is not None]
