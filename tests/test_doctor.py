@@ -37,7 +37,8 @@ def doctor(tmp_path: Path, path: str) -> subprocess.CompletedProcess[str]:
            "STANDIN_ELAN_TOOLCHAIN": str(STANDIN)}
     for name in ("FORALL_LEAN_BIN", "LEAN_PATH", "STANDIN_LOG"):
         env.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "pytest_forall.cli", "doctor", "--project", str(project(tmp_path))],
+    return subprocess.run([sys.executable, "-m", "pytest_forall.cli", "doctor", "--track", "lean", "--project",
+                           str(project(tmp_path))],
                           capture_output=True, text=True, env=env, timeout=600, check=False, cwd=tmp_path)
 
 
@@ -67,3 +68,34 @@ def test_doctor_prints_what_a_different_toolchain_does(tmp_path: Path) -> None:
 def test_doctor_without_a_toolchain_says_what_is_missing(tmp_path: Path) -> None:
     run = doctor(tmp_path, BASE_PATH)
     assert run.returncode == 2 and "no usable Lean toolchain: Lean toolchain not found: no lake on PATH" in run.stdout
+
+
+def _doctor_tracks(tmp_path: Path, path: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": path, "PYTHONPATH": str(REPO)}
+    env.pop("PUTNAMBENCH_ROOT", None)
+    return subprocess.run([sys.executable, "-m", "pytest_forall.cli", "doctor", *args], capture_output=True,
+                          text=True, env=env, timeout=900, check=False, cwd=tmp_path)
+
+
+def test_doctor_checks_the_rocq_track_and_passes_without_lean(tmp_path: Path) -> None:
+    """Was: only Lean was checked, and a machine whose Rocq track is fine exited 2 (issue 19)."""
+    from conftest import require_tool
+
+    require_tool("coqc")
+    run = _doctor_tracks(tmp_path, BASE_PATH)
+    out = run.stdout
+    assert run.returncode == 0, out + run.stderr
+    for check in ("coqc: The Coq Proof Assistant, version", "coqchk: The Coq Proof Checker, version",
+                  "library Stdlib reals: loads", "library mathcomp: loads", "library Coquelicot: loads",
+                  "library mathcomp-analysis: loads", "judge plugin build: ", "bwrap: ",
+                  "verifier accepts a proof (sandbox bwrap)", "verifier rejects a wrong proof (sandbox bwrap)"):
+        assert f"ok   {check}" in out, (check, out)
+    assert "== rocq: ready (exit 0)" in out and "== lean: not installed (exit 2)" in out
+
+
+def test_doctor_track_status_without_the_tools(tmp_path: Path) -> None:
+    only_python = str(Path(sys.executable).parent)
+    rocq = _doctor_tracks(tmp_path, only_python, "--track", "rocq")
+    assert rocq.returncode == 2 and "FAIL coqc: coqc not found on PATH" in rocq.stdout, rocq.stdout + rocq.stderr
+    both = _doctor_tracks(tmp_path, only_python)
+    assert both.returncode == 2, both.stdout  # no track installed at all

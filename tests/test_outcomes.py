@@ -195,7 +195,7 @@ def test_an_oversized_stored_proof_is_reported_as_such(fake_suite: pytest.Pytest
                          "-k", "t_strict", "--forall-run-id=big")
     row = latest(fake_suite, "big")["t_strict"]
     assert (row["outcome"], row["stop"]) == (FAILED, "gave-up")
-    assert "t_strict.txt is 5600007 bytes, over the limit of 4194304 bytes for a candidate" in row["reason"]
+    assert "t_strict.txt is 5600007 bytes, over the limit of 2000000 bytes for a candidate" in row["reason"]
 
 
 def test_a_frontend_that_never_ran_is_infra_not_failed(fake_suite: pytest.Pytester) -> None:

@@ -34,6 +34,24 @@ class PortfolioSession:
         self.done = False
         #: compiles this session has charged (the audit's attempts come out of the ladder's budget)
         self.spent = 0
+        #: attempts of the current search already charged one by one as they started (seen live by forall watch)
+        self.live = 0
+
+    def _say(self, activity: str) -> None:
+        if self.ctx.progress is not None:
+            self.ctx.progress(activity)
+
+    def _on_attempt(self) -> None:
+        """Charge one attempt as it starts, so the item's compile count moves while a search runs."""
+        self.live += 1
+        if self.ctx.charge_compile is not None:
+            self.ctx.charge_compile(1)
+
+    def _charge_rest(self, attempts: int) -> None:
+        """Charge what the search reported beyond the attempts already charged live."""
+        rest, self.live = attempts - self.live, 0
+        if self.ctx.charge_compile is not None and rest > 0:
+            self.ctx.charge_compile(rest)
 
     def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
         audited = 0  # this turn's audit attempts: they are compiles the turn made (never "tried nothing")
@@ -63,11 +81,11 @@ class PortfolioSession:
         if pack is None or not derived:
             return None
         seconds = AUDIT_SECONDS if timeout is None else min(AUDIT_SECONDS, timeout)
+        self._say(f"statement audit: searching certificates for {', '.join(sorted(derived))}")
         search = pack.search(task, derived, self.ctx.prover, self.ctx.workspace, time.monotonic() + seconds,
-                             max_attempts=self._allowance())
+                             max_attempts=self._allowance(), on_attempt=self._on_attempt)
         self.spent += search.attempts
-        if self.ctx.charge_compile is not None and search.attempts:
-            self.ctx.charge_compile(search.attempts)
+        self._charge_rest(search.attempts)
         (self.ctx.audit_dir / "audit.log").write_text(search.log, encoding="utf-8")
         if not search.certificates:
             return None
@@ -92,10 +110,10 @@ class PortfolioSession:
         task, prover = self.ctx.task, self.ctx.prover
         ladder, prelude = language_or_plain(task.prover).portfolio_ladder()
         ladder = self._budgeted(ladder)
+        self._say(f"portfolio: trying {len(ladder)} closing tactics")
         winner, attempts, log = prover.try_tactics(  # type: ignore[attr-defined]
-            task, self.ctx.workspace, ladder, self.tactic_timeout, prelude=prelude)
-        if self.ctx.charge_compile is not None and attempts:
-            self.ctx.charge_compile(attempts)
+            task, self.ctx.workspace, ladder, self.tactic_timeout, prelude=prelude, on_attempt=self._on_attempt)
+        self._charge_rest(attempts)
         (self.ctx.audit_dir / "portfolio.log").write_text(log, encoding="utf-8")
         if not winner:
             return TurnResult(gave_up=f"no tactic of {ladder} closed the goal", compiles=attempts,
@@ -113,7 +131,9 @@ class PortfolioSession:
         if not task.frozen or pack.close_hole is None:
             return TurnResult(gave_up="task has no proof hole the portfolio can fill")
         attempts = 0
-        for tactic in self._budgeted(pack.portfolio_ladder()[0]):
+        ladder = self._budgeted(pack.portfolio_ladder()[0])
+        self._say(f"portfolio: trying {len(ladder)} closing tactics")
+        for tactic in ladder:
             attempts += 1
             text = pack.close_hole(task, tactic)
             verdict = verify_candidate(task, prover, text.encode(), timeout=self.tactic_timeout * 4)

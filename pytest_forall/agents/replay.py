@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.actor import AgentSession, SessionContext, TurnResult
+from pytest_forall.core.model import MAX_CANDIDATE_BYTES
 from pytest_forall.core.registry import hookimpl
 
 
@@ -31,6 +32,11 @@ class ReplaySession:
         if not stored.is_file():
             (self.ctx.workspace / name).unlink(missing_ok=True)
             return TurnResult(gave_up=f"no stored proof {stored}")
+        size = stored.stat().st_size
+        if size > MAX_CANDIDATE_BYTES:  # refused before a byte of it is copied into the workspace
+            (self.ctx.workspace / name).unlink(missing_ok=True)
+            return TurnResult(gave_up=f"stored proof {stored} is {size} bytes, over the limit of "
+                                      f"{MAX_CANDIDATE_BYTES} bytes for a candidate")
         shutil.copyfile(stored, self.ctx.workspace / name)
         return TurnResult(gave_up="stored proof submitted; replay does not revise", submitted=True)
 
@@ -42,6 +48,8 @@ class ReplayFrontend:
     name = "replay"
     is_agent = False
     free_turns = True
+    #: ``--forall-proofs`` is checked at configure time (exists, a readable directory)
+    reads_proofs = True
 
     def __init__(self, options: dict[str, Any]) -> None:
         proofs = options.get("proofs")

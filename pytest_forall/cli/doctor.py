@@ -1,4 +1,5 @@
-"""``forall doctor``: run the shipped Lean conformance set through the toolchain on PATH; print every divergence.
+"""``forall doctor``: each prover track checked separately (the Rocq track's checks live in its language pack,
+``lang/rocq/doctor.py``); for Lean, the shipped conformance set through the toolchain on PATH, every divergence.
 
 Each case is a candidate for a real PutnamBench problem (read from ``PUTNAMBENCH_ROOT``; only our proofs are
 shipped) with the verdict real Lean must give, layer by layer, derived from the facts in
@@ -14,6 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +123,44 @@ def _elan_proxy(prover: LeanProver) -> list[str]:
     return []
 
 
+#: Exit status of a track: every check passed, some failed, the track is not installed here.
+TRACK_OK, TRACK_FAILED, TRACK_MISSING = 0, 1, 2
+
+
+def _rocq_track(args: argparse.Namespace) -> int:
+    from pytest_forall.lang.rocq.doctor import run
+
+    return run({}, args.timeout)
+
+
+def _tracks() -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Track name (the language pack's) -> its checks; each returns 0 ok, 1 a check failed, 2 not installed."""
+    from pytest_forall.lang.lean import LANGUAGE as LEAN
+    from pytest_forall.lang.rocq import LANGUAGE as ROCQ
+
+    return {ROCQ.name: _rocq_track, LEAN.name: _lean_track}
+
+
 def run_doctor(args: argparse.Namespace) -> int:
+    """Each track checked separately, with its own status; ``--track`` checks one and exits with its status.
+
+    All tracks: 1 if an installed track failed a check, else 0 if at least one track is ready, else 2."""
+    tracks = _tracks()
+    chosen = [args.track] if args.track else list(tracks)
+    statuses: dict[str, int] = {}
+    for name in chosen:
+        print(f"== forall doctor: the {name} track")
+        statuses[name] = tracks[name](args)
+        word = {TRACK_OK: "ready", TRACK_FAILED: "FAILED a check", TRACK_MISSING: "not installed"}
+        print(f"== {name}: {word.get(statuses[name], 'exit ' + str(statuses[name]))} (exit {statuses[name]})")
+    if args.track:
+        return statuses[args.track]
+    if TRACK_FAILED in statuses.values():
+        return TRACK_FAILED
+    return TRACK_OK if TRACK_OK in statuses.values() else TRACK_MISSING
+
+
+def _lean_track(args: argparse.Namespace) -> int:
     root = Path(args.putnam_root or os.environ.get("PUTNAMBENCH_ROOT", "")).expanduser()
     source = root / "lean4" / "src"
     if not args.putnam_root and not os.environ.get("PUTNAMBENCH_ROOT") or not source.is_dir():
@@ -160,10 +199,16 @@ def _run_cases(source: Path, options: dict[str, Any], timeout: float) -> int:
 
 
 def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("doctor", help="Check the Lean toolchain on PATH against the expected verdicts",
-                            description="Run the shipped Lean conformance set (PutnamBench problems, our "
-                                        "candidates) and print every divergence. Exit 0: none; 1: divergences; "
-                                        "2: no toolchain or no PutnamBench.")
+    parser = sub.add_parser("doctor", help="Check each prover track of this machine (Rocq, Lean) separately",
+                            description="Rocq track: coqc/coqchk versions, the libraries PutnamBench imports, the "
+                                        "judge plugin build, bwrap, a proof accepted and a cheat rejected. Lean "
+                                        "track: the shipped conformance set (PutnamBench problems, our candidates), "
+                                        "every divergence printed. Per track: exit 0 ready, 1 a check failed or "
+                                        "diverged, 2 not installed (or no PutnamBench for Lean). --track T exits "
+                                        "with T's status; all tracks: 1 if any failed, else 0 if any is ready, "
+                                        "else 2.")
+    parser.add_argument("--track", choices=sorted(_tracks()), default="",
+                        help="Check one track only and exit with its status (default: every track)")
     parser.add_argument("--project", default="", help="Lake project (default lean_env/putnam)")
     parser.add_argument("--putnam-root", default="", help="PutnamBench checkout (default $PUTNAMBENCH_ROOT)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per Lean call")

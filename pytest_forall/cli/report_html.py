@@ -12,10 +12,13 @@ from __future__ import annotations
 import html
 import json
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT, VACUOUS
+from pytest_forall.core.progress import RUN_FILE
 from pytest_forall.core.summary import (
     CONFIG_COLUMNS,
     ITEM_COLUMNS,
@@ -23,6 +26,7 @@ from pytest_forall.core.summary import (
     Row,
     RunRows,
     by_configuration,
+    combined,
     report_lines,
 )
 
@@ -135,7 +139,8 @@ def bar_chart(title: str, unit: str, rows: Sequence[Row], key: str, digits: int)
         parts.append(f'<text x="{MARGIN + 10}" y="{PLOT_HEIGHT / 2:.0f}" font-size="12">no item reported it</text>')
     parts.append(f'<text x="{MARGIN}" y="{PLOT_HEIGHT + 18}" font-size="11">{len(known)} items, largest first'
                  f'{f"; {unknown} not reported" if unknown else ""}</text></svg>')
-    return f"<figure><figcaption>{esc(title)} ({esc(unit)}) per item</figcaption>{''.join(parts)}</figure>"
+    caption = title if unit == title else f"{title} ({unit})"  # never "compiles (compiles)"
+    return f"<figure><figcaption>{esc(caption)} per item</figcaption>{''.join(parts)}</figure>"
 
 
 def config_table(aggregates: dict[str, Aggregate]) -> str:
@@ -168,36 +173,103 @@ def link_cell(links: list[tuple[str, Path]], out_dir: Path) -> str:
 
 
 def item_table(runs: Sequence[RunRows], out_dir: Path) -> str:
-    head = "".join(f'<th class="l" data-col="{esc(c.key)}">{esc(c.title)}</th>' for c in ITEM_COLUMNS)
+    """One row per item (and configuration), from :func:`combined`: a re-run item appears once; with several
+    runs a ``run`` column says which run each row comes from."""
+    several = len(runs) > 1
+    head = ('<th class="l" data-col="run">run</th>' if several else "") + "".join(
+        f'<th class="l" data-col="{esc(c.key)}">{esc(c.title)}</th>' for c in ITEM_COLUMNS)
     body = []
-    for run in runs:
-        for row in sorted(run.rows, key=lambda r: str(r.get("nodeid"))):
-            cells = []
-            for column in ITEM_COLUMNS:
-                text = esc(column.cell(row))
-                if column.key == "outcome":
-                    text = (f'<span class="badge" style="background:{COLOURS.get(str(row.get("outcome")), "#777")}">'
-                            f"{text}</span>")
-                cls = "reason" if column.key == "reason" else "l" if column.key in ("task", "config", "outcome") else ""
-                cells.append(f'<td class="{cls}" data-col="{esc(column.key)}">{text}</td>')
-            links = link_cell(audit_links(item_dir(run.run_dir, row)), out_dir)
-            body.append(f'<tr data-run="{esc(run.run_dir.name)}" data-nodeid="{esc(row.get("nodeid"))}">'
-                        f'{"".join(cells)}'
-                        f'<td class="links l">{links}</td></tr>')
+    pairs, _ = combined(list(runs))
+    for run, row in sorted(pairs, key=lambda pair: (str(pair[1].get("nodeid")), str(pair[0].run_dir.name))):
+        cells = [f'<td class="l" data-col="run">{esc(run.run_dir.name)}</td>'] if several else []
+        for column in ITEM_COLUMNS:
+            text = esc(column.cell(row))
+            if column.key == "outcome":
+                text = (f'<span class="badge" style="background:{COLOURS.get(str(row.get("outcome")), "#777")}">'
+                        f"{text}</span>")
+            cls = "reason" if column.key == "reason" else "l" if column.key in ("task", "config", "outcome") else ""
+            cells.append(f'<td class="{cls}" data-col="{esc(column.key)}">{text}</td>')
+        links = link_cell(audit_links(item_dir(run.run_dir, row)), out_dir)
+        body.append(f'<tr data-run="{esc(run.run_dir.name)}" data-nodeid="{esc(row.get("nodeid"))}">'
+                    f'{"".join(cells)}'
+                    f'<td class="links l">{links}</td></tr>')
     return f'<table id="items"><tr>{head}<th class="l">audit record</th></tr>{"".join(body)}</table>'
+
+
+#: A run's verdict by its pytest exit status (pytest's own codes, and 75 for a run whose items were all infra).
+VERDICTS = {0: "PASSED", 1: "FAILED", 2: "INTERRUPTED", 3: "INTERNAL ERROR", 4: "USAGE ERROR", 5: "NO ITEMS",
+            75: "ALL INFRA"}
+
+
+def run_meta(run_dir: Path) -> dict[str, Any]:
+    """``run.json`` as one record: its fields, or (a history of sessions) the first start and the last session."""
+    try:
+        data = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    sessions = [s for s in data.get("sessions") or [] if isinstance(s, dict)]
+    if sessions:
+        return {**data, **sessions[-1], "started_at": sessions[0].get("started_at", data.get("started_at"))}
+    return data
+
+
+def run_facts(run: RunRows) -> dict[str, str]:
+    """What a reader asks first: the verdict, exit status, gate, date, host, toolchain and frontend of a run."""
+    meta, rows = run_meta(run.run_dir), run.rows
+    status = meta.get("exitstatus")
+    if isinstance(status, int):
+        verdict = VERDICTS.get(status, f"EXIT {status}")
+    elif meta and not meta.get("finished_at"):
+        verdict, status = "NOT FINISHED", "-"
+    else:
+        verdict = "FAILED" if any(r.get("outcome") == FAILED for r in rows) else "PASSED"
+        verdict, status = f"{verdict} (from the results; no run.json)", "-"
+    changes = [r.get("change") for r in rows if r.get("change")]
+    regressed = changes.count("regressed")
+    gate = (f"{'FAILED' if regressed else 'PASSED'}: {regressed} regressed, {changes.count('fixed')} fixed against "
+            "the baseline" if changes else "none (no baseline)")
+    started = meta.get("started_at")
+    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(started))) if started else "-"
+
+    def distinct(key: str) -> str:
+        return ", ".join(sorted({str(r.get(key)) for r in rows if r.get(key)})) or "-"
+
+    return {"verdict": verdict, "exit status": str(status), "gate": gate, "date": date,
+            "host": str(meta.get("host") or distinct("audit_host")),
+            "toolchain": distinct("toolchain") if any(r.get("toolchain") for r in rows) else distinct("prover"),
+            "frontend": distinct("frontend")}
+
+
+def runs_table(runs: Sequence[RunRows]) -> tuple[str, str]:
+    """(the overall verdict, the table of each run's facts) that leads the page."""
+    facts = [(run.run_dir.name, run_facts(run)) for run in runs]
+    verdicts = [f["verdict"].split(" (")[0] for _, f in facts]
+    overall = "FAILED" if "FAILED" in verdicts else next((v for v in verdicts if v != "PASSED"), "PASSED")
+    fields = list(facts[0][1]) if facts else []
+    head = "".join(f'<th class="l">{esc(name)}</th>' for name in ["run", *fields])
+    body = "".join(f'<tr data-run="{esc(name)}"><td class="l" data-field="run">{esc(name)}</td>'
+                   + "".join(f'<td class="l" data-field="{esc(k)}">{esc(v)}</td>' for k, v in fact.items())
+                   + "</tr>" for name, fact in facts)
+    return overall, f'<table id="runs"><tr>{head}</tr>{body}</table>'
 
 
 def render(runs: Sequence[RunRows], out: Path) -> str:
     """The page for one or more runs; links are relative to ``out``'s directory."""
-    rows = [row for run in runs for row in run.rows]
+    rows = [row for _, row in combined(list(runs))[0]]
     agg = Aggregate(rows)
     names = ", ".join(run.run_dir.name for run in runs)
     summaries = "\n".join(report_lines(list(runs)))
     out_dir = out.resolve().parent
-    plots = (bar_chart("compiles", "compiles", rows, "compiles", 0) + bar_chart("wall time", "s", rows, "wall_s", 1)
-             + bar_chart("cost", "USD", rows, "cost_usd", 4))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>forall report: {esc(names)}'
-            f'</title><style>{CSS}</style></head><body>\n<h1>forall report: {esc(names)}</h1>\n'
+    plots = bar_chart("compiles", "compiles", rows, "compiles", 0) + bar_chart("wall time", "s", rows, "wall_s", 1)
+    if any(row.get("cost_usd") is not None for row in rows):  # no empty panel: no cost, no cost plot
+        plots += bar_chart("cost", "USD", rows, "cost_usd", 4)
+    overall, facts = runs_table(runs)
+    colour = {"PASSED": COLOURS[STRICT], "FAILED": COLOURS[FAILED]}.get(overall, COLOURS[INFRA])
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(overall)}: forall report: '
+            f'{esc(names)}</title><style>{CSS}</style></head><body>\n<h1><span id="verdict" class="badge" '
+            f'style="background:{colour}">{esc(overall)}</span> forall report: {esc(names)}</h1>\n{facts}\n'
             f'<h2>Outcomes</h2>{outcome_table(agg)}\n'
             f'<h2>Per configuration</h2>{config_table(by_configuration(rows))}\n'
             '<p>rules passes = strict + rules-only (accepted under the rules policy); independent check = the '

@@ -65,11 +65,17 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
             running.append((path.parent.name, progress))
     agg = Aggregate(list(results.values()))
     selected = meta.get("selected")
+    ended = bool(meta.get("finished_at")) or controller_gone(meta)
     state = ("finished" if meta.get("finished_at") else "CONTROLLER GONE: it exited without finishing the run"
-             if controller_gone(meta) else "running" if meta else "no run.json")
+             if ended else "running" if meta else "no run.json")
+    unfinished: list[str] = []
+    if ended:  # nothing runs once the run is over: an item still "running" on disk was cut off, never finished
+        unfinished, running = [name for name, _ in running], []
     lines = [(f"forall watch: run {run_dir.name} ({state}) at {time.strftime('%H:%M:%S', time.localtime(now))}: "
              f"{selected if selected is not None else '?'} selected, {started} started, {agg.items} finished, "
              f"{len(running)} running")]
+    if ended and meta.get("exitstatus") is not None:
+        lines.append(f"run ended: exit status {meta['exitstatus']}")
     lines.append(f"finished: {agg.counts_line()}")
     lines.append(f"finished: {agg.spend_line()}")
     costs = [float(p["cost_usd"]) for _, p in running if p.get("cost_usd") is not None]
@@ -77,6 +83,9 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
     known = costs + ([] if finished is None else [float(finished)])
     lines.append(f"spend so far: {money(sum(known) if known else None)} (finished {money(finished)}, "
                  f"running {money(sum(costs) if costs else None)})")
+    if unfinished:
+        lines.append(f"not finished: {len(unfinished)} item(s) were running when the run ended (no result; "
+                     f"--forall-resume runs them again): {', '.join(unfinished[:10])}")
     for name, progress in running:
         age = max(0.0, now - float(progress.get("updated_at") or now))
         lines.append(f"  {name}: {progress.get('activity', '?')}; sample {progress.get('sample', '?')}, "

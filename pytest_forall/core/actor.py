@@ -50,6 +50,8 @@ class SessionContext:
     runner: Any = None
     #: Reopen this session (e.g. after an infra failure in an earlier run) instead of starting a new one.
     resume: SessionHandle | None = None
+    #: Called by a frontend with what it is doing now ("statement audit: …"); ``forall watch`` shows it.
+    progress: Any = None
 
 
 @dataclass

@@ -19,6 +19,7 @@ automation (see docs/audit.md).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -91,9 +92,10 @@ class AuditPack(Protocol):
         ...
 
     def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
-               deadline: float, max_attempts: int | None = None) -> Search:
+               deadline: float, max_attempts: int | None = None,
+               on_attempt: Callable[[], None] | None = None) -> Search:
         """Look for certificates of the derived tasks until ``deadline`` (``time.monotonic()``), making at most
-        ``max_attempts`` attempts (each counts as a compile).
+        ``max_attempts`` attempts (each counts as a compile; ``on_attempt`` is called as each starts).
 
         A certificate is only a suggestion: the protocol verifies it like any submission.
         """

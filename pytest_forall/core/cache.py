@@ -164,6 +164,8 @@ class VerdictCache:
         self.root = root
         self.mode = mode
         self._secret: bytes | None = None
+        #: why the last :func:`verify_cached` lookup missed ("" after a hit or without a key)
+        self.last_miss = ""
 
     @property
     def reads(self) -> bool:
@@ -258,6 +260,60 @@ class VerdictCache:
             self._write(key, True)
 
 
+#: The key fields naming the proof itself; the rest (environment, verifier, policy) can change under it.
+_PROOF_FIELDS = ("prover", "task", "candidate")
+#: How a changed key field is named in the terminal's cache line.
+_FIELD_NAMES = {"prover_version": "environment changed: prover version", "libraries":
+                "environment changed: libraries", "verifier": "verifier changed (pytest-forall sources)"}
+
+
+def _last_key_path(cache: VerdictCache, key: dict[str, str]) -> Path:
+    name = VerdictCache.name({k: key.get(k, "") for k in _PROOF_FIELDS})
+    return cache.root / "last" / name[:2] / f"{name}.json"
+
+
+def remember_key(cache: VerdictCache, key: dict[str, str]) -> None:
+    """Record the key this proof was last judged under, so a later miss can say what changed."""
+    path = _last_key_path(cache, key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(key, handle, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # only an explanation is lost, never a verdict
+
+
+def explain_miss(cache: VerdictCache, key: dict[str, str], why: str) -> str:
+    """Why ``key`` missed, in words: the key fields that differ from the last time this proof was judged
+    (``environment changed: libraries``), ``new proof`` when it never was, or the entry's own problem."""
+    if why != "absent":
+        return why
+    try:
+        last = json.loads(_last_key_path(cache, key).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "new proof (never judged in this environment by this cache)"
+    if not isinstance(last, dict):
+        return "new proof (never judged in this environment by this cache)"
+    changed = sorted(k for k in {*key, *last} if k not in _PROOF_FIELDS and key.get(k) != last.get(k))
+    if not changed:
+        return "entry removed"
+    named = [_FIELD_NAMES.get(k, f"environment changed: {k.removeprefix('environment.')}" if k.startswith(
+        "environment.") else _policy_change(key.get(k, ""), last.get(k, ""))) for k in changed]
+    return "; ".join(dict.fromkeys(named))
+
+
+def _policy_change(now: str, before: str) -> str:
+    """``policy changed: timeout`` (the settings that differ), from the two keys' policy texts."""
+    try:
+        new, old = json.loads(now), json.loads(before)
+        names = sorted(k for k in {*new, *old} if new.get(k) != old.get(k))
+    except (ValueError, AttributeError, TypeError):
+        names = []
+    return "policy changed" + (f": {', '.join(names)}" if names else "")
+
+
 def template_key(task: Task, prover: Prover) -> dict[str, str] | None:
     """The key of "this template compiles in this environment", or None when the environment has no name."""
     env = environment(task, prover)
@@ -273,11 +329,14 @@ def verify_cached(cache: VerdictCache | None, task: Task, prover: Prover, data: 
     """:func:`verify_candidate` behind the cache: (verdict, True) when it came from a valid entry."""
     full_policy = {"timeout": timeout, "static_only": static_only, **(policy or {})}
     key = cache_key(task, prover, data, full_policy) if cache is not None and cache.mode != "off" else None
+    if cache is not None:
+        cache.last_miss = ""
     if cache is not None and key is not None:
-        hit, _ = cache.get(key)
+        hit, why = cache.get(key)
         if hit is not None:
             return hit, True
+        cache.last_miss = explain_miss(cache, key, why)
     verdict = verify_candidate(task, prover, data, timeout=timeout, static_only=static_only)
-    if cache is not None and key is not None:
-        cache.put(key, verdict)
+    if cache is not None and key is not None and cache.put(key, verdict):
+        remember_key(cache, key)
     return verdict, False

@@ -34,6 +34,8 @@ class Language:
     compile_command: str
     #: ``(task_id, path, text, suite=, track=) -> Task``: a problem file as benchmarks ship it.
     parse_problem: Callable[..., Task]
+    #: Other names for the same prover (``coq`` for ``rocq``): accepted wherever a prover name is, and markers.
+    aliases: tuple[str, ...] = ()
     #: ``() -> AuditPack``: the statement audit (refutation and vacuity tasks, certificate search), or None.
     audit: Callable[[], AuditPack | None] = field(default=lambda: None)
     #: ``() -> (tactics, prelude)`` the embedded portfolio tries, cheapest first.
@@ -62,10 +64,10 @@ def _languages() -> dict[str, Language]:
 
 def language(name: str) -> Language:
     """The language pack of prover ``name``; raises :class:`UnknownLanguage` naming the installed ones."""
-    try:
-        return _languages()[name]
-    except KeyError:
-        raise UnknownLanguage(f"no language pack for prover {name!r}; installed: {sorted(_languages())}") from None
+    found = _languages().get(name) or next((lang for lang in _languages().values() if name in lang.aliases), None)
+    if found is None:
+        raise UnknownLanguage(f"no language pack for prover {name!r}; installed: {sorted(_languages())}")
+    return found
 
 
 def _unparsable(*args: object, **kwargs: object) -> Task:
@@ -95,6 +97,16 @@ def language_or_plain(name: str) -> Language:
 
 def language_names() -> list[str]:
     return sorted(_languages())
+
+
+def marker_names(name: str) -> list[str]:
+    """The ``-m`` names of a task of prover ``name``: its pack's name and aliases (``rocq``, ``coq``); none
+    for a prover without a pack (its marker would not be registered)."""
+    try:
+        lang = language(name)
+    except UnknownLanguage:
+        return []
+    return [lang.name, *lang.aliases]
 
 
 def language_of_file(path: Path) -> Language | None:

@@ -22,6 +22,10 @@ VACUOUS = "vacuous"
 OUTCOMES = (STRICT, RULES_ONLY, FAILED, INFRA, STATEMENT_FALSE, VACUOUS)
 
 # Verdicts of the verifier pipeline.
+#: The one size limit for a candidate file, everywhere one is read, copied or compiled (no benchmark proof comes
+#: near it): a bigger file is refused before it is copied or compiled, and said so.
+MAX_CANDIDATE_BYTES = 2_000_000
+
 ACCEPT = "accept"
 REJECT = "reject"
 

@@ -203,6 +203,10 @@ class ItemRun:
         self.prover_sandboxed = False
         #: whether the verdict that decided the item came from the cache, and the digest it judged
         self.cached = False
+        #: when progress.json was last written (compiles charged in between are written at most once a second)
+        self.progress_written = 0.0
+        #: why that verdict's cache lookup missed (``""``: a hit, or no lookup)
+        self.cache_miss = ""
         self.candidate_digest = ""
         #: a free-turn frontend skips the check before its first turn; until a verdict of the item's own task
         #: checks the template, any non-infra outcome is checked against it first (see :meth:`_result`)
@@ -242,6 +246,7 @@ class ItemRun:
         """What the item is doing now and what it has spent so far, for ``forall watch``."""
         self.activity = activity or self.activity
         state, usage = self.state, self.state.usage
+        self.progress_written = time.monotonic()
         write_json_atomic(self.ctx.audit.directory / PROGRESS_FILE, {
             "task_id": self.ctx.task.task_id, "state": PROGRESS_FINISHED if self.outcome else RUNNING,
             "outcome": self.outcome, "activity": self.activity, "sample": state.sample,
@@ -296,6 +301,8 @@ class ItemRun:
         """Count compiles (the verifier's and the actor's own); False once the sample's budget is spent."""
         self.state.compiles += count
         self.state.sample_compiles += count
+        if time.monotonic() - self.progress_written >= 1.0:  # a frontend charging as it goes is seen live
+            self._write_progress()
         limit = self.ctx.budget.compiles
         return limit is None or self.state.sample_compiles <= limit
 
@@ -410,7 +417,8 @@ class ItemRun:
         workspace = ws.prepare(self.ctx.workspace_root, self.ctx.workspace_name, task, reset=resume is None)
         session_ctx = SessionContext(task=task, workspace=workspace, audit_dir=self.ctx.audit.directory / f"s{state.sample}",
                                      role=ACTOR, prover=self.ctx.prover, budget=self.ctx.budget,
-                                     options=self.ctx.options, charge_compile=self._charge_compile, resume=resume)
+                                     options=self.ctx.options, charge_compile=self._charge_compile, resume=resume,
+                                     progress=self._write_progress)
         session_ctx.audit_dir.mkdir(parents=True, exist_ok=True)
         with self._tools(ACTOR, workspace, session_ctx.audit_dir) as options:
             session_ctx.options = options
@@ -546,6 +554,7 @@ class ItemRun:
         verdict, self.cached = verify_cached(self.ctx.cache, task, self.ctx.prover, data,
                                              timeout=self.ctx.verify_timeout,
                                              policy={"prover_sandboxed": self.prover_sandboxed})
+        self.cache_miss = self.ctx.cache.last_miss if self.ctx.cache is not None and not self.cached else ""
         self.candidate_digest = verdict.digest
         if task is self.ctx.task and any(layer.name == "template" and layer.ok for layer in verdict.layers):
             self.template_unchecked = False
@@ -722,7 +731,7 @@ class ItemRun:
             "notices": list(self.notices),
             "statement_audit": self.statement_audit, "certificate": self.certificate[0],
             "certificate_template": self.certificate[1],
-            "cached": self.cached, "candidate_digest": self.candidate_digest,
+            "cached": self.cached, "cache_miss": self.cache_miss, "candidate_digest": self.candidate_digest,
             "template_digest": task_digest(self.ctx.task), **self._environment(),
             "toolchain": toolchain_of(self.ctx.prover),
             "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),

@@ -32,10 +32,21 @@ class CompileResult:
 
     @property
     def first_error(self) -> str:
+        """The first error's text; stripped, so one that starts with a newline (Coq's "Error:" alone on its
+        line, the text below) still shows its text on a one-line summary."""
         for m in self.messages:
             if m.get("severity") == "error":
-                return str(m.get("data", ""))[:2000]
+                return str(m.get("data", "")).strip()[:2000]
         return self.output.strip()[-2000:]
+
+    def first_error_at(self, file: str) -> str:
+        """:attr:`first_error` as ``file:line: text`` when the prover gave its line (as the messages of
+        ``forall verify --json`` have it), so a failure reads like a compiler's."""
+        for m in self.messages:
+            if m.get("severity") == "error":
+                line = m.get("line") or (m.get("pos") or {}).get("line")
+                return f"{file}:{line}: {self.first_error}" if line else self.first_error
+        return self.first_error
 
 
 @dataclass

@@ -67,7 +67,10 @@ def pytest_forall_languages() -> list[Language]:
 
 @hookspec(firstresult=True)
 def pytest_forall_make_prover(name: str, options: dict[str, Any]) -> Prover | None:
-    """Return the prover backend called ``name`` (``rocq``, ``lean``, …), or None."""
+    """Return the prover backend called ``name`` (``rocq``, ``lean``, …), or None.
+
+    With ``options["check_only"]`` the caller (collection) only asks whether the backend exists: build nothing
+    (no plugin, no toolchain probe); that instance never judges."""
 
 
 @hookspec(firstresult=True)

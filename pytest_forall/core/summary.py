@@ -84,8 +84,13 @@ class Aggregate:
     def counts_line(self) -> str:
         return ", ".join(f"{self.counts[o]} {o}" for o in OUTCOMES) + f"  ({self.items} items)"
 
-    def spend_line(self) -> str:
-        return (f"compiles {self.total('compiles').text()}, wall {sum(r.get('wall_s') or 0 for r in self.rows):.1f} s, "
+    def spend_line(self, elapsed: float | None = None) -> str:
+        """Compiles, wall time (elapsed, when known, next to the sum of item times: with workers they differ),
+        tokens and cost."""
+        summed = sum(r.get("wall_s") or 0 for r in self.rows)
+        wall = (f"wall {elapsed:.1f} s elapsed ({summed:.1f} s summed over items)" if elapsed is not None
+                else f"wall {summed:.1f} s summed over items")
+        return (f"compiles {self.total('compiles').text()}, {wall}, "
                 f"tokens in {self.total('tokens_in').text()}, out {self.total('tokens_out').text()}, "
                 f"cost USD {self.total('cost_usd').text()}")
 
@@ -167,10 +172,31 @@ def table_lines(aggregates: dict[str, Aggregate], columns: list[Column] | None =
             for row in [head, *body]]
 
 
-def summary_lines(results: list[Row], missing: list[str], run_dir: Path, notices: list[str] | None = None) -> list[str]:
+def cache_line(results: list[Row], mode: str | None = None) -> str:
+    """One line on the verdict cache: hits, misses and why they missed, items it could not serve and why.
+
+    ``mode`` is the run's ``--forall-cache`` (None when unknown, as in ``forall report`` of old rows)."""
+    if mode == "off":
+        return "verdict cache: off (--forall-cache=off): every candidate verified afresh"
+    hits = sum(1 for r in results if r.get("cached") is True)
+    misses = Counter(str(r["cache_miss"]) for r in results if r.get("cache_miss"))
+    uncacheable = Counter(str(r["uncacheable"]) for r in results if r.get("uncacheable"))
+    if not (hits or misses or uncacheable):
+        return f"verdict cache{f' ({mode})' if mode else ''}: not consulted (no candidate was verified)"
+    line = f"verdict cache{f' ({mode})' if mode else ''}: {hits} hits, {sum(misses.values())} misses"
+    if misses:
+        line += " (" + "; ".join(f"{count} {why}" for why, count in misses.most_common(3)) + ")"
+    if uncacheable:
+        line += f", {sum(uncacheable.values())} uncacheable ({uncacheable.most_common(1)[0][0]})"
+    return line
+
+
+def summary_lines(results: list[Row], missing: list[str], run_dir: Path, notices: list[str] | None = None,
+                  elapsed: float | None = None, cache_mode: str | None = None) -> list[str]:
     """The run's summary, as the terminal and ``forall report`` print it."""
     agg = Aggregate(list(results))
-    lines = [agg.counts_line(), agg.spend_line(), f"independent check: {agg.independent_text()}"]
+    lines = [agg.counts_line(), agg.spend_line(elapsed), cache_line(results, cache_mode),
+             f"independent check: {agg.independent_text()}"]
     unsandboxed = sum(1 for r in results if r.get("sandbox") == "none")
     if unsandboxed:
         lines.append(f"sandbox: NONE for {unsandboxed} items (--forall-sandbox=none): actor and prover ran unisolated")
@@ -203,13 +229,33 @@ class RunRows:
     notices: list[str] = field(default_factory=list)
 
 
+def combined(runs: list[RunRows]) -> tuple[list[tuple[RunRows, Row]], int]:
+    """The rows of several runs, each item counted once per configuration: when two runs hold the same item in
+    the same configuration (a run and its re-run), the later run's row (later on the command line) replaces the
+    earlier; different configurations of one item stay side by side (the Table-1 comparison). Also returns how
+    many rows were replaced."""
+    chosen: dict[tuple[str, str], tuple[RunRows, Row]] = {}
+    replaced = 0
+    for run in runs:
+        for row in run.rows:
+            key = (str(row.get("nodeid")), configuration(row))
+            replaced += key in chosen
+            chosen.pop(key, None)
+            chosen[key] = (run, row)
+    return list(chosen.values()), replaced
+
+
 def report_lines(runs: list[RunRows]) -> list[str]:
     """What ``forall report`` prints (and the HTML page repeats): each run's summary, the Table-1 view, and the
     suspected misformalizations as a Markdown table."""
     lines: list[str] = []
     for run in runs:
         lines += ([""] if lines else []) + gate_lines(run.rows) + summary_lines(run.rows, [], run.run_dir, run.notices)
-    rows = [row for run in runs for row in run.rows]
+    pairs, replaced = combined(runs)
+    rows = [row for _, row in pairs]
+    if replaced:
+        lines += ["", (f"combined: {replaced} item(s) were in several runs in the same configuration; each is "
+                       "counted once, from the run named later")]
     lines += [""] + table_lines(by_configuration(rows))
     findings = findings_table(rows)
     if findings:

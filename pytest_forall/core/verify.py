@@ -28,7 +28,16 @@ from typing import Any
 
 from pytest_forall.core.binds import OPTION as BINDS_OPTION
 from pytest_forall.core.binds import parse_ro_binds
-from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
+from pytest_forall.core.model import (
+    ACCEPT,
+    INFRA,
+    MAX_CANDIDATE_BYTES,
+    REJECT,
+    Layer,
+    Task,
+    Verdict,
+    sha256_bytes,
+)
 from pytest_forall.core.proc import in_background
 from pytest_forall.core.prover import (
     ChecksAdvisories,
@@ -40,8 +49,6 @@ from pytest_forall.core.prover import (
 )
 
 DEFAULT_TIMEOUT = 300.0
-#: Candidates larger than this are rejected unread (no benchmark proof comes near it).
-MAX_CANDIDATE_BYTES = 2_000_000
 
 
 def _decide(layers: list[Layer], digest: str, axioms: tuple[str, ...], strict: bool, compiles: int) -> Verdict:
@@ -170,7 +177,8 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
                             evidence))
         return _decide(layers, digest, (), False, 1)
     if not compiled.ok:
-        layers.append(Layer("elaboration", False, compiled.infra or compiled.first_error, evidence,
+        reason = compiled.infra or compiled.first_error_at(task.candidate_name)
+        layers.append(Layer("elaboration", False, reason, evidence,
                             infra=bool(compiled.infra)))
         return _decide(layers, digest, (), False, 1)
     layers.append(Layer("elaboration", True, "", evidence))
@@ -311,7 +319,8 @@ def run_verify(args: argparse.Namespace) -> int:
                                    "toolchain": toolchain}
         if args.cache_dir:
             options["cache_dir"] = args.cache_dir
-        prover = builtin_plugin_manager().hook.pytest_forall_make_prover(name=args.prover, options=options)
+        # the pack's own name: an alias (``coq``) reaches the same backend as ``rocq``
+        prover = builtin_plugin_manager().hook.pytest_forall_make_prover(name=task.prover, options=options)
         if prover is None:
             return _usage_error(args, f"unknown prover {args.prover!r}")
         if args.theorem:
@@ -349,7 +358,7 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                             description="Run the verifier's layers on one candidate. Exit 0 accept, 1 reject, "
                                         "2 infra or usage error.")
     parser.add_argument("--prover", required=True, help="The prover whose language pack judges the candidate "
-                                                          "(built in: rocq, lean)")
+                                                          "(built in: rocq or its alias coq, lean)")
     parser.add_argument("--template", required=True, help="The problem file as the benchmark ships it")
     parser.add_argument("--candidate", required=True, help="The proof to judge")
     parser.add_argument("--theorem", default="", help="Theorem name (default: found in the template)")

@@ -14,7 +14,7 @@ import shutil
 import stat
 from pathlib import Path, PurePosixPath
 
-from pytest_forall.core.model import Task
+from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Task
 
 
 def opaque_name(secret: bytes, nodeid: str) -> str:
@@ -48,10 +48,6 @@ def prepare(root: Path, name: str, task: Task, *, reset: bool) -> Path:
         shutil.copytree(str(tree), workspace / str(task.meta.get("workspace_tree_dest") or "."), symlinks=True,
                         dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
     return workspace
-
-
-#: The largest candidate file read (a bigger one is refused and reported as such, never silently "absent").
-MAX_CANDIDATE_BYTES = 4 * 1024 * 1024
 
 
 class Unreadable(Exception):

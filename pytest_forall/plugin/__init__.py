@@ -15,7 +15,11 @@ import pytest
 from pytest_forall.core import registry
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Task
-from pytest_forall.plugin.collect import ForallItem, pytest_collect_file  # noqa: F401  (hookimpl)
+from pytest_forall.plugin.collect import (  # noqa: F401  (hookimpls)
+    ForallItem,
+    pytest_collect_file,
+    pytest_collection_modifyitems,
+)
 from pytest_forall.plugin.options import OPTIONS, TASK_KEY, option_value, resolved_options
 
 
@@ -38,6 +42,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "forall: a pytest-forall task item")
     config.addinivalue_line("markers", "coq: a task of the Rocq/Coq track")
     config.addinivalue_line("markers", "lean4: a task of the Lean 4 track")
+    from pytest_forall.core.language import language, language_names, marker_names
+
+    known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    for prover in language_names():  # each pack's name and aliases select its items (see collect)
+        for name in marker_names(prover):
+            if name not in known:
+                config.addinivalue_line("markers", f"{name}: a task proved by {language(prover).title}")
     config.addinivalue_line("markers", "forall_budget(samples=None, rounds=None, compiles=None, review_rounds=None, "
                                        "wall=None, usd=None): per-item budget; overrides --forall-* options and ini")
     from pytest_forall.plugin import project

@@ -9,7 +9,9 @@ a traceback.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_forall.core.errors import UsageError
+from pytest_forall.core.language import marker_names
 from pytest_forall.core.model import Task
 from pytest_forall.plugin.options import SUITE_BUDGET_KEY, TASK_KEY
 
@@ -72,8 +75,8 @@ class ForallSuite(pytest.File):
         if not tasks:
             raise self.CollectError(f"{self.path}: the {manifest['adapter']!r} adapter found no tasks "
                                     "(is the benchmark root the right directory, and not empty?)")
-        for prover in sorted({t.prover for t in tasks}):
-            if self.ihook.pytest_forall_make_prover(name=prover, options=options) is None:
+        for prover in sorted({t.prover for t in tasks}):  # only whether a backend exists: nothing is built yet
+            if self.ihook.pytest_forall_make_prover(name=prover, options={**options, "check_only": True}) is None:
                 raise self.CollectError(f"{self.path}: no installed prover backend is called {prover!r}")
         self.manifest = manifest
         return sorted(tasks, key=lambda t: (t.track, t.task_id))  # xdist needs one order on every worker
@@ -84,9 +87,47 @@ class ForallSuite(pytest.File):
             item.stash[TASK_KEY] = task
             item.add_marker(pytest.mark.forall)
             item.add_marker(getattr(pytest.mark, task.track.replace("-", "_")))
+            for name in marker_names(task.prover):  # ``-m rocq`` and ``-m coq`` select the same items
+                if name != task.track:
+                    item.add_marker(getattr(pytest.mark, name.replace("-", "_")))
             budget = getattr(self, "manifest", {}).get("budget")
             item.stash[SUITE_BUDGET_KEY] = dict(budget) if isinstance(budget, dict) else {}
             yield item
+
+
+class ForallWarning(pytest.PytestWarning):
+    """Input pytest-forall will not use as the user probably meant (shown in pytest's warnings summary)."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k/-m deselect: a file is stray only if no task of the suite has its name
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """One warning listing the files of ``--forall-proofs`` that a replaying frontend would never read.
+
+    Under xdist every worker collects the same items: only the first (gw0) warns, and xdist forwards it.
+    """
+    from pytest_forall.plugin.options import resolved_options
+
+    if getattr(config, "workerinput", {}).get("workerid", "gw0") != "gw0":
+        return
+    options = resolved_options(config)
+    tasks = {item.stash[TASK_KEY].candidate_name: item.stash[TASK_KEY].task_id
+             for item in items if TASK_KEY in item.stash}
+    if not tasks or not options.get("proofs"):
+        return
+    frontend = config.hook.pytest_forall_make_frontend(name=str(options["frontend"]), options=options)
+    if not getattr(frontend, "reads_proofs", False):
+        return
+    proofs = Path(str(options["proofs"])).expanduser()
+    try:
+        names = sorted(p.name for p in proofs.iterdir() if p.is_file() and not p.name.startswith((".", "README")))
+    except OSError:
+        return  # checked at configure time; a directory gone since then is the item's problem
+    ids = sorted(set(tasks.values()))
+    stray = [f"{name} (nearest task: {difflib.get_close_matches(name.rsplit('.', 1)[0], ids, 1, 0)[0]})"
+             for name in names if name not in tasks]
+    if stray:
+        warnings.warn_explicit(ForallWarning(f"{len(stray)} file(s) match no collected task and are not replayed: "
+                                             f"{'; '.join(stray)}"), ForallWarning, f"--forall-proofs {proofs}", 0)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

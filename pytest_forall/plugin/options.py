@@ -6,6 +6,7 @@ Below the rest of the pytest glue: collect, the item runner and the reporter all
 from __future__ import annotations
 
 import math
+import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -35,11 +36,13 @@ class Option:
 
 #: Every setting, as ``--forall-<name>`` on the command line and ``forall_<name>`` in the ini file.
 OPTIONS = (
-    Option("putnam_root", "PutnamBench checkout (else PUTNAMBENCH_ROOT)"),
+    Option("putnam_root", "PutnamBench checkout (else PUTNAMBENCH_ROOT, else ../shared/benchmarks/PutnamBench "
+           "beside the clone)"),
     Option("frontend", "Who writes proofs: portfolio, replay, claude-code, codex, opencode, or a plugin's",
            "portfolio"),
     Option("reviewer", "Reviewer frontend (default: the actor's, for coding agents; none for offline ones)"),
-    Option("proofs", "Directory of stored proofs <task id>.v/.lean (replay reads it)"),
+    Option("proofs", "Directory of stored proofs <task id>.v/.lean (replay reads it; checked at start, and its "
+           "files that match no task are named in one warning)"),
     Option("model", "Model name passed to the agent frontend"),
     Option("effort", "Reasoning effort passed to the agent frontend"),
     Option("max_retries", "Retries of a failed provider request inside an agent CLI (default: the CLI's own)"),
@@ -181,8 +184,35 @@ def check_configuration(config: pytest.Config) -> None:
         value, source = option_value(config, name)
         if name == "reviewer" and value in (None, "", "none"):
             continue
-        if config.hook.pytest_forall_make_frontend(name=str(value), options=options) is None:
+        frontend = config.hook.pytest_forall_make_frontend(name=str(value), options=options)
+        if frontend is None:
             raise pytest.UsageError(f"{source}: no installed frontend is called {value!r}")
+        if name == "frontend" and getattr(frontend, "reads_proofs", False):
+            _validate_proofs(config, options, str(value), source)
+
+
+def _validate_proofs(config: pytest.Config, options: dict[str, Any], frontend: str, source: str) -> None:
+    """A frontend that reads ``--forall-proofs`` (replay) gets a readable directory, or one error naming the option.
+
+    A benchmark suite has no proofs of its own, so there the option is required; a ``--forall-project`` replay
+    without it re-checks the project's own proofs. The path is read as the frontend reads it (from the cwd).
+    """
+    value, where = option_value(config, "proofs")
+    if value in (None, ""):
+        if options.get("project"):
+            return
+        raise pytest.UsageError(f"{source}={frontend} needs --forall-proofs DIR (or the ini option forall_proofs): "
+                                "a directory of stored proofs <task id>.<ext>")
+    path = Path(str(value)).expanduser()
+    if not path.exists():
+        problem = "no such directory"
+    elif not path.is_dir():
+        problem = "not a directory"
+    elif not os.access(path, os.R_OK | os.X_OK):
+        problem = "not readable"
+    else:
+        return
+    raise pytest.UsageError(f"{where}: {value}: {problem} (the stored proofs {frontend} reads)")
 def _validate_gating(config: pytest.Config, options: dict[str, Any]) -> None:
     """Shard, baseline, gate and cache location, checked once so a mistake is one error naming the option."""
     from pytest_forall.core.gating import load_baseline, parse_shard

@@ -126,6 +126,10 @@ class ForallReporter:
         self.other_failed = False
         #: state changes the user must hear about (skipped result lines, resume disabled), for the summary
         self.notices: list[str] = []
+        #: for the summary's elapsed wall time (the items' own times overlap under xdist)
+        self.session_started = time.monotonic()
+        #: the gate's own verdict line (``--forall-gate``), set when the exit status is decided
+        self.gate_verdict = ""
 
     def check_writable(self) -> None:
         """Controller, at configure time: the run directory must be writable; checked without making anything.
@@ -290,10 +294,15 @@ class ForallReporter:
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         if hasattr(config, "workerinput") or not (self.results or self.started):
             return
+        from pytest_forall.plugin.options import resolved_options
+
         tr = terminalreporter
         tr.section("forall summary")
-        for line in gate_lines(self.results) + summary_lines(self.results, self.missing(), self.run_dir,
-                                                             self.notices):
+        elapsed = time.monotonic() - self.session_started
+        lines = gate_lines(self.results) + summary_lines(
+            self.results, self.missing(), self.run_dir, self.notices, elapsed=elapsed,
+            cache_mode=resolved_options(config)["cache"])
+        for line in lines + ([self.gate_verdict] if self.gate_verdict else []):
             tr.write_line(line)
 
     def missing(self) -> list[str]:
@@ -320,8 +329,29 @@ class ForallReporter:
             session.exitstatus = EXIT_ALL_INFRA
         if self.gate == "regressions" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = self._gate_status()
+            self.gate_verdict = self._gate_line(int(session.exitstatus))
         if self.created:
             self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+
+    def _gate_line(self, status: int) -> str:
+        """What the gate decided and why, so exit 0 under "2 failed" is explained on the terminal."""
+        regressed = sorted(str(r.get("nodeid")) for r in self.results if r.get("change") == "regressed")
+        known = sum(1 for r in self.results if r.get("outcome") == FAILED and r.get("change") != "regressed")
+        why = []
+        if regressed:
+            more = " …" if len(regressed) > 3 else ""
+            why.append(f"{len(regressed)} regressed ({', '.join(regressed[:3])}{more})")
+        lost = self.expected is not None and len(self.results) + len(self.missing()) < self.expected
+        if self.missing() or lost:
+            why.append("items lost their reports")
+        if self.other_failed:
+            why.append("a plain test failed")
+        verdict = "FAILED" if status == int(pytest.ExitCode.TESTS_FAILED) else (
+            "PASSED" if status == int(pytest.ExitCode.OK) else f"exit {status}")
+        detail = "; ".join(why) if why else "no regression against the baseline"
+        if known and not regressed:
+            detail += f"; {known} failed without regressing (not failing the run)"
+        return f"gate (--forall-gate=regressions): {verdict}: {detail}; exit status {status}"
 
     def _gate_status(self) -> int:
         """Under --forall-gate=regressions: fail on a regression or a lost report, never on a known failure."""
@@ -341,13 +371,14 @@ class ShortSummary:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> Any:
-        """Under ``-r`` (s, a or A), list infra and statement_false items after pytest's own short summary:
+        """Under ``-r`` (s, a or A), list infra, statement_false and vacuous items after pytest's short summary:
         they are pytest skips of categories of their own, which pytest's summary does not show."""
         result = yield
         chars = str(getattr(config.option, "reportchars", "") or "")
         if hasattr(config, "workerinput") or not any(c in chars for c in "saA"):
             return result
-        listed = sorted((row for row in self.reporter.results if row.get("outcome") in (INFRA, STATEMENT_FALSE)),
+        listed = sorted((row for row in self.reporter.results
+                         if row.get("outcome") in (INFRA, STATEMENT_FALSE, VACUOUS)),
                         key=lambda row: str(row.get("nodeid")))
         if not listed:
             return result

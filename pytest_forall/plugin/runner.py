@@ -11,6 +11,7 @@ import pytest
 
 from pytest_forall.core.cache import VerdictCache
 from pytest_forall.core.model import FAILED, INFRA, STATEMENT_FALSE, VACUOUS, Task
+from pytest_forall.core.outcomes import shorten
 from pytest_forall.plugin.options import item_budget, resolved_options
 from pytest_forall.plugin.report import JUNIT_FIELDS, RESULT_KEY, ForallFailure, ForallReporter, junit_value
 
@@ -53,7 +54,10 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     item.stash[RESULT_KEY] = result
     outcome, reason = result["outcome"], result["reason"]
     if outcome == FAILED:
-        raise ForallFailure(f"{task.task_id}: {reason}\n(audit record: {audit.directory})")
+        # the first line is what pytest's short summary shows: the whole reason on one line, without the task
+        # id the node id already names (an 80-column summary then shows the reason, not "putnam_200...")
+        detail = f"\n{reason}" if "\n" in reason.strip() else ""
+        raise ForallFailure(f"{shorten(reason, 2000)}{detail}\n(audit record: {audit.directory})")
     if outcome in (INFRA, STATEMENT_FALSE, VACUOUS):
         pytest.skip(f"{outcome}: {reason}")
 

@@ -30,7 +30,7 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -818,12 +818,12 @@ class ProjectRocqProver(RocqProver):
         return audit
 
     def try_tactics(self, task: Task, workspace: Path, tactics: list[str], timeout: float,
-                    prelude: str = "") -> tuple[str, int, str]:
+                    prelude: str = "", on_attempt: Callable[[], None] | None = None) -> tuple[str, int, str]:
         """The portfolio's ``coqtop`` in the project's context (its build and the prefix library)."""
         problem = self._bind(task, max(timeout, 600.0))
         if problem:  # nothing was tried: a turn that spent nothing, never a failed proof
             return "", 0, problem
-        return super().try_tactics(task, workspace, tactics, timeout, prelude)
+        return super().try_tactics(task, workspace, tactics, timeout, prelude, on_attempt)
 
 
 # --- Lean: finding the sorry theorems ----------------------------------------------------------------
@@ -961,7 +961,8 @@ def pytest_forall_load_tasks(path: Path, manifest: dict[str, Any], options: dict
 def pytest_forall_languages() -> list[Language]:
     """Project items are in their pack's language under the project prover's name (its placeholder,
     compile hint, portfolio ladder), so nothing needs to know that ``rocq-project`` is Rocq."""
-    return [dataclasses.replace(ROCQ, name=ROCQ_PROVER), dataclasses.replace(LEAN, name=LEAN_PROVER)]
+    # without the packs' aliases: ``coq`` names the Rocq pack alone (``forall verify --prover coq``)
+    return [dataclasses.replace(ROCQ, name=ROCQ_PROVER, aliases=()), dataclasses.replace(LEAN, name=LEAN_PROVER, aliases=())]
 
 
 @hookimpl(trylast=True)

@@ -1,8 +1,9 @@
 """PutnamBench adapter: an upstream checkout laid out as ``lean4/src/*.lean`` and ``coq/src/*.v``.
 
 Task id = file stem; the track (``lean4`` or ``coq``) becomes a marker. The checkout is located by
-``--forall-putnam-root``, the ini option ``forall_putnam_root`` or ``PUTNAMBENCH_ROOT``; it is read in
-place and never copied into a workspace beyond the one template file an item needs.
+``--forall-putnam-root``, the ini option ``forall_putnam_root`` or ``PUTNAMBENCH_ROOT``, else the manifest's
+``default_root`` (relative to the manifest: ``../shared/benchmarks/PutnamBench`` beside the clone, as the README
+says); it is read in place and never copied into a workspace beyond the one template file an item needs.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ SUITE = "putnam"
 TRACKS: dict[str, tuple[str, Language]] = {"coq": ("coq/src", ROCQ), "lean4": ("lean4/src", LEAN)}
 
 
-def putnam_root(options: dict[str, Any], manifest_dir: Path | None = None) -> Path:
-    """Resolve the checkout, naming where the value came from when it is wrong."""
+def putnam_root(options: dict[str, Any], manifest_dir: Path | None = None, default: str = "") -> Path:
+    """Resolve the checkout, naming where the value came from when it is wrong; ``default`` (the manifest's
+    ``default_root``, relative to ``manifest_dir``) when nothing is set."""
     for source, value in (("--forall-putnam-root / forall_putnam_root", options.get("putnam_root")),
                           ("PUTNAMBENCH_ROOT", os.environ.get("PUTNAMBENCH_ROOT"))):
         if value:
@@ -35,7 +37,11 @@ def putnam_root(options: dict[str, Any], manifest_dir: Path | None = None) -> Pa
                 raise UsageError(f"{source} = {value!r}: {root} is not a PutnamBench checkout "
                                  "(expected lean4/src/*.lean and/or coq/src/*.v)")
             return root
-    raise UsageError("PutnamBench location not set: pass --forall-putnam-root DIR, set the ini option "
+    fallback = (manifest_dir / default).resolve() if default and manifest_dir is not None else None
+    if fallback is not None and ((fallback / "coq" / "src").is_dir() or (fallback / "lean4" / "src").is_dir()):
+        return fallback
+    looked = f" and it is not at the default {fallback}" if fallback is not None else ""
+    raise UsageError(f"PutnamBench location not set{looked}: pass --forall-putnam-root DIR, set the ini option "
                      "forall_putnam_root, or export PUTNAMBENCH_ROOT")
 
 
@@ -57,7 +63,7 @@ def load_track(root: Path, track: str) -> list[Task]:
 def pytest_forall_load_tasks(path: Path, manifest: dict[str, Any], options: dict[str, Any]) -> list[Task] | None:
     if manifest.get("adapter") != SUITE:
         return None
-    root = putnam_root(options, path.parent)
+    root = putnam_root(options, path.parent, str(manifest.get("default_root") or ""))
     tracks = manifest.get("tracks", ["coq", "lean4"])
     unknown = [t for t in tracks if t not in TRACKS]
     if unknown:

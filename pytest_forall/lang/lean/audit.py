@@ -24,6 +24,7 @@ import dataclasses
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search, Split
@@ -133,7 +134,8 @@ class LeanAudit:
         return derive(task)
 
     def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
-               deadline: float, max_attempts: int | None = None) -> Search:
+               deadline: float, max_attempts: int | None = None,
+               on_attempt: Callable[[], None] | None = None) -> Search:
         from pytest_forall.core.verify import verify_candidate
 
         log: list[str] = []
@@ -146,6 +148,8 @@ class LeanAudit:
         def attempt(finding: str, proof: str) -> bool:
             nonlocal attempts
             attempts += 1
+            if on_attempt is not None:
+                on_attempt()
             sub = derived[finding]
             text = sub.frozen + proof + sub.template[len(sub.frozen) + len("sorry"):]
             verdict = verify_candidate(sub, prover, text.encode("utf-8"),

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from pytest_forall.core.language import Language
 from pytest_forall.core.registry import hookimpl
-from pytest_forall.lang.rocq.problem import NAME, parse_coq
+from pytest_forall.lang.rocq.problem import ALIASES, NAME, parse_coq
 from pytest_forall.lang.rocq.tactics import portfolio_ladder
 from pytest_forall.lang.rocq.toolchain import check_toolchain
 
@@ -19,7 +19,7 @@ def audit() -> AuditPack:
     return RocqAudit()
 
 
-LANGUAGE = Language(name=NAME, title="Rocq (Coq)", extension="v", placeholder="Admitted.",
+LANGUAGE = Language(name=NAME, aliases=ALIASES, title="Rocq (Coq)", extension="v", placeholder="Admitted.",
                     compile_command="coqc {file}", parse_problem=parse_coq, audit=audit,
                     portfolio_ladder=portfolio_ladder, check_toolchain=check_toolchain)
 

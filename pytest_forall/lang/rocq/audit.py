@@ -21,7 +21,7 @@ a certificate, which the protocol verifies like any submission.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -272,7 +272,8 @@ class RocqAudit:
         return derive(task)
 
     def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
-               deadline: float, max_attempts: int | None = None) -> Search:
+               deadline: float, max_attempts: int | None = None,
+               on_attempt: Callable[[], None] | None = None) -> Search:
         from pytest_forall.lang.rocq.coqtop import Goal
 
         probe_of = getattr(prover, "tactic_probe", None)
@@ -307,7 +308,7 @@ class RocqAudit:
 
         probe = probe_of(workspace)
         _, attempts, log = probe.run_goals(preamble, goals(), workspace, deadline=deadline, winners=winners,
-                                           max_attempts=max_attempts)
+                                           max_attempts=max_attempts, on_attempt=on_attempt)
         certificates = {}
         for finding, sub in derived.items():
             script = winners.get(sub.theorem_name)

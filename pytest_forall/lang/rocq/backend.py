@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_forall.core.binds import option_binds
-from pytest_forall.core.model import Layer, Task, sha256_bytes
+from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
@@ -45,7 +45,7 @@ from pytest_forall.lang.rocq.judge import (
     run_dump,
 )
 from pytest_forall.lang.rocq.lexer import mask
-from pytest_forall.lang.rocq.problem import outside_sections
+from pytest_forall.lang.rocq.problem import ALIASES, NAME, outside_sections
 from pytest_forall.lang.rocq.toolchain import (
     Toolchain,
     VersionInfo,
@@ -79,8 +79,6 @@ ADVISORY_CLAUSE = ("kernel advisories: none of the constructs the known soundnes
 STRICT_AXIOMS = version_info((8, 16)).strict_axioms  # per version: toolchain.VersionInfo.strict_axioms
 #: Logical roots of the libraries installed system-wide; axioms from them are within the benchmark's rule.
 INSTALLED_ROOTS = version_info((8, 16)).installed_roots
-#: Largest candidate the backend compiles (a bigger file is rejected before coqc runs).
-MAX_CANDIDATE_BYTES = 2_000_000
 
 _LOCATION = re.compile(r'^File "(?P<file>[^"]*)", line (?P<line>\d+), characters (?P<c0>\d+)-(?P<c1>\d+):$')
 _DECL_NAMES = re.compile(
@@ -298,7 +296,9 @@ class RocqProver:
                                                             ((Path("/etc/ocamlfind.conf"), "/etc/ocamlfind.conf"),))
         self.plugin: Path | None = None
         self.plugin_problem = "coqc is not installed"
-        if self._has(self.coqc) and not self.toolchain_problem:
+        # ``check_only``: collection asks only whether this backend exists (``--co`` and a run selecting nothing
+        # build no judge plugin); such an instance never judges
+        if self._has(self.coqc) and not self.toolchain_problem and not opts.get("check_only"):
             from pytest_forall.isolation.sandbox import host_binds
 
             tools = [tool for tool in (self.coqc, self.coqchk, self.coqtop) if os.path.isabs(tool)]
@@ -639,14 +639,14 @@ class RocqProver:
         return task.template[: hole.start()] + proof + task.template[hole.end():]
 
     def try_tactics(self, task: Task, workspace: Path, tactics: list[str], timeout: float,
-                    prelude: str = "") -> tuple[str, int, str]:
+                    prelude: str = "", on_attempt: Callable[[], None] | None = None) -> tuple[str, int, str]:
         """Try closing tactics in one ``coqtop`` that loaded the statement once (library loading dominates).
 
         Returns (winning tactic or "", attempts made, log). A crash (stack overflow) restarts coqtop and
         moves on: it is a failed attempt, not an infrastructure error.
         """
         return self.tactic_probe(workspace).run(prelude + task.frozen, tactics, workspace, timeout,
-                                                theorem=task.theorem_name)
+                                                theorem=task.theorem_name, on_attempt=on_attempt)
 
     def tactic_probe(self, workspace: Path) -> TacticProbe:
         """An interactive ``coqtop`` driver for ``workspace``, in the sandbox when the item's prover is."""
@@ -667,4 +667,4 @@ class RocqProver:
 
 @hookimpl(trylast=True)
 def pytest_forall_make_prover(name: str, options: dict[str, Any]) -> RocqProver | None:
-    return RocqProver(options) if name in ("rocq", "coq") else None
+    return RocqProver(options) if name in (NAME, *ALIASES) else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,15 +71,16 @@ class TacticProbe:
                 return in_proof and not errors, "".join(log)
 
     def run(self, statement: str, tactics: list[str], cwd: Path, timeout: float,
-            theorem: str = "") -> tuple[str, int, str]:
+            theorem: str = "", on_attempt: Callable[[], None] | None = None) -> tuple[str, int, str]:
         """The first of ``tactics`` that closes ``statement``'s last theorem (or ""), attempts made, and a log."""
         theorem = theorem or re.findall(r"(?:Theorem|Lemma|Corollary|Proposition)\s+([\w']+)", statement)[-1]
-        winners, attempts, log = self.run_goals("", [Goal(statement, theorem, [(t, timeout) for t in tactics])], cwd)
+        winners, attempts, log = self.run_goals("", [Goal(statement, theorem, [(t, timeout) for t in tactics])], cwd,
+                                                on_attempt=on_attempt)
         return winners.get(theorem, ""), attempts, log
 
     def run_goals(self, preamble: str, goals: Iterable[Goal], cwd: Path, deadline: float | None = None,
-                  winners: dict[str, str] | None = None,
-                  max_attempts: int | None = None) -> tuple[dict[str, str], int, str]:
+                  winners: dict[str, str] | None = None, max_attempts: int | None = None,
+                  on_attempt: Callable[[], None] | None = None) -> tuple[dict[str, str], int, str]:
         """Try each goal's tactics in one ``coqtop`` that loaded ``preamble`` once; stop a goal at its first win.
 
         Returns {theorem: winning tactic} for the goals closed (also filled into ``winners`` as they close,
@@ -87,7 +88,8 @@ class TacticProbe:
         abandoned with ``Abort.`` before the next is stated. A crash or a hung tactic (no prompt within its
         ``Timeout`` plus a margin) kills coqtop and restarts it with the preamble and the current goal; a goal
         that does not load is skipped. Past ``deadline`` (a ``time.monotonic()`` value) or after ``max_attempts``
-        counted attempts nothing more is tried.
+        counted attempts nothing more is tried. ``on_attempt`` is called as each counted attempt starts (the item's
+        live compile count: ``forall watch`` shows it while the search runs).
         """
         log: list[str] = []
         winners = {} if winners is None else winners
@@ -131,6 +133,8 @@ class TacticProbe:
                             break
                         stated = True
                     attempts += goal.counted
+                    if goal.counted and on_attempt is not None:
+                        on_attempt()
                     started = time.monotonic()
                     child.send(f"Timeout {max(1, int(timeout))} solve [ {tactic} ].\n")
                     try:

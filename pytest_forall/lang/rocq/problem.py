@@ -14,6 +14,8 @@ from pytest_forall.core.model import Task
 from pytest_forall.lang.rocq.lexer import LexError, mask, sentences
 
 NAME = "rocq"
+#: Other names users give this prover (markers, ``forall verify --prover``): the one place they are defined.
+ALIASES = ("coq",)
 _COQ_THEOREM = re.compile(r"(?:^|\.\s)\s*(?:Theorem|Lemma|Corollary|Proposition)\s+([A-Za-z_][\w']*)")
 _WORD = re.compile(r"[^\W\d][\w']*")
 
