@@ -675,7 +675,8 @@ class ItemRun:
         kernel that judged it and the known soundness bugs in force for it (the verdict's, else the backend's)."""
         prover = self.ctx.prover
         if prover is None:
-            return {"environment": "", "verifier": "", "uncacheable": "", "kernel": "", "advisories": []}
+            return {"environment": "", "verifier": "", "uncacheable": "", "kernel": "", "advisories": [],
+                    "toolchain": ""}
         env, why = describe_environment(self.ctx.task, prover)
         kernel = dict(self.accepted_verdict.kernel) if self.accepted_verdict else {}
         if not kernel and isinstance(prover, ChecksAdvisories):
@@ -687,7 +688,9 @@ class ItemRun:
                 "uncacheable": why,
                 "kernel": " ".join(str(kernel.get(k, "")) for k in ("prover", "version")).strip()
                 or str(kernel.get("problem", "")),
-                "advisories": [str(a) for a in kernel.get("advisories", [])]}
+                "advisories": [str(a) for a in kernel.get("advisories", [])],
+                # the installation that judged (a backend naming none: the version its fingerprint names)
+                "toolchain": toolchain_of(prover) or str((env or {}).get("version", ""))[:300]}
 
     def _infra_turn(self, stop: str, reason: str) -> dict[str, Any]:
         """End the item as infra after an actor turn that was not the attempt's: the round is not counted,
@@ -733,7 +736,6 @@ class ItemRun:
             "certificate_template": self.certificate[1],
             "cached": self.cached, "cache_miss": self.cache_miss, "candidate_digest": self.candidate_digest,
             "template_digest": task_digest(self.ctx.task), **self._environment(),
-            "toolchain": toolchain_of(self.ctx.prover),
             "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }
         self.ctx.audit.write_json("result.json", result)
