@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+import tty
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +45,13 @@ class TacticProbe:
         # ulimit keeps a runaway evaluation from taking the machine; -emacs marks every prompt.
         argv = ["-c", 'ulimit -v "$1"; shift; exec "$@"', "forall-coqtop", str(self.mem_mb * 1024),
                 *self.prefix, self.coqtop, *self.args, "-q", "-emacs"]
-        return pexpect.spawn("/bin/sh", argv, cwd=str(cwd), encoding="utf-8", codec_errors="replace",
-                             timeout=None, echo=False)
+        child = pexpect.spawn("/bin/sh", argv, cwd=str(cwd), encoding="utf-8", codec_errors="replace",
+                              timeout=None, echo=False)
+        # A pty in canonical mode keeps at most 4095 bytes of a line and drops the rest (a long script then got
+        # no answer at all); raw mode passes every byte through, and the terminal's special characters
+        # (^C, ^D in a script's text) stay plain bytes.
+        tty.setraw(child.child_fd)
+        return child
 
     def _load(self, child: pexpect.spawn, statement: str, theorem: str, timeout: float,
               fresh: bool = True) -> tuple[bool, str]:
