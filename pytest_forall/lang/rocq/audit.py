@@ -48,9 +48,17 @@ UNREADABLE = {"nat": ("(-1)", "(1/2)"), "Z": ("(1/2)",)}
 #: as a whole when it is read): the numeral scopes by their keys (``uconstr`` only interprets the term, so
 #: mathcomp's ``0%R``, whose ring is inferred from where it is used, is accepted too) and ssreflect's
 #: ``rewrite ?unlock`` (mathcomp's big operators are locked: no computation passes them before it).
-SSR = "ssr"
+SSR, NUM = "ssr", "num"
 FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in exact I" for scope in SCOPES},
-            SSR: "rewrite ?unlock; exact I"}
+            SSR: "rewrite ?unlock; exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I"}
+#: With mathcomp's ordered rings: a hypothesis comparing numerals of an abstract ring (``(2 : R) = 3``, ``3 < 1``)
+#: moved to the goal and its numerals turned into comparisons of naturals (``eqr_nat``, ``ltr_nat``, ``ler_nat``).
+NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1]/(1%:R)); (try rewrite -[0]/(0%:R)); "
+                 "rewrite ?Num.Theory.eqr_nat ?Num.Theory.ltr_nat ?Num.Theory.ler_nat; first [ easy | lia ]")
+#: ... one hypothesis at a time, or two equations with the same left side (``f 2 = 1``, ``f 2 = 3``) combined.
+NUMERALS = (f"first [ (match goal with H : _ |- _ => {NUMERAL_CHECK} end) "
+            "| (match goal with E : ?a = _, E' : ?a = _ |- _ => let H := fresh in "
+            f"pose proof (Coq.Init.Logic.eq_trans (Coq.Init.Logic.eq_sym E) E') as H; {NUMERAL_CHECK} end) ]")
 #: Libraries loaded before a mathcomp file (chosen from the preamble's text; a certificate that depends on
 #: them still has to pass the verifier): ``lia`` through mathcomp's arithmetic, ``ring``/``field`` on its rings.
 MATHCOMP_PRELUDE = "From mathcomp Require Import zify ring.\n"
@@ -252,9 +260,10 @@ def seeds(scopes: tuple[str, ...]) -> list[str]:
 def witnesses(scopes: tuple[str, ...], typ: str, then: str) -> str:
     """Ltac that runs ``then`` (a tactic of the Ltac variable ``v``) with each candidate value ``v`` of the type
     ``typ`` (an Ltac variable) until one succeeds: small literals; for a function type, constant functions;
-    for a list type, the empty list and one-element lists. An ill-typed candidate fails at once."""
+    for a list type, the empty list and one-element lists. An ill-typed candidate fails at once. Candidates are
+    passed uninterpreted (``uconstr``): mathcomp's ``2%R`` is typed only where its ring is known."""
     def tries(values: list[str]) -> str:
-        return " | ".join(f"forall_try ({v})" for v in values)
+        return " | ".join(f"forall_try uconstr:({v})" for v in values)
 
     return (f"let forall_try v := {then} in lazymatch {typ} with "
             f"| forall _ : _, _ => first [ {tries([f'fun _ => {v}' for v in seeds(scopes)])} ] "
@@ -267,9 +276,10 @@ def closer(features: tuple[str, ...]) -> str:
     there: big operators over literal ranges evaluate) and ``intuition`` with discriminating closers."""
     cheap = " | ".join(CHEAP)
     unlock = f"{UNLOCK}; " if SSR in features else ""
+    numerals = f" | ({NUMERALS})" if NUM in features else ""
     return (f"first [ {cheap} | (simpl in *; first [ {cheap} ]) "
             f"| ({unlock}vm_compute in *; first [ easy | discriminate | lia ]) "
-            "| intuition (first [ discriminate | lia | lra ]) ]")
+            f"| intuition (first [ discriminate | lia | lra ]){numerals} ]")
 
 
 def prove(features: tuple[str, ...]) -> str:
