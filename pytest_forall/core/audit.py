@@ -91,9 +91,10 @@ class AuditPack(Protocol):
         ...
 
     def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
-               deadline: float, max_attempts: int | None = None) -> Search:
+               deadline: float, max_attempts: int | None = None, cpu_seconds: float | None = None) -> Search:
         """Look for certificates of the derived tasks until ``deadline`` (``time.monotonic()``), making at most
-        ``max_attempts`` attempts (each counts as a compile).
+        ``max_attempts`` attempts (each counts as a compile) and, where the pack can measure it, spending at
+        most ``cpu_seconds`` of the prover's CPU time (then ``deadline`` is only a wall-clock backstop).
 
         A certificate is only a suggestion: the protocol verifies it like any submission.
         """

@@ -133,7 +133,9 @@ class LeanAudit:
         return derive(task)
 
     def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
-               deadline: float, max_attempts: int | None = None) -> Search:
+               deadline: float, max_attempts: int | None = None, cpu_seconds: float | None = None) -> Search:
+        # ``cpu_seconds`` is not measured for Lean (each script is a compile through the verifier): the wall
+        # clock ``deadline`` is the budget
         from pytest_forall.core.verify import verify_candidate
 
         log: list[str] = []

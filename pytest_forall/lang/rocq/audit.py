@@ -53,7 +53,7 @@ FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in exact I" for scope in SC
             SSR: "rewrite ?unlock; exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I"}
 #: With mathcomp's ordered rings: a hypothesis comparing numerals of an abstract ring (``(2 : R) = 3``, ``3 < 1``)
 #: moved to the goal and its numerals turned into comparisons of naturals (``eqr_nat``, ``ltr_nat``, ``ler_nat``).
-NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1]/(1%:R)); (try rewrite -[0]/(0%:R)); "
+NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1%R]/(1%:R)%R); (try rewrite -[0%R]/(0%:R)%R); "
                  "rewrite ?Num.Theory.eqr_nat ?Num.Theory.ltr_nat ?Num.Theory.ler_nat; first [ easy | lia ]")
 #: ... one hypothesis at a time, or two equations with the same left side (``f 2 = 1``, ``f 2 = 3``) combined.
 NUMERALS = (f"first [ (match goal with H : _ |- _ => {NUMERAL_CHECK} end) "
