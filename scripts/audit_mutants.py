@@ -72,6 +72,7 @@ def audit(task: Any, prover: Any, workspace: Path, cpu: float) -> tuple[list[str
     derived = derived_tasks(task)
     pack = audit_pack(task.prover)
     assert pack is not None
+    workspace.mkdir(parents=True, exist_ok=True)
     search = pack.search(task, derived, prover, workspace, time.monotonic() + 8 * cpu, cpu_seconds=cpu)
     accepted = [finding for finding, text in search.certificates.items()
                 if verify_candidate(derived[finding], prover, text.encode()).accepted]

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from conftest import putnam_root, require_tool
-from pytest_forall.lang.rocq.audit import split_theorem
 from pytest_forall.lang.rocq.coqtop import Goal, TacticProbe, process_tree
 from pytest_forall.lang.rocq.problem import parse_coq
 
@@ -85,3 +84,57 @@ def test_a_script_past_its_cpu_budget_is_interrupted_and_the_session_goes_on(tmp
                                                   [(loop, 1.0), ("exact I", 1.0)])], tmp_path)
     assert winners == {"loop": "exact I"}, log
     assert "User interrupt" in log and session.cpu_used < 3.0, log
+
+
+def audit_of(tmp_path: Path, name: str, find: str, replace: str, cpu: float = 20.0) -> tuple[list[str], str]:
+    """The verified findings of the audit on a real template with one replacement, and the search's log."""
+    from pytest_forall.core.audit import audit_pack, derived_tasks
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    require_tool("coqtop")
+    text = template(name)
+    assert text.count(find) == 1, find
+    path = tmp_path / f"{name}.v"
+    path.write_text(text.replace(find, replace))
+    task = parse_coq(name, path, path.read_text())
+    derived = derived_tasks(task)
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    pack = audit_pack("rocq")
+    assert pack is not None
+    (tmp_path / "ws").mkdir()
+    search = pack.search(task, derived, prover, tmp_path / "ws", time.monotonic() + 8 * cpu, cpu_seconds=cpu)
+    found = [finding for finding, certificate in search.certificates.items()
+             if verify_candidate(derived[finding], prover, certificate.encode()).accepted]
+    return sorted(found), search.log
+
+
+@pytest.mark.slow
+def test_real_literals_are_tried_in_a_mathcomp_real_template(tmp_path: Path) -> None:
+    """mathcomp's ``0%R`` has no ring until it is used: the old scope probe (``constr:``) failed on it, so no real
+    literal was ever tried and ``g 2`` never met ``forall x, g x = x``; nor could ``(2 : R) = 3`` be refuted."""
+    found, log = audit_of(tmp_path, "putnam_1962_b5", "(n : nat)",
+                          "(n : nat) (g : R -> R) (hg : forall x : R, g x = x) (hg2 : g 2 = 3)")
+    assert "uconstr:(0%R) in exact I: closed the goal" in log
+    assert found == ["vacuous"], log[-3000:]
+
+
+@pytest.mark.slow
+def test_locked_big_operators_are_evaluated(tmp_path: Path) -> None:
+    """An off-by-one summation range is refuted at ``n = 2`` only once ``\\sum`` is unlocked for ``vm_compute``."""
+    found, log = audit_of(tmp_path, "putnam_1962_a5", "\\sum_(1 <= k < n.+1)", "\\sum_(1 <= k < n)")
+    assert found == ["false"], log[-3000:]
+
+
+@pytest.mark.slow
+def test_the_refutation_search_descends_through_the_theorems_let_binders(tmp_path: Path) -> None:
+    """``(f : nat -> int := …)`` makes the negated statement a ``let``: the old search never instantiated it."""
+    found, log = audit_of(tmp_path, "putnam_1966_a1", "(0 <= m < n + 1)", "(0 <= m < n)")
+    assert found == ["false"], log[-3000:]
+
+
+@pytest.mark.slow
+def test_an_order_premise_failing_at_i_equal_j_is_found_by_one_instance_and_its_premises(tmp_path: Path) -> None:
+    """``0 < i -> i <= j -> f i < f j`` fails at ``i = j = 1``: one hypothesis, two literals, both premises decided."""
+    found, log = audit_of(tmp_path, "putnam_1963_a2", "0 < i -> i < j -> f i < f j", "0 < i -> i <= j -> f i < f j")
+    assert found == ["vacuous"], log[-3000:]

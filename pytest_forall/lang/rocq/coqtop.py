@@ -30,7 +30,7 @@ TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _children(pid: int) -> list[int]:
-    found = []
+    found: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*/children"):
         try:
             found.extend(int(child) for child in task.read_text().split())
