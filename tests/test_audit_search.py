@@ -1,6 +1,6 @@
 """The statement audit's search on real PutnamBench templates (issue 20): each bug it had, shown failing first.
 
-Every test states a goal in a real template's preamble (``putnam_root()``), or a derived task of a real
+Every test states a goal in a real template's preamble (PutnamBench at ``PUTNAMBENCH_ROOT``), or a derived task of a real
 template, and checks that the search's scripts close what they must (or, for the pty, that a long line
 arrives). What a closed goal proves is still judged by the verifier (tests/test_audit.py).
 """
@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import putnam_root, require_tool
+from conftest import PUTNAM, require_tool
 from pytest_forall.lang.rocq.coqtop import Goal, TacticProbe, process_tree
 from pytest_forall.lang.rocq.problem import parse_coq
 
 
 def template(name: str) -> str:
-    path = putnam_root() / "coq" / "src" / f"{name}.v"
+    path = PUTNAM / "coq" / "src" / f"{name}.v"
     if not path.is_file():
-        pytest.fail(f"{path} is missing from the PutnamBench checkout")
+        pytest.fail(f"{path} is missing: the PutnamBench checkout is not at {PUTNAM}; set PUTNAMBENCH_ROOT")
     return path.read_text()
 
 
