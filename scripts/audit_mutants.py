@@ -57,10 +57,14 @@ def proof_holds(spec: dict[str, Any], task: Any, prover: Any) -> bool:
     from pytest_forall.core.audit import derived_tasks
     from pytest_forall.core.verify import verify_candidate
 
+    from pytest_forall.lang.rocq.audit import search_prelude
+
     derived = derived_tasks(task).get(spec["expected"])
     if derived is None or not spec["proof"]:
         return False
-    candidate = derived.template.replace("Proof. Admitted.", f"Proof. {spec['proof']}. Qed.", 1)
+    # the libraries the audit's own certificates may load first (lia, mathcomp's zify)
+    candidate = search_prelude(derived.template, hammer=False) + derived.template.replace(
+        "Proof. Admitted.", f"Proof. {spec['proof']}. Qed.", 1)
     return verify_candidate(derived, prover, candidate.encode()).accepted
 
 

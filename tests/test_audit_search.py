@@ -128,8 +128,10 @@ def test_locked_big_operators_are_evaluated(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_refutation_search_descends_through_the_theorems_let_binders(tmp_path: Path) -> None:
-    """``(f : nat -> int := …)`` makes the negated statement a ``let``: the old search never instantiated it."""
-    found, log = audit_of(tmp_path, "putnam_1966_a1", "(0 <= m < n + 1)", "(0 <= m < n)")
+    """``(f : nat -> int := …)`` makes the negated statement a ``let``: the old search never instantiated it. Here
+    it refutes putnam_1966_a1 as it is: ``(m%:Z)/2`` is ``m * 2^-1`` in ``int``, whose ``2^-1`` is 2 (2 is not a
+    unit), so ``f`` is not the intended sum of halves."""
+    found, log = audit_of(tmp_path, "putnam_1966_a1", "(0 <= m < n + 1)", "(0 <= m < n + 1)")
     assert found == ["false"], log[-3000:]
 
 

@@ -47,10 +47,11 @@ UNREADABLE = {"nat": ("(-1)", "(1/2)"), "Z": ("(1/2)",)}
 #: What the environment offers, each asked of Coq on a goal ``True`` (a script naming what is not there fails
 #: as a whole when it is read): the numeral scopes by their keys (``uconstr`` only interprets the term, so
 #: mathcomp's ``0%R``, whose ring is inferred from where it is used, is accepted too) and ssreflect's
-#: ``rewrite ?unlock`` (mathcomp's big operators are locked: no computation passes them before it).
+#: ``unlock`` for ``rewrite ?unlock`` (mathcomp's big operators are locked: no computation passes them before it;
+#: without ssreflect, ``rewrite ?unlock`` parses too, as a rewrite with an evar, and fails).
 SSR, NUM = "ssr", "num"
 FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in exact I" for scope in SCOPES},
-            SSR: "rewrite ?unlock; exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I"}
+            SSR: "let x := uconstr:(unlock) in exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I"}
 #: With mathcomp's ordered rings: a hypothesis comparing numerals of an abstract ring (``(2 : R) = 3``, ``3 < 1``)
 #: moved to the goal and its numerals turned into comparisons of naturals (``eqr_nat``, ``ltr_nat``, ``ler_nat``).
 NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1%R]/(1%:R)%R); (try rewrite -[0%R]/(0%:R)%R); "
@@ -372,6 +373,14 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
 
 # --- the search ------------------------------------------------------------------------------------------
 
+def search_prelude(preamble: str, hammer: bool) -> str:
+    """What the search loads before a template's preamble (and its certificates start with): the arithmetic
+    tactics, CoqHammer's when installed, mathcomp's ``zify``/``ring`` in a file that imports mathcomp (a
+    choice of tactics only: the verifier judges what they produce)."""
+    return (PRELUDE + (HAMMER_PRELUDE if hammer else "")
+            + (MATHCOMP_PRELUDE if "mathcomp" in preamble else ""))
+
+
 class RocqAudit:
     """The audit pack of the Rocq language (registered through ``pytest_forall_audit_pack``)."""
 
@@ -387,9 +396,7 @@ class RocqAudit:
         if probe_of is None or split is None or not derived:
             return Search({}, 0, "no derived task or no interactive prover")
         hammer = hammer_installed()
-        prelude = PRELUDE + (HAMMER_PRELUDE if hammer else "")
-        if "mathcomp" in split.preamble:  # a choice of tactics only: the verifier judges what they produce
-            prelude += MATHCOMP_PRELUDE
+        prelude = search_prelude(split.preamble, hammer)
         preamble = prelude + split.preamble
         winners: dict[str, str] = {}
         keys = {f"forall_audit_has_{key}": key for key in FEATURES}
@@ -408,7 +415,10 @@ class RocqAudit:
                 if finding in derived and derived[finding].theorem_name not in winners:
                     sub = derived[finding]
                     statement = sub.frozen[len(split.preamble):]
-                    if finding in stated:  # its definitions exist already (``Abort`` ends only the proof)
+                    if finding in stated:
+                        if sub.theorem_name not in probe.loaded:  # e.g. its shape check failed: no flag possible
+                            continue
+                        # its definitions exist already (``Abort`` ends only the proof)
                         statement = statement[statement.index(f"Theorem {sub.theorem_name}"):]
                     stated.add(finding)
                     yield Goal(statement, sub.theorem_name, scripts)

@@ -150,6 +150,8 @@ class TacticProbe:
         ``self.cpu_used`` and ``self.wall_used`` are what the call spent.
         """
         self.cpu_used, self.wall_used = 0.0, 0.0
+        #: the goals whose statement loaded (a generator of goals may depend on it)
+        self.loaded: set[str] = set()
         began = time.monotonic()
         try:
             return self._run_goals(preamble, goals, cwd, deadline, winners, max_attempts, cpu_budget)
@@ -219,6 +221,7 @@ class TacticProbe:
                             end()
                             break
                         stated = True
+                        self.loaded.add(goal.theorem)
                     attempts += goal.counted
                     started, before = time.monotonic(), cpu()
                     try:
