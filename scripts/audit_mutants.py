@@ -56,7 +56,6 @@ def proof_holds(spec: dict[str, Any], task: Any, prover: Any) -> bool:
     """The hand-written proof of the mutant's defect, judged by the verifier on the derived task."""
     from pytest_forall.core.audit import derived_tasks
     from pytest_forall.core.verify import verify_candidate
-
     from pytest_forall.lang.rocq.audit import search_prelude
 
     derived = derived_tasks(task).get(spec["expected"])
