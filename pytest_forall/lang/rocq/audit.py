@@ -326,6 +326,22 @@ def specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int) -
             f"match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} inst H {depth} end end")
 
 
+#: The values a saturation instantiates every variable at (all of them, not one at a time).
+SATURATION_VALUES = ("0", "1", "2", "3")
+
+
+def saturate(scopes: tuple[str, ...], depth: int = 3) -> str:
+    """Every universally quantified hypothesis replaced by all its instances at a few small values (up to
+    ``depth`` variables; an instance whose premise is not decided at once is dropped): for contradictions that
+    need several instances together (``f 1 < f 2``, ``f 2 < f 3`` and ``0 < f 1`` against ``f 3 = 2``)."""
+    values = [f"{v}%{s}" for s in scopes for v in SATURATION_VALUES if v not in UNREADABLE.get(s, ())]
+    tries = "; ".join(f"try (full (h {v}) m)" for v in values)
+    return ("let rec full h n := lazymatch type of h with forall _ : ?T, _ => lazymatch type of T with "
+            "Prop => let p := fresh in assert (p : T) by solve [ easy | lia | reflexivity ]; full (h p) n "
+            f"| _ => lazymatch n with S ?m => {tries} end end | _ => pose proof h end in "
+            f"repeat match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} full H {depth}; clear H end end")
+
+
 def negated_existentials(scopes: tuple[str, ...], features: tuple[str, ...], depth: int = 2) -> str:
     """A hypothesis ``~ exists x, P x`` (or any ``~ P``) refuted by proving ``P``: literal witnesses chosen for
     its existentials, then the deciders."""
@@ -346,6 +362,7 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              (f"{DESTRUCT}; {specialise(scopes, features, 2)}", SEARCH_SECONDS),
              (f"{DESTRUCT}; {context_instances()}; {close}", SEARCH_SECONDS),
              (f"{DESTRUCT}; {literal_instances(scopes)}; {close}", SEARCH_SECONDS),
+             (f"{DESTRUCT}; {saturate(scopes)}; {BREAK}; {close}", SEARCH_SECONDS),
              (f"{DESTRUCT}; {specialise(scopes, features, 3)}", 2 * SEARCH_SECONDS)]
     return cheap, ([(f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS) for tactic in heavy]
                    + [(f"{DESTRUCT}; {literal_instances(scopes)}; {tactic}", AUTOMATION_SECONDS) for tactic in heavy])
