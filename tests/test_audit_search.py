@@ -140,3 +140,23 @@ def test_an_order_premise_failing_at_i_equal_j_is_found_by_one_instance_and_its_
     """``0 < i -> i <= j -> f i < f j`` fails at ``i = j = 1``: one hypothesis, two literals, both premises decided."""
     found, log = audit_of(tmp_path, "putnam_1963_a2", "0 < i -> i < j -> f i < f j", "0 < i -> i <= j -> f i < f j")
     assert found == ["vacuous"], log[-3000:]
+
+
+@pytest.mark.slow
+def test_literal_instances_are_one_level_so_they_end_quickly(tmp_path: Path) -> None:
+    """Instantiating every hypothesis of putnam_1963_a2's vacuity task at the literals used to instantiate the
+    partial instances it created too (a multiplying context that ran until the time limit); marked instances
+    are not instantiated again, so the script ends (here failing: nothing contradicts) well within its budget."""
+    from pytest_forall.core.audit import derived_tasks
+    from pytest_forall.lang.rocq.audit import DESTRUCT, literal_instances, search_prelude
+
+    path = tmp_path / "putnam_1963_a2.v"
+    path.write_text(template("putnam_1963_a2"))
+    task = parse_coq("putnam_1963_a2", path, path.read_text())
+    vacuity = derived_tasks(task)["vacuous"]
+    script = f"{DESTRUCT}; {literal_instances(('nat', 'Z', 'R', 'Q'))}; fail"
+    session = probe(tmp_path)
+    winners, _, log = session.run_goals(search_prelude(task.template, hammer=False),
+                                        [Goal(vacuity.frozen, vacuity.theorem_name, [(script, 10.0)])], tmp_path)
+    assert winners == {} and "load failed" not in log, log[-2000:]
+    assert "User interrupt" not in log and session.cpu_used < 8.0, (session.cpu_used, log[-500:])
