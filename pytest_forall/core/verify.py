@@ -144,6 +144,9 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
                             evidence))
         return _decide(layers, digest, (), False, 1)
     if not compiled.ok:
+        accident = compiled.accident or ("timed out" if compiled.timed_out else "")
+        if accident:  # a verdict, but one this machine's load made: the cache must not keep it
+            evidence["accident"] = accident
         layers.append(Layer("elaboration", False, compiled.infra or compiled.first_error, evidence,
                             infra=bool(compiled.infra)))
         return _decide(layers, digest, (), False, 1)

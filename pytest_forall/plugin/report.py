@@ -426,6 +426,10 @@ class ForallReporter:
         if self.created:
             self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
 
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """The session is over: the run is no longer owned (a process that dies drops the lock all the same)."""
+        self.owner.release()
+
     def _gate_status(self) -> int:
         """Under --forall-gate=regressions: fail on a regression or a lost report, never on a known failure."""
         lost = self.expected is not None and len(self.results) + len(self.missing()) < self.expected
