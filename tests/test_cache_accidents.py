@@ -58,13 +58,13 @@ def test_a_timed_out_or_killed_compile_is_not_cached(tmp_path: Path, putnam_root
     first, hit = vcache.verify_cached(cache, task, prover, data, timeout=NORMAL)
     assert machine.hit == 1 and not hit
     assert first.verdict == REJECT, first.to_wire()
-    elaboration = next(layer for layer in first.layers if layer.name == "elaboration")
-    expected = "timed out" if accident == "timeout" else "killed by signal 9"
-    assert elaboration.ok is False and elaboration.evidence["accident"] == expected
     assert not list((tmp_path / "verdicts").glob("*/*.json")), "an accident was stored"
 
     second, hit = vcache.verify_cached(cache, task, prover, data, timeout=NORMAL)
     assert not hit and second.verdict == ACCEPT, second.reason
+    elaboration = next(layer for layer in first.layers if layer.name == "elaboration")
+    expected = "timed out" if accident == "timeout" else "killed by signal 9"
+    assert elaboration.ok is False and elaboration.evidence["accident"] == expected
     third, hit = vcache.verify_cached(cache, task, prover, data, timeout=NORMAL)
     assert hit and third.verdict == ACCEPT   # a judgement is cached as before
 

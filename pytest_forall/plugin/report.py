@@ -287,8 +287,10 @@ class ForallReporter:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(result, sort_keys=True) + "\n")
+            with FileLock(str(path) + ".lock"), path.open("a+b") as handle:
+                # after a writer killed mid-line, the row starts on a line of its own (else both are lost)
+                torn = handle.tell() > 0 and handle.seek(handle.tell() - 1) >= 0 and handle.read(1) != b"\n"
+                handle.write((("\n" if torn else "") + json.dumps(result, sort_keys=True) + "\n").encode())
         except OSError as exc:
             pytest.exit(f"forall: cannot record the result of {result.get('nodeid')} in {path}: "
                         f"{exc.strerror or exc}; the run stops so no result is lost", returncode=4)
