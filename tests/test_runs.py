@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 from junitparser import JUnitXml, Properties
+from test_outcomes import TERMINAL_PYTHON, wait_until
 
 from conftest import EXAMPLES, REPO
 from pytest_forall.core.model import FAILED, STRICT
 from pytest_forall.core.outcomes import is_final, read_results
-from test_outcomes import TERMINAL_PYTHON, wait_until
 
 BASE = ["--forall-frontend=fake", "--forall-sandbox=none", "-p", "no:cacheprovider"]
 
@@ -142,8 +142,8 @@ def test_reusing_a_finished_run_id_is_refused_unless_asked(pytester: pytest.Pyte
     for workers in ([], ["-n", "2"]):
         again = pytester.runpytest(*BASE, *workers, "--forall-run-id=shard-1")
         assert again.ret == pytest.ExitCode.USAGE_ERROR
-        again.stderr.fnmatch_lines(["ERROR: --forall-run-id: run shard-1 already exists (*/reports/shard-1, finished "
-                                    "*, exit 1); --forall-resume=shard-1 finishes it, --forall-run-exists=continue*"])
+        again.stderr.fnmatch_lines([("ERROR: --forall-run-id: run shard-1 already exists (*/reports/shard-1, finished "
+                                    "*, exit 1); --forall-resume=shard-1 finishes it, --forall-run-exists=continue*")])
         assert "INTERNALERROR" not in again.stdout.str() + again.stderr.str()
     assert (pytester.path / "reports" / "shard-1" / "results.jsonl").read_text() == before
     assert len(sessions(pytester.path, "shard-1")) == 1
@@ -156,8 +156,8 @@ def test_reusing_a_finished_run_id_is_refused_unless_asked(pytester: pytest.Pyte
     pytester.makeini("[pytest]\nforall_run_exists = restart\n")
     restarted = pytester.runpytest(*BASE, "--forall-run-id=shard-1")
     assert restarted.ret == pytest.ExitCode.TESTS_FAILED
-    restarted.stdout.fnmatch_lines(["note: --forall-run-exists=restart: the earlier run shard-1 was moved to "
-                                    "*/reports/shard-1.old-1"])
+    restarted.stdout.fnmatch_lines([("note: --forall-run-exists=restart: the earlier run shard-1 was moved to "
+                                    "*/reports/shard-1.old-1")])
     moved = pytester.path / "reports" / "shard-1.old-1"
     assert (moved / "results.jsonl").read_text() == before
     assert [s["mode"] for s in json.loads((moved / "run.json").read_text())["sessions"]] == ["new", "continue"]
@@ -222,9 +222,9 @@ def test_junit_of_a_resumed_run_covers_the_whole_run(pytester: pytest.Pytester, 
     xml = pytester.path / "resumed.xml"
     resumed = pytester.runpytest(*BASE, *workers, "--forall-resume=j", f"--junitxml={xml}")
     assert resumed.ret == pytest.ExitCode.TESTS_FAILED, "a failed run stays failed when resumed"
-    resumed.stdout.fnmatch_lines(["run j continued: this session reports 3 items: 2 as recorded by earlier sessions "
+    resumed.stdout.fnmatch_lines([("run j continued: this session reports 3 items: 2 as recorded by earlier sessions "
                                   "(not re-run) and 1 run now; every item recorded in the run is in this session's "
-                                  "reports"])
+                                  "reports")])
     totals, cases = junit(xml)
     assert totals == {"tests": 3, "failures": 1, "errors": 0, "skipped": 0}
     assert {name: (p["forall.outcome"], p.get("forall.carried")) for name, p in cases.items()} == {
@@ -235,7 +235,7 @@ def test_junit_of_a_resumed_run_covers_the_whole_run(pytester: pytest.Pytester, 
     # a resume that selects part of the run says what its reports leave out
     part = pytester.runpytest(*BASE, *workers, "--forall-resume=j", "-k", "a_ok", f"--junitxml={xml}")
     assert part.ret == 0
-    part.stdout.fnmatch_lines(["run j continued: this session reports 1 items: 1 as recorded by earlier sessions "
+    part.stdout.fnmatch_lines([("run j continued: this session reports 1 items: 1 as recorded by earlier sessions "
                                "(not re-run) and 0 run now; 2 items recorded in the run but not selected now are in "
-                               "no report of this session"])
+                               "no report of this session")])
     assert junit(xml)[0]["tests"] == 1

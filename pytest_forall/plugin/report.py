@@ -157,6 +157,7 @@ class ForallReporter:
             fresh = self.mode == "restart" or not secret.is_file()
             self._secret = os.urandom(32) if fresh else secret.read_bytes()
         except OSError as exc:
+            self.owner.release()  # this reporter is not registered yet: no pytest_unconfigure would release it
             raise pytest.UsageError(self._cannot_write(f"{secret}: {exc.strerror or exc}")) from None
         if not self._secret:
             self.notices.append(f"resume disabled: {secret} is empty, so no item keeps resume "
