@@ -130,6 +130,44 @@ def test_a_killed_controller_leaves_the_run_resumable(pytester: pytest.Pytester)
     assert history[1]["exitstatus"] == 0 and history[1]["carried"] == 1
 
 
+def alive(pids: list[int]) -> bool:
+    out = subprocess.run(["ps", "-o", "pid=", "-p", ",".join(map(str, pids))], capture_output=True, text=True,
+                         check=False).stdout
+    return bool(out.split())
+
+
+def test_workers_of_a_killed_controller_keep_the_run_owned(pytester: pytest.Pytester) -> None:
+    """xdist workers outlive a SIGKILLed controller while their item runs (seen: 15-45 s); a resume started then
+    would run the same items beside them. Each worker holds a shared lock on ``.workers`` while it lives, so a
+    resume is refused exactly while one of them is alive, and runs once they are gone."""
+    suite(pytester, {"b1": "BLOCK", "b2": "BLOCK"})
+    # output to a file: the workers inherit it, and reading a pipe would wait for them to die
+    with (pytester.path / "first.log").open("w") as log:
+        first = subprocess.Popen([*TERMINAL_PYTHON, "-m", "pytest", "-p", "no:hypothesispytest", *BASE, "-n", "2",
+                                  "--forall-run-id=orphans"], cwd=pytester.path, stdout=log, stderr=subprocess.STDOUT,
+                                 env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        wait_until(lambda: len(list(pytester.path.glob("blocked-*"))) == 2, "both items inside their prover call")
+        table = subprocess.run(["ps", "-o", "pid=", "--ppid", str(first.pid)], capture_output=True, text=True,
+                               check=False).stdout
+        workers = [int(pid) for pid in table.split()]
+        assert len(workers) == 2, table
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+    finally:
+        first.kill()
+    early = run(pytester.path, "--forall-resume=orphans", "-k", "none_of_them")   # selects nothing if let in
+    assert alive(workers), "the orphaned workers ended before the resume was tried: nothing was checked"
+    assert early.returncode == pytest.ExitCode.USAGE_ERROR, early.stdout[-2000:]
+    assert "by worker processes of an earlier session, which hold" in early.stderr, early.stderr
+    assert rows(pytester.path, "orphans") == []
+    (pytester.path / "release").touch()
+    wait_until(lambda: not alive(workers), "the orphaned workers to end", seconds=120)
+    resumed = run(pytester.path, "--forall-resume=orphans")
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert final_rows(pytester.path, "orphans") == {"b1": 1, "b2": 1}
+
+
 # -- a finished run's id is not silently re-used ---------------------------------------------------------------
 
 def test_reusing_a_finished_run_id_is_refused_unless_asked(pytester: pytest.Pytester) -> None:

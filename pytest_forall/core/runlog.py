@@ -21,6 +21,9 @@ from typing import Any
 from pytest_forall.core.progress import RUN_FILE, write_json_atomic
 
 OWNER_FILE = ".owner"
+#: shared-locked by every xdist worker that runs an item: workers outlive a SIGKILLed controller for as long as
+#: their item runs, and a new controller must not run the same items beside them
+WORKERS_FILE = ".workers"
 RESULTS_FILE = "results.jsonl"
 #: run.json's top-level fields that mirror the current session (what readers before ``sessions`` used)
 MIRRORED = ("started_at", "finished_at", "selected", "host", "pid", "exitstatus")
@@ -38,7 +41,7 @@ def is_run(run_dir: Path) -> bool:
 def describe_owner(info: dict[str, Any]) -> str:
     since = info.get("since")
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(since))) if isinstance(since, (int, float)) else "?"
-    return f"pid {info.get('pid', '?')} on host {info.get('host', '?')}, since {when}"
+    return f"by a live controller: pid {info.get('pid', '?')} on host {info.get('host', '?')}, since {when}"
 
 
 class RunOwner:
@@ -72,6 +75,10 @@ class RunOwner:
             except FileNotFoundError:
                 pass
             os.close(fd)
+        if not _free(self.run_dir / WORKERS_FILE):
+            os.close(fd)
+            raise RunBusy(f"by worker processes of an earlier session, which hold {self.run_dir / WORKERS_FILE} (the "
+                          f"workers of a killed controller, still in their items; `fuser {WORKERS_FILE}` names them)")
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}).encode(), 0)
         self._fd = fd
@@ -79,6 +86,39 @@ class RunOwner:
     def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)  # closing the only descriptor drops the flock
+            self._fd = None
+
+
+def _free(path: Path) -> bool:
+    """Whether no process holds a lock on ``path`` (taken exclusively for a moment, then let go)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+class WorkerHold:
+    """A worker's shared lock on ``<run>/.workers``, taken when it first runs an item, held until it exits."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+
+    def take(self, run_dir: Path) -> None:
+        if self._fd is None:
+            fd = os.open(run_dir / WORKERS_FILE, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
             self._fd = None
 
 

@@ -21,7 +21,7 @@ from filelock import FileLock
 from pytest_forall.core.gating import annotate, gate_lines, load_baseline, parse_shard, shard_of, task_key
 from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, VACUOUS
 from pytest_forall.core.outcomes import is_final, read_results, shorten
-from pytest_forall.core.runlog import RESULTS_FILE, RunBusy, RunLog, RunOwner, is_run, move_aside
+from pytest_forall.core.runlog import RESULTS_FILE, RunBusy, RunLog, RunOwner, WorkerHold, is_run, move_aside
 from pytest_forall.core.state import load_secret
 from pytest_forall.core.summary import summary_lines
 from pytest_forall.plugin.options import TASK_KEY
@@ -119,6 +119,7 @@ class ForallReporter:
         self.created = False
         #: this run's owner lock (held by the controller for the session's life) and its run.json history
         self.owner = RunOwner(self.run_dir)
+        self.worker_hold = WorkerHold()
         self.log = RunLog(self.run_dir, self.run_id)
         #: how this session meets an earlier run of the same id: new, resume, continue, restart or refuse
         self.mode = "new"
@@ -202,8 +203,8 @@ class ForallReporter:
             self.owner.acquire()
         except RunBusy as exc:
             source = option_value(self.config, "resume" if self.mode == "resume" else "run_id")[1]
-            raise pytest.UsageError(f"{source}: run {self.run_id} ({self.run_dir}) is in use by a live controller: "
-                                    f"{exc}; wait for it to end or stop it") from None
+            raise pytest.UsageError(f"{source}: run {self.run_id} ({self.run_dir}) is in use {exc}; wait for it to "
+                                    "end or stop it") from None
         except OSError as exc:
             raise pytest.UsageError(self._cannot_write(str(exc.strerror or exc))) from None
 
@@ -345,6 +346,11 @@ class ForallReporter:
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         if is_forall(nodeid):
             self.started.add(nodeid)
+            if hasattr(self.config, "workerinput") and nodeid not in self.carried:
+                try:  # a worker keeps its run owned while it runs items, even past its controller's death
+                    self.worker_hold.take(self.run_dir)
+                except OSError:
+                    pass  # a remote worker's own disk: the item reports any real problem writing there
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml reads the teardown report's properties
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -432,6 +438,7 @@ class ForallReporter:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """The session is over: the run is no longer owned (a process that dies drops the lock all the same)."""
         self.owner.release()
+        self.worker_hold.release()
 
     def _gate_status(self) -> int:
         """Under --forall-gate=regressions: fail on a regression or a lost report, never on a known failure."""
