@@ -392,8 +392,8 @@ class ForallReporter:
             return
         tr = terminalreporter
         tr.section("forall summary")
-        for line in self.coverage_lines() + gate_lines(self.results) + summary_lines(self.results, self.missing(), self.run_dir,
-                                                             self.notices):
+        lines = summary_lines(self.results, self.missing(), self.run_dir, self.notices)
+        for line in self.coverage_lines() + gate_lines(self.results) + lines:
             tr.write_line(line)
 
     def coverage_lines(self) -> list[str]:
