@@ -10,7 +10,9 @@ Entries are written by the harness only, into the cache directory, which is neve
 and is checked at configure time to lie outside every workspace. Each entry carries an HMAC under a key
 kept beside the entries (mode 0600), its full key and a well-formed verdict; anything else (a truncated
 file, an entry copied from elsewhere, a planted file, a key collision) is a miss that is then rebuilt, never
-an accept. Only judgements are stored: an *infra* verdict says nothing about the proof and is re-run.
+an accept. Only judgements are stored: an *infra* verdict says nothing about the proof and is re-run, and
+neither does a verdict that a timeout or a killed process decided (a layer's ``accident``, issue 19): a proof
+that timed out once on a loaded machine is checked again next time, never served ``failed`` from the cache.
 """
 
 from __future__ import annotations
@@ -146,8 +148,8 @@ def _consistent(verdict: Verdict, digest: str) -> bool:
     """A stored verdict must be a judgement of these bytes and agree with its own layers."""
     if verdict.digest != digest or verdict.verdict not in (ACCEPT, REJECT):
         return False
-    if any(layer.infra for layer in verdict.layers):
-        return False
+    if any(layer.infra or layer.evidence.get("accident") for layer in verdict.layers):
+        return False  # infra, or a timeout or kill: an accident of the machine, not a judgement of the proof
     failed = any(layer.ok is False for layer in verdict.layers)
     if verdict.verdict == ACCEPT:
         names = {layer.name for layer in verdict.layers if layer.ok is True}

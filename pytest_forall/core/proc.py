@@ -30,6 +30,19 @@ class ProcResult:
     timed_out: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def accident(self) -> str:
+        """Why this run of the tool says nothing lasting about its input ("" if nothing): it timed out, or was
+        killed (a signal, reported by a sandbox's PID 1 as 128 + N, or the memory watch); a load-dependent end."""
+        if self.timed_out:
+            return "timed out"
+        if self.extra.get("rss_exceeded"):
+            return "killed by the memory watch"
+        code = self.returncode
+        if code < 0 or 128 < code < 128 + 65:
+            return f"killed by signal {-code if code < 0 else code - 128}"
+        return ""
+
     def to_wire(self) -> dict[str, Any]:
         return {"argv": self.argv, "returncode": self.returncode, "duration": round(self.duration, 3),
                 "timed_out": self.timed_out, "stdout": self.stdout[-20000:], "stderr": self.stderr[-20000:],

@@ -24,6 +24,8 @@ class CompileResult:
     digest: str = ""         # SHA-256 of the bytes that were compiled, read back *after* compilation
     duration: float = 0.0
     timed_out: bool = False
+    #: why the result is an accident of this machine, not a judgement (timed out, killed): never cached
+    accident: str = ""
     messages: list[dict[str, Any]] = field(default_factory=list)  # structured diagnostics
     output: str = ""         # the prover's raw output, for the audit record
     artifact: str = ""       # compiled object (.vo / .olean) when the prover leaves one

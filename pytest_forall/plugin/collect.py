@@ -37,6 +37,25 @@ class ForallItem(pytest.Function):
         task = self.stash.get(TASK_KEY, None)
         return (task.source_path if task else self.path), None, self.name
 
+    def carried_row(self) -> dict[str, Any] | None:
+        """The final row an earlier session of a resumed run recorded for this item, if any."""
+        reporter = self.config.pluginmanager.get_plugin("forall-reporter")
+        carried: dict[str, dict[str, Any]] = getattr(reporter, "carried", {})
+        return carried.get(self.nodeid)
+
+    def setup(self) -> None:
+        if self.carried_row() is None:  # a carried item needs no workspace, prover or frontend
+            super().setup()
+
+    def runtest(self) -> None:
+        row = self.carried_row()
+        if row is None:
+            super().runtest()
+            return
+        from pytest_forall.plugin.runner import report_carried
+
+        report_carried(self, row)
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         from pytest_forall.plugin.report import ForallFailure
 

@@ -50,7 +50,11 @@ OPTIONS = (
     Option("require", "Which passes count: any (strict or rules-only) or strict", "any", ("any", "strict")),
     Option("reports", "Directory for run reports (results.jsonl, audit records)", "reports"),
     Option("run_id", "Name of this run's report directory (default: timestamp)"),
-    Option("resume", "Continue run RUN: only items without a final outcome run again"),
+    Option("resume", "Continue run RUN: only items without a final outcome run again; the others are "
+           "reported as recorded"),
+    Option("run_exists", "What a --forall-run-id naming an existing run does: refuse, continue it (as "
+           "--forall-resume) or restart (the old run directory is moved aside to <id>.old-<n>)", "refuse",
+           ("refuse", "continue", "restart")),
     Option("timeout", "Seconds per prover call", "300"),
     Option("turn_timeout", "Seconds one agent turn may take before it is killed", "3600"),
     Option("stall", "Seconds without a byte from an agent CLI's event stream before the turn is killed as "

@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import socket
 import time
 from collections import Counter
 from pathlib import Path
@@ -22,7 +21,7 @@ from filelock import FileLock
 from pytest_forall.core.gating import annotate, gate_lines, load_baseline, parse_shard, shard_of, task_key
 from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, VACUOUS
 from pytest_forall.core.outcomes import is_final, read_results, shorten
-from pytest_forall.core.progress import RUN_FILE, write_json_atomic
+from pytest_forall.core.runlog import RESULTS_FILE, RunBusy, RunLog, RunOwner, WorkerHold, is_run, move_aside
 from pytest_forall.core.state import load_secret
 from pytest_forall.core.summary import summary_lines
 from pytest_forall.plugin.options import TASK_KEY
@@ -31,6 +30,8 @@ from pytest_forall.plugin.options import TASK_KEY
 EXIT_ALL_INFRA = 75
 JUNIT_FIELDS = ("outcome", "stop", "prover", "kernel", "advisories", "toolchain", "digest", "axioms", "compiles",
                 "rounds", "wall_s", "tokens_in", "tokens_out", "cost_usd", "cached", "statement_audit", "certificate")
+#: What a worker needs of an earlier session's row to report the item as recorded (the controller keeps the row).
+CARRIED_FIELDS = (*JUNIT_FIELDS, "nodeid", "task_id", "reason", "audit_dir")
 STATUS = {
     STRICT: ("passed", ".", ("STRICT", {"green": True})),
     RULES_ONLY: ("rules_only", "r", ("RULES-ONLY", {"yellow": True})),
@@ -116,7 +117,19 @@ class ForallReporter:
             self._secret = bytes.fromhex(str(workerinput["forall_secret"]))
         #: whether the controller has made the run directory (only a session with a forall item does)
         self.created = False
-        self.run_meta: dict[str, Any] = {}
+        #: this run's owner lock (held by the controller for the session's life) and its run.json history
+        self.owner = RunOwner(self.run_dir)
+        self.worker_hold = WorkerHold()
+        self.log = RunLog(self.run_dir, self.run_id)
+        #: how this session meets an earlier run of the same id: new, resume, continue, restart or refuse
+        self.mode = "new"
+        #: node id -> the final row an earlier session of the run recorded: reported as it is, never re-run
+        self.carried: dict[str, dict[str, Any]] = {}
+        if workerinput is not None and "forall_carried" in workerinput:
+            self.carried = {str(k): dict(v) for k, v in dict(workerinput["forall_carried"]).items()}
+        #: node ids with a final row in this run (results.jsonl never gets a second), and every recorded one
+        self.final_ids: set[str] = set()
+        self.recorded_ids: set[str] = set()
         self.shard = parse_shard(options["shard"]) if options["shard"] else None
         self.gate = options["gate"]
         self.baseline = load_baseline(Path(options["baseline"])) if options["baseline"] and not hasattr(
@@ -143,34 +156,109 @@ class ForallReporter:
         problem = run_dir_problem(self.run_dir)
         if problem is not None and not option_value(self.config, "reports")[1].startswith("default of"):
             raise pytest.UsageError(self._cannot_write(problem))
+        self._meet_earlier_run()
         secret = self.run_dir / ".secret"
         try:
-            self._secret = secret.read_bytes() if secret.is_file() else os.urandom(32)
+            fresh = self.mode == "restart" or not secret.is_file()
+            self._secret = os.urandom(32) if fresh else secret.read_bytes()
         except OSError as exc:
+            self.owner.release()  # this reporter is not registered yet: no pytest_unconfigure would release it
             raise pytest.UsageError(self._cannot_write(f"{secret}: {exc.strerror or exc}")) from None
         if not self._secret:
             self.notices.append(f"resume disabled: {secret} is empty, so no item keeps resume "
                                 "state (delete the file to get a new secret; workspaces are then new too)")
+
+    def _meet_earlier_run(self) -> None:
+        """Configure time: what this session does with an earlier run of its id (issue 19).
+
+        ``--forall-resume`` needs the run to exist (nothing is made otherwise) and takes it over, as does
+        ``--forall-run-exists=continue``; both read its final rows now, before any worker starts, so every worker
+        reports them as recorded. A plain ``--forall-run-id`` of an existing run is refused, and ``restart``
+        moves it aside, once a forall item is selected (:meth:`ensure_run_dir`): plain tests still run.
+        """
+        from pytest_forall.plugin.options import option_value, resolved_options
+
+        options = resolved_options(self.config)
+        exists = is_run(self.run_dir)
+        if options["resume"]:
+            if not exists:
+                raise pytest.UsageError(f"{option_value(self.config, 'resume')[1]} {self.run_id}: no run "
+                                        f"{self.run_id} in {self.run_dir.parent} (it has no {self.run_id}/run.json "
+                                        f"or {self.run_id}/{RESULTS_FILE})")
+            self.mode = "resume"
+        elif exists:
+            self.mode = str(options["run_exists"])
+        if self.mode not in ("resume", "continue"):
+            return
+        self._claim()
+        path = self.run_dir / RESULTS_FILE
+        if path.is_file():
+            recorded = read_results(path)
+            self.notices += [n for n in recorded.notices() if n not in self.notices]
+            self.recorded_ids = {str(row["nodeid"]) for row in recorded.rows}
+            self.final_ids = {str(row["nodeid"]) for row in recorded.rows if is_final(str(row["outcome"]))}
+            self.carried = {nodeid: row for nodeid, row in recorded.latest().items() if is_final(str(row["outcome"]))}
+
+    def _claim(self) -> None:
+        """Own the run directory (it exists) for this process's life, or one error naming the live owner."""
+        from pytest_forall.plugin.options import option_value
+
+        try:
+            self.owner.acquire()
+        except RunBusy as exc:
+            source = option_value(self.config, "resume" if self.mode == "resume" else "run_id")[1]
+            raise pytest.UsageError(f"{source}: run {self.run_id} ({self.run_dir}) is in use {exc}; wait for it to "
+                                    "end or stop it") from None
+        except OSError as exc:
+            raise pytest.UsageError(self._cannot_write(str(exc.strerror or exc))) from None
+
+    def _exists_message(self) -> str:
+        from pytest_forall.plugin.options import option_value
+
+        try:
+            meta = json.loads((self.run_dir / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            meta = None
+        finished = meta.get("finished_at") if isinstance(meta, dict) else None
+        state = (f"finished {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(finished)))}, exit "
+                 f"{meta.get('exitstatus')}" if isinstance(finished, (int, float)) else "not finished")
+        return (f"{option_value(self.config, 'run_id')[1]}: run {self.run_id} already exists ({self.run_dir}, {state}); "
+                f"--forall-resume={self.run_id} finishes it, --forall-run-exists=continue (ini forall_run_exists) "
+                "adds this session to it, --forall-run-exists=restart moves it aside and starts afresh")
 
     def _cannot_write(self, problem: str) -> str:
         from pytest_forall.plugin.options import option_value
 
         return f"{option_value(self.config, 'reports')[1]}: cannot write the run directory {self.run_dir}: {problem}"
 
-    def ensure_run_dir(self, selected: int) -> None:
-        """Controller, once a forall item is selected and before it runs: the run directory, ``.secret`` and
-        ``run.json`` (``forall watch`` reads it); a session without forall items makes nothing."""
+    def ensure_run_dir(self, selected: int, carried: int = 0) -> None:
+        """Controller, once a forall item is selected and before it runs: the run directory, owned by this
+        process, with ``.secret`` and this session in ``run.json`` (``forall watch`` reads it); a session without
+        forall items makes nothing. A run of the same id is refused, continued or moved aside here."""
         if self.created:
-            self.write_run_meta(selected=selected)
+            self.write_run_meta(selected=selected, carried=carried)
             return
         problem = run_dir_problem(self.run_dir)
         kept = b""
         if problem is None:
             try:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+                self._claim()
+                if self.mode == "new" and is_run(self.run_dir):  # a run of this id began after configure time
+                    self.mode = "refuse"
+                if self.mode == "refuse":
+                    self.owner.release()
+                    raise pytest.UsageError(self._exists_message())
+                if self.mode == "restart" and is_run(self.run_dir):
+                    moved = move_aside(self.run_dir)
+                    earlier, self.owner = self.owner, RunOwner(self.run_dir)
+                    self.run_dir.mkdir()
+                    self._claim()
+                    earlier.release()
+                    self.notices.append(f"--forall-run-exists=restart: the earlier run {self.run_id} was moved "
+                                        f"to {moved}")
                 kept = load_secret(self.run_dir / ".secret", self.secret())
-                self.run_meta = {"run_id": self.run_id, "started_at": time.time(), "selected": selected,
-                                 "finished_at": None, "host": socket.gethostname(), "pid": os.getpid()}
-                self.write_run_meta()
+                self.log.begin(self._session(selected, carried))
             except OSError as exc:
                 problem = str(exc.strerror or exc)
         if problem is None and kept != self.secret():
@@ -198,13 +286,22 @@ class ForallReporter:
         A row that cannot be written stops the run with that message: going on would lose rows.
         """
         path = self.run_dir / "results.jsonl"
+        nodeid, final = str(result.get("nodeid")), is_final(str(result.get("outcome")))
+        if final and nodeid in self.final_ids:
+            self.notices.append(f"{nodeid}: a second final result ({result.get('outcome')}) was not recorded; "
+                                "the run's first final row stands")
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(result, sort_keys=True) + "\n")
+            with FileLock(str(path) + ".lock"), path.open("a+b") as handle:
+                # after a writer killed mid-line, the row starts on a line of its own (else both are lost)
+                torn = handle.tell() > 0 and handle.seek(handle.tell() - 1) >= 0 and handle.read(1) != b"\n"
+                handle.write((("\n" if torn else "") + json.dumps(result, sort_keys=True) + "\n").encode())
         except OSError as exc:
             pytest.exit(f"forall: cannot record the result of {result.get('nodeid')} in {path}: "
                         f"{exc.strerror or exc}; the run stops so no result is lost", returncode=4)
+        if final:
+            self.final_ids.add(nodeid)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -216,22 +313,30 @@ class ForallReporter:
 
     # -- controller side --------------------------------------------------------------------------
 
+    def _session(self, selected: int, carried: int) -> dict[str, Any]:
+        """This session's entry of ``run.json``: how it was started and what it selected."""
+        from pytest_forall.plugin.options import resolved_options
+
+        option = self.config.option
+        return {"mode": self.mode, "argv": [str(a) for a in self.config.invocation_params.args],
+                "keyword": str(getattr(option, "keyword", "") or ""),
+                "markexpr": str(getattr(option, "markexpr", "") or ""),
+                "shard": str(resolved_options(self.config)["shard"] or ""), "selected": selected, "carried": carried}
+
     def write_run_meta(self, **fields: Any) -> None:
-        """``run.json``: what ``forall watch`` knows of the whole run (selected items, finished or not)."""
-        self.run_meta.update(fields)
-        write_json_atomic(self.run_dir / RUN_FILE, self.run_meta)
+        """``run.json``: this session's entry (and the top-level fields ``forall watch`` reads) updated."""
+        self.log.update(**fields)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Without xdist (or under ``--co``, which xdist leaves to the controller): nothing to make unless items run."""
-        selected = sum(1 for item in session.items if is_forall(item.nodeid))
+        selected = [item.nodeid for item in session.items if is_forall(item.nodeid)]
         if selected and not hasattr(self.config, "workerinput") and not self.config.option.collectonly:
-            self.ensure_run_dir(selected)
+            self.ensure_run_dir(len(selected), sum(1 for nodeid in selected if nodeid in self.carried))
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        """Keep this shard's items (--forall-shard); with --forall-resume, deselect items already final."""
-        from pytest_forall.plugin.options import resolved_options
-
+        """Keep this shard's items (--forall-shard). A resumed run's final items stay selected: they are
+        reported as recorded (:data:`carried`), not run again, so the reports cover the run."""
         if self.shard is not None:
             k, n = self.shard
             tasks = {id(item): item.stash.get(TASK_KEY, None) for item in items}
@@ -241,22 +346,15 @@ class ForallReporter:
                 config.hook.pytest_deselected(items=other)
                 dropped = {id(item) for item in other}
                 items[:] = [item for item in items if id(item) not in dropped]
-        if not resolved_options(config)["resume"]:
-            return
-        path = self.run_dir / "results.jsonl"
-        if not path.exists():
-            raise pytest.UsageError(f"--forall-resume {self.run_id}: no {path}")
-        recorded = read_results(path)
-        self.notices += [n for n in recorded.notices() if n not in self.notices]
-        latest = {nodeid: str(row["outcome"]) for nodeid, row in recorded.latest().items()}
-        done = [item for item in items if is_final(latest.get(item.nodeid, ""))]
-        if done:
-            config.hook.pytest_deselected(items=done)
-            items[:] = [item for item in items if not is_final(latest.get(item.nodeid, ""))]
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         if is_forall(nodeid):
             self.started.add(nodeid)
+            if hasattr(self.config, "workerinput") and nodeid not in self.carried:
+                try:  # a worker keeps its run owned while it runs items, even past its controller's death
+                    self.worker_hold.take(self.run_dir)
+                except OSError:
+                    pass  # a remote worker's own disk: the item reports any real problem writing there
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml reads the teardown report's properties
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -266,11 +364,13 @@ class ForallReporter:
         if report.failed and not is_forall(report.nodeid):
             self.other_failed = True  # a plain test of the same session: the gate does not hide it
         if report.when == "call" and isinstance(payload, dict):
-            row = dict(payload)
+            carried = bool(payload.get("carried")) and report.nodeid in self.carried
+            row = {**self.carried[report.nodeid], "carried": True} if carried else dict(payload)
             if self.baseline is not None:
                 annotate(self.baseline, row, self.require_strict)
                 self.changes[report.nodeid] = row["change"]
-            self.record(row)
+            if not carried:  # an earlier session's row is in results.jsonl already
+                self.record(row)
             self.results.append(row)
         elif report.when == "teardown" and report.nodeid in self.changes:
             report.user_properties.append(("forall.change", self.changes.pop(report.nodeid)))
@@ -299,11 +399,23 @@ class ForallReporter:
         tr = terminalreporter
         tr.section("forall summary")
         elapsed = time.monotonic() - self.session_started
-        lines = gate_lines(self.results) + summary_lines(
+        lines = self.coverage_lines() + gate_lines(self.results) + summary_lines(
             self.results, self.missing(), self.run_dir, self.notices, elapsed=elapsed,
             cache_mode=resolved_options(config)["cache"])
         for line in lines + ([self.gate_verdict] if self.gate_verdict else []):
             tr.write_line(line)
+
+    def coverage_lines(self) -> list[str]:
+        """On a resumed or continued run, what this session's reports (terminal, JUnit, exit status) cover."""
+        if self.mode not in ("resume", "continue"):
+            return []
+        carried = sum(1 for r in self.results if r.get("carried"))
+        reported = {str(r.get("nodeid")) for r in self.results}
+        left = len(self.recorded_ids - reported)
+        return [f"run {self.run_id} continued: this session reports {len(self.results)} items: {carried} as recorded "
+                f"by earlier sessions (not re-run) and {len(self.results) - carried} run now; "
+                + (f"{left} items recorded in the run but not selected now are in no report of this session"
+                   if left else "every item recorded in the run is in this session's reports")]
 
     def missing(self) -> list[str]:
         reported = {r.get("nodeid") for r in self.results}
@@ -352,6 +464,11 @@ class ForallReporter:
         if known and not regressed:
             detail += f"; {known} failed without regressing (not failing the run)"
         return f"gate (--forall-gate=regressions): {verdict}: {detail}; exit status {status}"
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """The session is over: the run is no longer owned (a process that dies drops the lock all the same)."""
+        self.owner.release()
+        self.worker_hold.release()
 
     def _gate_status(self) -> int:
         """Under --forall-gate=regressions: fail on a regression or a lost report, never on a known failure."""
@@ -403,6 +520,8 @@ class XdistHooks:
         """Run id and secret for the worker: a remote one shares neither the controller's disk nor its run dir."""
         node.workerinput["forall_run_id"] = self.reporter.run_id
         node.workerinput["forall_secret"] = self.reporter.secret().hex()
+        node.workerinput["forall_carried"] = {nodeid: {k: row.get(k) for k in CARRIED_FIELDS}
+                                              for nodeid, row in self.reporter.carried.items()}
 
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """A worker died running ``crashitem``: record it as infra (resumable), unless its row already came."""
@@ -422,7 +541,7 @@ class XdistHooks:
         count = sum(1 for i in ids if is_forall(i))
         self.reporter.expected = max(self.reporter.expected or 0, count)
         if self.reporter.expected:
-            self.reporter.ensure_run_dir(self.reporter.expected)
+            self.reporter.ensure_run_dir(self.reporter.expected, sum(1 for i in ids if i in self.reporter.carried))
 
 
 def _forget_caught_interrupt() -> None:

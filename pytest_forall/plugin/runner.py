@@ -49,6 +49,18 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     result["worker"] = str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
     result = json.loads(json.dumps(result))  # builtin types only: it crosses execnet to the controller
     item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
+    conclude(item, task.task_id, result)
+
+
+def report_carried(item: pytest.Item, row: dict[str, Any]) -> None:
+    """An item a resumed run's earlier session finished: reported as recorded (JUnit, terminal, exit status),
+    not run again and not recorded again (``forall.carried`` says so)."""
+    item.user_properties.append(("forall.carried", "true"))
+    conclude(item, str(row.get("task_id") or item.name), {**row, "carried": True})
+
+
+def conclude(item: pytest.Item, task_id: str, result: dict[str, Any]) -> None:
+    """The item's JUnit properties and pytest outcome from its result row."""
     for name in JUNIT_FIELDS:
         item.user_properties.append((f"forall.{name}", junit_value(result.get(name))))
     item.stash[RESULT_KEY] = result
@@ -57,7 +69,7 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
         # the first line is what pytest's short summary shows: the whole reason on one line, without the task
         # id the node id already names (an 80-column summary then shows the reason, not "putnam_200...")
         detail = f"\n{reason}" if "\n" in reason.strip() else ""
-        raise ForallFailure(f"{shorten(reason, 2000)}{detail}\n(audit record: {audit.directory})")
+        raise ForallFailure(f"{shorten(reason, 2000)}{detail}\n(audit record: {result.get('audit_dir')})")
     if outcome in (INFRA, STATEMENT_FALSE, VACUOUS):
         pytest.skip(f"{outcome}: {reason}")
 

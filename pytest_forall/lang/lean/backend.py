@@ -492,6 +492,7 @@ class LeanProver:
             digest=sha256_bytes(path.read_bytes()),
             duration=proc.duration,
             timed_out=proc.timed_out,
+            accident="" if not klass else proc.accident,
             messages=messages,
             output=output,
             artifact=str(build.olean) if build.olean.is_file() else "",
@@ -805,7 +806,8 @@ class LeanProver:
         evidence = {"checker": name, "argv": argv, "returncode": proc.returncode, "output": output[-4000:],
                     "fresh": self.checker_fresh}
         if proc.timed_out:
-            return Layer("independent_check", None, f"not judged: {name} timed out after {timeout:.0f} s", evidence)
+            return Layer("independent_check", None, f"not judged: {name} timed out after {timeout:.0f} s",
+                         {**evidence, "accident": "timed out"})
         if proc.returncode == 0:
             return Layer("independent_check", True, "", evidence)
         if _KERNEL_VERDICT.search(output):

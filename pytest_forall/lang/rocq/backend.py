@@ -412,7 +412,7 @@ class RocqProver:
                 return CompileResult(ok=False, output=output, messages=[
                     {"severity": "error", "line": None, "data": f"the compiled source vanished: {exc}"}]), None
             return CompileResult(ok=ok, digest=digest, duration=result.duration, timed_out=result.timed_out,
-                                 messages=messages, output=output, sentences=sentences), compiled
+                                 accident="" if ok else result.accident, messages=messages, output=output, sentences=sentences), compiled
         finally:
             shutil.rmtree(run, ignore_errors=True)
 
@@ -606,7 +606,7 @@ class RocqProver:
                                     "returncode": result.returncode, "duration_s": round(result.duration, 3)}
         if result.timed_out:
             return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
-                         "budget and was killed", {**evidence, "budget_s": budget})
+                         "budget and was killed", {**evidence, "budget_s": budget, "accident": "timed out"})
         if result.returncode == 127:
             return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
                          infra=True)

@@ -1,0 +1,170 @@
+"""A run directory's owner and history: one live controller per run, and every session of it kept.
+
+Issue 19: a resume started while the first controller still ran re-ran a running item (two final rows for it),
+and every session overwrote ``run.json``. Now the controller of a session holds an exclusive ``flock`` on
+``<run>/.owner`` for its whole life (the kernel drops it when the process dies, however it dies) and writes its
+pid, host and start time into that file; a second controller that cannot take the lock is refused, naming them.
+``run.json`` keeps one entry per session (start, end, pid, host, selection, exit status) in ``sessions``; its
+top-level fields mirror the current session, which is what ``forall watch`` reads.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_forall.core.progress import RUN_FILE, write_json_atomic
+
+OWNER_FILE = ".owner"
+#: shared-locked by every xdist worker that runs an item: workers outlive a SIGKILLed controller for as long as
+#: their item runs, and a new controller must not run the same items beside them
+WORKERS_FILE = ".workers"
+RESULTS_FILE = "results.jsonl"
+#: run.json's top-level fields that mirror the current session (what readers before ``sessions`` used)
+MIRRORED = ("started_at", "finished_at", "selected", "host", "pid", "exitstatus")
+
+
+class RunBusy(Exception):
+    """The run is owned by a live controller; the message names its pid, host and start."""
+
+
+def is_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run (a session began there): its ``run.json`` or ``results.jsonl`` exists."""
+    return (run_dir / RUN_FILE).is_file() or (run_dir / RESULTS_FILE).is_file()
+
+
+def describe_owner(info: dict[str, Any]) -> str:
+    since = info.get("since")
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(since))) if isinstance(since, (int, float)) else "?"
+    return f"by a live controller: pid {info.get('pid', '?')} on host {info.get('host', '?')}, since {when}"
+
+
+class RunOwner:
+    """The exclusive lock on ``<run>/.owner``; held until :meth:`release` or the process ends."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> None:
+        """Take the lock or raise :class:`RunBusy`; OSError when the file cannot be made (the caller says where)."""
+        if self._fd is not None:
+            return
+        path = self.run_dir / OWNER_FILE
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                info = _read_info(fd)
+                os.close(fd)
+                raise RunBusy(describe_owner(info)) from None
+            try:  # a run moved aside (restart) between open and lock: the lock must be on the file at ``path``
+                mine, there = os.fstat(fd), os.stat(path)
+                if (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino):
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        if not _free(self.run_dir / WORKERS_FILE):
+            os.close(fd)
+            raise RunBusy(f"by worker processes of an earlier session, which hold {self.run_dir / WORKERS_FILE} (the "
+                          f"workers of a killed controller, still in their items; `fuser {WORKERS_FILE}` names them)")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor drops the flock
+            self._fd = None
+
+
+def _free(path: Path) -> bool:
+    """Whether no process holds a lock on ``path`` (taken exclusively for a moment, then let go)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+class WorkerHold:
+    """A worker's shared lock on ``<run>/.workers``, taken when it first runs an item, held until it exits."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+
+    def take(self, run_dir: Path) -> None:
+        if self._fd is None:
+            fd = os.open(run_dir / WORKERS_FILE, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _read_info(fd: int) -> dict[str, Any]:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def move_aside(run_dir: Path) -> Path:
+    """Rename ``run_dir`` to the first free ``<run id>.old-<n>`` beside it (nothing recorded is deleted)."""
+    number = 1
+    while (target := run_dir.with_name(f"{run_dir.name}.old-{number}")).exists():
+        number += 1
+    os.rename(run_dir, target)
+    return target
+
+
+class RunLog:
+    """``run.json`` of one run, appended to by each session: earlier sessions are read back and kept."""
+
+    def __init__(self, run_dir: Path, run_id: str) -> None:
+        self.path = run_dir / RUN_FILE
+        self.meta: dict[str, Any] = {"run_id": run_id, "sessions": []}
+
+    def begin(self, session: dict[str, Any]) -> None:
+        """Start this process's session after every one already recorded (a run.json from before sessions
+        were kept becomes the first session)."""
+        try:
+            earlier = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            earlier = None
+        if isinstance(earlier, dict):
+            sessions = earlier.get("sessions")
+            if not isinstance(sessions, list):
+                sessions = [{k: earlier.get(k) for k in MIRRORED}] if earlier.get("started_at") else []
+            self.meta = {**earlier, "run_id": self.meta["run_id"], "sessions": list(sessions)}
+        self.meta["sessions"].append({"started_at": time.time(), "finished_at": None, "exitstatus": None,
+                                      "pid": os.getpid(), "host": socket.gethostname(), **session})
+        self.update()
+
+    def update(self, **fields: Any) -> None:
+        """Set fields of the current session and write the file (atomically: a reader sees old or new)."""
+        current = self.meta["sessions"][-1]
+        current.update(fields)
+        self.meta.update({k: current.get(k) for k in MIRRORED})
+        write_json_atomic(self.path, self.meta)
