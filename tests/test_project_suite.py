@@ -15,6 +15,7 @@ import pytest
 from conftest import require_tool
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.project import (
+    NOT_ITEMS,
     ProjectRocqProver,
     is_sorry_proof,
     lean_decls,
@@ -27,6 +28,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROJECT = FIXTURES / "project_rocq"
 PROOFS = FIXTURES / "project_rocq_proofs"
 IDS = ["Demo__Base__double_zero", "Demo__Lemmas__double_twice", "Demo__More__double_step"]
+ALL_IDS = sorted([*IDS, "Demo__Base__double_S", "Demo__Lemmas__add_zero_r"])
 BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
 def results(pytester: pytest.Pytester, run_id: str) -> dict[str, dict]:
@@ -41,37 +43,44 @@ def project(tmp_path: Path) -> Path:
     return target
 
 
-def test_every_admitted_theorem_is_an_item_with_a_project_template(project: Path) -> None:
+def test_every_proof_is_an_item_with_its_own_file_as_template(project: Path) -> None:
+    """Library mode: every proof is an item (admitted ones marked); the template is the target's own file up to
+    its statement, the proof the hole, the blocks around it closed; the project's own proof is kept for replay."""
     tasks = {t.task_id: t for t in load_project(project, {})}
-    assert sorted(tasks) == IDS
+    assert sorted(tasks) == ALL_IDS
+    assert sorted(k for k, t in tasks.items() if t.meta["admitted"]) == IDS
+    assert all(t.meta["markers"] == (["admitted"] if t.meta["admitted"] else []) for t in tasks.values())
     twice = tasks["Demo__Lemmas__double_twice"]
     assert twice.prover == "rocq-project" and twice.track == "coq" and twice.candidate_name == f"{twice.task_id}.v"
     assert twice.theorem_name == "double_twice" and twice.meta["qualified_name"] == "Demo.Lemmas.double_twice"
     assert twice.meta["retrieval_exclude"] == ["Demo.Lemmas.double_twice"]
-    # the proven lemma before the target lives in the prefix module, not in the template
-    assert "add_zero_r" in twice.meta["prefix"] and "add_zero_r" not in twice.template
-    assert twice.template.startswith("From Demo Require Import Base.\nRequire Import Lia.\n"
-                                     "Require Import ForallPrefix.Prefix_Demo__Lemmas__double_twice.\n")
-    assert twice.template.endswith("Lemma double_twice : forall n, double n = 2 * n.\nProof.\nAdmitted.\n")
-    assert "intros n" not in twice.template  # the admitted attempt is not part of the problem
-    step = tasks["Demo__More__double_step"]
-    assert step.meta["unsupported"] == ""  # the Section before it is closed
+    text = (project / "theories" / "Lemmas.v").read_text()
+    head = text[:text.index("Lemma double_twice")]
+    assert twice.template == head + "Lemma double_twice : forall n, double n = 2 * n.\nProof.\nAdmitted.\n"
+    assert "intros n.\nAdmitted" not in twice.template and twice.meta["own_candidate"] == ""  # the admitted attempt is not kept
+    add = tasks["Demo__Lemmas__add_zero_r"]
+    assert add.meta["own_candidate"] == ("From Demo Require Import Base.\nRequire Import Lia.\n\n"
+                                         "Lemma add_zero_r : forall n, n + 0 = n.\nProof.\nintros n. lia. Qed.\n")  # opener kept
     assert all(not t.problem for t in tasks.values())
     assert read_coqproject(project).mappings == [("-Q", "theories", "Demo")]
 
 
-def test_theorems_inside_a_functor_are_infra_not_failures(tmp_path: Path) -> None:
-    """A functor's body cannot be reopened from outside: its theorems are items that say so, as infra."""
+def test_proofs_that_are_not_items_are_listed_with_the_reason(tmp_path: Path) -> None:
+    """A functor's body, a section `Let` with a proof, an obligation and an unnamed instance are not items: each
+    is listed once with why; a `Proof term.` and the admitted `Example` next to it both are."""
     (tmp_path / "_CoqProject").write_text("-R . Fun\nA.v\n")
-    (tmp_path / "A.v").write_text("Module Type T.\nParameter p : nat.\nEnd T.\nModule F (X : T).\n"
-                                  "Lemma l : X.p = X.p.\nProof. Admitted.\nEnd F.\n")
-    tasks = load_project(tmp_path, {})
-    assert [t.task_id for t in tasks] == ["Fun__A__F__l"]
-    assert "inside a functor" in tasks[0].meta["unsupported"]
-    require_tool("coqc")
-    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache")})
-    result = prover.check_template(tasks[0], tmp_path / "build", 60)
-    assert not result.ok and "inside a functor" in result.infra
+    (tmp_path / "A.v").write_text(
+        "Module Type T.\nParameter p : nat.\nEnd T.\nModule F (X : T).\nLemma l : X.p = X.p.\nProof. Admitted.\n"
+        "End F.\nSection S.\nLet k : nat.\nProof. exact 0. Qed.\nEnd S.\nClass C := { c : nat }.\n"
+        "Instance : C.\nProof. exact {| c := 0 |}. Defined.\nLemma byterm : 0 = 0.\nProof eq_refl.\n"
+        "Example ex : 1 = 1.\nAdmitted.\nDefinition d : nat.\nProof. exact 1. Defined.\n")
+    tasks = {t.task_id: t for t in load_project(tmp_path, {})}
+    assert sorted(tasks) == ["Fun__A__byterm", "Fun__A__d", "Fun__A__ex"]
+    assert tasks["Fun__A__ex"].meta["admitted"] and not tasks["Fun__A__byterm"].meta["admitted"]
+    assert tasks["Fun__A__byterm"].meta["own_candidate"].endswith("Proof.\nexact (eq_refl).\nQed.\n")
+    skipped = dict(NOT_ITEMS[str(tmp_path)])
+    assert "inside a functor" in skipped["Fun.A.F.l"] and "`Let`" in skipped["A.v:9 Let"]
+    assert any("no name" in reason for reason in skipped.values())
 
 
 def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path) -> None:
@@ -81,7 +90,7 @@ def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path
     shutil.copytree(project, target)
     pytester.makeini("[pytest]\n")
     run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
-                             "--forall-proofs", str(PROOFS), "--forall-run-id", "replay", "-v")
+                             "--forall-proofs", str(PROOFS), "--forall-run-id", "replay", "-v", "-m", "admitted")
     rows = results(pytester, "replay")
     assert {k: r["outcome"] for k, r in rows.items()} == dict.fromkeys(IDS, "strict"), run.stdout.str()[-3000:]
     assert all(r["independent"] is True and r["axioms"] == [] for r in rows.values())  # coqc + coqchk
@@ -140,18 +149,28 @@ def test_other_admitted_lemmas_are_rules_only_and_the_target_itself_is_refused(p
     cheat = step.template.replace("Theorem double_step", "Require Demo.More.\n\nTheorem double_step").replace(
         "Proof.\nAdmitted.", "Proof.\n  exact Demo.More.double_step.\nQed.")
     verdict = verify_candidate(step, prover, cheat.encode(), timeout=120)
-    assert verdict.verdict == "reject" and "Demo.More.double_step" in verdict.reason, verdict.reason
+    # (the candidate *is* Demo.More: the build's own More.vo is not on its load path)
+    assert verdict.verdict == "reject" and "logical path Demo.More" in verdict.reason, verdict.reason
 
 
 def test_collection_without_a_manifest_and_usage_errors(pytester: pytest.Pytester, project: Path) -> None:
     shutil.copytree(project, pytester.path / "proj")
+    more = pytester.path / "proj" / "theories" / "More.v"
+    more.write_text(more.read_text() + "\nGoal True.\nProof. exact I. Qed.\n")
     pytester.makepyfile(test_other="def test_x():\n    pass\n")
     pytester.makeini("[pytest]\n")
     run = pytester.runpytest(*BASE, "--forall-project", "proj", "--collect-only", "-q")
     assert sorted(line for line in run.outlines if "::" in line) == [
-        f"proj/project.forall.toml::{i}[coq]" for i in IDS]  # only the project, not test_other.py
+        f"proj/project.forall.toml::{i}[coq]" for i in ALL_IDS]  # only the project, not test_other.py
+    # what is not an item is listed once, with the reason
+    assert [line for line in run.outlines if "are not items" in line or "declares no name" in line] == [
+        f"forall project: 1 proof(s) of {pytester.path / 'proj'} are not items:",
+        "  theories/More.v:11 Goal: a `Goal` declares no name"]
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "-m", "admitted", "--collect-only", "-q")
+    assert sorted(line for line in run.outlines if "::" in line) == [
+        f"proj/project.forall.toml::{i}[coq]" for i in IDS]  # the admitted ones, by their marker
     run = pytester.runpytest(*BASE, "--forall-project", "proj", "test_other.py", "--collect-only", "-q")
-    assert len([line for line in run.outlines if "::" in line]) == 4  # explicit paths: the project is added
+    assert len([line for line in run.outlines if "::" in line]) == 6  # explicit paths: the project is added
     run = pytester.runpytest(*BASE, "--forall-project", "test_other.py", "--collect-only", "-q")
     assert run.ret == pytest.ExitCode.USAGE_ERROR
     assert "--forall-project test_other.py" in run.stderr.str() and "is not a directory" in run.stderr.str()

@@ -38,6 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "forall: a pytest-forall task item")
     config.addinivalue_line("markers", "coq: a task of the Rocq/Coq track")
     config.addinivalue_line("markers", "lean4: a task of the Lean 4 track")
+    config.addinivalue_line("markers", "admitted: a project item whose proof the project admits (--forall-project)")
     config.addinivalue_line("markers", "forall_budget(samples=None, rounds=None, compiles=None, review_rounds=None, "
                                        "wall=None, usd=None): per-item budget; overrides --forall-* options and ini")
     from pytest_forall.plugin import project

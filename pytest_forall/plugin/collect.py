@@ -84,6 +84,8 @@ class ForallSuite(pytest.File):
             item.stash[TASK_KEY] = task
             item.add_marker(pytest.mark.forall)
             item.add_marker(getattr(pytest.mark, task.track.replace("-", "_")))
+            for marker in task.meta.get("markers") or []:  # e.g. ``admitted`` (project suite)
+                item.add_marker(getattr(pytest.mark, str(marker)))
             budget = getattr(self, "manifest", {}).get("budget")
             item.stash[SUITE_BUDGET_KEY] = dict(budget) if isinstance(budget, dict) else {}
             yield item
