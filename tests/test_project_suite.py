@@ -226,3 +226,39 @@ def test_lean_project_items_and_infra_without_a_toolchain(pytester: pytest.Pytes
     assert {r["outcome"] for r in rows.values()} == {"infra"}
     assert all("Lean toolchain not found" in r["reason"] for r in rows.values())
     assert run.ret == 75
+
+
+def test_project_tool_faults_are_infra_with_the_reason(tmp_path: Path) -> None:
+    """`-arg`s go to coqc only (coqchk refuses `-w`); a project that does not build, an option coqc refuses and a
+    derived statement the project's build does not have are infra with the reason, never `failed`."""
+    require_tool("coqc")
+    root = tmp_path / "args"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Args\n-arg -w -arg -notation-overridden\nA.v\n")
+    (root / "A.v").write_text("Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\n")
+    task = load_project(root, {})[0]
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+    checker = next(layer for layer in verdict.layers if layer.name == "independent_check")
+    assert checker.ok and "-w" not in checker.evidence["argv"]
+
+    for name, coqproject, source, why in [
+            ("broken", "-R . Broken\nA.v\n", "Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\nFail Fail Check 0.\n"
+             "Lemma m : 0 = 1.\nProof. reflexivity. Qed.\n", "the project does not build here"),
+            ("option", "-R . Opt\n-arg -no-such-option\nA.v\n", "Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\n",
+             "the project does not build here")]:
+        root = tmp_path / name
+        root.mkdir()
+        (root / "_CoqProject").write_text(coqproject)
+        (root / "A.v").write_text(source)
+        task = load_project(root, {})[0]
+        verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+        assert verdict.verdict == "infra" and why in verdict.reason, (name, verdict.reason)
+
+    from pytest_forall.core.audit import derived_tasks
+
+    task = load_project(tmp_path / "args", {})[0]
+    refutation = derived_tasks(task)["false"]
+    result = prover.check_template(refutation, tmp_path / "b", 300)
+    assert not result.ok and "not in the project's build" in result.infra, result.infra

@@ -596,10 +596,14 @@ class ProjectRocqProver(RocqProver):
         where the text says it is; each failure is infra with its reason."""
         from pytest_forall.core.prover import CompileResult
 
+        target = str(task.meta.get("target_path", ""))
+        if target.rsplit(".", 1)[-1] != task.theorem_name:
+            return CompileResult(ok=False, infra=(
+                f"`{task.theorem_name}` is a statement derived from `{target}` (a statement audit), not in the "
+                "project's build: project mode judges the project's own statements only"))
         baseline, problem = self._baseline(task, timeout)
         if baseline is None:
             return CompileResult(ok=False, infra=problem)
-        target = str(task.meta["target_path"])
         if target not in baseline.targets:
             return CompileResult(ok=False, infra=(
                 f"Coq's build of {task.meta['coq_module']} has no constant `{target}` where the text has "
