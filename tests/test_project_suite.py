@@ -243,18 +243,25 @@ def test_project_tool_faults_are_infra_with_the_reason(tmp_path: Path) -> None:
     checker = next(layer for layer in verdict.layers if layer.name == "independent_check")
     assert checker.ok and "-w" not in checker.evidence["argv"]
 
-    for name, coqproject, source, why in [
-            ("broken", "-R . Broken\nA.v\n", "Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\nFail Fail Check 0.\n"
-             "Lemma m : 0 = 1.\nProof. reflexivity. Qed.\n", "the project does not build here"),
-            ("option", "-R . Opt\n-arg -no-such-option\nA.v\n", "Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\n",
-             "the project does not build here")]:
-        root = tmp_path / name
-        root.mkdir()
-        (root / "_CoqProject").write_text(coqproject)
-        (root / "A.v").write_text(source)
-        task = load_project(root, {})[0]
-        verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
-        assert verdict.verdict == "infra" and why in verdict.reason, (name, verdict.reason)
+    # a file that does not build: the lemma before the error is judged against the file up to it; the one after
+    # the error is infra (nothing was judged); so is every item when coqc refuses the project's options
+    root = tmp_path / "broken"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Broken\nA.v\n")
+    (root / "A.v").write_text("Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\nFail Check 0.\n"
+                              "Lemma m : 0 = 0.\nProof. reflexivity. Qed.\n")
+    before, after = load_project(root, {})
+    verdict = verify_candidate(before, prover, before.meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+    verdict = verify_candidate(after, prover, after.meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "infra" and "A.v does not build in the project" in verdict.reason, verdict.reason
+    root = tmp_path / "option"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Opt\n-arg -no-such-option\nA.v\n")
+    (root / "A.v").write_text("Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\n")
+    task = load_project(root, {})[0]
+    verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "infra" and "coqc refused the project's options" in verdict.reason, verdict.reason
 
     from pytest_forall.core.audit import derived_tasks
 

@@ -305,7 +305,7 @@ def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
     return next((f"inside {b.unsupported} `{b.name}`" for b in proof.blocks if b.unsupported), "")
 
 
-def rocq_tasks(project: CoqProject, cone_keys: dict[str, str], skipped: list[tuple[str, str]]) -> list[Task]:
+def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: list[tuple[str, str]]) -> list[Task]:
     """Every proof of the project an item: the template is the proof's own file up to its statement, its proof the
     hole, the blocks around it closed. Proofs that are not items go to ``skipped`` as (name, reason)."""
     from pytest_forall.lang.common import NotUnderstood
@@ -334,11 +334,12 @@ def rocq_tasks(project: CoqProject, cone_keys: dict[str, str], skipped: list[tup
                 skipped.append((qualified if proof.keyword in ITEM_HEADS and "no name" not in proof.skip
                                 else f"{where} {proof.keyword}", proof.skip))
                 continue
-            tasks.append(_rocq_task(project, rel, module, text, proof, cone_keys.get(rel, "")))
+            tasks.append(_rocq_task(project, rel, module, text, proof, cones.get(rel, {})))
     return tasks
 
 
-def _rocq_task(project: CoqProject, rel: str, module: str, text: str, proof: RocqProof, cone_key: str) -> Task:
+def _rocq_task(project: CoqProject, rel: str, module: str, text: str, proof: RocqProof,
+               cone: dict[str, Any]) -> Task:
     """The item of one proof: the file up to the statement, the proof's opener, ``Admitted.`` as the hole, and
     ``End`` for every block open there (the file after the proof is not part of the problem: nothing after it can
     change what the declarations before it are). ``own_candidate`` is the project's own proof in that template."""
@@ -358,7 +359,8 @@ def _rocq_task(project: CoqProject, rel: str, module: str, text: str, proof: Roc
     own = "" if admitted else head + proof.body + "\n" + closing
     meta = {"candidate_name": f"{task_id}.v", "project_root": str(project.root), "project_file": rel,
             "coq_module": module, "qualified_name": qualified, "target_path": ".".join(path),
-            "retrieval_exclude": [qualified], "cone_key": cone_key, "statement_offset": proof.start, "opener": opener,
+            "retrieval_exclude": [qualified], "cone_key": cone.get("key", ""), "deps_key": cone.get("deps_key", ""),
+            "deps": list(cone.get("deps", [])), "statement_offset": proof.start, "opener": opener,
             "keyword": proof.keyword, "admitted": admitted, "own_candidate": own,
             "file_digest": hashlib.sha256(text.encode("utf-8")).hexdigest(),
             "markers": ["admitted"] if admitted else [],
@@ -387,30 +389,37 @@ def rocq_build_key(project: CoqProject, version: str) -> str:
     return digest.hexdigest()[:24]
 
 
-def cone_keys(project: CoqProject, version: str) -> dict[str, str]:
-    """Per file, a digest of the toolchain, ``_CoqProject`` and the file's ``coqdep`` cone (itself and every
-    project file it transitively requires): an edit changes the key of the files that depend on it only. Without
-    ``coqdep`` every file's key is the whole project's."""
+def cone_keys(project: CoqProject, version: str) -> dict[str, dict[str, Any]]:
+    """Per file: ``key``, a digest of the toolchain, ``_CoqProject`` and the file's ``coqdep`` cone (itself and every
+    project file it transitively requires), so an edit changes the key of the files that depend on it only;
+    ``deps_key``, the same without the file itself (what its proofs rest on); ``deps``, the cone's other files.
+    Without ``coqdep`` every key is the whole project's and ``deps`` is every other file."""
     whole = rocq_build_key(project, version)
-    deps = coqdep_graph(project)
-    if deps is None:
-        return dict.fromkeys(project.files, whole)
+    graph = coqdep_graph(project)
+    if graph is None:
+        return {rel: {"key": whole, "deps_key": whole, "deps": [f for f in project.files if f != rel]}
+                for rel in project.files}
     contents = {rel: hashlib.sha256((project.root / rel).read_bytes()).hexdigest()
                 if (project.root / rel).is_file() else "<missing>" for rel in project.files}
     coqproject = project.root / "_CoqProject"
     head = f"forall-project-cone-1\0{version}\0".encode() + (coqproject.read_bytes() if coqproject.is_file() else b"")
+
+    def digest(members: set[str]) -> str:
+        found = hashlib.sha256(head)
+        for member in sorted(members):
+            found.update(f"\0{member}\0{contents.get(member, '<outside>')}".encode())
+        return found.hexdigest()[:24]
+
     keys = {}
     for rel in project.files:
-        cone, todo = set(), [rel]
+        cone: set[str] = set()
+        todo = [rel]
         while todo:
             current = todo.pop()
             if current not in cone:
                 cone.add(current)
-                todo += deps.get(current, [])
-        digest = hashlib.sha256(head)
-        for member in sorted(cone):
-            digest.update(f"\0{member}\0{contents.get(member, '<outside>')}".encode())
-        keys[rel] = digest.hexdigest()[:24]
+                todo += graph.get(current, [])
+        keys[rel] = {"key": digest(cone), "deps_key": digest(cone - {rel}), "deps": sorted(cone - {rel})}
     return keys
 
 
@@ -512,6 +521,7 @@ class ProjectRocqProver(RocqProver):
                 record = json.loads(done.read_text(encoding="utf-8"))
                 return "" if record["ok"] else str(record["reason"])
             shutil.rmtree(build, ignore_errors=True)
+            build.mkdir(parents=True)
             src = build / "src"
             src.mkdir(parents=True)
             for rel in project.files:
@@ -522,7 +532,7 @@ class ProjectRocqProver(RocqProver):
             lines += [f"-arg {arg}" for arg in project.args] + list(project.files)
             (src / "_CoqProject.forall").write_text("\n".join(lines) + "\n", encoding="utf-8")
             steps = [["coq_makefile", "-f", "_CoqProject.forall", "-o", "Makefile.forall"],
-                     ["make", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}", f"COQC={self.coqc}"]]
+                     ["make", "-k", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}", f"COQC={self.coqc}"]]
             reason, timed_out = "", False
             log = []
             started = time.monotonic()
@@ -532,6 +542,13 @@ class ProjectRocqProver(RocqProver):
                 if result.returncode != 0:
                     timed_out = result.timed_out or result.returncode < 0  # killed: no verdict on the project
                     tail = (result.stdout + result.stderr).strip()[-600:]
+                    if argv[0] == "make" and not timed_out:
+                        # some files do not build: each item of them is judged against its own template (the file up
+                        # to the target), and items of files resting on them are infra (see _baseline)
+                        missing = [rel for rel in project.files if not (src / rel).with_suffix(".vo").is_file()]
+                        (build / "missing.json").write_text(json.dumps({"files": missing, "log": tail}),
+                                                            encoding="utf-8")
+                        break
                     reason = (f"the project does not build here (`{' '.join(argv[:2])}` exited "
                               f"{result.returncode}{', timed out' if timed_out else ''}): {tail}")
                     break
@@ -575,6 +592,9 @@ class ProjectRocqProver(RocqProver):
         module = str(task.meta["coq_module"])
         judged = build / "judge"
         judged.mkdir(exist_ok=True)
+        rel = str(task.meta["project_file"])
+        if not (build / "src" / rel).with_suffix(".vo").is_file():
+            return self._template_baseline(task, project, build, timeout)
         stored = judged / f"{module}.{hashlib.sha256(str(self.plugin).encode()).hexdigest()[:12]}.dump"
         with FileLock(str(stored) + ".lock"):
             if stored.is_file():
@@ -586,13 +606,51 @@ class ProjectRocqProver(RocqProver):
                                              max(timeout, 300.0))
             if dump is None:
                 return None, f"the judge could not read the project's own build of {module}: {problem}"
-            lines = ["forall-judge stored", *(f"field {p} {e}" for p, e in dump.fields),
-                     *(f"functor {m}" for m in dump.opaque_modules)]
-            for target in sorted(dump.targets):
-                lines += [f"target {target}", *(f"assumption {target} {a}" for a in dump.assumptions.get(target, ()))]
-            lines += [f"missing-target {m}" for m in sorted(dump.missing)] + ["end stored"]
-            stored.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            stored.write_text(_stored_dump(dump), encoding="utf-8")
             return dump, ""
+
+    def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float) -> tuple[Any, str]:
+        """The baseline of an item whose file does not build in the project: the item's template (the file up to
+        the target, the target admitted) compiled as that file and dumped; infra when a file it rests on, or the
+        file before the target, does not build."""
+        from pytest_forall.lang.rocq.judge import parse_file_dump
+
+        log = ""
+        try:
+            log = json.loads((build / "missing.json").read_text(encoding="utf-8"))["log"]
+        except (OSError, ValueError, KeyError):
+            pass
+        src = build / "src"
+        for dep in task.meta.get("deps") or []:
+            if not (src / dep).with_suffix(".vo").is_file():
+                return None, f"{dep}, which {task.meta['project_file']} requires, does not build in the project: {log}"
+        module = str(task.meta["coq_module"])
+        target = str(task.meta["target_path"])
+        items = build / "judge" / "items"
+        items.mkdir(parents=True, exist_ok=True)
+        stored = items / f"{task.task_id}.{hashlib.sha256(task.template.encode()).hexdigest()[:16]}.dump"
+        with FileLock(str(stored) + ".lock"):
+            if stored.is_file():
+                parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
+                if not isinstance(parsed, str):
+                    return parsed, ""
+            work = Path(tempfile.mkdtemp(prefix="template-", dir=items))
+            try:
+                tree = work / "tree"
+                compiled = self._compile_in_tree(project, build, tree, task.template.encode(), timeout, False,
+                                                 str(task.meta["project_file"]))
+                if not compiled.ok:
+                    reason = compiled.infra or compiled.first_error
+                    return None, (f"{task.meta['project_file']} does not build in the project, and neither does the "
+                                  f"file up to `{task.theorem_name}` with it admitted: {reason.strip()[:600]}")
+                dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, [target],
+                                                 timeout, fresh=False)
+                if dump is None:
+                    return None, f"the judge could not read the project's file up to `{task.theorem_name}`: {problem}"
+                stored.write_text(_stored_dump(dump), encoding="utf-8")
+                return dump, ""
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
 
     # -- Prover protocol ----------------------------------------------------------------------------------
 
@@ -631,8 +689,16 @@ class ProjectRocqProver(RocqProver):
             return CompileResult(ok=True, digest=sha256_bytes(data), output="the project's own proof: compiled by "
                                  "the project's build", artifact=str((build / "src" / rel).with_suffix(".vo")))
         self._own.pop(str(workspace), None)
-        tree = workspace / "tree"
+        return self._compile_in_tree(project, build, workspace / "tree", data, timeout, True, rel)
+
+    def _compile_in_tree(self, project: CoqProject, build: Path, tree: Path, data: bytes, timeout: float,
+                         report_sentences: bool, rel: str = "") -> Any:
+        """``coqc`` on ``data`` as the project file ``rel`` in ``tree``: links to every other compiled file of the
+        build (so the file is compiled under its own logical name, with the project's mapping and ``-arg``s)."""
+        from pytest_forall.core.prover import CompileResult
+
         shutil.rmtree(tree, ignore_errors=True)
+        tree.mkdir(parents=True)
         src = build / "src"
         for other in project.files:
             compiled = (src / other).with_suffix(".vo")
@@ -643,7 +709,8 @@ class ProjectRocqProver(RocqProver):
         source = tree / rel
         source.parent.mkdir(parents=True, exist_ok=True)
         source.write_bytes(data)
-        argv = [self.coqc, "-q", "-time", *self._load(project, tree, True, tree), str(source.relative_to(tree))]
+        argv = [self.coqc, "-q", *(["-time"] if report_sentences else []), *self._load(project, tree, True, tree),
+                str(source.relative_to(tree))]
         result = self.runner(argv, cwd=tree, timeout=timeout, mem_mb=self.mem_mb, env=clean_env())
         sentences = [(int(m["a"]), int(m["b"]), m["text"]) for m in _TIME_LINE.finditer(result.stdout)]
         output = (_TIME_LINE.sub("", result.stdout) + result.stderr).strip()
@@ -679,6 +746,8 @@ class ProjectRocqProver(RocqProver):
         try:
             built = (build / "src" / str(task.meta["project_file"])).read_bytes()
         except OSError:
+            return False
+        if not (build / "src" / str(task.meta["project_file"])).with_suffix(".vo").is_file():
             return False
         return hashlib.sha256(built).hexdigest() == task.meta.get("file_digest")
 
@@ -856,6 +925,15 @@ class ProjectRocqProver(RocqProver):
             return "", 0, problem
         self._tactic_load[str(workspace)] = self._load(project, build / "src", True)
         return super().try_tactics(task, workspace, tactics, timeout, prelude)
+
+
+def _stored_dump(dump: Any) -> str:
+    """A file dump written back in the plugin's format under the fixed nonce ``stored`` (the build's cache)."""
+    lines = ["forall-judge stored", *(f"field {p} {e}" for p, e in dump.fields),
+             *(f"functor {m}" for m in dump.opaque_modules)]
+    for target in sorted(dump.targets):
+        lines += [f"target {target}", *(f"assumption {target} {a}" for a in dump.assumptions.get(target, ()))]
+    return "\n".join([*lines, *(f"missing-target {m}" for m in sorted(dump.missing)), "end stored"]) + "\n"
 
 
 #: The statement clause of project mode (what an accepted project item is guaranteed).
