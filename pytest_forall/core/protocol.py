@@ -667,8 +667,12 @@ class ItemRun:
         if prover is None:
             return {"environment": "", "verifier": "", "uncacheable": ""}
         env, why = describe_environment(self.ctx.task, prover)
+        # a backend that can name what the statement and its context are, as the prover itself has them (project
+        # mode: kernel digests), lets the gate say which of them changed (core/gating.py)
+        kernel = getattr(prover, "change_fields", None)
+        extra = {k: str(v) for k, v in kernel(self.ctx.task).items()} if callable(kernel) else {}
         return {"environment": environment_digest(env), "verifier": verifier_version(prover)[:16],
-                "uncacheable": why}
+                "uncacheable": why, **extra}
 
     def _infra_turn(self, stop: str, reason: str) -> dict[str, Any]:
         """End the item as infra after an actor turn that was not the attempt's: the round is not counted,

@@ -738,6 +738,34 @@ class ProjectRocqProver(RocqProver):
                              messages=messages, output=output, sentences=sentences,
                              artifact=str(vo) if ok else "")
 
+    def change_fields(self, task: Task) -> dict[str, str]:
+        """Kernel digests for the gate (core/gating.py): ``kernel_statement``, the target's type in the project's
+        build; ``kernel_context``, the file's declarations before it and the files it rests on. {} when the build
+        has no answer (the row then falls back to the template's digest)."""
+        from pytest_forall.lang.rocq.judge import statement_key
+
+        if "target_path" not in task.meta or self.plugin is None:
+            return {}
+        try:
+            baseline, _ = self._baseline(task, 600.0)
+        except OSError:
+            return {}
+        if baseline is None:
+            return {}
+        target = str(task.meta["target_path"])
+        before = []
+        entry = ""
+        for path, found in baseline.fields:
+            if path == target:
+                entry = found
+                break
+            before.append(f"{path} {found}")
+        if not entry:
+            return {}
+        context = hashlib.sha256("\n".join([str(task.meta.get("deps_key", "")), *before]).encode()).hexdigest()
+        return {"kernel_statement": hashlib.sha256(" : ".join(statement_key(entry)).encode()).hexdigest()[:24],
+                "kernel_context": context[:24]}
+
     def _is_own(self, task: Task, data: bytes, build: Path) -> bool:
         """``data`` is the project's own proof of the target and the build compiled the very file it came from."""
         own = str(task.meta.get("own_candidate") or "")

@@ -361,7 +361,7 @@ def run_file_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, lo
                 leftover.unlink(missing_ok=True)
 
 
-def _header_and_type(entry: str) -> tuple[str, str]:
+def statement_key(entry: str) -> tuple[str, str]:
     """(kind-free header, type) of a constant's serialisation ``const <kn> <kind> <flags> <univs> : <type>[ := b]``;
     the kind (axiom/opaque/def) and the body are the proof's business, not the statement's."""
     head, _, rest = entry.partition(" : ")
@@ -402,9 +402,9 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     statement = ""
     if not cand_target or target not in candidate.targets:
         statement = f"the candidate's file declares no `{target}` where the project's does"
-    elif _header_and_type(cand_target) != _header_and_type(base_target):
+    elif statement_key(cand_target) != statement_key(base_target):
         statement = (f"the type of `{target}` differs from the project's as a kernel term "
-                     f"({_diff(_header_and_type(base_target)[1], _header_and_type(cand_target)[1])})")
+                     f"({_diff(statement_key(base_target)[1], statement_key(cand_target)[1])})")
     else:
         have = set(cand_before)
         changed = [path for path, entry in base_before if (path, entry) not in have]
