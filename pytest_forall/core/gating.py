@@ -106,7 +106,9 @@ def cause(before: dict[str, Any] | None, now: dict[str, Any]) -> str:
         # the prover named the statement and what it rests on (project mode): its words, not the template's text
         fields = (("kernel_statement", "statement changed"),
                   ("kernel_context", "a definition it depends on changed"),
-                  ("candidate_digest", "proof changed"), ("environment", "environment changed"),
+                  ("kernel_lemmas", "a lemma before it changed"),
+                  ("proof_digest" if before.get("proof_digest") else "candidate_digest", "proof changed"),
+                  ("environment", "environment changed"),
                   ("verifier", "verifier changed"))
     for field, what in fields:
         old, new = before.get(field), now.get(field)

@@ -483,6 +483,8 @@ class ProjectRocqProver(RocqProver):
         self._tactic_load: dict[str, list[str]] = {}
         #: verification directories whose candidate is the project's own proof (digest), judged from the build
         self._own: dict[str, str] = {}
+        #: per item, the digest of the last compiled candidate after the project's own text (the proof, helpers)
+        self._proofs: dict[str, str] = {}
 
     # -- the baseline build -------------------------------------------------------------------------------
 
@@ -682,6 +684,10 @@ class ProjectRocqProver(RocqProver):
             return CompileResult(ok=False, infra=problem)
         data = candidate.read_bytes()
         rel = str(task.meta["project_file"])
+        # what the gate calls the proof: the candidate after the project's text and the target's statement
+        after = data.decode("utf-8", "replace")[int(task.meta.get("statement_offset", 0)):]
+        after = after.split(task.statement, 1)[-1]
+        self._proofs[task.task_id] = sha256_bytes(after.encode("utf-8"))[:24]
         if self._is_own(task, data, build):
             # the project's own proof, as the project's build compiled it: judged from the build's .vo (one judge
             # session and one coqchk per file, not one compile per lemma)
@@ -753,18 +759,22 @@ class ProjectRocqProver(RocqProver):
         if baseline is None:
             return {}
         target = str(task.meta["target_path"])
-        before = []
+        definitions, lemmas = [str(task.meta.get("deps_key", ""))], []
         entry = ""
         for path, found in baseline.fields:
             if path == target:
                 entry = found
                 break
-            before.append(f"{path} {found}")
+            (lemmas if found.split(" ")[2:3] == ["opaque"] else definitions).append(f"{path} {found}")
         if not entry:
             return {}
-        context = hashlib.sha256("\n".join([str(task.meta.get("deps_key", "")), *before]).encode()).hexdigest()
-        return {"kernel_statement": hashlib.sha256(" : ".join(statement_key(entry)).encode()).hexdigest()[:24],
-                "kernel_context": context[:24]}
+
+        def digest(lines: list[str]) -> str:
+            return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
+
+        fields = {"kernel_statement": digest([" : ".join(statement_key(entry))]),
+                  "kernel_context": digest(definitions), "kernel_lemmas": digest(lemmas)}
+        return {**fields, "proof_digest": self._proofs[task.task_id]} if task.task_id in self._proofs else fields
 
     def _is_own(self, task: Task, data: bytes, build: Path) -> bool:
         """``data`` is the project's own proof of the target and the build compiled the very file it came from."""
