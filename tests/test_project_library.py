@@ -10,11 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_project_blocks import kernel_statement
 
 from conftest import require_path, require_tool
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.project import ProjectRocqProver, load_project
-from test_project_blocks import kernel_statement
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SCOPES = FIXTURES / "project_rocq_scopes"

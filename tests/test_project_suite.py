@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
+from pytest_forall.core.model import Task
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.project import (
     NOT_ITEMS,
@@ -269,3 +270,36 @@ def test_project_tool_faults_are_infra_with_the_reason(tmp_path: Path) -> None:
     refutation = derived_tasks(task)["false"]
     result = prover.check_template(refutation, tmp_path / "b", 300)
     assert not result.ok and "not in the project's build" in result.infra, result.infra
+
+
+def test_an_edit_rebuilds_its_cone_only_and_never_keeps_a_stale_file(project: Path, tmp_path: Path) -> None:
+    """The build after an edit starts from the last one: a leaf file is compiled again alone; an edit that breaks
+    a file its dependents rest on leaves no stale compiled file behind (they are infra, not judged on old code)."""
+    require_tool("coqc")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+
+    def build() -> tuple[Path, dict[str, Task]]:
+        tasks = {t.task_id: t for t in load_project(project, {})}
+        _, where, problem = prover._build(tasks["Demo__More__double_step"], 300)
+        assert not problem, problem
+        return where, tasks
+
+    first, _ = build()
+    more = project / "theories" / "More.v"
+    more.write_text(more.read_text() + "\nLemma extra : 0 = 0.\nProof. reflexivity. Qed.\n")
+    second, tasks = build()
+    assert second != first and json.loads((second / "built.json").read_text())["incremental"]
+    log = (second / "build.log").read_text()
+    assert "COQC theories/More.v" in log and "COQC theories/Base.v" not in log and "COQC theories/Lemmas.v" not in log
+    verdict = verify_candidate(tasks["Demo__More__extra"], prover,
+                               tasks["Demo__More__extra"].meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+
+    base = project / "theories" / "Base.v"
+    base.write_text(base.read_text().replace("Definition double (n : nat) : nat := n + n.",
+                                             "Definition double (n : nat) : nat := undefined_name."))
+    third, tasks = build()
+    assert not (third / "src" / "theories" / "Base.vo").exists() and not (third / "src" / "theories" / "More.vo").exists()
+    verdict = verify_candidate(tasks["Demo__More__extra"], prover,
+                               tasks["Demo__More__extra"].meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "infra" and "does not build in the project" in verdict.reason, verdict.reason

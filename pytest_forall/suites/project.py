@@ -523,13 +523,36 @@ class ProjectRocqProver(RocqProver):
                 record = json.loads(done.read_text(encoding="utf-8"))
                 return "" if record["ok"] else str(record["reason"])
             shutil.rmtree(build, ignore_errors=True)
-            build.mkdir(parents=True)
             src = build / "src"
-            src.mkdir(parents=True)
+            previous = self._previous_build(project)
+            if previous is not None:  # copies keep their mtimes: make rebuilds what changed and what rests on it
+                shutil.copytree(previous / "src", src, symlinks=True)
+                wanted = {os.path.normpath(rel) for rel in project.files}
+                for stale in src.rglob("*.v"):
+                    if os.path.normpath(stale.relative_to(src).as_posix()) not in wanted:
+                        stale.unlink()
+                        stale.with_suffix(".vo").unlink(missing_ok=True)
+            src.mkdir(parents=True, exist_ok=True)
+            changed = set()
             for rel in project.files:
                 target = src / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(project.root / rel, target)
+                data = (project.root / rel).read_bytes()
+                if not target.is_file() or target.read_bytes() != data:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+                    changed.add(rel)
+            if previous is not None and changed:
+                # what a changed file reaches is compiled again or is missing: never a stale .vo from the old build
+                graph = coqdep_graph(project) or {}
+                stale = set(changed) if graph else set(project.files)
+                while True:
+                    more = {rel for rel, deps in graph.items() if rel not in stale and stale.intersection(deps)}
+                    if not more:
+                        break
+                    stale |= more
+                for rel in stale:
+                    for suffix in (".vo", ".vos", ".vok", ".glob"):
+                        (src / rel).with_suffix(suffix).unlink(missing_ok=True)
             lines = [f"{flag} {directory} {logical}" for flag, directory, logical in project.mappings]
             lines += [f"-arg {arg}" for arg in project.args] + list(project.files)
             (src / "_CoqProject.forall").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -556,9 +579,30 @@ class ProjectRocqProver(RocqProver):
                     break
             (build / "build.log").write_text("\n".join(log), encoding="utf-8")
             if not timed_out:  # a slow machine is not a verdict on the project: retry next time
-                done.write_text(json.dumps({"ok": not reason, "reason": reason,
+                done.write_text(json.dumps({"ok": not reason, "reason": reason, "root": str(project.root),
+                                            "incremental": previous is not None,
                                             "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
             return reason
+
+    def _per_vo(self, vo: Path, module: str, suffix: str) -> Path:
+        """Where a record about one compiled file is kept: by the file's digest and the judge plugin's build."""
+        digest = hashlib.sha256(vo.read_bytes() + b"\0" + str(self.plugin).encode()).hexdigest()[:24]
+        records = self.builds / "by-vo"
+        records.mkdir(exist_ok=True)
+        return records / f"{module}.{digest}.{suffix}"
+
+    def _previous_build(self, project: CoqProject) -> Path | None:
+        """The newest finished build of the same project (its sources and compiled files are the starting point
+        of an incremental build), or None."""
+        found: list[tuple[float, Path]] = []
+        for done in self.builds.glob("*/built.json"):
+            try:
+                record = json.loads(done.read_text(encoding="utf-8"))
+                if record.get("ok") and record.get("root") == str(project.root) and (done.parent / "src").is_dir():
+                    found.append((done.stat().st_mtime, done.parent))
+            except (OSError, ValueError):
+                continue
+        return max(found)[1] if found else None
 
     def _load(self, project: CoqProject, base: Path, with_args: bool, cwd: Path | None = None) -> list[str]:
         """``-Q``/``-R`` of the project onto ``base`` (and its ``-arg``s for coqc; coqchk does not take them);
@@ -595,9 +639,12 @@ class ProjectRocqProver(RocqProver):
         judged = build / "judge"
         judged.mkdir(exist_ok=True)
         rel = str(task.meta["project_file"])
-        if not (build / "src" / rel).with_suffix(".vo").is_file():
+        vo = (build / "src" / rel).with_suffix(".vo")
+        if not vo.is_file():
             return self._template_baseline(task, project, build, timeout)
-        stored = judged / f"{module}.{hashlib.sha256(str(self.plugin).encode()).hexdigest()[:12]}.dump"
+        # keyed by the compiled file itself (its bytes name its dependencies' digests too): an unchanged file of an
+        # edited project is not dumped again
+        stored = self._per_vo(vo, module, "dump")
         with FileLock(str(stored) + ".lock"):
             if stored.is_file():
                 parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
@@ -865,8 +912,8 @@ class ProjectRocqProver(RocqProver):
         if problem:
             return Layer("independent_check", False, problem, infra=True)
         module = str(task.meta["coq_module"])
-        stored = build / "judge" / f"{module}.coqchk.json"
-        stored.parent.mkdir(exist_ok=True)
+        vo = (build / "src" / str(task.meta["project_file"])).with_suffix(".vo")
+        stored = self._per_vo(vo, module, "coqchk.json")
         with FileLock(str(stored) + ".lock"):
             if stored.is_file():
                 record = json.loads(stored.read_text(encoding="utf-8"))
