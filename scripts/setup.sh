@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 
 apt_packages=(coq libcoq-stdlib libcoq-mathcomp libcoq-coquelicot libcoq-mathcomp-analysis libcoq-mathcomp-real-closed
-  libcoq-mathcomp-zify libcoq-mathcomp-algebra-tactics libcoq-hammer bubblewrap chromium
+  libcoq-mathcomp-zify libcoq-mathcomp-algebra-tactics libcoq-hammer libcoq-equations bubblewrap chromium
   libcoq-core-ocaml-dev ocaml-findlib)  # the last two build the kernel judge plugin (lang/rocq/forall_judge.mlg)
 missing=()
 for pkg in "${apt_packages[@]}"; do

@@ -39,7 +39,8 @@ OPTIONS = (
     Option("frontend", "Who writes proofs: portfolio, replay, claude-code, codex, opencode, or a plugin's",
            "portfolio"),
     Option("reviewer", "Reviewer frontend (default: the actor's, for coding agents; none for offline ones)"),
-    Option("proofs", "Directory of stored proofs <task id>.v/.lean (replay reads it)"),
+    Option("proofs", "Directory of stored proofs <task id>.v/.lean (replay reads it; without it a Rocq project "
+                     "item replays the project's own proof)"),
     Option("model", "Model name passed to the agent frontend"),
     Option("effort", "Reasoning effort passed to the agent frontend"),
     Option("max_retries", "Retries of a failed provider request inside an agent CLI (default: the CLI's own)"),
@@ -68,7 +69,7 @@ OPTIONS = (
            "none", ("none", "regressions")),
     Option("shard", "Run only shard K/N of the items (stable: by a hash of the task id)"),
     Option("lean_project", "Lake project used to compile Lean candidates (default: lean_env/putnam)"),
-    Option("project", "Any Lake or Rocq project: each sorry/Admitted theorem becomes an item"),
+    Option("project", "Any Lake or Rocq project: each sorry theorem (Lean) / every proof (Rocq) becomes an item"),
     Option("subset", "Named task subset of a suite (VeriSoftBench: aristotle)"),
     Option("verisoftbench_root", "VeriSoftBench data: the dataset JSONL and the task repositories"),
     Option("lean_eval_root", "Lean Eval checkout (generated/<id>/ workspaces)"),

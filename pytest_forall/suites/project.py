@@ -823,6 +823,18 @@ class ProjectRocqProver(RocqProver):
                   "kernel_context": digest(definitions), "kernel_lemmas": digest(lemmas)}
         return {**fields, "proof_digest": self._proofs[task.task_id]} if task.task_id in self._proofs else fields
 
+    def _installed_roots(self) -> tuple[str, ...]:
+        """Logical roots of the installed libraries (the backend's list and every ``user-contrib`` directory): an
+        axiom of theirs is within the rules, not strict."""
+        from pytest_forall.lang.rocq.backend import coq_library_dirs
+
+        found = list(INSTALLED_ROOTS)
+        for base in coq_library_dirs(self.coqc)[:1]:
+            contrib = base / "user-contrib"
+            if contrib.is_dir():
+                found += [f"{d.name}." for d in sorted(contrib.iterdir()) if d.is_dir()]
+        return tuple(dict.fromkeys(found))
+
     def _is_own(self, task: Task, data: bytes, build: Path) -> bool:
         """``data`` is the project's own proof of the target and the build compiled the very file it came from."""
         own = str(task.meta.get("own_candidate") or "")
@@ -853,8 +865,8 @@ class ProjectRocqProver(RocqProver):
             baseline, problem = self._baseline(task, timeout)
             if baseline is None:
                 return None, problem, True
-            return judge_project_file(baseline, baseline, module, target, roots, STRICT_AXIOMS, INSTALLED_ROOTS), "", \
-                False
+            return judge_project_file(baseline, baseline, module, target, roots, STRICT_AXIOMS,
+                                      self._installed_roots()), "", False
         vo = (workspace / "tree" / rel).with_suffix(".vo")
         if not vo.is_file():
             return None, "the candidate has no compiled .vo", False
@@ -869,7 +881,7 @@ class ProjectRocqProver(RocqProver):
                                          fresh=False)
         if dump is None:
             return None, f"the judge could not read the compiled candidate: {problem}", True
-        judgement = judge_project_file(baseline, dump, module, target, roots, STRICT_AXIOMS, INSTALLED_ROOTS)
+        judgement = judge_project_file(baseline, dump, module, target, roots, STRICT_AXIOMS, self._installed_roots())
         self._judged_project[key] = (judgement, "", False)
         return self._judged_project[key]
 
