@@ -544,13 +544,13 @@ class ProjectRocqProver(RocqProver):
             if previous is not None and changed:
                 # what a changed file reaches is compiled again or is missing: never a stale .vo from the old build
                 graph = coqdep_graph(project) or {}
-                stale = set(changed) if graph else set(project.files)
+                reached: set[str] = set(changed) if graph else set(project.files)
                 while True:
-                    more = {rel for rel, deps in graph.items() if rel not in stale and stale.intersection(deps)}
+                    more = {rel for rel, deps in graph.items() if rel not in reached and reached.intersection(deps)}
                     if not more:
                         break
-                    stale |= more
-                for rel in stale:
+                    reached |= more
+                for rel in reached:
                     for suffix in (".vo", ".vos", ".vok", ".glob"):
                         (src / rel).with_suffix(suffix).unlink(missing_ok=True)
             lines = [f"{flag} {directory} {logical}" for flag, directory, logical in project.mappings]
@@ -806,7 +806,8 @@ class ProjectRocqProver(RocqProver):
         if baseline is None:
             return {}
         target = str(task.meta["target_path"])
-        definitions, lemmas = [str(task.meta.get("deps_key", ""))], []
+        definitions: list[str] = [str(task.meta.get("deps_key", ""))]
+        lemmas: list[str] = []
         entry = ""
         for path, found in baseline.fields:
             if path == target:
@@ -982,8 +983,8 @@ class ProjectRocqProver(RocqProver):
         opener = str(task.meta.get("opener") or "Proof.")
         if opener != "Proof.":  # the screen knows one opener; the kernel judge compares what the opener decides
             template = template.replace(f"{opener}\nAdmitted.", "Proof.\nAdmitted.", 1)
-            at = candidate.find(task.statement)
-            after = at + len(task.statement) if at >= 0 else -1
+            found = candidate.find(task.statement)
+            after = found + len(task.statement) if found >= 0 else -1
             if after >= 0 and candidate[after:].lstrip().startswith(opener):
                 start = after + len(candidate[after:]) - len(candidate[after:].lstrip())
                 candidate = candidate[:start] + "Proof." + candidate[start + len(opener):]

@@ -414,7 +414,9 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     own_axioms = {_entry_name(entry) for _, entry in base_before if _entry_kind(entry) == "axiom"}
     file_prefix = module + "."
     module_names = {_entry_name(entry) for _, entry in candidate.fields}
-    axioms, strict_bad, rules_bad = [], [], []
+    axioms: list[str] = []
+    strict_bad: list[str] = []
+    rules_bad: list[str] = []
     for line in candidate.assumptions.get(target, ()):
         kind, _, name = line.partition(" ")
         axioms.append(name if kind == "axiom" else line)
