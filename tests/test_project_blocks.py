@@ -3,6 +3,7 @@ build (the item's context is the project itself, issue 18), the portfolio with t
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -119,3 +120,16 @@ def test_a_statement_over_a_section_definition_is_a_real_item(tmp_path: Path) ->
     verdict = verify_candidate(task, prover, prover.candidate_with_proof(task, "reflexivity.\nQed.").encode(),
                                timeout=300)
     assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+
+
+def test_the_portfolio_proves_project_items_with_its_requires_where_helpers_go(pytester: pytest.Pytester) -> None:
+    """The portfolio's `Require` prelude goes right before the statement (never before the project's text), inside
+    the item's section or module; its proofs are strict."""
+    require_tool("coqc")
+    shutil.copytree(BLOCKS, pytester.path / "proj")
+    pytester.makeini("[pytest]\n")
+    run = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--forall-project=proj",
+                             "--forall-frontend=portfolio", "--forall-run-id=p", "-k", "sq_0 or n_le_m")
+    rows = [json.loads(line) for line in (pytester.path / "reports" / "p" / "results.jsonl").read_text().splitlines()]
+    assert {r["task_id"]: r["outcome"] for r in rows} == {"Sec__Blocks__Geometry__sq_0": "strict",
+                                                         "Sec__Blocks__n_le_m": "strict"}, run.stdout.str()[-2000:]

@@ -956,6 +956,13 @@ class ProjectRocqProver(RocqProver):
             return Layer("independent_check", False, "coqchk printed no context summary", evidence)
         return Layer("independent_check", True, "", {**evidence, "guarantee": CHECKER_CLAUSE})
 
+    def candidate_with_prelude(self, task: Task, prelude: str, proof: str) -> str:
+        """The candidate with ``prelude`` (the portfolio's ``Require``s) where helpers go: right before the target's
+        statement, never before the project's own text."""
+        cut = int(task.meta.get("statement_offset", 0))
+        text = self.candidate_with_proof(task, proof)
+        return text[:cut] + prelude + text[cut:]
+
     def static_layers(self, task: Task, text: str) -> list[Layer]:
         """The text screen (defence in depth; the kernel judge decides): the file before the target's statement is
         the project's, byte for byte; from there the usual screen of one theorem (helpers before the statement,
