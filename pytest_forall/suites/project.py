@@ -485,6 +485,7 @@ class ProjectRocqProver(RocqProver):
         self._own: dict[str, str] = {}
         #: per item, the digest of the last compiled candidate after the project's own text (the proof, helpers)
         self._proofs: dict[str, str] = {}
+        self._vo_digests: dict[tuple[str, int, int], str] = {}
 
     # -- the baseline build -------------------------------------------------------------------------------
 
@@ -586,7 +587,11 @@ class ProjectRocqProver(RocqProver):
 
     def _per_vo(self, vo: Path, module: str, suffix: str) -> Path:
         """Where a record about one compiled file is kept: by the file's digest and the judge plugin's build."""
-        digest = hashlib.sha256(vo.read_bytes() + b"\0" + str(self.plugin).encode()).hexdigest()[:24]
+        info = vo.stat()
+        known = (str(vo), info.st_mtime_ns, info.st_size)
+        if known not in self._vo_digests:
+            self._vo_digests[known] = hashlib.sha256(vo.read_bytes() + b"\0" + str(self.plugin).encode()).hexdigest()
+        digest = self._vo_digests[known][:24]
         records = self.builds / "by-vo"
         records.mkdir(exist_ok=True)
         return records / f"{module}.{digest}.{suffix}"
