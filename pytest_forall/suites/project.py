@@ -486,6 +486,7 @@ class ProjectRocqProver(RocqProver):
         #: per item, the digest of the last compiled candidate after the project's own text (the proof, helpers)
         self._proofs: dict[str, str] = {}
         self._vo_digests: dict[tuple[str, int, int], str] = {}
+        self._dumps: dict[str, Any] = {}
 
     # -- the baseline build -------------------------------------------------------------------------------
 
@@ -650,10 +651,13 @@ class ProjectRocqProver(RocqProver):
         # keyed by the compiled file itself (its bytes name its dependencies' digests too): an unchanged file of an
         # edited project is not dumped again
         stored = self._per_vo(vo, module, "dump")
+        if str(stored) in self._dumps:  # content-addressed: the same record for the life of the process
+            return self._dumps[str(stored)], ""
         with FileLock(str(stored) + ".lock"):
             if stored.is_file():
                 parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
                 if not isinstance(parsed, str):
+                    self._dumps[str(stored)] = parsed
                     return parsed, ""
             targets = [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, str(task.meta["project_file"]))]
             dump, problem = self._judge_file(self._load(project, build / "src", True), judged, module, targets,
@@ -661,6 +665,7 @@ class ProjectRocqProver(RocqProver):
             if dump is None:
                 return None, f"the judge could not read the project's own build of {module}: {problem}"
             stored.write_text(_stored_dump(dump), encoding="utf-8")
+            self._dumps[str(stored)] = dump
             return dump, ""
 
     def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float) -> tuple[Any, str]:
