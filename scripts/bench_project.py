@@ -1,9 +1,10 @@
 """Cost of project mode against the project's own build (issue 18), on a copy of a real library.
 
-    python scripts/bench_project.py [LIBRARY_DIR] [LOGICAL] [EDIT_FILE]
+    python scripts/bench_project.py [LIBRARY_DIR] [LOGICAL] [EDIT_FILE] [FILE ...]
 
-Copies every ``.v`` of LIBRARY_DIR (default: the installed Coquelicot sources) to a scratch project under the new
-logical name LOGICAL (``-R . LOGICAL``), then times, one after the other on the same machine:
+Copies the FILEs (default: every ``.v``) of LIBRARY_DIR (default: the installed Coquelicot sources) to a scratch
+project under the new logical name LOGICAL (``-R . LOGICAL``), then times, one after the other on the same
+machine:
 
 1. ``make -j2`` of the copy (``coq_makefile``), the reference;
 2. cold: ``pytest --forall-project DIR --forall-frontend replay -m "not admitted"`` with an empty cache (the build,
@@ -39,7 +40,7 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="bench-project-"))
     project = scratch / "proj"
     project.mkdir()
-    files = sorted(p.name for p in library.glob("*.v"))
+    files = sorted(sys.argv[4:]) or sorted(p.name for p in library.glob("*.v"))
     for name in files:
         text = (library / name).read_text(encoding="utf-8")
         (project / name).write_text(text, encoding="utf-8")
