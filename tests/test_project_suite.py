@@ -303,3 +303,18 @@ def test_an_edit_rebuilds_its_cone_only_and_never_keeps_a_stale_file(project: Pa
     verdict = verify_candidate(tasks["Demo__More__extra"], prover,
                                tasks["Demo__More__extra"].meta["own_candidate"].encode(), timeout=300)
     assert verdict.verdict == "infra" and "does not build in the project" in verdict.reason, verdict.reason
+
+
+def test_the_projects_own_odd_text_is_not_refused_by_the_screen(tmp_path: Path) -> None:
+    """Real libraries write `Proof. Proof.` and no-break spaces (Coquelicot does): the project's own proof is
+    judged by the kernel, not refused by the screen for untrusted text; the same text from elsewhere still is."""
+    require_tool("coqc")
+    (tmp_path / "_CoqProject").write_text("-R . Odd\nA.v\n")
+    (tmp_path / "A.v").write_text("Lemma l : 1 + 1 = 2.\nProof.\nProof.\n  reflexivity.\nQed.\n"
+                                  "Lemma m : 2 = 2.\nProof.\n  reflexivity.\u00a0\nQed.\n")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    for task in load_project(tmp_path, {}):
+        verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+        agent = task.meta["own_candidate"].replace("reflexivity.", "reflexivity. ")
+        assert verify_candidate(task, prover, agent.encode(), timeout=300).verdict == "reject"

@@ -979,6 +979,10 @@ class ProjectRocqProver(RocqProver):
         the statement and opener frozen, a proof free of admits and vernacular, then the template's ``End``s)."""
         from pytest_forall.lang.screens import rocq_static_layers
 
+        if task.meta.get("own_candidate") and text == task.meta["own_candidate"]:
+            # the project's own text (a doubled `Proof.`, a no-break space …): nothing for a screen of untrusted
+            # text to add; the kernel judge decides, as for every candidate
+            return [Layer("syntax_screen", True, "the project's own proof: its text is the project's")]
         cut = int(task.meta.get("statement_offset", 0))
         before = task.template[:cut]
         if not text.startswith(before):
@@ -1012,8 +1016,9 @@ class ProjectRocqProver(RocqProver):
         project's own, compiled by the project's build as well)."""
         from pytest_forall.lang.rocq.screen import sentence_structure
 
-        if not compiled.sentences and compiled.ok and self._is_own_compiled(task, data):
-            return Layer("sentence_structure", True, "the project's own proof, compiled by the project's build")
+        if (not compiled.sentences and compiled.ok and self._is_own_compiled(task, data)) or (
+                task.meta.get("own_candidate") and data == str(task.meta["own_candidate"]).encode("utf-8")):
+            return Layer("sentence_structure", True, "the project's own proof, compiled as the project's text")
         cut = len(task.template[:int(task.meta.get("statement_offset", 0))].encode("utf-8"))
         bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
         if data[bom:bom + cut] != task.template.encode("utf-8")[:cut]:
