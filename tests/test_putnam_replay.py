@@ -31,9 +31,14 @@ def run_replay(suite: pytest.Pytester, proofs: Path, selection: str, run_id: str
 
 
 def test_stored_valid_proofs_pass_strict_with_independent_check(putnam_suite: pytest.Pytester) -> None:
-    rows = run_replay(putnam_suite, PROOFS, "(putnam_2001_a1 or putnam_2008_a1) and coq", "valid")
+    xml = putnam_suite.path / "junit.xml"
+    rows = run_replay(putnam_suite, PROOFS, "(putnam_2001_a1 or putnam_2008_a1) and coq", "valid", f"--junitxml={xml}")
+    junit = xml.read_text()
     for task in ("putnam_2001_a1", "putnam_2008_a1"):
         assert rows[task]["outcome"] == "strict", rows[task]
+        # issue 22: the row and the JUnit properties name the kernel and the advisories in force for it
+        assert rows[task]["kernel"].startswith("Coq 8.") and "rocq#22389" in rows[task]["advisories"]
+        assert f'name="forall.kernel" value="{rows[task]["kernel"]}"' in junit and "rocq#22389" in junit
         assert rows[task]["independent"] is True
         assert rows[task]["sandbox"] == "bwrap" and rows[task]["prover_sandboxed"] is True
         assert len(rows[task]["digest"]) == 64
@@ -46,7 +51,8 @@ def test_stored_valid_proofs_pass_strict_with_independent_check(putnam_suite: py
         accepted = [v for v in verdicts if v.get("verdict") == "accept"]
         assert accepted, sorted(str(p) for p in items.rglob("*"))[:20]
         assert [g.split(":")[0] for g in accepted[-1]["guarantee"]] == ["kernel statement", "assumptions",
-                                                                        "independent check"]
+                                                                        "kernel advisories", "independent check"]
+        assert accepted[-1]["kernel"]["version"] == rows[task]["kernel"].split()[-1]
 
 
 def _variant(tmp: Path, name: str, text: str) -> Path:

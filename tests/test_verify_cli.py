@@ -51,26 +51,32 @@ def test_corpus_entry(entry: Path) -> None:
     if expect.get("prover", "rocq") == "rocq":
         require_tool("coqc")
     candidate = next(entry.glob("candidate.*"))
+    budget = ["--checker-timeout", str(expect["checker_timeout"])] if "checker_timeout" in expect else []
     rc, verdict, stderr = verify("--prover", expect.get("prover", "rocq"), "--template", str(entry / "template"),
-                                 "--candidate", str(candidate), "--json")
+                                 "--candidate", str(candidate), "--json", *budget)
     assert verdict["verdict"] == expect["verdict"], (verdict["reason"], stderr[-500:])
-    assert rc == {"accept": 0, "reject": 1}[expect["verdict"]]
+    assert rc == {"accept": 0, "reject": 1, "infra": 2}[expect["verdict"]]
+    if expect.get("prover", "rocq") == "rocq":  # every verdict names its kernel and the advisories in force
+        assert verdict["kernel"]["version"].count(".") >= 1 and "rocq#22389" in verdict["kernel"]["advisories"]
+    if "advisory" in expect:  # issue 22: the advisory the exploit needs is named in the reason
+        assert expect["advisory"] in verdict["reason"], verdict["reason"]
     assert verdict["digest"] == sha256_bytes(candidate.read_bytes())
     assert {"verdict", "strict", "digest", "layers"} <= set(verdict)
     assert all({"name", "ok", "reason"} <= set(layer) for layer in verdict["layers"])
-    if expect["verdict"] == "reject":
+    if expect["verdict"] in ("reject", "infra"):
         assert first_failure(verdict) == expect["layer"], verdict["reason"]
         assert verdict["strict"] is False
     else:
         assert verdict["strict"] is expect["strict"], verdict["layers"][-2]
         names = [layer["name"] for layer in verdict["layers"]]
         assert names == ["syntax_screen", "frozen_statement", "shadowing_guard", "template", "elaboration",
-                         "sentence_structure", "elaborated_statement", "axiom_audit", "independent_check"]
+                         "sentence_structure", "elaborated_statement", "axiom_audit", "kernel_advisories",
+                         "independent_check"]
         check = verdict["layers"][-1]
         assert check["ok"] is True and check["checker"] == "coqchk" and "-norec" in check["argv"]
         # the audit record states the guarantee this acceptance got, one clause per kernel-side layer
         assert [g.split(":")[0] for g in verdict["guarantee"]] == ["kernel statement", "assumptions",
-                                                                   "independent check"]
+                                                                   "kernel advisories", "independent check"]
 
 
 def test_corpus_covers_the_classes() -> None:
@@ -81,6 +87,12 @@ def test_corpus_covers_the_classes() -> None:
     assert any(v["strict"] is False for v in valid) and sum(v["strict"] for v in valid) >= 8
     # issue 14's red team: 30+ attacks beyond the earlier classes, 15+ honest but unusual proofs
     assert sum(c.get("issue") == 14 for c in cheats) >= 30 and sum(v.get("issue") == 14 for v in valid) >= 15
+    # issue 22: an exploit for each advisory of the installed kernel that reproduces, and honest recursion
+    from pytest_forall.lang.rocq.advisories import ADVISORIES
+    exploited = {c["advisory"] for c in cheats if c.get("issue") == 22}
+    assert {"rocq#20413", "rocq#20455", "rocq#22386", "rocq#22389", "rocq#19402"} <= exploited
+    assert exploited <= {a.id for a in ADVISORIES}
+    assert sum(v.get("issue") == 22 for v in valid) >= 3
 
 
 KERNEL_SIDE = [p for p in ENTRIES if json.loads((p / "expect.json").read_text()).get("kernel_layer")]

@@ -136,7 +136,7 @@ def verdict_from_wire(data: dict[str, Any]) -> Verdict:
         raise TypeError("malformed verdict")
     # any further field of the dataclass travels as itself (a list on the wire is a tuple in the dataclass)
     named = {"verdict", "strict", "digest", "layers", "axioms", "compiles"}
-    extra = {f.name: tuple(data[f.name]) if isinstance(data[f.name], list) else data[f.name]
+    extra: dict[str, Any] = {f.name: tuple(data[f.name]) if isinstance(data[f.name], list) else data[f.name]
              for f in fields(Verdict) if f.name not in named and f.name in data}
     return Verdict(str(data["verdict"]), data["strict"], str(data["digest"]), layers, axioms, data["compiles"],
                    **extra)

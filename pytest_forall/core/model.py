@@ -95,6 +95,8 @@ class Verdict:
     compiles: int = 0
     #: for an accepted candidate, the guarantee clauses its layers established (docs/verifier.md)
     guarantee: tuple[str, ...] = ()
+    #: the kernel that judged it and the known soundness bugs in force for it (``ChecksAdvisories.kernel``)
+    kernel: dict[str, Any] = field(default_factory=dict)
 
     @property
     def reason(self) -> str:
@@ -110,7 +112,8 @@ class Verdict:
     def to_wire(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "strict": self.strict, "digest": self.digest,
                 "axioms": list(self.axioms), "compiles": self.compiles, "reason": self.reason,
-                "guarantee": list(self.guarantee), "layers": [layer.to_wire() for layer in self.layers]}
+                "guarantee": list(self.guarantee), "kernel": dict(self.kernel),
+                "layers": [layer.to_wire() for layer in self.layers]}
 
 
 @dataclass

@@ -62,7 +62,7 @@ from pytest_forall.core.model import INFRA, Budget, Task, Verdict
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
 from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
-from pytest_forall.core.prover import Prover, Sandboxable
+from pytest_forall.core.prover import ChecksAdvisories, Prover, Sandboxable
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
 from pytest_forall.core.state import ACTOR_PHASE, REVIEW_PHASE, ItemState, StateStore
 
@@ -661,18 +661,28 @@ class ItemRun:
                 counts[key] += int(summary.get(key) or 0)
         return counts
 
-    def _environment(self) -> dict[str, str]:
-        """What the verdict depended on besides the task and the proof (compared with a baseline's)."""
+    def _environment(self) -> dict[str, Any]:
+        """What the verdict depended on besides the task and the proof (compared with a baseline's): with the
+        kernel that judged it and the known soundness bugs in force for it (the verdict's, else the backend's)."""
         prover = self.ctx.prover
         if prover is None:
-            return {"environment": "", "verifier": "", "uncacheable": ""}
+            return {"environment": "", "verifier": "", "uncacheable": "", "kernel": "", "advisories": []}
         env, why = describe_environment(self.ctx.task, prover)
         # a backend that can name what the statement and its context are, as the prover itself has them (project
         # mode: kernel digests), lets the gate say which of them changed (core/gating.py)
-        kernel = getattr(prover, "change_fields", None)
-        extra = {k: str(v) for k, v in kernel(self.ctx.task).items()} if callable(kernel) else {}
+        named = getattr(prover, "change_fields", None)
+        changes = {k: str(v) for k, v in named(self.ctx.task).items()} if callable(named) else {}
+        kernel = dict(self.accepted_verdict.kernel) if self.accepted_verdict else {}
+        if not kernel and isinstance(prover, ChecksAdvisories):
+            try:
+                kernel = prover.kernel()
+            except Exception as exc:  # noqa: BLE001 - said so in the row, never guessed
+                kernel = {"problem": f"{type(exc).__name__}: {exc}"}
         return {"environment": environment_digest(env), "verifier": verifier_version(prover)[:16],
-                "uncacheable": why, **extra}
+                "uncacheable": why,
+                "kernel": " ".join(str(kernel.get(k, "")) for k in ("prover", "version")).strip()
+                or str(kernel.get("problem", "")),
+                "advisories": [str(a) for a in kernel.get("advisories", [])], **changes}
 
     def _infra_turn(self, stop: str, reason: str) -> dict[str, Any]:
         """End the item as infra after an actor turn that was not the attempt's: the round is not counted,

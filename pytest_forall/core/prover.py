@@ -123,3 +123,15 @@ class Fingerprinted(Protocol):
     key, :mod:`pytest_forall.core.cache`): at least ``version`` and ``libraries``; raising means it cannot be named."""
 
     def fingerprint(self, task: Task) -> dict[str, str]: ...
+
+
+@runtime_checkable
+class ChecksAdvisories(Protocol):
+    """The prover knows its kernel: ``kernel()`` names it (``{"prover", "version", "advisories": [ids in force]}``,
+    in every verdict) and ``advisory_check`` rejects the constructs the known bugs of that kernel need
+    (``kernel_advisories``). Its evidence ``requires_independent_check`` (a reason) makes an independent check
+    that did not finish an infra verdict instead of an acceptance "not judged"."""
+
+    def kernel(self) -> dict[str, Any]: ...
+
+    def advisory_check(self, task: Task, workspace: Path, timeout: float) -> Layer: ...

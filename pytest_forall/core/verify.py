@@ -5,8 +5,9 @@ Layers, in order: ``syntax_screen``, ``frozen_statement``, ``shadowing_guard`` (
 prover compiles a private copy of the exact bytes that are then digested), ``sentence_structure``
 (where the prover reports the sentences it executed: they must be the screen's), ``elaborated_statement``
 (where the prover can compare the elaborated statement with the template's), ``axiom_audit`` (from a
-separate audit file) and ``independent_check`` (a second checker; "not judged" when absent or out of
-budget). An accepted verdict lists the guarantee clauses its layers established (``Verdict.guarantee``).
+separate audit file), ``kernel_advisories`` (where the prover knows its kernel's known bugs) and
+``independent_check`` (a second checker; "not judged" when absent or out of budget, infra when an earlier
+layer requires it). An accepted verdict lists the guarantee clauses its layers established (``Verdict.guarantee``).
 The pytest items and ``forall verify`` both call :func:`verify_candidate`.
 """
 
@@ -21,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,13 @@ from pytest_forall.core.binds import OPTION as BINDS_OPTION
 from pytest_forall.core.binds import parse_ro_binds
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
 from pytest_forall.core.proc import in_background
-from pytest_forall.core.prover import ChecksSentences, ChecksStatement, CompileResult, Prover
+from pytest_forall.core.prover import (
+    ChecksAdvisories,
+    ChecksSentences,
+    ChecksStatement,
+    CompileResult,
+    Prover,
+)
 
 DEFAULT_TIMEOUT = 300.0
 #: Candidates larger than this are rejected unread (no benchmark proof comes near it).
@@ -58,7 +66,20 @@ def _guarantee(layers: list[Layer]) -> Iterator[str]:
 
 def verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path | None = None,
                      timeout: float = DEFAULT_TIMEOUT, static_only: bool = False) -> Verdict:
-    """Judge ``data`` (the candidate's bytes, already read without following symlinks)."""
+    """Judge ``data`` (the candidate's bytes, already read without following symlinks); the verdict names the
+    kernel and the advisories in force for it when the backend knows them (:class:`ChecksAdvisories`)."""
+    verdict = _verify_candidate(task, prover, data, builddir=builddir, timeout=timeout, static_only=static_only)
+    if isinstance(prover, ChecksAdvisories):
+        try:
+            kernel = prover.kernel()
+        except Exception as exc:  # noqa: BLE001 - a kernel that cannot be named is said so, never guessed
+            kernel = {"problem": f"{type(exc).__name__}: {exc}"}
+        verdict = replace(verdict, kernel=kernel)
+    return verdict
+
+
+def _verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path | None,
+                      timeout: float, static_only: bool) -> Verdict:
     digest = sha256_bytes(data)
     if task.problem:  # the template, not the candidate, is unusable: no verdict on the proof
         return _decide([Layer("task", False, f"{task.source_path}: {task.problem}", infra=True)], digest, (),
@@ -167,8 +188,28 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
                             infra=bool(audit.infra)))
         if layers[-1].ok is False or layers[-1].infra:
             return _decide(layers, digest, tuple(audit.axioms), False, 1)
-        layers.append(checking.result())
+        if isinstance(prover, ChecksAdvisories):
+            advice = prover.advisory_check(task, build, timeout)
+            layers.append(advice)
+            if advice.ok is False or advice.infra:
+                return _decide(layers, digest, tuple(audit.axioms), False, 1)
+        layers.append(_required_check(layers, checking.result()))
     return _decide(layers, digest, tuple(audit.axioms), audit.strict_ok, 1)
+
+
+def _required_check(layers: list[Layer], check: Layer) -> Layer:
+    """An independent check that did not finish (or is absent) while an earlier layer requires it (e.g. a proof
+    checked with the bytecode VM, which the independent checker re-checks without it) is infra, resumable with a
+    larger checker budget, never an acceptance "not judged" the candidate could choose for itself."""
+    required = next((str(layer.evidence["requires_independent_check"]) for layer in layers
+                     if layer.evidence.get("requires_independent_check")), "")
+    if not required or check.ok:
+        return check
+    if check.ok is not None:  # the checker that the construct required judged it: say what required it
+        return Layer(check.name, False, f"{check.reason} (required: {required})",
+                     {**check.evidence, "requires_independent_check": required}, infra=check.infra)
+    return Layer(check.name, False, f"independent check required ({required}) did not finish: {check.reason}",
+                 {**check.evidence, "requires_independent_check": required}, infra=True)
 
 
 # --- forall verify -----------------------------------------------------------------------------------

@@ -29,7 +29,8 @@ from pytest_forall.plugin.options import TASK_KEY
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
-JUNIT_FIELDS = ("outcome", "stop", "prover", "digest", "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out",
+JUNIT_FIELDS = ("outcome", "stop", "prover", "kernel", "advisories", "digest", "axioms", "compiles", "rounds", "wall_s",
+                "tokens_in", "tokens_out",
                 "cost_usd", "cached", "statement_audit", "certificate")
 STATUS = {
     STRICT: ("passed", ".", ("STRICT", {"green": True})),

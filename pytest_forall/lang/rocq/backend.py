@@ -33,6 +33,7 @@ from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.rocq.advisories import DETECTED, NEEDS_CHECKER, in_force, version_of
 from pytest_forall.lang.rocq.judge import (
     PLUGIN_INSIDE,
     PROBLEM_ROOT,
@@ -55,6 +56,8 @@ STATEMENT_CLAUSE = ("kernel statement: the theorem's type and every problem-file
 AXIOM_CLAUSE = ("assumptions: classified from the kernel's own list, fully qualified: template parameters and "
                 "permitted axioms only, no disabled kernel check")
 CHECKER_CLAUSE = "independent check: coqchk re-checked the compiled library"
+ADVISORY_CLAUSE = ("kernel advisories: none of the constructs the known soundness bugs of this kernel need (a "
+                   "fixpoint or cofixpoint outside the judge's conservative criteria) in the candidate's constants")
 
 #: The strict allow-list (docs/verifier.md): the axioms with which the standard library and mathcomp state
 #: excluded middle, propositional and functional extensionality, proof irrelevance (and its equivalents
@@ -497,6 +500,47 @@ class RocqProver:
             return AxiomAudit(ok=False, reason=f"axiom audit failed to run: {problem}", infra=problem if infra else "")
         return AxiomAudit(ok=True, axioms=judgement.axioms, strict_ok=judgement.strict, rules_ok=judgement.rules,
                           reason=judgement.assumptions, output="\n".join(judgement.axioms), guarantee=AXIOM_CLAUSE)
+
+    def kernel(self) -> dict[str, Any]:
+        """The kernel's exact version (``coqc --version``) and the advisories in force for it
+        (:mod:`pytest_forall.lang.rocq.advisories`); an unreadable version puts every advisory in force."""
+        banner = toolchain_fingerprint(self.coqc, self.coqchk)["version"]
+        version = version_of(banner)
+        return {"prover": "Coq", "version": version or f"unknown ({banner[:80]})",
+                "advisories": [a.id for a in in_force(version)]}
+
+    def advisory_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
+        """Layer ``kernel_advisories``: the judge plugin's detectors on every problem-file constant the theorem
+        depends on (opaque proofs and anonymous fix/cofix included; library constants are out of scope). A
+        fixpoint or cofixpoint outside the plugin's conservative criteria rejects while an advisory needing that
+        construct is in force, naming the advisories and the constant. A VM or native conversion makes the
+        independent check required (coqchk has neither): if it does not finish, the verdict is infra."""
+        judgement, problem, infra = self._judge(task, workspace, timeout)
+        kernel = self.kernel()
+        evidence: dict[str, Any] = {"kernel": f"{kernel['prover']} {kernel['version']}",
+                                    "advisories_in_force": kernel["advisories"]}
+        if judgement is None:
+            return Layer("kernel_advisories", False, f"the kernel judge failed: {problem}", evidence, infra=infra)
+        advisories = in_force(version_of(toolchain_fingerprint(self.coqc, self.coqchk)["version"]))
+        evidence["findings"] = judgement.findings
+        needs: list[str] = []
+        for finding in judgement.findings:
+            feature, _, rest = finding.partition(" ")
+            constant, _, why = rest.partition(" ")
+            ids = [a.id for a in advisories if a.feature == feature]
+            if feature in DETECTED and ids:
+                return Layer("kernel_advisories", False,
+                             f"{', '.join(ids)} (known {feature} bugs of {evidence['kernel']}): the candidate's "
+                             f"{'fixpoint' if feature == 'fix' else 'cofixpoint'} in `{constant}` is outside the "
+                             f"judge's conservative criterion: {why}", evidence)
+            if feature in NEEDS_CHECKER:
+                needs.append(f"{'VM' if feature == 'vm' else 'native'} conversion in `{constant}`"
+                             + (f"; {', '.join(ids)} in force" if ids else ""))
+        if needs:
+            evidence["requires_independent_check"] = "; ".join(sorted(set(needs)))
+        return Layer("kernel_advisories", True, "", {**evidence, "guarantee": f"{ADVISORY_CLAUSE} "
+                                                     f"({evidence['kernel']}; in force: "
+                                                     f"{', '.join(kernel['advisories']) or 'none'})"})
 
     def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
         """Clause 3: ``coqchk -norec`` on the compiled candidate with its own kernel (no bytecode VM: a

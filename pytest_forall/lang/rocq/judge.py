@@ -20,7 +20,7 @@ import secrets
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from filelock import FileLock
@@ -34,7 +34,8 @@ PLUGIN_PACKAGE = "forall-judge"
 #: Where the plugin's findlib directory is bound inside a sandbox.
 PLUGIN_INSIDE = "/forall-judge"
 NONCE_SLOT = "stored"
-_LINE_KINDS = ("theorem ", "closure ", "assumption ", "missing-theorem ", "missing-root ")
+_LINE_KINDS = ("theorem ", "closure ", "assumption ", "missing-theorem ", "missing-root ", "finding ",
+               "ulevels", "uconstraint ")
 
 Runner = Callable[..., ProcResult]
 
@@ -125,6 +126,12 @@ class Dump:
     closure: frozenset[str]
     assumptions: tuple[str, ...]
     missing: frozenset[str]
+    #: kernel constructs the plugin's detectors found, "<feature> <constant> <why>" (``feature_findings``)
+    findings: frozenset[str] = frozenset()
+    #: the theorem's universe levels by first occurrence ("ulevels 1 2 1"), and the relations the universe graph
+    #: entails between them and Set (index 0): "i <= j", "i < j", "i = j" (``statement_universes``)
+    ulevels: str = ""
+    uconstraints: frozenset[str] = frozenset()
 
 
 def parse_dump(text: str, nonce: str) -> Dump | str:
@@ -134,7 +141,7 @@ def parse_dump(text: str, nonce: str) -> Dump | str:
         lines = lines[:-1]
     if len(lines) < 2 or lines[0] != f"forall-judge {nonce}" or lines[-1] != f"end {nonce}":
         return "the judge's output is missing or not from this run"
-    theorem, closure, assumptions, missing = "", set(), [], set()
+    theorem, closure, assumptions, missing, findings, ulevels, uconstraints = "", set(), [], set(), set(), "", set()
     for line in lines[1:-1]:
         kind = next((k for k in _LINE_KINDS if line.startswith(k)), "")
         rest = line[len(kind):]
@@ -144,11 +151,18 @@ def parse_dump(text: str, nonce: str) -> Dump | str:
             closure.add(rest)
         elif kind == "assumption ":
             assumptions.append(rest)
+        elif kind == "finding ":
+            findings.add(rest)
+        elif kind == "ulevels":
+            ulevels = line
+        elif kind == "uconstraint ":
+            uconstraints.add(rest)
         elif kind:
             missing.add(line)
         else:
             return f"unexpected judge output line {line[:200]!r}"
-    return Dump(theorem, frozenset(closure), tuple(assumptions), frozenset(missing))
+    return Dump(theorem, frozenset(closure), tuple(assumptions), frozenset(missing), frozenset(findings), ulevels,
+                frozenset(uconstraints))
 
 
 def audit_source(module: str, roots: list[str], theorem: str, out_name: str, nonce: str) -> str:
@@ -211,6 +225,9 @@ class Judgement:
     strict: bool
     rules: bool
     compared: list[str]    # the kernel names whose terms were compared (the theorem first)
+    #: the detectors' findings on constants the candidate added (the template's own are subtracted: clause 1
+    #: makes every template constant in the closure identical, so a finding there is the benchmark's)
+    findings: list[str] = field(default_factory=list)
 
 
 def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, strict_axioms: frozenset[str],
@@ -228,6 +245,12 @@ def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, st
     elif candidate.closure != template.closure:
         changed = sorted({_entry_name(e) for e in candidate.closure ^ template.closure})
         statement = f"the statement's dependencies differ from the template's as kernel terms: {changed[:8]}"
+    elif candidate.ulevels != template.ulevels:
+        statement = (f"the universe levels of `{_theorem_name(template)}` are not the template's: the candidate's "
+                     f"type shares levels differently ({candidate.ulevels!r}, template {template.ulevels!r})")
+    elif added := _added_constraints(template.uconstraints, candidate.uconstraints):
+        statement = (f"the candidate adds universe constraints between the universes of `{_theorem_name(template)}`'s "
+                     f"statement (levels by first occurrence, 0 = Set): {added[:6]}")
     template_axioms = {_entry_name(e) for e in template.closure if _entry_kind(e) == "axiom"}
     allowed_params = {own + p for p in parameters} & template_axioms
     axioms, strict_bad, rules_bad = [], [], []
@@ -245,7 +268,21 @@ def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, st
     reason = (f"assumptions outside the benchmark's rule: {rules_bad}" if rules_bad else
               f"axioms outside the strict allow-list: {strict_bad}" if strict_bad else "")
     compared = [_theorem_name(template), *sorted(_entry_name(e) for e in template.closure)]
-    return Judgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad, compared)
+    return Judgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad, compared,
+                     sorted(candidate.findings - template.findings))
+
+
+def _added_constraints(template: frozenset[str], candidate: frozenset[str]) -> list[str]:
+    """The candidate's relations between statement universes that the template's graph does not entail
+    (``i = j`` entails ``i <= j``; ``i < j`` entails ``i <= j``)."""
+    implied = set(template)
+    for relation in template:
+        i, op, j = relation.split(" ")
+        if op in ("=", "<"):
+            implied.add(f"{i} <= {j}")
+        if op == "=":
+            implied.update({f"{j} = {i}", f"{j} <= {i}"})
+    return sorted(candidate - implied)
 
 
 def _theorem_name(dump: Dump) -> str:
