@@ -896,6 +896,10 @@ class ProjectRocqProver(RocqProver):
         self._judged_project[key] = (judgement, "", False)
         return self._judged_project[key]
 
+    def _judge(self, task: Task, workspace: Path, timeout: float) -> tuple[Any, str, bool]:
+        """The backend's layers that read the judge (``advisory_check``) read the project judge's findings."""
+        return self._judge_candidate(task, workspace, timeout)
+
     def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
         judgement, problem, infra = self._judge_candidate(task, workspace, timeout)
         if judgement is None:
@@ -1052,7 +1056,8 @@ def _stored_dump(dump: Any) -> str:
     lines = ["forall-judge stored", *(f"field {p} {e}" for p, e in dump.fields),
              *(f"functor {m}" for m in dump.opaque_modules)]
     for target in sorted(dump.targets):
-        lines += [f"target {target}", *(f"assumption {target} {a}" for a in dump.assumptions.get(target, ()))]
+        lines += [f"target {target}", *(f"assumption {target} {a}" for a in dump.assumptions.get(target, ())),
+                  *(f"finding-of {target} finding {f}" for f in dump.findings.get(target, ()))]
     return "\n".join([*lines, *(f"missing-target {m}" for m in sorted(dump.missing)), "end stored"]) + "\n"
 
 

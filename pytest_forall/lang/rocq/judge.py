@@ -317,6 +317,8 @@ class FileDump:
     targets: frozenset[str]
     assumptions: dict[str, tuple[str, ...]]
     missing: frozenset[str]
+    #: per target, the detectors' findings "<feature> <constant> <why>" on what it depends on in the file
+    findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def parse_file_dump(text: str, nonce: str) -> FileDump | str:
@@ -331,9 +333,13 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
     targets: set[str] = set()
     assumptions: dict[str, list[str]] = {}
     missing: set[str] = set()
+    findings: dict[str, list[str]] = {}
     for line in lines[1:-1]:
         kind, _, rest = line.partition(" ")
-        if kind == "field":
+        if kind == "finding-of":
+            path, _, found = rest.partition(" ")
+            findings.setdefault(path, []).append(found.removeprefix("finding "))
+        elif kind == "field":
             path, _, entry = rest.partition(" ")
             fields.append((path, entry))
         elif kind in ("functor", "module-type"):
@@ -351,7 +357,8 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
         else:
             return f"unexpected judge output line {line[:200]!r}"
     return FileDump(tuple(fields), tuple(opaque), frozenset(targets),
-                    {k: tuple(v) for k, v in assumptions.items()}, frozenset(missing))
+                    {k: tuple(v) for k, v in assumptions.items()}, frozenset(missing),
+                    {k: tuple(v) for k, v in findings.items()})
 
 
 def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str) -> str:
@@ -418,6 +425,9 @@ class ProjectJudgement:
     strict: bool
     rules: bool
     compared: int
+    #: the detectors' findings the candidate brings (on the target itself, or on a constant the build does not
+    #: have as it is): ``advisory_check`` of the backend reads them as for a benchmark candidate
+    findings: list[str] = field(default_factory=list)
 
 
 def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, target: str,
@@ -473,5 +483,9 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     reason = (f"assumptions outside the rule: {rules_bad}" if rules_bad else
               f"axioms outside the strict allow-list (the project's own axioms and admitted lemmas count here): "
               f"{strict_bad}" if strict_bad else "")
+    target_kn = _entry_name(base_target)
+    known = set(baseline.findings.get(target, ()))
+    brought = sorted(f for f in candidate.findings.get(target, ())
+                     if f.split(" ")[1:2] == [target_kn] or f not in known)
     return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad,
-                            len(base_before) + 1)
+                            len(base_before) + 1, brought)
