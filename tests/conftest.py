@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -39,18 +38,6 @@ def require_tool(name: str) -> None:
         if os.environ.get("CI"):
             pytest.fail(message + " (CI must install it: see .ci/run)")
         pytest.skip(message)
-
-
-def admit_lemmas(text: str, names: list[str], indent: str = "") -> tuple[str, dict[str, str]]:
-    """``text`` with each named ``Lemma``'s proof (``Proof.`` … ``Qed.`` at ``indent``) replaced by ``Admitted.``,
-    and the original proofs (each ends before ``Qed.``): a real library made into a project with stored proofs."""
-    originals = {}
-    for name in names:
-        match = re.search(rf"\n{indent}Lemma {name}\b.*?\.\s*\n{indent}Proof\.\n(.*?)\n{indent}Qed\.\n", text, re.DOTALL)
-        assert match, name
-        originals[name] = match.group(1)
-        text = text[:match.start(1)] + f"{indent}Admitted." + text[match.end(1) + len(f"\n{indent}Qed."):]
-    return text, originals
 
 
 def standin_lean_project(root: Path) -> Path:

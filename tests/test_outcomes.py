@@ -356,7 +356,7 @@ def test_the_portfolio_on_project_items_is_never_a_failure_without_a_compile(pyt
     """
     shutil.copytree(REPO / "tests" / "fixtures" / "project_rocq", pytester.path / "proj")
     pytester.runpytest("-p", "no:cacheprovider", "--forall-project=proj", "--forall-frontend=portfolio",
-                       "--forall-run-id=proj")
+                       "--forall-run-id=proj", "-m", "admitted")
     found = rows(pytester, "proj")
     assert len(found) == 3
     for row in found:

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
+from pytest_forall.core.model import Task
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.project import (
+    NOT_ITEMS,
     ProjectRocqProver,
     is_sorry_proof,
     lean_decls,
@@ -27,6 +29,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROJECT = FIXTURES / "project_rocq"
 PROOFS = FIXTURES / "project_rocq_proofs"
 IDS = ["Demo__Base__double_zero", "Demo__Lemmas__double_twice", "Demo__More__double_step"]
+ALL_IDS = sorted([*IDS, "Demo__Base__double_S", "Demo__Lemmas__add_zero_r"])
 BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
 def results(pytester: pytest.Pytester, run_id: str) -> dict[str, dict]:
@@ -41,37 +44,44 @@ def project(tmp_path: Path) -> Path:
     return target
 
 
-def test_every_admitted_theorem_is_an_item_with_a_project_template(project: Path) -> None:
+def test_every_proof_is_an_item_with_its_own_file_as_template(project: Path) -> None:
+    """Library mode: every proof is an item (admitted ones marked); the template is the target's own file up to
+    its statement, the proof the hole, the blocks around it closed; the project's own proof is kept for replay."""
     tasks = {t.task_id: t for t in load_project(project, {})}
-    assert sorted(tasks) == IDS
+    assert sorted(tasks) == ALL_IDS
+    assert sorted(k for k, t in tasks.items() if t.meta["admitted"]) == IDS
+    assert all(t.meta["markers"] == (["admitted"] if t.meta["admitted"] else []) for t in tasks.values())
     twice = tasks["Demo__Lemmas__double_twice"]
     assert twice.prover == "rocq-project" and twice.track == "coq" and twice.candidate_name == f"{twice.task_id}.v"
     assert twice.theorem_name == "double_twice" and twice.meta["qualified_name"] == "Demo.Lemmas.double_twice"
     assert twice.meta["retrieval_exclude"] == ["Demo.Lemmas.double_twice"]
-    # the proven lemma before the target lives in the prefix module, not in the template
-    assert "add_zero_r" in twice.meta["prefix"] and "add_zero_r" not in twice.template
-    assert twice.template.startswith("From Demo Require Import Base.\nRequire Import Lia.\n"
-                                     "Require Import ForallPrefix.Prefix_Demo__Lemmas__double_twice.\n")
-    assert twice.template.endswith("Lemma double_twice : forall n, double n = 2 * n.\nProof.\nAdmitted.\n")
-    assert "intros n" not in twice.template  # the admitted attempt is not part of the problem
-    step = tasks["Demo__More__double_step"]
-    assert step.meta["unsupported"] == ""  # the Section before it is closed
+    text = (project / "theories" / "Lemmas.v").read_text()
+    head = text[:text.index("Lemma double_twice")]
+    assert twice.template == head + "Lemma double_twice : forall n, double n = 2 * n.\nProof.\nAdmitted.\n"
+    assert "intros n.\nAdmitted" not in twice.template and twice.meta["own_candidate"] == ""  # the admitted attempt is not kept
+    add = tasks["Demo__Lemmas__add_zero_r"]
+    assert add.meta["own_candidate"] == ("From Demo Require Import Base.\nRequire Import Lia.\n\n"
+                                         "Lemma add_zero_r : forall n, n + 0 = n.\nProof.\nintros n. lia. Qed.\n")  # opener kept
     assert all(not t.problem for t in tasks.values())
     assert read_coqproject(project).mappings == [("-Q", "theories", "Demo")]
 
 
-def test_theorems_inside_a_functor_are_infra_not_failures(tmp_path: Path) -> None:
-    """A functor's body cannot be reopened from outside: its theorems are items that say so, as infra."""
+def test_proofs_that_are_not_items_are_listed_with_the_reason(tmp_path: Path) -> None:
+    """A functor's body, a section `Let` with a proof, an obligation and an unnamed instance are not items: each
+    is listed once with why; a `Proof term.` and the admitted `Example` next to it both are."""
     (tmp_path / "_CoqProject").write_text("-R . Fun\nA.v\n")
-    (tmp_path / "A.v").write_text("Module Type T.\nParameter p : nat.\nEnd T.\nModule F (X : T).\n"
-                                  "Lemma l : X.p = X.p.\nProof. Admitted.\nEnd F.\n")
-    tasks = load_project(tmp_path, {})
-    assert [t.task_id for t in tasks] == ["Fun__A__F__l"]
-    assert "inside a functor" in tasks[0].meta["unsupported"]
-    require_tool("coqc")
-    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache")})
-    result = prover.check_template(tasks[0], tmp_path / "build", 60)
-    assert not result.ok and "inside a functor" in result.infra
+    (tmp_path / "A.v").write_text(
+        "Module Type T.\nParameter p : nat.\nEnd T.\nModule F (X : T).\nLemma l : X.p = X.p.\nProof. Admitted.\n"
+        "End F.\nSection S.\nLet k : nat.\nProof. exact 0. Qed.\nEnd S.\nClass C := { c : nat }.\n"
+        "Instance : C.\nProof. exact {| c := 0 |}. Defined.\nLemma byterm : 0 = 0.\nProof eq_refl.\n"
+        "Example ex : 1 = 1.\nAdmitted.\nDefinition d : nat.\nProof. exact 1. Defined.\n")
+    tasks = {t.task_id: t for t in load_project(tmp_path, {})}
+    assert sorted(tasks) == ["Fun__A__byterm", "Fun__A__d", "Fun__A__ex"]
+    assert tasks["Fun__A__ex"].meta["admitted"] and not tasks["Fun__A__byterm"].meta["admitted"]
+    assert tasks["Fun__A__byterm"].meta["own_candidate"].endswith("Proof.\nexact (eq_refl).\nQed.\n")
+    skipped = dict(NOT_ITEMS[str(tmp_path)])
+    assert "inside a functor" in skipped["Fun.A.F.l"] and "`Let`" in skipped["A.v:9 Let"]
+    assert any("no name" in reason for reason in skipped.values())
 
 
 def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path) -> None:
@@ -81,7 +91,7 @@ def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path
     shutil.copytree(project, target)
     pytester.makeini("[pytest]\n")
     run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
-                             "--forall-proofs", str(PROOFS), "--forall-run-id", "replay", "-v")
+                             "--forall-proofs", str(PROOFS), "--forall-run-id", "replay", "-v", "-m", "admitted")
     rows = results(pytester, "replay")
     assert {k: r["outcome"] for k, r in rows.items()} == dict.fromkeys(IDS, "strict"), run.stdout.str()[-3000:]
     assert all(r["independent"] is True and r["axioms"] == [] for r in rows.values())  # coqc + coqchk
@@ -141,18 +151,28 @@ def test_other_admitted_lemmas_are_rules_only_and_the_target_itself_is_refused(p
     cheat = step.template.replace("Theorem double_step", "Require Demo.More.\n\nTheorem double_step").replace(
         "Proof.\nAdmitted.", "Proof.\n  exact Demo.More.double_step.\nQed.")
     verdict = verify_candidate(step, prover, cheat.encode(), timeout=120)
-    assert verdict.verdict == "reject" and "Demo.More.double_step" in verdict.reason, verdict.reason
+    # (the candidate *is* Demo.More: the build's own More.vo is not on its load path)
+    assert verdict.verdict == "reject" and "logical path Demo.More" in verdict.reason, verdict.reason
 
 
 def test_collection_without_a_manifest_and_usage_errors(pytester: pytest.Pytester, project: Path) -> None:
     shutil.copytree(project, pytester.path / "proj")
+    more = pytester.path / "proj" / "theories" / "More.v"
+    more.write_text(more.read_text() + "\nGoal True.\nProof. exact I. Qed.\n")
     pytester.makepyfile(test_other="def test_x():\n    pass\n")
     pytester.makeini("[pytest]\n")
     run = pytester.runpytest(*BASE, "--forall-project", "proj", "--collect-only", "-q")
     assert sorted(line for line in run.outlines if "::" in line) == [
-        f"proj/project.forall.toml::{i}[coq]" for i in IDS]  # only the project, not test_other.py
+        f"proj/project.forall.toml::{i}[coq]" for i in ALL_IDS]  # only the project, not test_other.py
+    # what is not an item is listed once, with the reason
+    assert [line for line in run.outlines if "are not items" in line or "declares no name" in line] == [
+        f"forall project: 1 proof(s) of {pytester.path / 'proj'} are not items:",
+        "  theories/More.v:11 Goal: a `Goal` declares no name"]
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "-m", "admitted", "--collect-only", "-q")
+    assert sorted(line for line in run.outlines if "::" in line) == [
+        f"proj/project.forall.toml::{i}[coq]" for i in IDS]  # the admitted ones, by their marker
     run = pytester.runpytest(*BASE, "--forall-project", "proj", "test_other.py", "--collect-only", "-q")
-    assert len([line for line in run.outlines if "::" in line]) == 4  # explicit paths: the project is added
+    assert len([line for line in run.outlines if "::" in line]) == 6  # explicit paths: the project is added
     run = pytester.runpytest(*BASE, "--forall-project", "test_other.py", "--collect-only", "-q")
     assert run.ret == pytest.ExitCode.USAGE_ERROR
     assert "--forall-project test_other.py" in run.stderr.str() and "is not a directory" in run.stderr.str()
@@ -208,3 +228,94 @@ def test_lean_project_items_and_infra_without_a_toolchain(pytester: pytest.Pytes
     assert {r["outcome"] for r in rows.values()} == {"infra"}
     assert all("Lean toolchain not found" in r["reason"] for r in rows.values())
     assert run.ret == 75
+
+
+def test_project_tool_faults_are_infra_with_the_reason(tmp_path: Path) -> None:
+    """`-arg`s go to coqc only (coqchk refuses `-w`); a project that does not build, an option coqc refuses and a
+    derived statement the project's build does not have are infra with the reason, never `failed`."""
+    require_tool("coqc")
+    root = tmp_path / "args"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Args\n-arg -w -arg -notation-overridden\nA.v\n")
+    (root / "A.v").write_text("Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\n")
+    task = load_project(root, {})[0]
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+    checker = next(layer for layer in verdict.layers if layer.name == "independent_check")
+    assert checker.ok and "-w" not in checker.evidence["argv"]
+
+    # a file that does not build: the lemma before the error is judged against the file up to it; the one after
+    # the error is infra (nothing was judged); so is every item when coqc refuses the project's options
+    root = tmp_path / "broken"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Broken\nA.v\n")
+    (root / "A.v").write_text("Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\nFail Check 0.\n"
+                              "Lemma m : 0 = 0.\nProof. reflexivity. Qed.\n")
+    before, after = load_project(root, {})
+    verdict = verify_candidate(before, prover, before.meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+    verdict = verify_candidate(after, prover, after.meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "infra" and "A.v does not build in the project" in verdict.reason, verdict.reason
+    root = tmp_path / "option"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Opt\n-arg -no-such-option\nA.v\n")
+    (root / "A.v").write_text("Lemma l : 1 + 1 = 2.\nProof. reflexivity. Qed.\n")
+    task = load_project(root, {})[0]
+    verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "infra" and "coqc refused the project's options" in verdict.reason, verdict.reason
+
+    from pytest_forall.core.audit import derived_tasks
+
+    task = load_project(tmp_path / "args", {})[0]
+    refutation = derived_tasks(task)["false"]
+    result = prover.check_template(refutation, tmp_path / "b", 300)
+    assert not result.ok and "not in the project's build" in result.infra, result.infra
+
+
+def test_an_edit_rebuilds_its_cone_only_and_never_keeps_a_stale_file(project: Path, tmp_path: Path) -> None:
+    """The build after an edit starts from the last one: a leaf file is compiled again alone; an edit that breaks
+    a file its dependents rest on leaves no stale compiled file behind (they are infra, not judged on old code)."""
+    require_tool("coqc")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+
+    def build() -> tuple[Path, dict[str, Task]]:
+        tasks = {t.task_id: t for t in load_project(project, {})}
+        _, where, problem = prover._build(tasks["Demo__More__double_step"], 300)
+        assert not problem, problem
+        return where, tasks
+
+    first, _ = build()
+    more = project / "theories" / "More.v"
+    more.write_text(more.read_text() + "\nLemma extra : 0 = 0.\nProof. reflexivity. Qed.\n")
+    second, tasks = build()
+    assert second != first and json.loads((second / "built.json").read_text())["incremental"]
+    log = (second / "build.log").read_text()
+    assert "COQC theories/More.v" in log and "COQC theories/Base.v" not in log and "COQC theories/Lemmas.v" not in log
+    verdict = verify_candidate(tasks["Demo__More__extra"], prover,
+                               tasks["Demo__More__extra"].meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+
+    base = project / "theories" / "Base.v"
+    base.write_text(base.read_text().replace("Definition double (n : nat) : nat := n + n.",
+                                             "Definition double (n : nat) : nat := undefined_name."))
+    third, tasks = build()
+    assert not (third / "src" / "theories" / "Base.vo").exists() and not (third / "src" / "theories" / "More.vo").exists()
+    verdict = verify_candidate(tasks["Demo__More__extra"], prover,
+                               tasks["Demo__More__extra"].meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "infra" and "does not build in the project" in verdict.reason, verdict.reason
+
+
+def test_the_projects_own_odd_text_is_not_refused_by_the_screen(tmp_path: Path) -> None:
+    """Real libraries write `Proof. Proof.` and no-break spaces (Coquelicot does): the project's own proof is
+    judged by the kernel, not refused by the screen for untrusted text; the same text from elsewhere still is."""
+    require_tool("coqc")
+    (tmp_path / "_CoqProject").write_text("-R . Odd\nA.v\n")
+    (tmp_path / "A.v").write_text("Lemma l : 1 + 1 = 2.\nProof.\nProof.\n  reflexivity.\nQed.\n"
+                                  "Lemma m : 2 = 2.\nProof.\n  reflexivity.\u00a0\nQed.\n")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    for task in load_project(tmp_path, {}):
+        verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+        agent = task.meta["own_candidate"].replace("reflexivity.", "reflexivity. ")
+        assert verify_candidate(task, prover, agent.encode(), timeout=300).verdict == "reject"

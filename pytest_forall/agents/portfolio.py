@@ -123,7 +123,9 @@ class PortfolioSession:
         if not winner:
             return TurnResult(gave_up=f"no tactic of {ladder} closed the goal", compiles=attempts,
                               final_text=log[-2000:])
-        text = prelude + prover.candidate_with_proof(task, f"{winner}.\nQed.")  # type: ignore[attr-defined]
+        placed = getattr(prover, "candidate_with_prelude", None)  # a prover that says where helpers go (project mode)
+        text = (placed(task, prelude, f"{winner}.\nQed.") if callable(placed) else
+                prelude + prover.candidate_with_proof(task, f"{winner}.\nQed."))  # type: ignore[attr-defined]
         (self.ctx.workspace / task.candidate_name).write_text(text, encoding="utf-8")
         return TurnResult(final_text=f"closed by {winner}", compiles=attempts,
                           gave_up="portfolio submits its first closing tactic")

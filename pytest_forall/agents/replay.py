@@ -1,4 +1,5 @@
-"""``replay``: stored proofs as the actor. ``--forall-proofs DIR`` holds ``<task id>.v`` / ``<task id>.lean``.
+"""``replay``: stored proofs as the actor. ``--forall-proofs DIR`` holds ``<task id>.v`` / ``<task id>.lean``;
+without it, an item that carries the project's own proof (``meta["own_candidate"]``, library mode) replays that.
 
 This is how CI gates merges on proof regressions: every stored proof goes through the full verifier again.
 """
@@ -27,6 +28,13 @@ class ReplaySession:
         self.used = True
         name = self.ctx.task.candidate_name
         if self.proofs is None:
+            own = self.ctx.task.meta.get("own_candidate")
+            if own:  # a project item: the project's own proof of it, as the project has it
+                (self.ctx.workspace / name).write_text(str(own), encoding="utf-8")
+                return TurnResult(gave_up="the project's own proof submitted; replay does not revise", submitted=True)
+            if "own_candidate" in self.ctx.task.meta:
+                (self.ctx.workspace / name).unlink(missing_ok=True)
+                return TurnResult(gave_up="the project has no proof of this item (it is admitted)")
             return TurnResult(infra="replay needs --forall-proofs DIR (a directory of stored proofs)")
         stored = self.proofs / name
         if not stored.is_file():

@@ -100,8 +100,18 @@ def cause(before: dict[str, Any] | None, now: dict[str, Any]) -> str:
     if before is None:
         return ""
     found = []
-    for field, what in (("template_digest", "statement changed"), ("environment", "environment changed"),
-                        ("candidate_digest", "proof changed"), ("verifier", "verifier changed")):
+    fields: tuple[tuple[str, str], ...] = (
+        ("template_digest", "statement changed"), ("environment", "environment changed"),
+        ("candidate_digest", "proof changed"), ("verifier", "verifier changed"))
+    if before.get("kernel_statement") and now.get("kernel_statement"):
+        # the prover named the statement and what it rests on (project mode): its words, not the template's text
+        fields = (("kernel_statement", "statement changed"),
+                  ("kernel_context", "a definition it depends on changed"),
+                  ("kernel_lemmas", "a lemma before it changed"),
+                  ("proof_digest" if before.get("proof_digest") else "candidate_digest", "proof changed"),
+                  ("environment", "environment changed"),
+                  ("verifier", "verifier changed"))
+    for field, what in fields:
         old, new = before.get(field), now.get(field)
         if old and new and old != new:
             found.append(what)
@@ -116,6 +126,11 @@ def annotate(baseline: dict[str, dict[str, Any]], row: dict[str, Any], require_s
     row["change"] = change(before, row, require_strict)
     row["baseline_outcome"] = before.get("outcome") if before else None
     row["change_cause"] = cause(before, row) if row["change"] in ("regressed", "fixed") else ""
+    if (before and row["change"] == "same" and _passed(row.get("outcome"), False)
+            and before.get("kernel_statement") and row.get("kernel_statement")
+            and before["kernel_statement"] != row["kernel_statement"]):
+        # statement drift: the proof still passes, but of another statement (what reviewers miss)
+        row["change_cause"] = "statement changed (still passes)"
 
 
 def gate_lines(rows: list[dict[str, Any]]) -> list[str]:
@@ -128,6 +143,10 @@ def gate_lines(rows: list[dict[str, Any]]) -> list[str]:
     for row in regressed:
         lines.append(f"REGRESSED {row.get('nodeid')}: {row.get('baseline_outcome')} -> {row.get('outcome')} "
                      f"({row.get('change_cause') or 'cause unknown'}): {str(row.get('reason', ''))[:160]}")
+    for row in sorted((r for r in annotated if r.get("change_cause") == "statement changed (still passes)"),
+                      key=lambda r: str(r.get("nodeid"))):
+        lines.append(f"STATEMENT CHANGED {row.get('nodeid')}: still {row.get('outcome')}, but its statement is not "
+                     f"the baseline's")
     counts = {c: sum(1 for r in annotated if r["change"] == c) for c in CHANGES}
     lines.append("baseline: " + ", ".join(f"{counts[c]} {c}" for c in CHANGES))
     churn = sum(1 for r in regressed if "statement changed" in str(r.get("change_cause")))

@@ -678,6 +678,10 @@ class ItemRun:
             return {"environment": "", "verifier": "", "uncacheable": "", "kernel": "", "advisories": [],
                     "toolchain": ""}
         env, why = describe_environment(self.ctx.task, prover)
+        # a backend that can name what the statement and its context are, as the prover itself has them (project
+        # mode: kernel digests), lets the gate say which of them changed (core/gating.py)
+        named = getattr(prover, "change_fields", None)
+        changes = {k: str(v) for k, v in named(self.ctx.task).items()} if callable(named) else {}
         kernel = dict(self.accepted_verdict.kernel) if self.accepted_verdict else {}
         if not kernel and isinstance(prover, ChecksAdvisories):
             try:
@@ -690,7 +694,7 @@ class ItemRun:
                 or str(kernel.get("problem", "")),
                 "advisories": [str(a) for a in kernel.get("advisories", [])],
                 # the installation that judged (a backend naming none: the version its fingerprint names)
-                "toolchain": toolchain_of(prover) or str((env or {}).get("version", ""))[:300]}
+                "toolchain": toolchain_of(prover) or str((env or {}).get("version", ""))[:300], **changes}
 
     def _infra_turn(self, stop: str, reason: str) -> dict[str, Any]:
         """End the item as infra after an actor turn that was not the attempt's: the round is not counted,

@@ -42,6 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "forall: a pytest-forall task item")
     config.addinivalue_line("markers", "coq: a task of the Rocq/Coq track")
     config.addinivalue_line("markers", "lean4: a task of the Lean 4 track")
+    config.addinivalue_line("markers", "admitted: a project item whose proof the project admits (--forall-project)")
     from pytest_forall.core.language import language, language_names, marker_names
 
     known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}

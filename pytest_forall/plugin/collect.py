@@ -109,6 +109,8 @@ class ForallSuite(pytest.File):
             for name in marker_names(task.prover):  # ``-m rocq`` and ``-m coq`` select the same items
                 if name != task.track:
                     item.add_marker(getattr(pytest.mark, name.replace("-", "_")))
+            for marker in task.meta.get("markers") or []:  # e.g. ``admitted`` (project suite)
+                item.add_marker(getattr(pytest.mark, str(marker)))
             budget = getattr(self, "manifest", {}).get("budget")
             item.stash[SUITE_BUDGET_KEY] = dict(budget) if isinstance(budget, dict) else {}
             yield item

@@ -42,7 +42,8 @@ OPTIONS = (
            "portfolio"),
     Option("reviewer", "Reviewer frontend (default: the actor's, for coding agents; none for offline ones)"),
     Option("proofs", "Directory of stored proofs <task id>.v/.lean (replay reads it; checked at start, and its "
-           "files that match no task are named in one warning)"),
+           "files that match no task are named in one warning; without it a Rocq project item replays the "
+           "project's own proof)"),
     Option("model", "Model name passed to the agent frontend"),
     Option("effort", "Reasoning effort passed to the agent frontend"),
     Option("max_retries", "Retries of a failed provider request inside an agent CLI (default: the CLI's own)"),
@@ -77,7 +78,7 @@ OPTIONS = (
     Option("lean_project", "Lake project used to compile Lean candidates (default: lean_env/putnam)"),
     Option("rocq_toolchain", "Rocq installation every Rocq prover process runs from: a root filesystem, an opam "
            "switch prefix or a bin/ directory (default: PATH; docs/toolchains.md)"),
-    Option("project", "Any Lake or Rocq project: each sorry/Admitted theorem becomes an item"),
+    Option("project", "Any Lake or Rocq project: each sorry theorem (Lean) / every proof (Rocq) becomes an item"),
     Option("subset", "Named task subset of a suite (VeriSoftBench: aristotle)"),
     Option("verisoftbench_root", "VeriSoftBench data: the dataset JSONL and the task repositories"),
     Option("lean_eval_root", "Lean Eval checkout (generated/<id>/ workspaces)"),

@@ -79,6 +79,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args.append(str(root))
 
 
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """Every proof of the project that is not an item, once, with the reason (library mode)."""
+    from pytest_forall.suites.project import NOT_ITEMS
+
+    root = _configured_project(config)
+    skipped = NOT_ITEMS.get(str(root), []) if root is not None else []
+    if not skipped:
+        return []
+    lines = [f"forall project: {len(skipped)} proof(s) of {root} are not items:"]
+    lines += [f"  {name}: {reason}" for name, reason in skipped]
+    return lines
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     root = _configured_project(parent.config)

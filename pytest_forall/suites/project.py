@@ -1,23 +1,23 @@
-"""Any-project suite: ``pytest --forall-project PATH`` turns every open theorem of a project into an item.
+"""Any-project suite: ``pytest --forall-project PATH`` turns every proof of a project into an item.
 
-* **Rocq** (``_CoqProject``, or ``*.v`` files): every ``Theorem``/``Lemma``/… whose proof ends in
-  ``Admitted.`` is an item. Task id = the theorem's qualified name with ``.`` written ``__``
-  (``Demo.Arith.add_zero`` -> ``Demo__Arith__add_zero``), because the id is also a Coq module name.
+* **Rocq** (``_CoqProject``, or ``*.v`` files): every ``Theorem``/``Lemma``/``Fact``/``Remark``/``Corollary``/
+  ``Proposition``/``Example``, and every ``Definition``/``Instance`` (``Program`` ones too) proved in proof mode,
+  is an item (library mode); ``Admitted`` ones are marked ``admitted``. Task id = the qualified name with ``.``
+  written ``__`` (``Demo.Arith.add_zero`` -> ``Demo__Arith__add_zero``). Proofs that are not items (``Let``,
+  ``Next Obligation``, unnamed instances, inside functors …) are listed once in the collection report.
 * **Lean** (``lakefile.toml``/``lakefile.lean``): every ``theorem``/``lemma`` whose proof is ``sorry``
   (``:= sorry``, ``:= by sorry``) is an item, with the same id scheme.
 
-Rocq items are checked in the project's context (:class:`ProjectRocqProver`): the project is copied to
-a private build directory under the cache and compiled once per content key with its own ``-Q``/``-R``
-mapping (``coq_makefile`` + ``make``); the part of the target's file *before* the target is compiled as
-the module ``ForallPrefix.Prefix_<id>``; the template the actor sees is that file's ``Require``/``Import``/
-``Open``/``Set`` sentences, ``Require Import ForallPrefix.Prefix_<id>.`` and the target with ``Proof. Admitted.``
-Every ``coqc``/``coqchk`` call of the verifier gets the project's load path. A proof that rests on the
-project's *other* admitted lemmas passes as ``rules_only``; one that rests on the target's own admitted
-version (by loading a module that contains it) fails.
+A Rocq item's context is the project itself (issue 18): its template is the target's own file up to the
+target, with the proof as the hole and the open sections/modules closed; a candidate is compiled *as that file*
+in a copy of the project's own build (:class:`ProjectRocqProver`), and the judge compares, as kernel terms, the
+target's type and every earlier declaration of the file with the project's own build. Nothing of Coq's scoping
+is rebuilt from text. A proof resting on the project's admitted lemmas or axioms is ``rules_only``; on proved
+ones, ``strict``.
 
-``--forall-proofs DIR`` is the proof store: replay (``--forall-frontend replay``) reads ``DIR/<id>.v``,
-and every accepted project proof from any other frontend is written there, so a project can gate CI on
-"no stored proof regressed" when its toolchain or dependencies move.
+``--forall-proofs DIR`` is the proof store: replay (``--forall-frontend replay``) reads ``DIR/<id>.v``
+(without ``--forall-proofs``, a project item replays the project's own proof), and every accepted project proof
+from any other frontend is written there.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,24 +40,35 @@ from filelock import FileLock
 
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.language import Language
-from pytest_forall.core.model import Layer, Task
+from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import run_command
 from pytest_forall.core.registry import hookimpl
-from pytest_forall.lang.common import identifier_parts
 from pytest_forall.lang.lean import LANGUAGE as LEAN
 from pytest_forall.lang.lean import lexer
 from pytest_forall.lang.rocq import LANGUAGE as ROCQ
-from pytest_forall.lang.rocq.backend import RocqProver
-from pytest_forall.lang.rocq.lexer import tokens as rocq_tokens
+from pytest_forall.lang.rocq.backend import (
+    _TIME_LINE,
+    AXIOM_CLAUSE,
+    CHECKER_CLAUSE,
+    INSTALLED_ROOTS,
+    STRICT_AXIOMS,
+    RocqProver,
+    clean_env,
+    parse_coq_messages,
+    parse_coqchk_summary,
+)
+from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE
+from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS
 
 SUITE = "project"
 ROCQ_PROVER = "rocq-project"
 LEAN_PROVER = "lean-project"
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".lake", "_build", "_opam", "node_modules", "__pycache__"})
-PREFIX_ROOT = "ForallPrefix"
 LAKEFILES = ("lakefile.toml", "lakefile.lean")
 #: A file in every run directory of the harness that ran an item (the run secret).
 RUN_MARKER = ".secret"
+#: Per project root: the proofs the last collection did not make items, with the reason (the collection report).
+NOT_ITEMS: dict[str, list[tuple[str, str]]] = {}
 
 
 def project_root(options: dict[str, Any], manifest: dict[str, Any] | None = None) -> Path:
@@ -98,18 +110,6 @@ def source_files(root: Path, ext: str) -> Iterator[Path]:
 
 def task_id_of(qualified: str) -> str:
     return qualified.replace(".", "__")
-
-
-def section_module(task_id: str) -> str:
-    """The library of the abbreviations for the target's section-local names, written at bind time from
-    what Coq reports about the compiled prefix."""
-    return f"Section_{task_id}"
-
-
-def prefix_module(task_id: str) -> str:
-    """The library holding the target file's text before the target (its short name differs from the
-    candidate's and template's ``<id>``, so Coq never has to disambiguate them by qualifier)."""
-    return f"Prefix_{task_id}"
 
 
 # --- Rocq: _CoqProject ----------------------------------------------------------------------------------
@@ -172,150 +172,39 @@ def read_coqproject(root: Path) -> CoqProject:
     return CoqProject(root, mappings or [("-R", ".", "Project")], args, sorted(set(files)))
 
 
-# --- Rocq: finding the admitted theorems ----------------------------------------------------------------
+# --- Rocq: finding the proofs -----------------------------------------------------------------------------
 
-def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for match in re.finditer("\n", text):
-        starts.append(match.end())
-    return starts
-
-
-@dataclass
-class SectionEntry:
-    """One item of a section's context as a later statement reads it: a sentence the template repeats
-    verbatim (with the section variables it names), or a name the section defined (``local``), which the
-    template re-declares as an abbreviation of the prefix library's generalised constant."""
-
-    sentence: str = ""
-    variables: list[str] = field(default_factory=list)
-    local: str = ""
+#: Sentences whose proof makes an item (with ``Program`` in front too): theorems, and definitions, examples and
+#: instances proved in proof mode.
+ITEM_HEADS = frozenset({"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property", "Example",
+                        "Definition", "Instance"})
 
 
 @dataclass
 class RocqBlock:
-    """A ``Section`` or ``Module`` open at the target, with (for a section) its context so far."""
+    """A ``Section`` or ``Module`` open at a proof; ``unsupported`` says why an item inside cannot be one."""
 
-    kind: str                      # "Section" | "Module"
+    kind: str
     name: str
-    unsupported: str = ""          # why an item inside cannot be reproduced ("" = fine)
-    context: list[SectionEntry] = field(default_factory=list)
-    proof_lets: list[str] = field(default_factory=list)  # `Let`s with a proof: not repeatable without it
+    unsupported: str = ""
 
 
 @dataclass
-class RocqTarget:
+class RocqProof:
+    """One proof of a file: where its statement and proof are, and how it ends."""
+
+    keyword: str
     name: str
-    start: int        # offset of the theorem sentence
-    stmt_end: int     # offset just after the statement's closing '.'
+    start: int          # offset of the statement sentence
+    stmt_end: int       # offset just after the statement's '.'
+    opener: str         # the proof's first sentence when it is ``Proof.``/``Proof using …``/``Proof with …``
+    body: str           # the proof after the opener, up to and including its last sentence
+    ending: str         # Qed | Defined | Admitted | Abort | Save | Proof (a ``Proof term.``) | "" (unterminated)
     blocks: list[RocqBlock]
+    skip: str = ""      # why this proof is not an item ("" = it is one)
 
     def module_path(self) -> list[str]:
         return [b.name for b in self.blocks if b.kind == "Module"]
-
-
-#: Section sentences that make the context a statement is read in (discharged or forgotten at ``End``):
-#: the template repeats them, verbatim, inside its own copy of the section.
-SECTION_CONTEXT_HEADS = frozenset({
-    "Variable", "Variables", "Hypothesis", "Hypotheses", "Context", "Let", "Implicit", "Notation", "Infix",
-    "Open", "Close", "Set", "Unset", "Generalizable", "Reserved"})
-
-
-#: Sentences declaring section variables (the abbreviations' parameters).
-SECTION_VARIABLE_HEADS = frozenset({"Variable", "Variables", "Hypothesis", "Hypotheses", "Context"})
-#: Sentences defining names that Coq generalises at ``End`` over the section variables they use.
-SECTION_DEFINITION_HEADS = frozenset({
-    "Definition", "Example", "Fixpoint", "CoFixpoint", "Function", "Inductive", "CoInductive", "Variant",
-    "Record", "Structure", "Class", "Instance", "Canonical", "Coercion", "Theorem", "Lemma", "Fact", "Remark",
-    "Corollary", "Proposition", "Property"})
-_OPENERS = {"(": ")", "{": "}", "[": "]"}
-
-
-def section_variables(sentence: Any) -> list[str]:
-    """The names a ``Variable``/``Hypothesis``/``Context`` sentence declares (an anonymous `` `{C A} ``
-    binder declares none that the text can name)."""
-    toks = list(sentence.tokens[:-1])
-    heads = [i for i, t in enumerate(toks) if t.kind == "ident" and t.text in SECTION_VARIABLE_HEADS]
-    rest = toks[heads[0] + 1:] if heads else []
-    if rest and rest[0].text not in _OPENERS and rest[0].text != "`":
-        return [t.text for t in rest[:next((i for i, t in enumerate(rest) if t.text == ":"), len(rest))]
-                if t.kind == "ident"]
-    names: list[str] = []
-    i = 0
-    while i < len(rest):
-        backtick = rest[i].text == "`"
-        i += backtick
-        if i >= len(rest) or rest[i].text not in _OPENERS:
-            break
-        close, depth, j = _OPENERS[rest[i].text], 0, i
-        while j < len(rest):
-            depth += (rest[j].text == rest[i].text) - (rest[j].text == close)
-            if depth == 0:
-                break
-            j += 1
-        inner = rest[i + 1:j]
-        colon = next((k for k, t in enumerate(inner) if t.text == ":"), -1)
-        if colon >= 0:
-            names += [t.text for t in inner[:colon] if t.kind == "ident"]
-        elif not backtick:
-            names += [t.text for t in inner if t.kind == "ident"]
-        i = j + 1
-    return names
-
-
-def section_definitions(sentence: Any) -> list[str]:
-    """The names a defining sentence adds to its section: the declared names (``with`` ones too), an
-    inductive's constructors, a record's constructor and fields."""
-    words = sentence.command_words()
-    if words[:1] == ["Program"]:
-        words = words[1:]
-    head = words[0] if words else ""
-    if head not in SECTION_DEFINITION_HEADS:
-        return []
-    if head in ("Canonical", "Coercion"):  # only ``Canonical [Structure] c := …`` defines a name
-        rest = words[2:] if words[1:2] == ["Structure"] else words[1:]
-        return rest[:1] if rest and sentence.defines_inline() else []
-    if len(words) < 2:
-        return []  # ``Instance : C := …``: a generated name
-    names = [words[1]]
-    toks = list(sentence.tokens[:-1])
-    inductive = head in ("Inductive", "CoInductive", "Variant")
-    depth, body, constructor_next = 0, -1, False
-    for i, token in enumerate(toks):
-        if token.text in _OPENERS:
-            depth += 1
-        elif token.text in _OPENERS.values():
-            depth -= 1
-        if depth or token.text in _OPENERS.values():
-            constructor_next = False
-            continue
-        if token.kind == "ident" and token.text == "where":  # an inductive's notations
-            break
-        if constructor_next and token.kind == "ident":
-            names.append(token.text)
-        constructor_next = inductive and body >= 0 and token.text in (":=", "|")
-        if token.text == "with" and i + 1 < len(toks) and toks[i + 1].kind == "ident":
-            names.append(toks[i + 1].text)
-        elif token.text == ":=" and body < 0:
-            body = i
-            constructor_next = inductive
-    if head in ("Record", "Structure", "Class") and body >= 0:
-        after = toks[body + 1:]
-        if after and after[0].kind == "ident" and len(after) > 1 and after[1].text == "{":
-            names.append(after[0].text)
-            after = after[1:]
-        elif head != "Class" or (after and after[0].text == "{"):
-            names.append(f"Build_{words[1]}")
-        if after and after[0].text == "{":
-            depth, start = 0, True
-            for token in after:
-                depth += (token.text in _OPENERS) - (token.text in _OPENERS.values())
-                if depth == 1 and token.text == ";":
-                    start = True
-                elif depth == 1 and start and token.kind == "ident":
-                    names.append(token.text)
-                    start = False
-    return [n for n in dict.fromkeys(names) if re.fullmatch(r"[^\W\d]\w*'*", n) and n != "_"]
 
 
 def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
@@ -325,7 +214,6 @@ def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
     if words[:1] != ["Module"] or sentence.defines_inline():
         return None
     rest = words[1:]
-    kind = "Module"
     if rest[:1] == ["Type"]:
         return RocqBlock("Module", rest[1] if len(rest) > 1 else "?", unsupported="a `Module Type`")
     while rest[:1] in (["Import"], ["Export"]):
@@ -333,17 +221,18 @@ def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
     name = rest[0] if rest else "?"
     texts = [t.text for t in sentence.tokens]
     if "(" in texts:
-        return RocqBlock(kind, name, unsupported="a functor (`Module … (X : T)`)")
+        return RocqBlock("Module", name, unsupported="a functor (`Module … (X : T)`)")
     if ":" in texts or "<:" in texts:
-        return RocqBlock(kind, name, unsupported="a module with a signature (`Module … : T`)")
-    return RocqBlock(kind, name)
+        return RocqBlock("Module", name, unsupported="a module with a signature (`Module … : T`)")
+    return RocqBlock("Module", name)
 
 
-def rocq_admitted(text: str) -> list[RocqTarget]:
-    """Theorems of ``text`` whose proof ends in ``Admitted.``, with the sections and modules open around
-    each; raises NotUnderstood on text the Rocq lexer refuses."""
+def rocq_proofs(text: str) -> list[RocqProof]:
+    """Every proof of ``text`` (statement sentence opening proof mode, up to its terminator), with the sections
+    and modules open around it; raises NotUnderstood on text the Rocq lexer refuses. Only where the proofs are is
+    read from the text: what the statements mean is read from Coq's build (the judge)."""
     from pytest_forall.lang.rocq.lexer import tokens
-    from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS, split_sentences
+    from pytest_forall.lang.rocq.screen import split_sentences
 
     starts = _offsets(text)
     sentences = split_sentences(tokens(text))
@@ -351,77 +240,74 @@ def rocq_admitted(text: str) -> list[RocqTarget]:
     def offset(token: Any) -> int:
         return int(starts[token.line - 1] + token.col - 1)
 
-    def source(sentence: Any) -> str:
-        return text[offset(sentence.tokens[0]):offset(sentence.tokens[-1]) + 1]
-
-    targets: list[RocqTarget] = []
+    found: list[RocqProof] = []
     blocks: list[RocqBlock] = []
     i = 0
     while i < len(sentences):
         sentence = sentences[i]
         words = sentence.command_words()
-        head = words[0] if words else ""
         opened = _open_block(sentence, words)
-        in_section = bool(blocks) and blocks[-1].kind == "Section"
         if opened is not None:
             blocks.append(opened)
-        elif head == "End" and blocks:
-            closed = blocks.pop()
-            if closed.kind == "Section" and blocks and blocks[-1].kind == "Section":
-                # the closed section's names stay, generalised over its own variables
-                blocks[-1].context += [e for e in closed.context if e.local]
-        elif head in SECTION_CONTEXT_HEADS and in_section and not sentence.opens_proof():
-            blocks[-1].context.append(SectionEntry(source(sentence), section_variables(sentence)
-                                                   if head in SECTION_VARIABLE_HEADS else []))
-        elif head == "Let" and in_section:
-            blocks[-1].proof_lets.append(sentence.declared_name())
-        defined = section_definitions(sentence) if in_section else []
-        if sentence.opens_proof():
-            j = i + 1
-            while j < len(sentences) and not sentences[j].terminator():
-                j += 1
-            ending = sentences[j].terminator() if j < len(sentences) else ""
-            if ending == "Admitted" and head in THEOREM_KEYWORDS:
-                last = sentence.tokens[-1]
-                targets.append(RocqTarget(sentence.declared_name(), offset(sentence.tokens[0]), offset(last) + 1,
-                                          [dataclasses.replace(b, context=list(b.context),
-                                                               proof_lets=list(b.proof_lets)) for b in blocks]))
-            if ending in ("Abort", ""):
-                defined = []
-            i = j
-        if blocks and defined:
-            blocks[-1].context += [SectionEntry(local=name) for name in defined]
-        i += 1
-    return targets
-
-
-#: Sentences of the prefix that the template repeats (they change how the statement reads).
-_HEADER_HEADS = ("Require", "From", "Import", "Export", "Open", "Close", "Set", "Unset", "Implicit",
-                 "Generalizable", "Local", "Global")
-_REQUIRE_HEADS = ("Require", "From")
-
-
-def rocq_header(prefix: str) -> tuple[list[str], list[str]]:
-    """(Require sentences, other scope/option sentences) of ``prefix``, as written."""
-    from pytest_forall.lang.rocq.lexer import tokens
-    from pytest_forall.lang.rocq.screen import split_sentences
-
-    starts = _offsets(prefix)
-    requires: list[str] = []
-    others: list[str] = []
-    for sentence in split_sentences(tokens(prefix)):
-        first, last = sentence.tokens[0], sentence.tokens[-1]
-        words = [t.text for t in sentence.tokens if t.kind == "ident"][:2]
-        if not words or words[0] not in _HEADER_HEADS:
+        elif words[:1] == ["End"] and blocks:
+            blocks.pop()
+        if not sentence.opens_proof():
+            i += 1
             continue
-        if words[0] in ("Local", "Global") and (len(words) < 2 or words[1] not in ("Open", "Close", "Set", "Unset")):
-            continue
-        text = prefix[starts[first.line - 1] + first.col - 1: starts[last.line - 1] + last.col]
-        (requires if words[0] in _REQUIRE_HEADS or "Require" in words else others).append(text)
-    return requires, others
+        program = words[:1] == ["Program"]
+        keyword = words[1] if program and len(words) > 1 else (words[0] if words else "")
+        j = i + 1
+        opener = ""
+        if j < len(sentences) and sentences[j].command_words()[:1] == ["Proof"]:
+            rest = [t.text for t in sentences[j].tokens[1:-1]]
+            if rest and rest[0] not in ("using", "with"):  # ``Proof term.``: the proof in one sentence
+                stmt_end = offset(sentence.tokens[-1]) + 1
+                term = text[offset(sentences[j].tokens[1]):offset(sentences[j].tokens[-1])]
+                found.append(RocqProof(keyword, sentence.declared_name(), offset(sentence.tokens[0]), stmt_end,
+                                       "", f"exact ({term}).\nQed.", "Proof", list(blocks)))
+                i = j + 1
+                continue
+            opener = text[offset(sentences[j].tokens[0]):offset(sentences[j].tokens[-1]) + 1]
+            j += 1
+        body_start = j
+        while j < len(sentences) and not sentences[j].terminator():
+            j += 1
+        ending = sentences[j].terminator() if j < len(sentences) else ""
+        body = ""
+        if body_start < len(sentences) and j < len(sentences):
+            body = text[offset(sentences[body_start].tokens[0]):offset(sentences[j].tokens[-1]) + 1]
+        proof = RocqProof(keyword, sentence.declared_name(), offset(sentence.tokens[0]),
+                          offset(sentence.tokens[-1]) + 1, opener, body, ending, list(blocks))
+        proof.skip = _not_an_item(proof, words, program)
+        found.append(proof)
+        i = j + 1
+    return found
 
 
-def rocq_tasks(project: CoqProject, build_key: str) -> list[Task]:
+def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
+    """Why a proof is not made an item ("" when it is one)."""
+    if proof.keyword == "Next":
+        return "a `Next Obligation` of a `Program` definition (its statement is generated)"
+    if proof.keyword == "Let":
+        return "a section `Let` with a proof, which vanishes when its section ends"
+    if proof.keyword == "Goal":
+        return "a `Goal` declares no name"
+    if proof.keyword not in ITEM_HEADS:
+        return f"`{proof.keyword}` in proof mode is not an item kind"
+    if not proof.name or proof.name in (":", "(", "{") or not re.fullmatch(r"[^\W\d][\w']*", proof.name):
+        return "no name (Coq generates one)"
+    if proof.ending in ("Abort", ""):
+        return "the proof is aborted" if proof.ending == "Abort" else "the proof is not terminated"
+    if proof.ending == "Save":
+        return "`Save` ends the proof under another name"
+    if program and proof.ending != "Admitted" and proof.keyword in ("Definition", "Instance"):
+        return ""
+    return next((f"inside {b.unsupported} `{b.name}`" for b in proof.blocks if b.unsupported), "")
+
+
+def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: list[tuple[str, str]]) -> list[Task]:
+    """Every proof of the project an item: the template is the proof's own file up to its statement, its proof the
+    hole, the blocks around it closed. Proofs that are not items go to ``skipped`` as (name, reason)."""
     from pytest_forall.lang.common import NotUnderstood
 
     tasks = []
@@ -430,142 +316,70 @@ def rocq_tasks(project: CoqProject, build_key: str) -> list[Task]:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            tasks.append(Task(task_id=task_id_of(rel.removesuffix(".v").replace("/", ".")), suite=SUITE, track="coq",
-                              prover=ROCQ_PROVER, source_path=str(path), template="", problem=f"cannot read: {exc}"))
-            continue
-        if "Admitted" not in text:
+            skipped.append((rel, f"cannot read: {exc}"))
             continue
         module = project.logical_module(rel)
-        try:
-            targets = rocq_admitted(text)
-        except NotUnderstood as exc:
-            tasks.append(Task(task_id=task_id_of(module or rel), suite=SUITE, track="coq", prover=ROCQ_PROVER,
-                              source_path=str(path), template="", problem=f"cannot parse: {exc}"))
+        if module is None:
+            skipped.append((rel, "outside every -Q/-R directory of the project"))
             continue
-        for target in targets:
-            tasks.append(_rocq_task(project, rel, module, text, target, build_key))
+        try:
+            proofs = rocq_proofs(text)
+        except NotUnderstood as exc:
+            skipped.append((rel, f"cannot split into sentences: {exc}"))
+            continue
+        for proof in proofs:
+            qualified = ".".join([module, *proof.module_path(), proof.name or "?"])
+            if proof.skip:
+                where = f"{rel}:{text.count(chr(10), 0, proof.start) + 1}"
+                skipped.append((qualified if proof.keyword in ITEM_HEADS and "no name" not in proof.skip
+                                else f"{where} {proof.keyword}", proof.skip))
+                continue
+            tasks.append(_rocq_task(project, rel, module, text, proof, cones.get(rel, {})))
     return tasks
 
 
-def _rocq_task(project: CoqProject, rel: str, module: str | None, text: str, target: RocqTarget,
-               build_key: str) -> Task:
-    """The item for one admitted theorem: the file before it becomes the prefix library (its open blocks
-    closed, so what came before is generalised exactly as Coq does at ``End``); the template imports
-    that library, re-opens the target's sections with their context, states the theorem and closes them."""
-    path = [*target.module_path(), target.name]
-    qualified = ".".join([module, *path]) if module else f"{rel}:{'.'.join(path)}"
-    task_id = task_id_of(qualified) if module else re.sub(r"\W", "_", qualified)
-    statement = text[target.start:target.stmt_end]
-    library = f"{PREFIX_ROOT}.{prefix_module(task_id)}"
-    abbreviations = f"{PREFIX_ROOT}.{section_module(task_id)}"
-    body: list[str] = []
-    modules: list[str] = []
-    sections: list[str] = []
-    in_scope: list[str] = []   # the named section variables declared so far, outermost first
-    locals_: list[dict[str, Any]] = []
-    for block in target.blocks:
-        if block.kind == "Module":
-            modules.append(block.name)
-            body.append(f"Import {library}.{'.'.join(modules)}.")
-            continue
-        sections.append(block.name)
-        body += ["", f"Section {block.name}."]
-        for entry in block.context:
-            if entry.sentence:
-                body.append(entry.sentence)
-                in_scope += entry.variables
-            elif entry.local not in {d["name"] for d in locals_}:
-                params = list(dict.fromkeys(in_scope))
-                locals_.append({"name": entry.local, "path": ".".join([*modules, entry.local]), "params": params})
-                if params:  # (without named variables in scope, the name is its prefix constant as it is)
-                    body.append(f"Notation {entry.local} := ({abbreviations}.{entry.local} {' '.join(params)}).")
-    # the names the statement and the repeated context read (what the item's meaning rests on)
-    read = identifier_parts(rocq_tokens("\n".join([statement, *(e.sentence for b in target.blocks
-                                                                    for e in b.context)])))
-    for local in locals_:
-        local["read"] = local["name"] in read
-    locals_ = [d for d in locals_ if d["params"] or d["read"]]
-    requires, others = rocq_header(text[:target.start])
-    abbreviated = any(d["params"] for d in locals_)
-    lines = [*requires, f"Require Import {library}.", *([f"Require {abbreviations}."] if abbreviated else []),
-             *others, *body]
-    closing = "".join(f"End {block.name}.\n" for block in reversed(target.blocks))
-    prefix = text[:target.start] + dependency_probes([d["name"] for d in locals_]) + ("\n" + closing if closing else "")
-    if sections:
-        # Coq generalises an admitted theorem over every section variable and a proved one over those its
-        # statement and proof use; pinning "All" makes the candidate's statement after `End` the template's.
-        lines.append('Set Default Proof Using "All".')
-    trailer = "".join(f"End {name}.\n" for name in reversed(sections))
-    template = "\n".join(lines) + f"\n\n{statement}\nProof.\nAdmitted.\n{trailer}"
-    unsupported = ""
-    if module is None:
-        unsupported = f"{rel} is outside every -Q/-R directory of the project"
-    for block in target.blocks:
-        if block.unsupported and not unsupported:
-            unsupported = f"`{target.name}` is inside {block.unsupported} `{block.name}`, which an item cannot reopen"
-    repeated = identifier_parts(rocq_tokens(template))
-    for block in target.blocks:
-        for name in block.proof_lets:
-            if name in repeated and not unsupported:
-                unsupported = (f"`{name}` is a section `Let` with a proof, which vanishes at `End` and which the "
-                               f"template cannot repeat without its proof; `{target.name}` uses it")
+def _rocq_task(project: CoqProject, rel: str, module: str, text: str, proof: RocqProof,
+               cone: dict[str, Any]) -> Task:
+    """The item of one proof: the file up to the statement, the proof's opener, ``Admitted.`` as the hole, and
+    ``End`` for every block open there (the file after the proof is not part of the problem: nothing after it can
+    change what the declarations before it are). ``own_candidate`` is the project's own proof in that template."""
+    path = [*proof.module_path(), proof.name]
+    qualified = ".".join([module, *path])
+    task_id = task_id_of(qualified)
+    in_section = any(b.kind == "Section" for b in proof.blocks)
+    admitted = proof.ending == "Admitted"
+    opener = proof.opener or "Proof."
+    if admitted and in_section and opener.split()[1:2] != ["using"]:
+        # Coq generalises an admitted lemma over every section variable, a proved one over those it uses: the
+        # project's statement of this lemma is the one over all of them
+        opener = "Proof using All."
+    closing = "".join(f"End {b.name}.\n" for b in reversed(proof.blocks))
+    head = text[:proof.stmt_end] + "\n" + opener + "\n"
+    template = head + "Admitted.\n" + closing
+    own = "" if admitted else head + proof.body + "\n" + closing
     meta = {"candidate_name": f"{task_id}.v", "project_root": str(project.root), "project_file": rel,
-            "qualified_name": qualified, "prefix": prefix, "coq_build_key": build_key,
-            "retrieval_exclude": [qualified], "unsupported": unsupported,
-            "sections": sections, "modules": modules, "section_locals": locals_}
+            "coq_module": module, "qualified_name": qualified, "target_path": ".".join(path),
+            "retrieval_exclude": [qualified], "cone_key": cone.get("key", ""), "deps_key": cone.get("deps_key", ""),
+            "deps": list(cone.get("deps", [])), "statement_offset": proof.start, "opener": opener,
+            "keyword": proof.keyword, "admitted": admitted, "own_candidate": own,
+            "file_digest": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "markers": ["admitted"] if admitted else [],
+            "sections": [b.name for b in proof.blocks if b.kind == "Section"], "modules": proof.module_path()}
     return Task(task_id=task_id, suite=SUITE, track="coq", prover=ROCQ_PROVER, source_path=str(project.root / rel),
-                template=template, frozen=template[:template.rindex("Admitted.")], theorem_name=target.name,
-                statement=statement, meta=meta)
+                template=template, frozen=head, theorem_name=proof.name,
+                statement=text[proof.start:proof.stmt_end], meta=meta)
 
 
-#: What the prefix library's probes print: each non-``Let`` section variable (newest first), each name the
-#: template abbreviates, and each section variable such a name depends on.
-PROBE_HYP, PROBE_HAS, PROBE_NEEDS, PROBE_ABOUT = "FORALL-HYP", "FORALL-HAS", "FORALL-NEEDS", "FORALL-ABOUT"
-
-
-def _each_variable(action: str) -> str:
-    """An Ltac loop running ``action`` (which fails) on every section variable that is not a ``Let``."""
-    return (f"  match goal with\n  | [ v : _ |- _ ] => tryif clearbody v then fail else ({action})\n"
-            f"  | _ => idtac\n  end.\n")
-
-
-def dependency_probes(names: list[str]) -> str:
-    """Proof-free queries appended inside the prefix's open sections: Coq itself says which section variables
-    each name depends on (``clear dependent v`` makes a name that needs ``v`` ill-typed), so the abbreviation
-    applies exactly the variables Coq generalises the name over at ``End``, in the section's order."""
-    if not names:
-        return ""
-    probes = ["\n(* pytest-forall: the section variables each section-local name depends on *)\n",
-              "Goal True.\n", _each_variable(f'idtac "{PROBE_HYP}" v; fail'), "Abort.\n"]
-    for name in names:
-        pose = f'let z := fresh "forall_probe" in pose (z := @{name})'
-        probes += [f"Goal True.\n  tryif ({pose}) then idtac \"{PROBE_HAS} {name}\" else idtac.\n",
-                   _each_variable(f'tryif (clear dependent v; {pose}) then fail else '
-                                  f'(idtac "{PROBE_NEEDS} {name}" v; fail)'), "Abort.\n"]
-    return "".join(probes)
-
-
-def parse_arguments(about: str) -> list[tuple[str, bool]] | None:
-    """(name, implicit) for each argument in ``About``'s ``Arguments`` line; None when Coq prints none (every
-    argument explicit, no scopes)."""
-    line = next((ln for ln in about.splitlines() if ln.startswith("Arguments ")), None)
-    if line is None:
-        return None
-    words = re.findall(r"[{}\[\]()]|[^\s{}\[\]()]+", re.sub(r"%[\w']+", "", line))[2:]
-    out: list[tuple[str, bool]] = []
-    implicit = False
-    for word in words:
-        if word in "{[":
-            implicit = True
-        elif word in "}]":
-            implicit = False
-        elif word not in ("(", ")", "/", "&"):
-            out.append((word.lstrip("!"), implicit))
-    return out
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    for match in re.finditer("\n", text):
+        starts.append(match.end())
+    return starts
 
 
 def rocq_build_key(project: CoqProject, version: str) -> str:
-    digest = hashlib.sha256(f"forall-project-rocq-1\0{version}\0".encode())
+    """The baseline build's key: the toolchain, ``_CoqProject`` and every source file."""
+    digest = hashlib.sha256(f"forall-project-rocq-2\0{version}\0".encode())
     coqproject = project.root / "_CoqProject"
     if coqproject.is_file():
         digest.update(b"_CoqProject\0" + coqproject.read_bytes())
@@ -575,6 +389,63 @@ def rocq_build_key(project: CoqProject, version: str) -> str:
     return digest.hexdigest()[:24]
 
 
+def cone_keys(project: CoqProject, version: str) -> dict[str, dict[str, Any]]:
+    """Per file: ``key``, a digest of the toolchain, ``_CoqProject`` and the file's ``coqdep`` cone (itself and every
+    project file it transitively requires), so an edit changes the key of the files that depend on it only;
+    ``deps_key``, the same without the file itself (what its proofs rest on); ``deps``, the cone's other files.
+    Without ``coqdep`` every key is the whole project's and ``deps`` is every other file."""
+    whole = rocq_build_key(project, version)
+    graph = coqdep_graph(project)
+    if graph is None:
+        return {rel: {"key": whole, "deps_key": whole, "deps": [f for f in project.files if f != rel]}
+                for rel in project.files}
+    contents = {rel: hashlib.sha256((project.root / rel).read_bytes()).hexdigest()
+                if (project.root / rel).is_file() else "<missing>" for rel in project.files}
+    coqproject = project.root / "_CoqProject"
+    head = f"forall-project-cone-1\0{version}\0".encode() + (coqproject.read_bytes() if coqproject.is_file() else b"")
+
+    def digest(members: set[str]) -> str:
+        found = hashlib.sha256(head)
+        for member in sorted(members):
+            found.update(f"\0{member}\0{contents.get(member, '<outside>')}".encode())
+        return found.hexdigest()[:24]
+
+    keys = {}
+    for rel in project.files:
+        cone: set[str] = set()
+        todo = [rel]
+        while todo:
+            current = todo.pop()
+            if current not in cone:
+                cone.add(current)
+                todo += graph.get(current, [])
+        keys[rel] = {"key": digest(cone), "deps_key": digest(cone - {rel}), "deps": sorted(cone - {rel})}
+    return keys
+
+
+def coqdep_graph(project: CoqProject) -> dict[str, list[str]] | None:
+    """``coqdep``'s answer: for each project file, the project files it requires (None when coqdep fails)."""
+    if shutil.which("coqdep") is None or not project.files:
+        return None
+    argv = ["coqdep"]
+    for flag, directory, logical in project.mappings:
+        argv += [flag, directory, logical]
+    result = run_command([*argv, *project.files], cwd=project.root, timeout=120)
+    if result.returncode != 0:
+        return None
+    files = set(project.files)
+    graph: dict[str, list[str]] = {}
+    for line in result.stdout.replace("\\\n", " ").splitlines():
+        target, _, prereqs = line.partition(":")
+        names = target.split()
+        if not names or not names[0].endswith(".vo"):
+            continue
+        source = os.path.normpath(names[0][:-3] + ".v")
+        graph[source] = [os.path.normpath(p[:-3] + ".v") for p in prereqs.split()
+                         if p.endswith(".vo") and os.path.normpath(p[:-3] + ".v") in files]
+    return graph
+
+
 def coqc_version(coqc: str = "coqc") -> str:
     if shutil.which(coqc) is None:
         return "<no coqc>"
@@ -582,13 +453,18 @@ def coqc_version(coqc: str = "coqc") -> str:
     return result.stdout.strip()
 
 
-# --- Rocq: the prover in the project's context -------------------------------------------------------------
+# --- Rocq: the prover in the project's own build -----------------------------------------------------------
 
 class ProjectRocqProver(RocqProver):
-    """:class:`~pytest_forall.lang.rocq.backend.RocqProver` with the project's load path on every coqc/coqchk.
+    """:class:`~pytest_forall.lang.rocq.backend.RocqProver` judging a candidate against the project's own build.
 
-    The project build lives in ``<cache>/project-rocq/<key>/`` (bound read-only into the sandbox);
-    templates are cached per build key, so a changed dependency never reuses a stale template.
+    The project is copied to ``<cache>/project-rocq/<key>/src`` and built once per content key with its own
+    ``_CoqProject`` (``coq_makefile`` + ``make``; ``-arg``s go to coqc only). A candidate (the target's file up
+    to the target, with the target's proof changed) is compiled as that very file, in a tree of the build's
+    ``.vo`` files (links) holding the candidate instead of the file; the judge plugin then dumps the baseline
+    ``.vo`` and the candidate's ``.vo`` under the same logical name and compares them as kernel terms
+    (:func:`~pytest_forall.lang.rocq.judge.judge_project_file`); ``coqchk -norec`` re-checks the candidate's
+    ``.vo`` with the project's load path (and no ``-arg``).
     """
 
     name = ROCQ_PROVER
@@ -598,233 +474,604 @@ class ProjectRocqProver(RocqProver):
 
         super().__init__(options, runner or default_runner)
         cache = (options or {}).get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
-        self.builds = Path(str(cache)).resolve() / "project-rocq"
+        self.builds = Path(str(cache)).expanduser().resolve() / "project-rocq"
         self.builds.mkdir(parents=True, exist_ok=True)
-        self.template_root = Path(str(cache)).resolve() / "project-rocq-templates"
         self.sandbox_binds = (*self.sandbox_binds, (self.builds, str(self.builds)))
-        self.bound: str = ""
-        self.bind_error: str = ""
-        # the verifier runs layers side by side (``concurrent_layers``): one binds, the others wait for it
-        self._binding = threading.Lock()
+        self._lock = threading.Lock()
+        self._keys: dict[str, tuple[tuple[tuple[str, int, int], ...], str]] = {}
+        self._judged_project: dict[tuple[str, str], tuple[Any, str, bool]] = {}
+        self._tactic_load: dict[str, list[str]] = {}
+        #: verification directories whose candidate is the project's own proof (digest), judged from the build
+        self._own: dict[str, str] = {}
+        #: per item, the digest of the last compiled candidate after the project's own text (the proof, helpers)
+        self._proofs: dict[str, str] = {}
+        self._vo_digests: dict[tuple[str, int, int], str] = {}
+        self._dumps: dict[str, Any] = {}
 
-    def _bind(self, task: Task, timeout: float) -> str:
-        """Build (or reuse) the project and the task's prefix module; set the load path. "" or an infra reason."""
-        with self._binding:
-            return self._bind_unlocked(task, timeout)
+    # -- the baseline build -------------------------------------------------------------------------------
 
-    def _bind_unlocked(self, task: Task, timeout: float) -> str:
-        if self.bound == task.task_id:
-            return self.bind_error
-        self.bound, self.load, self.bind_error = task.task_id, [], ""
+    def _project(self, task: Task) -> CoqProject:
+        return read_coqproject(Path(task.meta["project_root"]))
+
+    def _build_dir(self, project: CoqProject) -> Path:
+        """The build directory of the project as it is now (its key re-read when a source's size or mtime moved)."""
+        stamp = []
+        for rel in ["_CoqProject", *project.files]:
+            try:
+                info = (project.root / rel).stat()
+                stamp.append((rel, info.st_size, info.st_mtime_ns))
+            except OSError:
+                stamp.append((rel, -1, -1))
+        with self._lock:
+            known = self._keys.get(str(project.root))
+            if known is None or known[0] != tuple(stamp):
+                known = (tuple(stamp), rocq_build_key(project, self.version()))
+                self._keys[str(project.root)] = known
+        return self.builds / known[1]
+
+    def _build(self, task: Task, timeout: float) -> tuple[CoqProject, Path, str]:
+        """(project, build directory, "") once the project is built, else why not (infra: a build that fails here
+        is the project's or the machine's fault, never the candidate's)."""
         if "project_root" not in task.meta:
-            return ""
-        if task.meta.get("unsupported"):
-            self.bind_error = str(task.meta["unsupported"])
-            return self.bind_error
-        project = read_coqproject(Path(task.meta["project_root"]))
-        build = self.builds / str(task.meta["coq_build_key"])
-        self.bind_error = self._build_project(project, build, timeout)
-        if not self.bind_error:
-            self.bind_error = self._build_prefix(project, build, task, timeout)
-        if not self.bind_error:
-            self.load = project.load_args(build / "src") + ["-Q", str(build / "prefix"), PREFIX_ROOT]
-            self.cache_dir = self.template_root / str(task.meta["coq_build_key"])
-        return self.bind_error
+            return read_coqproject(Path(task.source_path).parent), Path(), "not a project item"
+        project = self._project(task)
+        build = self._build_dir(project)
+        return project, build, self._build_project(project, build, timeout)
 
     def _build_project(self, project: CoqProject, build: Path, timeout: float) -> str:
         done = build / "built.json"
         with FileLock(str(build) + ".lock"):
             if done.is_file():
                 record = json.loads(done.read_text(encoding="utf-8"))
-                return "" if record["ok"] else record["reason"]
+                return "" if record["ok"] else str(record["reason"])
             shutil.rmtree(build, ignore_errors=True)
             src = build / "src"
-            src.mkdir(parents=True)
+            previous = self._previous_build(project)
+            if previous is not None:  # copies keep their mtimes: make rebuilds what changed and what rests on it
+                shutil.copytree(previous / "src", src, symlinks=True)
+                wanted = {os.path.normpath(rel) for rel in project.files}
+                for stale in src.rglob("*.v"):
+                    if os.path.normpath(stale.relative_to(src).as_posix()) not in wanted:
+                        stale.unlink()
+                        stale.with_suffix(".vo").unlink(missing_ok=True)
+            src.mkdir(parents=True, exist_ok=True)
+            changed = set()
             for rel in project.files:
                 target = src / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(project.root / rel, target)
+                data = (project.root / rel).read_bytes()
+                if not target.is_file() or target.read_bytes() != data:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+                    changed.add(rel)
+            if previous is not None and changed:
+                # what a changed file reaches is compiled again or is missing: never a stale .vo from the old build
+                graph = coqdep_graph(project) or {}
+                reached: set[str] = set(changed) if graph else set(project.files)
+                while True:
+                    more = {rel for rel, deps in graph.items() if rel not in reached and reached.intersection(deps)}
+                    if not more:
+                        break
+                    reached |= more
+                for rel in reached:
+                    for suffix in (".vo", ".vos", ".vok", ".glob"):
+                        (src / rel).with_suffix(suffix).unlink(missing_ok=True)
             lines = [f"{flag} {directory} {logical}" for flag, directory, logical in project.mappings]
             lines += [f"-arg {arg}" for arg in project.args] + list(project.files)
             (src / "_CoqProject.forall").write_text("\n".join(lines) + "\n", encoding="utf-8")
             steps = [["coq_makefile", "-f", "_CoqProject.forall", "-o", "Makefile.forall"],
-                     ["make", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}",
-                      f"COQC={self.coqc}"]]
+                     ["make", "-k", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}", f"COQC={self.coqc}"]]
             reason, timed_out = "", False
             log = []
+            started = time.monotonic()
             for argv in steps:
-                result = run_command(argv, cwd=src, timeout=max(timeout, 600.0))
+                result = run_command(argv, cwd=src, timeout=max(timeout, 1800.0))
                 log.append(f"$ {' '.join(argv)}\n{result.stdout}{result.stderr}")
                 if result.returncode != 0:
                     timed_out = result.timed_out or result.returncode < 0  # killed: no verdict on the project
                     tail = (result.stdout + result.stderr).strip()[-600:]
+                    if argv[0] == "make" and not timed_out:
+                        # some files do not build: each item of them is judged against its own template (the file up
+                        # to the target), and items of files resting on them are infra (see _baseline)
+                        missing = [rel for rel in project.files if not (src / rel).with_suffix(".vo").is_file()]
+                        (build / "missing.json").write_text(json.dumps({"files": missing, "log": tail}),
+                                                            encoding="utf-8")
+                        break
                     reason = (f"the project does not build here (`{' '.join(argv[:2])}` exited "
                               f"{result.returncode}{', timed out' if timed_out else ''}): {tail}")
                     break
             (build / "build.log").write_text("\n".join(log), encoding="utf-8")
             if not timed_out:  # a slow machine is not a verdict on the project: retry next time
-                done.write_text(json.dumps({"ok": not reason, "reason": reason}), encoding="utf-8")
+                done.write_text(json.dumps({"ok": not reason, "reason": reason, "root": str(project.root),
+                                            "incremental": previous is not None,
+                                            "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
             return reason
 
-    def _build_prefix(self, project: CoqProject, build: Path, task: Task, timeout: float) -> str:
-        prefix_dir = build / "prefix"
-        source = prefix_dir / f"{prefix_module(task.task_id)}.v"
-        # "" or why the section-local names cannot be abbreviated; written once the prefix is built
-        verdict = prefix_dir / f"{section_module(task.task_id)}.reason"
-        with FileLock(str(build) + ".prefix.lock"):
-            vo = source.with_suffix(".vo")
-            if vo.is_file() and verdict.is_file() and source.read_text(encoding="utf-8") == task.meta["prefix"]:
-                return verdict.read_text(encoding="utf-8")
-            prefix_dir.mkdir(parents=True, exist_ok=True)
-            source.write_text(str(task.meta["prefix"]), encoding="utf-8")
-            vo.unlink(missing_ok=True)
-            verdict.unlink(missing_ok=True)
-            argv = [self.coqc, "-q", *project.load_args(build / "src"), "-Q", str(prefix_dir), PREFIX_ROOT]
-            result = run_command([*argv, str(source)], cwd=prefix_dir, timeout=timeout)
-            if result.returncode != 0:
-                tail = (result.stdout + result.stderr).strip()[-600:]
-                return (f"the part of {task.meta['project_file']} before `{task.theorem_name}` does not compile "
-                        f"here: {tail}")
-            reason = self._build_abbreviations(task, argv, prefix_dir, result.stdout, timeout)
-            if not reason or "timed out" not in reason:
-                verdict.write_text(reason, encoding="utf-8")
-            return reason
+    def _per_vo(self, vo: Path, module: str, suffix: str) -> Path:
+        """Where a record about one compiled file is kept: by the file's digest and the judge plugin's build."""
+        info = vo.stat()
+        known = (str(vo), info.st_mtime_ns, info.st_size)
+        if known not in self._vo_digests:
+            self._vo_digests[known] = hashlib.sha256(vo.read_bytes() + b"\0" + str(self.plugin).encode()).hexdigest()
+        digest = self._vo_digests[known][:24]
+        records = self.builds / "by-vo"
+        records.mkdir(exist_ok=True)
+        return records / f"{module}.{digest}.{suffix}"
 
-    def _build_abbreviations(self, task: Task, argv: list[str], prefix_dir: Path, probed: str,
-                             timeout: float) -> str:
-        """The library ``ForallPrefix.Section_<id>``: for each section-local name the template abbreviates,
-        a notation over the template's section variables that applies the prefix library's generalised
-        constant to the variables Coq says it depends on (section order), implicit ones by name as Coq
-        declares them. "" or why the template cannot state the theorem."""
-        locals_: list[dict[str, Any]] = list(task.meta.get("section_locals") or [])
-        if not locals_:
-            return ""
-        order = [words[0] for words in reversed([line.split()[1:] for line in probed.splitlines()
-                                                 if line.startswith(PROBE_HYP + " ")])]
-        has = {line.split()[1] for line in probed.splitlines() if line.startswith(PROBE_HAS + " ")}
-        needs: dict[str, set[str]] = {}
-        for line in probed.splitlines():
-            if line.startswith(PROBE_NEEDS + " "):
-                name, variable = line.split()[1:3]
-                needs.setdefault(name, set()).add(variable)
-        library = f"{PREFIX_ROOT}.{prefix_module(task.task_id)}"
-        about = [f"Require {library}.", "Set Printing Width 100000."]
-        for local in locals_:
-            name = local["name"]
-            if name not in has:
-                return (f"the section-local name `{name}` that `{task.theorem_name}`'s section defines is not "
-                        f"found where the target stands (Coq's probe could not use it)")
-            missing = sorted(v for v in needs.get(name, set()) if v not in local["params"])
-            if missing and local["read"]:
-                return (f"`{name}` depends on the section variable `{missing[0]}`, which the section does not name "
-                        f"(an anonymous binder such as `Context `{{…}}`): the template cannot apply `{name}` to it")
-            about += [f'Goal True. idtac "{PROBE_ABOUT} {name}". Abort.', f"About {library}.{local['path']}."]
-        probe = prefix_dir / f"Probe_{task.task_id}.v"
-        probe.write_text("\n".join(about) + "\n", encoding="utf-8")
-        result = run_command([*argv, str(probe)], cwd=prefix_dir, timeout=timeout)
-        if result.returncode != 0:
-            return f"Coq's `About` on the prefix library failed: {(result.stdout + result.stderr).strip()[-600:]}"
-        chunks = dict(chunk.partition("\n")[::2] for chunk in result.stdout.split(PROBE_ABOUT + " ")[1:])
-        notations = [f"Require {library}."]
-        for local in locals_:
-            name = local["name"]
-            depends = [v for v in order if v in needs.get(name, set())]
-            if not local["params"]:
+    def _previous_build(self, project: CoqProject) -> Path | None:
+        """The newest finished build of the same project (its sources and compiled files are the starting point
+        of an incremental build), or None."""
+        found: list[tuple[float, Path]] = []
+        for done in self.builds.glob("*/built.json"):
+            try:
+                record = json.loads(done.read_text(encoding="utf-8"))
+                if record.get("ok") and record.get("root") == str(project.root) and (done.parent / "src").is_dir():
+                    found.append((done.stat().st_mtime, done.parent))
+            except (OSError, ValueError):
                 continue
-            if any(v not in local["params"] for v in depends):  # not read by the statement: the bare constant
-                depends = []
-            arguments = parse_arguments(chunks.get(name, ""))
-            if arguments is not None and [a for a, _ in arguments[:len(depends)]] != depends:
-                return (f"Coq generalised `{name}` over {[a for a, _ in arguments[:len(depends)]]}, not over the "
-                        f"section variables it depends on, {depends}")
-            implicit = dict(arguments[:len(depends)]) if arguments else {}
-            applied = " ".join(f"({v}:={v})" if implicit.get(v) else v for v in depends)
-            notations.append(f"Notation {name} {' '.join(local['params'])} := "
-                             f"({library}.{local['path']}{' ' + applied if applied else ''}) (only parsing).")
-        source = prefix_dir / f"{section_module(task.task_id)}.v"
-        source.write_text("\n".join(notations) + "\n", encoding="utf-8")
-        result = run_command([*argv, str(source)], cwd=prefix_dir, timeout=timeout)
-        if result.returncode != 0:
-            timed = ", timed out" if result.timed_out else ""
-            return (f"the abbreviations of the section's names do not compile here{timed}: "
-                    f"{(result.stdout + result.stderr).strip()[-600:]}")
-        return ""
+        return max(found)[1] if found else None
 
-    # -- Prover protocol, each bound to the task's project first ----------------------------------------
+    def _load(self, project: CoqProject, base: Path, with_args: bool, cwd: Path | None = None) -> list[str]:
+        """``-Q``/``-R`` of the project onto ``base`` (and its ``-arg``s for coqc; coqchk does not take them);
+        relative to ``cwd`` when given (the workspace has another path inside the sandbox)."""
+        out: list[str] = []
+        for flag, directory, logical in project.mappings:
+            where = base / directory if directory != "." else base
+            out += [flag, os.path.relpath(where, cwd) if cwd is not None else str(where), logical]
+        return out + (project.args if with_args else [])
+
+    def _judge_file(self, load: list[str], parent: Path, module: str, targets: list[str],
+                    timeout: float, fresh: bool = True) -> tuple[Any, str]:
+        from pytest_forall.lang.rocq.judge import run_file_dump
+
+        path = PLUGIN_INSIDE if self.sandboxed else str(self.plugin)
+
+        def run(args: list[str], cwd: Path) -> Any:
+            return self.runner([self.coqc, *args], cwd=cwd, timeout=timeout, mem_mb=self.mem_mb,
+                               env={**clean_env(), "OCAMLPATH": path})
+
+        return run_file_dump(run, parent, load, module, targets, fresh)
+
+    def _baseline(self, task: Task, timeout: float) -> tuple[Any, str]:
+        """The judge's dump of the target's file in the baseline build, once per file and build (cached beside it:
+        one prover session per file, whatever the number of its items)."""
+        from pytest_forall.lang.rocq.judge import parse_file_dump
+
+        if self.plugin is None:
+            return None, f"the kernel judge is unavailable: {self.plugin_problem}"
+        project, build, problem = self._build(task, timeout)
+        if problem:
+            return None, problem
+        module = str(task.meta["coq_module"])
+        judged = build / "judge"
+        judged.mkdir(exist_ok=True)
+        rel = str(task.meta["project_file"])
+        vo = (build / "src" / rel).with_suffix(".vo")
+        if not vo.is_file():
+            return self._template_baseline(task, project, build, timeout)
+        # keyed by the compiled file itself (its bytes name its dependencies' digests too): an unchanged file of an
+        # edited project is not dumped again
+        stored = self._per_vo(vo, module, "dump")
+        if str(stored) in self._dumps:  # content-addressed: the same record for the life of the process
+            return self._dumps[str(stored)], ""
+        with FileLock(str(stored) + ".lock"):
+            if stored.is_file():
+                parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
+                if not isinstance(parsed, str):
+                    self._dumps[str(stored)] = parsed
+                    return parsed, ""
+            targets = [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, str(task.meta["project_file"]))]
+            dump, problem = self._judge_file(self._load(project, build / "src", True), judged, module, targets,
+                                             max(timeout, 300.0))
+            if dump is None:
+                return None, f"the judge could not read the project's own build of {module}: {problem}"
+            stored.write_text(_stored_dump(dump), encoding="utf-8")
+            self._dumps[str(stored)] = dump
+            return dump, ""
+
+    def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float) -> tuple[Any, str]:
+        """The baseline of an item whose file does not build in the project: the item's template (the file up to
+        the target, the target admitted) compiled as that file and dumped; infra when a file it rests on, or the
+        file before the target, does not build."""
+        from pytest_forall.lang.rocq.judge import parse_file_dump
+
+        log = ""
+        try:
+            log = json.loads((build / "missing.json").read_text(encoding="utf-8"))["log"]
+        except (OSError, ValueError, KeyError):
+            pass
+        src = build / "src"
+        for dep in task.meta.get("deps") or []:
+            if not (src / dep).with_suffix(".vo").is_file():
+                return None, f"{dep}, which {task.meta['project_file']} requires, does not build in the project: {log}"
+        module = str(task.meta["coq_module"])
+        target = str(task.meta["target_path"])
+        items = build / "judge" / "items"
+        items.mkdir(parents=True, exist_ok=True)
+        stored = items / f"{task.task_id}.{hashlib.sha256(task.template.encode()).hexdigest()[:16]}.dump"
+        with FileLock(str(stored) + ".lock"):
+            if stored.is_file():
+                parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
+                if not isinstance(parsed, str):
+                    return parsed, ""
+            work = Path(tempfile.mkdtemp(prefix="template-", dir=items))
+            try:
+                tree = work / "tree"
+                compiled = self._compile_in_tree(project, build, tree, task.template.encode(), timeout, False,
+                                                 str(task.meta["project_file"]))
+                if not compiled.ok:
+                    reason = compiled.infra or compiled.first_error
+                    return None, (f"{task.meta['project_file']} does not build in the project, and neither does the "
+                                  f"file up to `{task.theorem_name}` with it admitted: {reason.strip()[:600]}")
+                dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, [target],
+                                                 timeout, fresh=False)
+                if dump is None:
+                    return None, f"the judge could not read the project's file up to `{task.theorem_name}`: {problem}"
+                stored.write_text(_stored_dump(dump), encoding="utf-8")
+                return dump, ""
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+
+    # -- Prover protocol ----------------------------------------------------------------------------------
 
     def check_template(self, task: Task, workspace: Path, timeout: float) -> Any:
+        """The project builds, the judge reads the target's file from the build, and Coq's build has the target
+        where the text says it is; each failure is infra with its reason."""
         from pytest_forall.core.prover import CompileResult
 
-        problem = self._bind(task, timeout)
-        if problem:
+        target = str(task.meta.get("target_path", ""))
+        if target.rsplit(".", 1)[-1] != task.theorem_name:
+            return CompileResult(ok=False, infra=(
+                f"`{task.theorem_name}` is a statement derived from `{target}` (a statement audit), not in the "
+                "project's build: project mode judges the project's own statements only"))
+        baseline, problem = self._baseline(task, timeout)
+        if baseline is None:
             return CompileResult(ok=False, infra=problem)
-        return super().check_template(task, workspace, timeout)
+        if target not in baseline.targets:
+            return CompileResult(ok=False, infra=(
+                f"Coq's build of {task.meta['coq_module']} has no constant `{target}` where the text has "
+                f"`{task.theorem_name}` (a name the judge cannot compare here)"))
+        return CompileResult(ok=True)
 
     def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Any:
+        """``coqc`` on the candidate as the target's own file, in a tree of the build's compiled files."""
         from pytest_forall.core.prover import CompileResult
 
-        problem = self._bind(task, timeout)
+        project, build, problem = self._build(task, timeout)
         if problem:
             return CompileResult(ok=False, infra=problem)
-        return super().compile(task, workspace, candidate, timeout)
+        data = candidate.read_bytes()
+        rel = str(task.meta["project_file"])
+        # what the gate calls the proof: the candidate after the project's text and the target's statement
+        after = data.decode("utf-8", "replace")[int(task.meta.get("statement_offset", 0)):]
+        after = after.split(task.statement, 1)[-1]
+        self._proofs[task.task_id] = sha256_bytes(after.encode("utf-8"))[:24]
+        if self._is_own(task, data, build):
+            # the project's own proof, as the project's build compiled it: judged from the build's .vo (one judge
+            # session and one coqchk per file, not one compile per lemma)
+            self._own[str(workspace)] = sha256_bytes(data)
+            return CompileResult(ok=True, digest=sha256_bytes(data), output="the project's own proof: compiled by "
+                                 "the project's build", artifact=str((build / "src" / rel).with_suffix(".vo")))
+        self._own.pop(str(workspace), None)
+        return self._compile_in_tree(project, build, workspace / "tree", data, timeout, True, rel)
+
+    def _compile_in_tree(self, project: CoqProject, build: Path, tree: Path, data: bytes, timeout: float,
+                         report_sentences: bool, rel: str = "") -> Any:
+        """``coqc`` on ``data`` as the project file ``rel`` in ``tree``: links to every other compiled file of the
+        build (so the file is compiled under its own logical name, with the project's mapping and ``-arg``s)."""
+        from pytest_forall.core.prover import CompileResult
+
+        shutil.rmtree(tree, ignore_errors=True)
+        tree.mkdir(parents=True)
+        src = build / "src"
+        for other in project.files:
+            compiled = (src / other).with_suffix(".vo")
+            if other != rel and compiled.is_file():
+                link = (tree / other).with_suffix(".vo")
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(compiled)
+        source = tree / rel
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_bytes(data)
+        argv = [self.coqc, "-q", *(["-time"] if report_sentences else []), *self._load(project, tree, True, tree),
+                str(source.relative_to(tree))]
+        result = self.runner(argv, cwd=tree, timeout=timeout, mem_mb=self.mem_mb, env=clean_env())
+        sentences = [(int(m["a"]), int(m["b"]), m["text"]) for m in _TIME_LINE.finditer(result.stdout)]
+        output = (_TIME_LINE.sub("", result.stdout) + result.stderr).strip()
+        messages = parse_coq_messages(output)
+        vo = source.with_suffix(".vo")
+        if result.returncode == 127 and not vo.exists():
+            return CompileResult(ok=False, infra=f"{self.coqc} could not be started: {result.stderr.strip()}",
+                                 output=output)
+        refused = re.search(r"(?:Unknown option|unknown option|Illegal option|bad option)[^\n]*", output)
+        if result.returncode != 0 and refused and not sentences:
+            return CompileResult(ok=False, output=output, infra=(
+                f"coqc refused the project's options ({refused.group(0).strip()}): fix _CoqProject's -arg lines"))
+        ok = result.returncode == 0 and not result.timed_out and vo.is_file()
+        if result.timed_out:
+            messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s"})
+        elif not ok and not any(m["severity"] == "error" for m in messages):
+            why = f"coqc exited with {result.returncode}" if result.returncode else "coqc left no .vo"
+            messages.insert(0, {"severity": "error", "line": None, "data": f"{why}: {output[-500:]}"})
+        try:
+            digest = sha256_bytes(source.read_bytes())
+        except OSError as exc:
+            return CompileResult(ok=False, output=output, messages=[
+                {"severity": "error", "line": None, "data": f"the compiled source vanished: {exc}"}])
+        return CompileResult(ok=ok, digest=digest, duration=result.duration, timed_out=result.timed_out,
+                             messages=messages, output=output, sentences=sentences,
+                             artifact=str(vo) if ok else "")
+
+    def change_fields(self, task: Task) -> dict[str, str]:
+        """Kernel digests for the gate (core/gating.py): ``kernel_statement``, the target's type in the project's
+        build; ``kernel_context``, the file's declarations before it and the files it rests on. {} when the build
+        has no answer (the row then falls back to the template's digest)."""
+        from pytest_forall.lang.rocq.judge import statement_key
+
+        if "target_path" not in task.meta or self.plugin is None:
+            return {}
+        try:
+            baseline, _ = self._baseline(task, 600.0)
+        except OSError:
+            return {}
+        if baseline is None:
+            return {}
+        target = str(task.meta["target_path"])
+        definitions: list[str] = [str(task.meta.get("deps_key", ""))]
+        lemmas: list[str] = []
+        entry = ""
+        for path, found in baseline.fields:
+            if path == target:
+                entry = found
+                break
+            (lemmas if found.split(" ")[2:3] == ["opaque"] else definitions).append(f"{path} {found}")
+        if not entry:
+            return {}
+
+        def digest(lines: list[str]) -> str:
+            return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
+
+        fields = {"kernel_statement": digest([" : ".join(statement_key(entry))]),
+                  "kernel_context": digest(definitions), "kernel_lemmas": digest(lemmas)}
+        return {**fields, "proof_digest": self._proofs[task.task_id]} if task.task_id in self._proofs else fields
+
+    def _installed_roots(self) -> tuple[str, ...]:
+        """Logical roots of the installed libraries (the backend's list and every ``user-contrib`` directory): an
+        axiom of theirs is within the rules, not strict."""
+        from pytest_forall.lang.rocq.backend import coq_library_dirs
+
+        found = list(INSTALLED_ROOTS)
+        for base in coq_library_dirs(self.coqc)[:1]:
+            contrib = base / "user-contrib"
+            if contrib.is_dir():
+                found += [f"{d.name}." for d in sorted(contrib.iterdir()) if d.is_dir()]
+        return tuple(dict.fromkeys(found))
+
+    def _is_own(self, task: Task, data: bytes, build: Path) -> bool:
+        """``data`` is the project's own proof of the target and the build compiled the very file it came from."""
+        own = str(task.meta.get("own_candidate") or "")
+        if not own or data != own.encode("utf-8"):
+            return False
+        try:
+            built = (build / "src" / str(task.meta["project_file"])).read_bytes()
+        except OSError:
+            return False
+        if not (build / "src" / str(task.meta["project_file"])).with_suffix(".vo").is_file():
+            return False
+        return hashlib.sha256(built).hexdigest() == task.meta.get("file_digest")
+
+    def _is_own_compiled(self, task: Task, data: bytes) -> bool:
+        return sha256_bytes(data) in self._own.values() and data == str(task.meta.get("own_candidate")).encode()
+
+    def _judge_candidate(self, task: Task, workspace: Path, timeout: float) -> tuple[Any, str, bool]:
+        """The project judge's verdict on the compiled candidate (once per compiled file): judgement, problem,
+        infra."""
+        from pytest_forall.lang.rocq.judge import judge_project_file
+
+        rel = str(task.meta["project_file"])
+        target = str(task.meta["target_path"])
+        module = str(task.meta["coq_module"])
+        project = self._project(task)
+        roots = tuple(f"{logical}." for _, _, logical in project.mappings)
+        if str(workspace) in self._own:
+            baseline, problem = self._baseline(task, timeout)
+            if baseline is None:
+                return None, problem, True
+            return judge_project_file(baseline, baseline, module, target, roots, STRICT_AXIOMS,
+                                      self._installed_roots()), "", False
+        vo = (workspace / "tree" / rel).with_suffix(".vo")
+        if not vo.is_file():
+            return None, "the candidate has no compiled .vo", False
+        key = (sha256_bytes(vo.read_bytes()), task.task_id)
+        if key in self._judged_project:
+            return self._judged_project[key]
+        baseline, problem = self._baseline(task, timeout)
+        if baseline is None:
+            return None, problem, True
+        tree = workspace / "tree"  # the judge runs in the tree (the sandbox binds the directory it runs in)
+        dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, [target], timeout,
+                                         fresh=False)
+        if dump is None:
+            return None, f"the judge could not read the compiled candidate: {problem}", True
+        judgement = judge_project_file(baseline, dump, module, target, roots, STRICT_AXIOMS, self._installed_roots())
+        self._judged_project[key] = (judgement, "", False)
+        return self._judged_project[key]
+
+    def _judge(self, task: Task, workspace: Path, timeout: float) -> tuple[Any, str, bool]:
+        """The backend's layers that read the judge (``advisory_check``) read the project judge's findings."""
+        return self._judge_candidate(task, workspace, timeout)
 
     def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
-        self._bind(task, timeout)
-        return super().statement_check(task, workspace, timeout)
-
-    def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
-        self._bind(task, timeout)
-        return super().independent_check(task, workspace, candidate, timeout)
+        judgement, problem, infra = self._judge_candidate(task, workspace, timeout)
+        if judgement is None:
+            return Layer("elaborated_statement", False, f"the kernel judge failed: {problem}", infra=infra)
+        if judgement.statement:
+            return Layer("elaborated_statement", False, judgement.statement)
+        return Layer("elaborated_statement", True, "", {
+            "guarantee": PROJECT_STATEMENT_CLAUSE, "judge": "forall-judge plugin (project mode)",
+            "compared": judgement.compared})
 
     def audit_axioms(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Any:
-        """The base audit, re-classified: the project's other admitted lemmas are within the rules, not strict;
-        the target's own admitted original is never allowed."""
-        from pytest_forall.lang.rocq.backend import (
-            INSTALLED_ROOTS,
-            STRICT_AXIOMS,
-            coq_module_name,
-            template_variable_names,
-        )
-        from pytest_forall.lang.rocq.judge import PROBLEM_ROOT
+        from pytest_forall.core.prover import AxiomAudit
 
-        self._bind(task, timeout)
-        audit = super().audit_axioms(task, workspace, candidate, timeout)
-        if not audit.ok or "project_root" not in task.meta:
-            return audit
-        project = read_coqproject(Path(task.meta["project_root"]))
-        roots = tuple(f"{logical}." for _, _, logical in project.mappings) + (f"{PREFIX_ROOT}.",)
-        own_module = f"{PROBLEM_ROOT}.{coq_module_name(task.task_id)}."
-        own = template_variable_names(task.template)
-        target = str(task.meta.get("qualified_name", ""))
-        strict_bad, rules_bad = [], []
-        for fqn in audit.axioms:
-            if fqn.startswith(own_module):
-                if fqn[len(own_module):] not in own:
-                    strict_bad.append(fqn)
-                    rules_bad.append(fqn)
-            elif fqn in STRICT_AXIOMS:
-                continue
-            elif fqn == target or fqn == f"{PREFIX_ROOT}.{prefix_module(task.task_id)}.{task.theorem_name}":
-                strict_bad.append(fqn)
-                rules_bad.append(fqn)
-            else:
-                strict_bad.append(fqn)
-                if not fqn.startswith(roots + INSTALLED_ROOTS):
-                    rules_bad.append(fqn)
-        audit.strict_ok, audit.rules_ok = not strict_bad, not rules_bad
-        audit.reason = (f"axioms outside the benchmark's rule: {rules_bad}" if rules_bad else
-                        f"axioms outside the strict allow-list (the project's admitted lemmas count here): "
-                        f"{strict_bad}" if strict_bad else "")
-        return audit
+        judgement, problem, infra = self._judge_candidate(task, workspace, timeout)
+        if judgement is None:
+            return AxiomAudit(ok=False, reason=f"axiom audit failed to run: {problem}", infra=problem if infra else "")
+        return AxiomAudit(ok=True, axioms=judgement.axioms, strict_ok=judgement.strict, rules_ok=judgement.rules,
+                          reason=judgement.assumptions, output="\n".join(judgement.axioms), guarantee=AXIOM_CLAUSE)
+
+    def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
+        """``coqchk -norec`` on the candidate's ``.vo`` with the project's mapping (no ``-arg``: they are coqc's)."""
+        if shutil.which(self.coqchk) is None:
+            return Layer("independent_check", None, f"not judged: {self.coqchk} is not installed")
+        project = self._project(task)
+        module = str(task.meta["coq_module"])
+        budget = min(timeout, self.checker_timeout or timeout)
+        if str(workspace) in self._own:
+            return self._check_build_file(task, budget)
+        tree = workspace / "tree"
+        argv = [self.coqchk, "-silent", "-o", *self._load(project, tree, False, tree), "-norec", module]
+        result = self.runner(argv, cwd=tree, timeout=budget, mem_mb=self.mem_mb, env=clean_env())
+        return self._checker_layer(argv, result, budget)
+
+    def _check_build_file(self, task: Task, budget: float) -> Layer:
+        """coqchk on the build's own ``.vo`` of the target's file, once per file and build (its layer is kept)."""
+        project, build, problem = self._build(task, budget)
+        if problem:
+            return Layer("independent_check", False, problem, infra=True)
+        module = str(task.meta["coq_module"])
+        vo = (build / "src" / str(task.meta["project_file"])).with_suffix(".vo")
+        stored = self._per_vo(vo, module, "coqchk.json")
+        with FileLock(str(stored) + ".lock"):
+            if stored.is_file():
+                record = json.loads(stored.read_text(encoding="utf-8"))
+                return Layer("independent_check", record["ok"], record["reason"], record["evidence"])
+            src = build / "src"
+            argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]
+            result = self.runner(argv, cwd=src, timeout=budget, mem_mb=self.mem_mb, env=clean_env())
+            layer = self._checker_layer(argv, result, budget)
+            if layer.ok is not None and not layer.infra:
+                stored.write_text(json.dumps({"ok": layer.ok, "reason": layer.reason, "evidence": layer.evidence}),
+                                  encoding="utf-8")
+            return layer
+
+    def _checker_layer(self, argv: list[str], result: Any, budget: float) -> Layer:
+        output = (result.stdout + result.stderr).strip()
+        evidence: dict[str, Any] = {"checker": "coqchk", "argv": argv, "output": output[-4000:],
+                                    "returncode": result.returncode, "duration_s": round(result.duration, 3)}
+        if result.timed_out:
+            return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
+                         "budget and was killed", {**evidence, "budget_s": budget})
+        if result.returncode == 127:
+            return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
+                         infra=True)
+        if result.returncode != 0:
+            return Layer("independent_check", False, f"coqchk rejected the compiled proof: {output[-400:]}", evidence)
+        if parse_coqchk_summary(output) is None:
+            return Layer("independent_check", False, "coqchk printed no context summary", evidence)
+        return Layer("independent_check", True, "", {**evidence, "guarantee": CHECKER_CLAUSE})
+
+    def candidate_with_prelude(self, task: Task, prelude: str, proof: str) -> str:
+        """The candidate with ``prelude`` (the portfolio's ``Require``s) where helpers go: right before the target's
+        statement, never before the project's own text."""
+        cut = int(task.meta.get("statement_offset", 0))
+        text = self.candidate_with_proof(task, proof)
+        return text[:cut] + prelude + text[cut:]
+
+    def static_layers(self, task: Task, text: str) -> list[Layer]:
+        """The text screen (defence in depth; the kernel judge decides): the file before the target's statement is
+        the project's, byte for byte; from there the usual screen of one theorem (helpers before the statement,
+        the statement and opener frozen, a proof free of admits and vernacular, then the template's ``End``s)."""
+        from pytest_forall.lang.screens import rocq_static_layers
+
+        if task.meta.get("own_candidate") and text == task.meta["own_candidate"]:
+            # the project's own text (a doubled `Proof.`, a no-break space …): nothing for a screen of untrusted
+            # text to add; the kernel judge decides, as for every candidate
+            return [Layer("syntax_screen", True, "the project's own proof: its text is the project's")]
+        cut = int(task.meta.get("statement_offset", 0))
+        before = task.template[:cut]
+        if not text.startswith(before):
+            line = next((text[:i].count("\n") + 1 for i, (a, b) in enumerate(zip(before, text)) if a != b),
+                        min(len(before), len(text)) and text[:len(before)].count("\n") + 1)
+            return [Layer("frozen_statement", False, (
+                f"line {line}: the file before `{task.theorem_name}` differs from the project's "
+                f"{task.meta.get('project_file')}: only the proof may change (helpers go right before the statement)"))]
+        template, candidate = task.template[cut:], text[cut:]
+        keyword = str(task.meta.get("keyword") or "Lemma")
+        at = re.search(rf"\b{re.escape(keyword)}\b", task.statement)
+        if at is not None and (at.start() or keyword not in THEOREM_KEYWORDS):
+            # the screen reads one theorem; a definition, instance or example proved in proof mode is screened as
+            # one (what it declares is the kernel judge's business)
+            stated = "Lemma" + task.statement[at.end():]
+            template = template.replace(task.statement, stated, 1)
+            candidate = candidate.replace(task.statement, stated, 1)
+            task = dataclasses.replace(task, statement=stated)
+        opener = str(task.meta.get("opener") or "Proof.")
+        if opener != "Proof.":  # the screen knows one opener; the kernel judge compares what the opener decides
+            template = template.replace(f"{opener}\nAdmitted.", "Proof.\nAdmitted.", 1)
+            found = candidate.find(task.statement)
+            after = found + len(task.statement) if found >= 0 else -1
+            if after >= 0 and candidate[after:].lstrip().startswith(opener):
+                start = after + len(candidate[after:]) - len(candidate[after:].lstrip())
+                candidate = candidate[:start] + "Proof." + candidate[start + len(opener):]
+        return rocq_static_layers(template, candidate, theorem_name=task.theorem_name)
+
+    def sentence_check(self, task: Task, data: bytes, compiled: Any) -> Layer:
+        """coqc's sentences from the target's statement on must be the screen's (the file before it is the
+        project's own, compiled by the project's build as well)."""
+        from pytest_forall.lang.rocq.screen import sentence_structure
+
+        if (not compiled.sentences and compiled.ok and self._is_own_compiled(task, data)) or (
+                task.meta.get("own_candidate") and data == str(task.meta["own_candidate"]).encode("utf-8")):
+            return Layer("sentence_structure", True, "the project's own proof, compiled as the project's text")
+        cut = len(task.template[:int(task.meta.get("statement_offset", 0))].encode("utf-8"))
+        bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        if data[bom:bom + cut] != task.template.encode("utf-8")[:cut]:
+            return Layer("sentence_structure", False, "the file before the target differs from the project's")
+        reported = [(a - cut, b - cut, t) for a, b, t in compiled.sentences if a >= cut]
+        return sentence_structure(data[bom + cut:], reported)
+
+    def tactic_probe(self, workspace: Path) -> Any:
+        """The portfolio's ``coqtop`` with the project's load path on its build (set by :meth:`try_tactics`)."""
+        from pytest_forall.lang.rocq.coqtop import TacticProbe
+
+        prefix = None
+        if self.sandboxed:
+            from pytest_forall.isolation.sandbox import interactive_prefix
+
+            prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
+        return TacticProbe(self.coqtop, self.mem_mb, prefix, self._tactic_load.get(str(workspace), []))
 
     def try_tactics(self, task: Task, workspace: Path, tactics: list[str], timeout: float,
                     prelude: str = "", on_attempt: Callable[[], None] | None = None) -> tuple[str, int, str]:
-        """The portfolio's ``coqtop`` in the project's context (its build and the prefix library)."""
-        problem = self._bind(task, max(timeout, 600.0))
+        """The portfolio's tactics on the target, with the project's build on the load path."""
+        project, build, problem = self._build(task, max(timeout, 600.0))
         if problem:  # nothing was tried: a turn that spent nothing, never a failed proof
             return "", 0, problem
+        self._tactic_load[str(workspace)] = self._load(project, build / "src", True)
         return super().try_tactics(task, workspace, tactics, timeout, prelude, on_attempt)
 
+
+def _stored_dump(dump: Any) -> str:
+    """A file dump written back in the plugin's format under the fixed nonce ``stored`` (the build's cache)."""
+    lines = ["forall-judge stored", *(f"field {p} {e}" for p, e in dump.fields),
+             *(f"functor {m}" for m in dump.opaque_modules)]
+    for target in sorted(dump.targets):
+        lines += [f"target {target}", *(f"assumption {target} {a}" for a in dump.assumptions.get(target, ())),
+                  *(f"finding-of {target} finding {f}" for f in dump.findings.get(target, ()))]
+    return "\n".join([*lines, *(f"missing-target {m}" for m in sorted(dump.missing)), "end stored"]) + "\n"
+
+
+#: The statement clause of project mode (what an accepted project item is guaranteed).
+PROJECT_STATEMENT_CLAUSE = ("kernel statement: the target's type is its type in the project's own build, and every "
+                            "declaration of its file before it is the build's (types, bodies of transparent "
+                            "definitions), as kernel terms")
+
+
+def rocq_tasks_of_file(project: CoqProject, rel: str) -> list[Task]:
+    """The items of one file (the targets the baseline dump reports assumptions for)."""
+    skipped: list[tuple[str, str]] = []
+    one = dataclasses.replace(project, files=[rel])
+    return rocq_tasks(one, {}, skipped)
 
 # --- Lean: finding the sorry theorems ----------------------------------------------------------------
 
@@ -936,9 +1183,11 @@ def lean_tasks(root: Path) -> list[Task]:
 
 def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
     tasks: list[Task] = []
+    skipped: list[tuple[str, str]] = []
     if is_rocq_project(root):
         project = read_coqproject(root)
-        tasks += rocq_tasks(project, rocq_build_key(project, coqc_version(str(options.get("coqc") or "coqc"))))
+        tasks += rocq_tasks(project, cone_keys(project, coqc_version(str(options.get("coqc") or "coqc"))), skipped)
+    NOT_ITEMS[str(root)] = skipped
     if is_lean_project(root):
         tasks += lean_tasks(root)
     seen: dict[str, int] = {}

@@ -229,7 +229,7 @@ def vacuity_text(template: str, theorem: str) -> str | None:
 
 
 def _derived(task: Task, text: str, theorem: str) -> Task:
-    """The derived task: the same prover and context (a project's build and prefix library), its own text."""
+    """The derived task: the same prover and context (a project's build), its own text."""
     frozen = text[:text.index(HOLE, text.index(f"Theorem {theorem}")) + len("Proof. ")]
     return dataclasses.replace(task, template=text, frozen=frozen, theorem_name=theorem,
                                statement=frozen.rstrip(), answer="", context_files={},

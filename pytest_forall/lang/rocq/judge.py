@@ -314,3 +314,190 @@ def _entry_kind(entry: str) -> str:
 def _diff(a: str, b: str) -> str:
     i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     return f"template …{a[max(0, i - 60):i + 60]!r} / candidate …{b[max(0, i - 60):i + 60]!r}"
+
+
+# --- project mode: one file of a project, baseline build against candidate build -------------------------
+
+@dataclass(frozen=True)
+class FileDump:
+    """What ``ForallJudgeFile`` serialised from one compiled file of a project (``forall_judge.mlg``): every
+    declaration in the kernel's order (``fields``: path in the file, serialisation), the paths of modules the
+    judge cannot compare (functors, module types), and each requested target's assumptions."""
+
+    fields: tuple[tuple[str, str], ...]
+    opaque_modules: tuple[str, ...]
+    targets: frozenset[str]
+    assumptions: dict[str, tuple[str, ...]]
+    missing: frozenset[str]
+    #: per target, the detectors' findings "<feature> <constant> <why>" on what it depends on in the file
+    findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def parse_file_dump(text: str, nonce: str) -> FileDump | str:
+    """The plugin's project-mode output, or why it is not understood (the judge then reports infra)."""
+    lines = text.split("\n")
+    if lines[-1:] == [""]:
+        lines = lines[:-1]
+    if len(lines) < 2 or lines[0] != f"forall-judge {nonce}" or lines[-1] != f"end {nonce}":
+        return "the judge's output is missing or not from this run"
+    fields: list[tuple[str, str]] = []
+    opaque: list[str] = []
+    targets: set[str] = set()
+    assumptions: dict[str, list[str]] = {}
+    missing: set[str] = set()
+    findings: dict[str, list[str]] = {}
+    for line in lines[1:-1]:
+        kind, _, rest = line.partition(" ")
+        if kind == "finding-of":
+            path, _, found = rest.partition(" ")
+            findings.setdefault(path, []).append(found.removeprefix("finding "))
+        elif kind == "field":
+            path, _, entry = rest.partition(" ")
+            fields.append((path, entry))
+        elif kind in ("functor", "module-type"):
+            opaque.append(rest)
+        elif kind in ("module", "end-module"):
+            continue
+        elif kind == "target":
+            targets.add(rest)
+            assumptions.setdefault(rest, [])
+        elif kind == "assumption":
+            path, _, what = rest.partition(" ")
+            assumptions.setdefault(path, []).append(what)
+        elif kind in ("missing-target", "missing-file"):
+            missing.add(rest)
+        else:
+            return f"unexpected judge output line {line[:200]!r}"
+    return FileDump(tuple(fields), tuple(opaque), frozenset(targets),
+                    {k: tuple(v) for k, v in assumptions.items()}, frozenset(missing),
+                    {k: tuple(v) for k, v in findings.items()})
+
+
+def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str) -> str:
+    """The audit file of project mode: load the plugin, ``Require`` the project's compiled file, dump it."""
+    for path in targets:
+        if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in path.split(".")):
+            raise ValueError(f"not a Coq qualified identifier: {path!r}")
+    if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in module.split(".")):
+        raise ValueError(f"not a Coq library name: {module!r}")
+    return (f'Declare ML Module "{PLUGIN_PACKAGE}.plugin".\nRequire {module}.\n'
+            f'ForallJudgeFile "{out_name}" "{nonce}" "{module}" "{" ".join(targets)}".\n')
+
+
+def run_file_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, load: list[str], module: str,
+                  targets: list[str], fresh: bool = True) -> tuple[FileDump | None, str]:
+    """Dump ``module`` as the project's load path ``load`` (coqc ``-Q``/``-R`` arguments) finds it, from a fresh
+    directory under ``parent`` (or, ``fresh=False``, from ``parent`` itself: a sandbox binds only the directory it
+    runs in). Returns the dump and "" or None and why it failed."""
+    work = Path(tempfile.mkdtemp(prefix="judge-", dir=parent)) if fresh else parent
+    nonce = secrets.token_hex(8)
+    name = f"ForallJudgeAudit_{nonce}"  # a name no project file has (the audit may run inside the project's tree)
+    try:
+        try:
+            source = file_audit_source(module, targets, f"{name}.txt", nonce)
+        except ValueError as exc:
+            return None, str(exc)
+        (work / f"{name}.v").write_text(source, encoding="utf-8")
+        result = run(["-q", *load, f"{name}.v"], work)
+        if result.timed_out:
+            return None, "timed out"
+        if result.returncode != 0:
+            return None, f"the audit exited with {result.returncode}: {(result.stdout + result.stderr).strip()[-600:]}"
+        try:
+            text = (work / f"{name}.txt").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            return None, f"the judge wrote no output: {exc}"
+        parsed = parse_file_dump(text, nonce)
+        return (None, parsed) if isinstance(parsed, str) else (parsed, "")
+    finally:
+        if fresh:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            for leftover in work.glob(f"*{name}*"):
+                leftover.unlink(missing_ok=True)
+
+
+def statement_key(entry: str) -> tuple[str, str]:
+    """(kind-free header, type) of a constant's serialisation ``const <kn> <kind> <flags> <univs> : <type>[ := b]``;
+    the kind (axiom/opaque/def) and the body are the proof's business, not the statement's."""
+    head, _, rest = entry.partition(" : ")
+    words = head.split(" ")
+    if len(words) > 2:
+        del words[2]
+    return " ".join(w for w in words if not w.startswith("poly")), rest.partition(" := ")[0]
+
+
+@dataclass
+class ProjectJudgement:
+    """The project-mode judge's findings ("" = the clause holds)."""
+
+    statement: str
+    axioms: list[str]
+    assumptions: str
+    strict: bool
+    rules: bool
+    compared: int
+    #: the detectors' findings the candidate brings (on the target itself, or on a constant the build does not
+    #: have as it is): ``advisory_check`` of the backend reads them as for a benchmark candidate
+    findings: list[str] = field(default_factory=list)
+
+
+def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, target: str,
+                       project_roots: tuple[str, ...], strict_axioms: frozenset[str], installed_roots: tuple[str, ...]) -> ProjectJudgement:
+    """Clause 1: the target's type is the baseline's, and every declaration of the file before it is the baseline's
+    (type, and body of a transparent definition); clause 2: the target's assumptions are within the rules — the
+    strict allow-list, or (rules only) axioms and admitted lemmas the project itself declares before the candidate
+    ran (another file, or this file before the target) and axioms of installed libraries."""
+    def upto(dump: FileDump) -> tuple[list[tuple[str, str]], str]:
+        before: list[tuple[str, str]] = []
+        for path, entry in dump.fields:
+            if path == target:
+                return before, entry
+            before.append((path, entry))
+        return before, ""
+
+    base_before, base_target = upto(baseline)
+    cand_before, cand_target = upto(candidate)
+    statement = ""
+    if not cand_target or target not in candidate.targets:
+        statement = f"the candidate's file declares no `{target}` where the project's does"
+    elif statement_key(cand_target) != statement_key(base_target):
+        statement = (f"the type of `{target}` differs from the project's as a kernel term "
+                     f"({_diff(statement_key(base_target)[1], statement_key(cand_target)[1])})")
+    else:
+        have = set(cand_before)
+        changed = [path for path, entry in base_before if (path, entry) not in have]
+        if changed:
+            statement = (f"declarations of the file before `{target}` differ from the project's as kernel terms "
+                         f"(or are missing): {changed[:8]}")
+    own_axioms = {_entry_name(entry) for _, entry in base_before if _entry_kind(entry) == "axiom"}
+    file_prefix = module + "."
+    module_names = {_entry_name(entry) for _, entry in candidate.fields}
+    axioms: list[str] = []
+    strict_bad: list[str] = []
+    rules_bad: list[str] = []
+    for line in candidate.assumptions.get(target, ()):
+        kind, _, name = line.partition(" ")
+        axioms.append(name if kind == "axiom" else line)
+        if kind != "axiom":
+            rules_bad.append(line)
+        elif name in strict_axioms:
+            continue
+        elif name == _entry_name(base_target):
+            rules_bad.append(name)
+        elif name in module_names or name.startswith(file_prefix):
+            # this file: only what the project declared before the target
+            (strict_bad if name in own_axioms else rules_bad).append(name)
+        elif name.startswith(project_roots + installed_roots):
+            strict_bad.append(name)
+        else:
+            rules_bad.append(name)
+    reason = (f"assumptions outside the rule: {rules_bad}" if rules_bad else
+              f"axioms outside the strict allow-list (the project's own axioms and admitted lemmas count here): "
+              f"{strict_bad}" if strict_bad else "")
+    target_kn = _entry_name(base_target)
+    known = set(baseline.findings.get(target, ()))
+    brought = sorted(f for f in candidate.findings.get(target, ())
+                     if f.split(" ")[1:2] == [target_kn] or f not in known)
+    return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad,
+                            len(base_before) + 1, brought)

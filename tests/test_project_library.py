@@ -1,0 +1,152 @@
+"""Issue 18 on real Rocq libraries Debian ships with their sources, copied at test time under a new logical name:
+library mode re-checks every proof of the library against its own build (strict, none failed), a proof of a
+differently scoped statement is refused by the kernel judge, and the gate names what changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_project_blocks import kernel_statement
+
+from conftest import require_path, require_tool
+from pytest_forall.core.verify import verify_candidate
+from pytest_forall.suites.project import ProjectRocqProver, load_project
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SCOPES = FIXTURES / "project_rocq_scopes"
+BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+
+#: (installed directory under `coqc -where`/user-contrib, files, logical name of the copy, style) — a bounded set of
+#: files: plain Ltac with sections and `Context` (Coquelicot), ssreflect (mathcomp), universe polymorphism, type
+#: classes and instances proved in proof mode (Equations). Never std++ or Iris (kept for independent evaluation).
+LIBRARIES = {
+    "coquelicot": ("Coquelicot", ["Equiv.v"], "CQ"),
+    "mathcomp": ("mathcomp/ssreflect", ["div.v"], "MC"),
+    "equations": ("Equations/Type", ["Relation.v", "EqDec.v"], "EQT"),
+}
+
+
+def user_contrib() -> Path:
+    require_tool("coqc")
+    where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, check=True).stdout.strip()
+    return Path(where) / "user-contrib"
+
+
+def copy_library(name: str, root: Path) -> list[str]:
+    """The library's files copied to ``root`` as a project of its own (``-R . <new name>``); a short-name
+    ``Require`` of the library's own siblings is qualified with the installed library's name (the copy is not
+    where the short name would resolve)."""
+    directory, files, logical = LIBRARIES[name]
+    source = require_path(user_contrib() / directory, f"the {name} sources (scripts/setup.sh installs them)")
+    root.mkdir(parents=True)
+    for file in files:
+        text = require_path(source / file, f"{name}'s {file}").read_text(encoding="utf-8")
+        if name == "coquelicot":
+            text = text.replace("\nRequire Import Rbar Rcomplements Hierarchy.",
+                                "\nFrom Coquelicot Require Import Rbar Rcomplements Hierarchy.")
+        (root / file).write_text(text, encoding="utf-8")
+    (root / "_CoqProject").write_text(f"-R . {logical}\n" + "".join(f"{f}\n" for f in files))
+    return files
+
+
+def results(root: Path, run_id: str) -> dict[str, dict]:
+    lines = (root / "reports" / run_id / "results.jsonl").read_text().splitlines()
+    return {json.loads(line)["task_id"]: json.loads(line) for line in lines}
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+def test_library_mode_rechecks_every_own_proof_strict(pytester: pytest.Pytester, library: str) -> None:
+    """`--forall-project` + replay without `--forall-proofs`: every proof of the library is an item and passes
+    `strict` (its uses of the library's other proved lemmas too); none fails; what is not an item is listed."""
+    project = pytester.path / "proj"
+    copy_library(library, project)
+    tasks = load_project(project, {})
+    pytester.makeini("[pytest]\n")
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
+                             "--forall-run-id", "own", "-m", "not admitted", "--forall-require", "strict")
+    rows = results(pytester.path, "own")
+    proved = [t.task_id for t in tasks if not t.meta["admitted"]]
+    assert len(proved) >= 20 and sorted(rows) == sorted(proved), run.stdout.str()[-3000:]
+    outcomes = {k: r["outcome"] for k, r in rows.items()}
+    assert set(outcomes.values()) == {"strict"}, {k: rows[k]["reason"][:300] for k, o in outcomes.items()
+                                                 if o != "strict"}
+    assert all(r["independent"] is True for r in rows.values())
+    assert run.ret == 0
+
+
+def test_a_scoping_attack_is_refused_in_a_module_and_in_a_section(tmp_path: Path) -> None:
+    """A proof of the statement as it reads with another module's scope open (where `<=` is trivial) is not a
+    proof of the lemma: for a lemma inside a `Module`, and one inside a `Section` with `Implicit Types` and a
+    `Local Coercion`. The verifier refuses it, and so does the kernel judge alone (no text screen)."""
+    require_tool("coqc")
+    project = tmp_path / "proj"
+    shutil.copytree(SCOPES, project)
+    tasks = {t.theorem_name: t for t in load_project(project, {})}
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    honest = {"le_double": "intros n. apply Nat.le_add_r.\nQed.", "one_le": "intros p. exact (val_pos p).\nQed."}
+    for name, proof in honest.items():
+        task = tasks[name]
+        verdict = verify_candidate(task, prover, prover.candidate_with_proof(task, proof).encode(), timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (name, verdict.reason)
+        keyword = "Lemma"
+        attack = prover.candidate_with_proof(task, "intros. split; reflexivity.\nQed.").replace(
+            f"{keyword} {name}", f"Import Weird.\nLocal Open Scope weird_scope.\n{keyword} {name}")
+        verdict = verify_candidate(task, prover, attack.encode(), timeout=300)
+        assert verdict.verdict == "reject", (name, verdict.reason)
+        layer = kernel_statement(prover, task, attack, tmp_path / f"kernel-{name}")
+        assert layer.ok is False and f"the type of `{task.meta['target_path']}` differs from the project's" in \
+            layer.reason, layer.reason
+
+
+GATE_FILE = """Definition double (n : nat) := n + n.
+
+Lemma le_1 : 1 <= 2.
+Proof. auto. Qed.
+
+Lemma double_pos : 0 < double 1.
+Proof. unfold double; simpl; repeat constructor. Qed.
+
+Lemma double_2 : double 2 = 4.
+Proof. reflexivity. Qed.
+"""
+
+
+def test_the_gate_says_what_changed(pytester: pytest.Pytester) -> None:
+    """Against a baseline run of the project's own proofs: a changed definition, a broken proof and a changed
+    statement each give the right verdict and cause; a statement that changed while its proof still passes is
+    flagged (statement drift)."""
+    require_tool("coqc")
+    project = pytester.path / "proj"
+    project.mkdir()
+    (project / "_CoqProject").write_text("-R . Gate\nA.v\n")
+    source = project / "A.v"
+    source.write_text(GATE_FILE)
+    pytester.makeini("[pytest]\n")
+
+    def gate(run_id: str, text: str) -> tuple[dict[str, tuple[str, str]], int]:
+        source.write_text(text)
+        run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
+                                 "--forall-run-id", run_id, "--forall-baseline", "reports/base",
+                                 "--forall-gate", "regressions")
+        return {k: (r["change"], r["change_cause"]) for k, r in results(pytester.path, run_id).items()}, run.ret
+
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
+                             "--forall-run-id", "base")
+    assert {r["outcome"] for r in results(pytester.path, "base").values()} == {"strict"} and run.ret == 0
+
+    changes, ret = gate("definition", GATE_FILE.replace("n + n.", "n + n + 1."))
+    assert ret == 1 and changes == {"Gate__A__double_2": ("regressed", "a definition it depends on changed"),
+                                    "Gate__A__double_pos": ("same", ""), "Gate__A__le_1": ("same", "")}
+
+    changes, ret = gate("proof", GATE_FILE.replace("= 4.\nProof. reflexivity. Qed.", "= 4.\nProof. exact I. Qed."))
+    assert ret == 1 and changes["Gate__A__double_2"] == ("regressed", "proof changed"), changes
+
+    changes, ret = gate("statement", GATE_FILE.replace("double 2 = 4.", "double 2 = 5.").replace("1 <= 2.", "1 <= 3."))
+    # (le_1, before it, changed too; the proof did not)
+    assert ret == 1 and changes["Gate__A__double_2"] == ("regressed", "statement changed, a lemma before it changed")
+    # the proof of le_1 still passes, of another statement: the gate says so
+    assert changes["Gate__A__le_1"] == ("same", "statement changed (still passes)"), changes
