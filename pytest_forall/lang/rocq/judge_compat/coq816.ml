@@ -17,14 +17,14 @@ let arity_kind _ (p : Declarations.one_inductive_body) = match p.Declarations.mi
 let instance_levels u = Univ.Instance.to_array u
 let recarg_ind (r : Declarations.recarg) = match r with Declarations.Mrec (m, _) -> Some m | _ -> None
 (* A file's module structure for ForallJudgeFile (project mode), whatever the version's module API. *)
-type kfield = KConst | KMind | KModule of Names.ModPath.t * (Names.Label.t * kfield) list option | KModType | KOther
+type kfield = KConst | KMind | KModule of (Names.Label.t * kfield) list option | KModType | KOther
 let rec fields_of (s : Declarations.structure_body) = List.map (fun (l, f) -> (l, kfield f)) s
 and kfield (f : Declarations.structure_field_body) = match f with
   | Declarations.SFBconst _ -> KConst
   | Declarations.SFBmind _ -> KMind
   | Declarations.SFBmodule mb -> (match mb.Declarations.mod_type with
-      | Declarations.NoFunctor s -> KModule (mb.Declarations.mod_mp, Some (fields_of s))
-      | Declarations.MoreFunctor _ -> KModule (mb.Declarations.mod_mp, None))
+      | Declarations.NoFunctor s -> KModule (Some (fields_of s))
+      | Declarations.MoreFunctor _ -> KModule (None))
   | Declarations.SFBmodtype _ -> KModType
 let file_structure env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
   | Some mb -> (match mb.Declarations.mod_type with Declarations.NoFunctor s -> Some (fields_of s) | _ -> None)

@@ -28,14 +28,14 @@ let instance_levels u = snd (UVars.Instance.to_array u)
 let recarg_ind (r : Declarations.recarg) = match r with
   | Declarations.Mrec (Declarations.RecArgInd (m, _)) -> Some m | _ -> None
 (* A file's module structure for ForallJudgeFile (project mode), whatever the version's module API. *)
-type kfield = KConst | KMind | KModule of Names.ModPath.t * (Names.Label.t * kfield) list option | KModType | KOther
+type kfield = KConst | KMind | KModule of (Names.Label.t * kfield) list option | KModType | KOther
 let rec fields_of (s : Declarations.structure_body) = List.map (fun (l, f) -> (l, kfield f)) s
 and kfield (f : Declarations.structure_field_body) = match f with
   | Declarations.SFBconst _ -> KConst
   | Declarations.SFBmind _ -> KMind
   | Declarations.SFBmodule mb -> (match mb.Declarations.mod_type with
-      | Declarations.NoFunctor s -> KModule (mb.Declarations.mod_mp, Some (fields_of s))
-      | Declarations.MoreFunctor _ -> KModule (mb.Declarations.mod_mp, None))
+      | Declarations.NoFunctor s -> KModule (Some (fields_of s))
+      | Declarations.MoreFunctor _ -> KModule (None))
   | Declarations.SFBmodtype _ -> KModType
   | Declarations.SFBrules _ -> KOther
 let file_structure env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
