@@ -531,7 +531,18 @@ def _alignment_findings(template: Sequence[Sentence], candidate: Sequence[Senten
 
 
 def shadowing_guard(analysis: Analysis) -> Layer:
+    """Inserted sentences that could change what the frozen text after them means, by text.
+
+    It defers to the kernel judge (layer ``elaborated_statement``, which compares the statement and the problem
+    file's closure as kernel terms) where that judge decides: a section's own hypotheses (``Variable A`` in a
+    Section the candidate opened, gone at its ``End``; the syntax screen allows them nowhere else) and ``Import``/
+    ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
+    own screened text; a frozen name it captures elaborates to another kernel term). Text refusals stay for what
+    the kernel comparison cannot see: how the frozen text is parsed (notations, scopes) and other resolution
+    commands (issue 22).
+    """
     findings = []
+    own_modules: set[str] = set()
     for index, block in analysis.inserted():
         sentence = block.head
         words = sentence.command_words()
@@ -540,8 +551,12 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             if name_clashes(sentence.declared_name(), analysis.frozen_parts_after(index)):
                 findings.append(Finding(sentence.line, f"`{head} {sentence.declared_name()}` shadows a name the "
                                                        f"frozen text after it uses", {}))
+            if head == "Module":
+                own_modules.add(sentence.declared_name())
             continue
-        if _structure_command(sentence) or _allowed_hint(sentence, words):
+        if _structure_command(sentence) or _allowed_hint(sentence, words) or head in SECTION_HEADS:
+            continue
+        if _imports_own_modules(sentence, own_modules):
             continue
         if head in RESOLUTION_HEADS and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
             findings.append(Finding(sentence.line, f"`{' '.join(words[:2])}` changes how the frozen text is "
@@ -556,6 +571,16 @@ def shadowing_guard(analysis: Analysis) -> Layer:
                                                        f"text after it uses", {"name": name}))
     return layer_from_findings(SHADOWING, findings, "no inserted sentence declares a name the frozen text uses "
                                                     "or changes resolution")
+
+
+def _imports_own_modules(sentence: Sentence, own_modules: set[str]) -> bool:
+    """``Import M.`` / ``Export M N.`` naming only modules the candidate declared before (no filters, no
+    categories)."""
+    body = sentence.tokens[sentence._attribute_end():-1]
+    while body and body[0].text in ("Local", "Global"):
+        body = body[1:]
+    return (len(body) > 1 and body[0].text in ("Import", "Export")
+            and all(t.kind == "ident" and t.text in own_modules for t in body[1:]))
 
 
 def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
