@@ -36,6 +36,9 @@ SLIPS = {
     "nested_quote_region": (GAME, lambda: fill(GAME, 'by\n  dbg_trace "{ "}" ++ toString (sorry : Nat) }"; simp')),
     "m_bang_region": (GAME, lambda: fill(GAME, 'by\n  have _h := m! "{(sorry : Nat)}"\n  simp')),
     "f_bang_region": (GAME, lambda: fill(GAME, 'by\n  have _h := f! "{(sorry : Nat)}"\n  simp')),
+    # L12: with CRLF normalised, `'`CR LF`'` is a char literal and `'a'` another, so `sorry` is code; read without
+    # the normalisation, `''` is a symbol and `a'sorry` one identifier
+    "crlf_char_literal": (GAME, lambda: fill(GAME, "by\n  have _h := (fun _ _ _ => trivial) '\r\n''a'sorry\n  simp")),
     # P4: Mathlib's `variable?` is a command (adds hypotheses), not an identifier
     "variable_query": (GREATEST, lambda: fill(GREATEST, "by simp", HELPER + "\nvariable? (cheat : False)")),
     "variable_query_first": (GREATEST, lambda: fill(GREATEST, "by simp", "variable? [Fact False]")),
