@@ -92,10 +92,12 @@ class AuditPack(Protocol):
         ...
 
     def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
-               deadline: float, max_attempts: int | None = None,
+               deadline: float, max_attempts: int | None = None, cpu_seconds: float | None = None,
                on_attempt: Callable[[], None] | None = None) -> Search:
         """Look for certificates of the derived tasks until ``deadline`` (``time.monotonic()``), making at most
-        ``max_attempts`` attempts (each counts as a compile; ``on_attempt`` is called as each starts).
+        ``max_attempts`` attempts (each counts as a compile; ``on_attempt`` is called as each starts) and, where the
+        pack can measure it, spending at most ``cpu_seconds`` of the prover's CPU time (then ``deadline`` is only a
+        wall-clock backstop).
 
         A certificate is only a suggestion: the protocol verifies it like any submission.
         """

@@ -59,7 +59,7 @@ OPTIONS = (
     Option("turn_timeout", "Seconds one agent turn may take before it is killed", "3600"),
     Option("stall", "Seconds without a byte from an agent CLI's event stream before the turn is killed as "
            "infra provider-unresponsive", "900"),
-    Option("tactic_timeout", "Seconds per portfolio tactic", "5"),
+    Option("tactic_timeout", "Prover CPU seconds per portfolio tactic where measured (else wall clock)", "5"),
     Option("tools", "Benchmark tools (start/compile/submit, review) for coding agents over MCP: mcp or none",
            "mcp", ("mcp", "none")),
     Option("retrieval_root", "Library sources the agents' lookup/search/usages/outline tools index (default: none)"),

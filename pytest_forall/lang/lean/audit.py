@@ -134,8 +134,10 @@ class LeanAudit:
         return derive(task)
 
     def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
-               deadline: float, max_attempts: int | None = None,
+               deadline: float, max_attempts: int | None = None, cpu_seconds: float | None = None,
                on_attempt: Callable[[], None] | None = None) -> Search:
+        # ``cpu_seconds`` is not measured for Lean (each script is a compile through the verifier): the wall
+        # clock ``deadline`` is the budget
         from pytest_forall.core.verify import verify_candidate
 
         log: list[str] = []

@@ -39,21 +39,46 @@ OPENING, CLOSING = "([{", ")]}"
 BINDING_HEADS = frozenset({"exists", "exists2", "exists!", "fun", "let", "if", "match", "forall", "λ", "∃", "∀"})
 #: Small values tried for universally quantified variables (per numeral scope that the file has loaded).
 VALUES = ("0", "1", "2", "3", "4", "(-1)", "(1/2)")
+#: The values a function or a list is built from (constant functions, lists of one element).
+SEEDS = ("0", "1")
 SCOPES = ("nat", "Z", "R", "Q")
 #: Values a scope cannot read (a numeral error is raised when the script is read, failing all of it).
 UNREADABLE = {"nat": ("(-1)", "(1/2)"), "Z": ("(1/2)",)}
-DESTRUCT = ("intros; repeat match goal with H : _ /\\ _ |- _ => destruct H | H : exists _, _ |- _ => destruct H "
-            "| H : _ <-> _ |- _ => destruct H end")
-NEW_INSTANCE = ("let forall_new H v := let P := type of (H v) in lazymatch goal with _ : P |- _ => fail "
-                "| _ => pose proof (H v) end in ")
-CHEAP = ("easy", "tauto", "congruence", "lia", "lra")
+#: What the environment offers, each asked of Coq on a goal ``True`` (a script naming what is not there fails
+#: as a whole when it is read): the numeral scopes by their keys (``uconstr`` only interprets the term, so
+#: mathcomp's ``0%R``, whose ring is inferred from where it is used, is accepted too) and ssreflect's
+#: ``unlock`` for ``rewrite ?unlock`` (mathcomp's big operators are locked: no computation passes them before it;
+#: without ssreflect, ``rewrite ?unlock`` parses too, as a rewrite with an evar, and fails).
+SSR, NUM = "ssr", "num"
+FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in exact I" for scope in SCOPES},
+            SSR: "let x := uconstr:(unlock) in exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I"}
+#: With mathcomp's ordered rings: a hypothesis comparing numerals of an abstract ring (``(2 : R) = 3``, ``3 < 1``)
+#: moved to the goal and its numerals turned into comparisons of naturals (``eqr_nat``, ``ltr_nat``, ``ler_nat``).
+NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1%R]/(1%:R)%R); (try rewrite -[0%R]/(0%:R)%R); "
+                 "rewrite ?Num.Theory.eqr_nat ?Num.Theory.ltr_nat ?Num.Theory.ler_nat; first [ easy | lia ]")
+#: ... one hypothesis at a time, or two equations with the same left side (``f 2 = 1``, ``f 2 = 3``) combined.
+NUMERALS = (f"first [ (match goal with H : _ |- _ => {NUMERAL_CHECK} end) "
+            "| (match goal with E : ?a = _, E' : ?a = _ |- _ => let H := fresh in "
+            f"pose proof (Coq.Init.Logic.eq_trans (Coq.Init.Logic.eq_sym E) E') as H; {NUMERAL_CHECK} end) ]")
+#: Libraries loaded before a mathcomp file (chosen from the preamble's text; a certificate that depends on
+#: them still has to pass the verifier): ``lia`` through mathcomp's arithmetic, ``ring``/``field`` on its rings.
+MATHCOMP_PRELUDE = "From mathcomp Require Import zify ring.\n"
+#: Break the context into pieces: let-bound locals unfolded, conjunctions, existentials, equivalences,
+#: disjunctions (one goal per case), pairs and boolean conjunctions destructed.
+BREAK = ("repeat match goal with x := _ |- _ => subst x end; repeat match goal with "
+         "| H : _ /\\ _ |- _ => destruct H | H : exists _, _ |- _ => destruct H | H : _ <-> _ |- _ => destruct H "
+         "| H : _ \\/ _ |- _ => destruct H | p : prod _ _ |- _ => destruct p "
+         "| H : andb _ _ = true |- _ => apply andb_prop in H | H : is_true (andb _ _) |- _ => apply andb_prop in H "
+         "end")
+DESTRUCT = "intros; try cbv zeta in *; " + BREAK
+#: The context's big operators and other locked constants, unlocked (everything reverted so that
+#: ``rewrite`` reaches every hypothesis, then introduced again under the same names).
+UNLOCK = "repeat match goal with H : _ |- _ => revert H end; rewrite ?unlock; intros"
+CHEAP = ("easy", "tauto", "congruence", "discriminate", "lia", "lra")
 EXPENSIVE = ("intuition", "nia", "firstorder")
 HAMMER = ("sauto", "qauto")
-DECIDE_PREMISE = "solve [ easy | lia | lra | vm_compute; easy | nia ]"
-REFUTE_INSTANCE = ("solve [ easy | lia | lra | congruence | discriminate | tauto | (vm_compute in forall_audit_H; "
-                   "easy) | nia ]")
-#: Seconds per script: a search or cheap closer (which fails in milliseconds unless it succeeds), and heavy
-#: automation (which usually runs to its limit).
+#: Seconds of CPU per script: a search or cheap closer (which fails in milliseconds unless it succeeds),
+#: and heavy automation (which usually runs to its limit).
 SEARCH_SECONDS, AUTOMATION_SECONDS = 2.0, 1.0
 
 
@@ -229,41 +254,149 @@ def literals(scopes: tuple[str, ...]) -> list[str]:
     return [f"{v}%{s}" for s in scopes for v in VALUES if v not in UNREADABLE.get(s, ())] + ["true", "false"]
 
 
+def seeds(scopes: tuple[str, ...]) -> list[str]:
+    return [f"{v}%{s}" for s in scopes for v in SEEDS] + ["true", "false"]
+
+
+def witnesses(scopes: tuple[str, ...], typ: str, then: str) -> str:
+    """Ltac that runs ``then`` (a tactic of the Ltac variable ``v``) with each candidate value ``v`` of the type
+    ``typ`` (an Ltac variable) until one succeeds: small literals; for a function type, constant functions;
+    for a list type, the empty list and one-element lists. An ill-typed candidate fails at once. Candidates are
+    passed uninterpreted (``uconstr``): mathcomp's ``2%R`` is typed only where its ring is known."""
+    def tries(values: list[str]) -> str:
+        return " | ".join(f"forall_try uconstr:({v})" for v in values)
+
+    return (f"let forall_try v := {then} in lazymatch {typ} with "
+            f"| forall _ : _, _ => first [ {tries([f'fun _ => {v}' for v in seeds(scopes)])} ] "
+            f"| list _ => first [ {tries(['@nil _'] + [f'cons {v} nil' for v in seeds(scopes)])} ] "
+            f"| _ => first [ {tries(literals(scopes))} ] end")
+
+
+def closer(features: tuple[str, ...]) -> str:
+    """The cheap closers of ``False`` from the context, then computation (after unlocking, when ssreflect is
+    there: big operators over literal ranges evaluate) and ``intuition`` with discriminating closers."""
+    cheap = " | ".join(CHEAP)
+    unlock = f"{UNLOCK}; " if SSR in features else ""
+    numerals = f" | ({NUMERALS})" if NUM in features else ""
+    return (f"first [ {cheap} | (simpl in *; first [ {cheap} ]) "
+            f"| ({unlock}vm_compute in *; first [ easy | discriminate | lia ]) "
+            f"| intuition (first [ discriminate | lia | lra ]){numerals} ]")
+
+
+def prove(features: tuple[str, ...]) -> str:
+    """The deciders of a closed side condition (a premise at literal values, a witness's property)."""
+    unlock = f"{UNLOCK}; " if SSR in features else ""
+    return (f"solve [ easy | lia | lra | (repeat split; first [ easy | lia | lra ]) | reflexivity "
+            f"| ({unlock}vm_compute; first [ easy | lia ]) | nia ]")
+
+
 def context_instances(rounds: int = 2) -> str:
     """Add every instance of a universally quantified hypothesis at a context term of the quantified type."""
     return (f"{NEW_INSTANCE}do {rounds} (repeat match goal with H : forall _ : ?T, _, v : ?T |- _ => "
             "forall_new H v end)")
 
 
+MARK = "Coq.Init.Datatypes.id"
+#: A hypothesis, not a function of the context: its type is a proposition.
+PROP_ONLY = "let Q := type of H in lazymatch type of Q with Prop =>"
+#: ``forall_new H v``: add ``H v`` unless the context has it. ``marked``: add it as ``id (H v)``, so that an
+#: instance that is still universally quantified is not instantiated again (one level: without the mark, the
+#: partial instances of a hypothesis with several variables multiplied until the time ran out).
+NEW_INSTANCE = ("let forall_new H v := let P := type of (H v) in lazymatch goal with _ : P |- _ => fail "
+                "| _ => pose proof (H v) end in ")
+NEW_MARKED = (f"let forall_marked H v := let P := type of (H v) in lazymatch goal with _ : P |- _ => fail "
+              f"| _ : {MARK} P |- _ => fail | _ => assert ({MARK} P) by exact (H v) end in ")
+
+
 def literal_instances(scopes: tuple[str, ...]) -> str:
     """Add the instances of every universally quantified hypothesis at the small values (one level)."""
-    values = " | ".join(f"forall_new H ({v})" for v in literals(scopes))
-    return f"{NEW_INSTANCE}repeat match goal with H : forall _ : ?T, _ |- _ => first [ {values} ] end"
+    values = witnesses(scopes, "T", "forall_marked H v")
+    return (f"{NEW_MARKED}repeat match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} "
+            f"{values} end end; unfold {MARK} in *; {BREAK}")
 
 
-def vacuity_scripts(scopes: tuple[str, ...], hammer: bool) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-    """Scripts that close ``False`` from the hypotheses, each with its time limit: (cheap ones, which fail in
-    milliseconds unless they succeed, and the automation that usually runs to its limit)."""
-    cheap = " | ".join(CHEAP)
+def specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int) -> str:
+    """One hypothesis at a time, instantiated at literals (its premises decided), up to ``depth`` variables
+    deep, then the closers: a backtracking search over hypotheses and values."""
+    values = witnesses(scopes, "T", "inst (h v) m")
+    return (f"let rec inst h n := first [ (pose proof h; {BREAK}; {closer(features)}) "
+            "| lazymatch n with S ?m => lazymatch type of h with forall _ : ?T, _ => "
+            "lazymatch type of T with Prop => let p := fresh in assert (p : T) by "
+            f"{prove(features)}; inst (h p) m | _ => {values} end end end ] in "
+            f"match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} inst H {depth} end end")
+
+
+#: The values a saturation instantiates every variable at (all of them, not one at a time).
+SATURATION_VALUES = ("0", "1", "2", "3")
+
+
+def saturate(scopes: tuple[str, ...], depth: int = 3) -> str:
+    """Every universally quantified hypothesis replaced by all its instances at a few small values (up to
+    ``depth`` variables; an instance whose premise is not decided at once is dropped): for contradictions that
+    need several instances together (``f 1 < f 2``, ``f 2 < f 3`` and ``0 < f 1`` against ``f 3 = 2``)."""
+    values = [f"{v}%{s}" for s in scopes for v in SATURATION_VALUES if v not in UNREADABLE.get(s, ())]
+    tries = "; ".join(f"try (full (h {v}) m)" for v in values)
+    return ("let rec full h n := lazymatch type of h with forall _ : ?T, _ => lazymatch type of T with "
+            "Prop => let p := fresh in assert (p : T) by solve [ easy | lia | reflexivity ]; full (h p) n "
+            f"| _ => lazymatch n with S ?m => {tries} end end | _ => pose proof h end in "
+            f"repeat match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} full H {depth}; clear H end end")
+
+
+def negated_existentials(scopes: tuple[str, ...], features: tuple[str, ...], depth: int = 2) -> str:
+    """A hypothesis ``~ exists x, P x`` (or any ``~ P``) refuted by proving ``P``: literal witnesses chosen for
+    its existentials, then the deciders."""
+    values = witnesses(scopes, "T", "exists v; wit m")
+    return (f"let rec wit n := first [ {prove(features)} | lazymatch n with S ?m => lazymatch goal with "
+            f"|- exists _ : ?T, _ => {values} | |- _ /\\ _ => split; wit n end end ] in "
+            f"match goal with H : ~ _ |- _ => apply H; wit {depth} end")
+
+
+def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
+                    features: tuple[str, ...] = ()) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """Scripts that close ``False`` from the hypotheses, each with its CPU time limit: (the cheap ones and the
+    searches, and the automation that usually runs to its limit)."""
+    close = closer(features)
     heavy = (HAMMER[::-1] if hammer else ()) + EXPENSIVE
-    return ([(f"{DESTRUCT}; first [ {cheap} ]", SEARCH_SECONDS),
-             (f"{DESTRUCT}; {context_instances()}; first [ {cheap} ]", SEARCH_SECONDS),
-             (f"{DESTRUCT}; {literal_instances(scopes)}; first [ {cheap} ]", AUTOMATION_SECONDS)],
-            [(f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS) for tactic in heavy])
+    cheap = [(f"{DESTRUCT}; {close}", SEARCH_SECONDS),
+             (f"{DESTRUCT}; {negated_existentials(scopes, features)}", SEARCH_SECONDS),
+             (f"{DESTRUCT}; {specialise(scopes, features, 2)}", SEARCH_SECONDS),
+             (f"{DESTRUCT}; {context_instances()}; {close}", SEARCH_SECONDS),
+             (f"{DESTRUCT}; {literal_instances(scopes)}; {close}", SEARCH_SECONDS),
+             (f"{DESTRUCT}; {saturate(scopes)}; {BREAK}; {close}", SEARCH_SECONDS),
+             (f"{DESTRUCT}; {specialise(scopes, features, 3)}", 2 * SEARCH_SECONDS)]
+    return cheap, ([(f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS) for tactic in heavy]
+                   + [(f"{DESTRUCT}; {literal_instances(scopes)}; {tactic}", AUTOMATION_SECONDS) for tactic in heavy])
 
 
-def refutation_scripts(scopes: tuple[str, ...]) -> list[tuple[str, float]]:
-    """A bounded search: instantiate the negated statement's variables at small values, decide its premises,
-    refute the instance; backtracking over the values."""
-    values = " | ".join(f"specialize (forall_audit_H ({v})); go ()" for v in literals(scopes))
-    search = ("intro forall_audit_H; let rec go u := first [ match type of forall_audit_H with "
+def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) -> list[tuple[str, float]]:
+    """A bounded search: instantiate the negated statement's variables at small values (a function also at the
+    definition its next premise states, ``g := fun x => RHS``), decide its premises, refute the instance;
+    backtracking over the values. The statement's ``let``s are reduced first."""
+    h = "forall_audit_H"
+    values = witnesses(scopes, "T", f"specialize ({h} v); go ()")
+    refute = (f"solve [ {BREAK}; {closer(features)} | "
+              f"{negated_existentials(scopes, features)} ]")
+    definitional = " | ".join(
+        f"match type of {h} with forall g : _, (forall {xs}, g {xs} = @?R {xs}) -> _ => specialize ({h} R); "
+        f"match type of {h} with ?A -> _ => let p := fresh in assert (p : A) by (intros; reflexivity); "
+        f"specialize ({h} p); go () end end"
+        for xs in ("x", "x y", "x y z"))
+    search = (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
               "forall _ : ?T, _ => lazymatch type of T with Prop => "
-              f"let h := fresh in assert (h : T) by {DECIDE_PREMISE}; specialize (forall_audit_H h); go () "
-              f"| _ => first [ {values} ] end end | {REFUTE_INSTANCE} ] in go ()")
-    return [("intro forall_audit_H; " + REFUTE_INSTANCE, SEARCH_SECONDS), (search, SEARCH_SECONDS)]
+              f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
+              f"| _ => first [ {definitional} | {values} ] end end | {refute} ] in go ()")
+    return [(f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS), (search, 2 * SEARCH_SECONDS)]
 
 
 # --- the search ------------------------------------------------------------------------------------------
+
+def search_prelude(preamble: str, hammer: bool) -> str:
+    """What the search loads before a template's preamble (and its certificates start with): the arithmetic
+    tactics, CoqHammer's when installed, mathcomp's ``zify``/``ring`` in a file that imports mathcomp (a
+    choice of tactics only: the verifier judges what they produce)."""
+    return (PRELUDE + (HAMMER_PRELUDE if hammer else "")
+            + (MATHCOMP_PRELUDE if "mathcomp" in preamble else ""))
+
 
 class RocqAudit:
     """The audit pack of the Rocq language (registered through ``pytest_forall_audit_pack``)."""
@@ -272,7 +405,7 @@ class RocqAudit:
         return derive(task)
 
     def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
-               deadline: float, max_attempts: int | None = None,
+               deadline: float, max_attempts: int | None = None, cpu_seconds: float | None = None,
                on_attempt: Callable[[], None] | None = None) -> Search:
         from pytest_forall.lang.rocq.coqtop import Goal
 
@@ -281,34 +414,39 @@ class RocqAudit:
         if probe_of is None or split is None or not derived:
             return Search({}, 0, "no derived task or no interactive prover")
         hammer = hammer_installed()
-        prelude = PRELUDE + (HAMMER_PRELUDE if hammer else "")
+        prelude = search_prelude(split.preamble, hammer)
         preamble = prelude + split.preamble
         winners: dict[str, str] = {}
-        scopes: list[str] = []
-        keys = {f"forall_audit_scope_{s}": s for s in SCOPES}
+        keys = {f"forall_audit_has_{key}": key for key in FEATURES}
         stated: set[str] = set()
 
         def goals() -> Iterator[Goal]:
-            for theorem, scope in keys.items():  # which numeral scopes are loaded: naming another fails a script
-                yield Goal(f"Lemma {theorem} : True.\nProof.\n", theorem,
-                           [(f"let x := constr:(0%{scope}) in exact I", 1.0)], counted=False)
-            scopes.extend(keys[t] for t in keys if t in winners)
-            cheap, heavy = vacuity_scripts(tuple(scopes), hammer)
+            for theorem, key in keys.items():  # what the environment has: naming what it lacks fails a script
+                yield Goal(f"Lemma {theorem} : True.\nProof.\n", theorem, [(FEATURES[key], 1.0)], counted=False)
+            features = tuple(keys[t] for t in keys if t in winners)
+            scopes = tuple(f for f in features if f in SCOPES)
+            cheap, heavy = vacuity_scripts(scopes, hammer, features)
             # cheap vacuity scripts, then the refutation search, then the heavy automation on vacuity again:
             # an item that reaches its deadline has had the scripts most likely to succeed per second spent
-            for finding, scripts in ((AUDIT_VACUOUS, cheap), (AUDIT_FALSE, refutation_scripts(tuple(scopes))),
+            for finding, scripts in ((AUDIT_VACUOUS, cheap), (AUDIT_FALSE, refutation_scripts(scopes, features)),
                                      (AUDIT_VACUOUS, heavy)):
                 if finding in derived and derived[finding].theorem_name not in winners:
                     sub = derived[finding]
                     statement = sub.frozen[len(split.preamble):]
-                    if finding in stated:  # its definitions exist already (``Abort`` ends only the proof)
+                    if finding in stated:
+                        if sub.theorem_name not in probe.loaded:  # e.g. its shape check failed: no flag possible
+                            continue
+                        # its definitions exist already (``Abort`` ends only the proof)
                         statement = statement[statement.index(f"Theorem {sub.theorem_name}"):]
                     stated.add(finding)
                     yield Goal(statement, sub.theorem_name, scripts)
 
         probe = probe_of(workspace)
         _, attempts, log = probe.run_goals(preamble, goals(), workspace, deadline=deadline, winners=winners,
-                                           max_attempts=max_attempts, on_attempt=on_attempt)
+                                           max_attempts=max_attempts, cpu_budget=cpu_seconds,
+                                           on_attempt=on_attempt)
+        log += (f"\naudit spent: CPU {probe.cpu_used:.2f} s"
+                + (f" of {cpu_seconds:.0f} s" if cpu_seconds is not None else "") + f", wall {probe.wall_used:.2f} s")
         certificates = {}
         for finding, sub in derived.items():
             script = winners.get(sub.theorem_name)

@@ -7,8 +7,12 @@ A winning tactic is only a *suggestion*: the candidate built from it goes throug
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import signal
 import time
+import tty
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +21,56 @@ import pexpect
 
 PROMPT = re.compile(r"<prompt>(?P<text>.*?)</prompt>")
 SENTINEL = "forall_probe_loaded_sentinel"
+#: A tactic's budget is CPU time of the coqtop process; Coq's own ``Timeout`` (wall clock) is only a backstop
+#: this many times longer, so that on a loaded machine a script gets the computation an idle one gives it.
+WALL_FACTOR = 8
+#: How often (seconds) the CPU time of a running tactic is read.
+POLL = 0.05
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found.extend(int(child) for child in task.read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (a sandbox wrapper's coqtop is one of them), from ``/proc``."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(_children(current))
+    return found
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) used so far by ``pid`` and its descendants, or None without ``/proc``."""
+    total, seen = 0.0, False
+    for current in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        total += (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14 and 15 of stat)
+        seen = True
+    return total if seen else None
+
+
+def interrupt(pid: int) -> None:
+    """``SIGINT`` to the leaves of ``pid``'s tree (coqtop, not a sandbox wrapper around it): coqtop answers
+    "User interrupt" and keeps its state, as after a ``Timeout``."""
+    for current in process_tree(pid):
+        if not _children(current):
+            try:
+                os.kill(current, signal.SIGINT)
+            except OSError:
+                continue
 
 
 @dataclass(frozen=True)
@@ -46,8 +100,13 @@ class TacticProbe:
         # ulimit keeps a runaway evaluation from taking the machine; -emacs marks every prompt.
         argv = ["-c", 'ulimit -v "$1"; shift; exec "$@"', "forall-coqtop", str(self.mem_mb * 1024),
                 *self.prefix, self.coqtop, *self.args, "-q", "-emacs"]
-        return pexpect.spawn("/bin/sh", argv, cwd=str(cwd), encoding="utf-8", codec_errors="replace",
-                             timeout=None, echo=False)
+        child = pexpect.spawn("/bin/sh", argv, cwd=str(cwd), encoding="utf-8", codec_errors="replace",
+                              timeout=None, echo=False)
+        # A pty in canonical mode keeps at most 4095 bytes of a line and drops the rest (a long script then got
+        # no answer at all); raw mode passes every byte through, and the terminal's special characters
+        # (^C, ^D in a script's text) stay plain bytes.
+        tty.setraw(child.child_fd)
+        return child
 
     def _load(self, child: pexpect.spawn, statement: str, theorem: str, timeout: float,
               fresh: bool = True) -> tuple[bool, str]:
@@ -80,6 +139,7 @@ class TacticProbe:
 
     def run_goals(self, preamble: str, goals: Iterable[Goal], cwd: Path, deadline: float | None = None,
                   winners: dict[str, str] | None = None, max_attempts: int | None = None,
+                  cpu_budget: float | None = None,
                   on_attempt: Callable[[], None] | None = None) -> tuple[dict[str, str], int, str]:
         """Try each goal's tactics in one ``coqtop`` that loaded ``preamble`` once; stop a goal at its first win.
 
@@ -88,14 +148,46 @@ class TacticProbe:
         abandoned with ``Abort.`` before the next is stated. A crash or a hung tactic (no prompt within its
         ``Timeout`` plus a margin) kills coqtop and restarts it with the preamble and the current goal; a goal
         that does not load is skipped. Past ``deadline`` (a ``time.monotonic()`` value) or after ``max_attempts``
-        counted attempts nothing more is tried. ``on_attempt`` is called as each counted attempt starts (the item's
-        live compile count: ``forall watch`` shows it while the search runs).
+        counted attempts nothing more is tried, nor once coqtop has used ``cpu_budget`` seconds of CPU (all its
+        sessions together, loading included). Each tactic's seconds are CPU seconds (see ``WALL_FACTOR``);
+        ``self.cpu_used`` and ``self.wall_used`` are what the call spent. ``on_attempt`` is called as each counted
+        attempt starts (the item's live compile count: ``forall watch`` shows it while the search runs).
         """
+        self.cpu_used, self.wall_used = 0.0, 0.0
+        #: the goals whose statement loaded (a generator of goals may depend on it)
+        self.loaded: set[str] = set()
+        began = time.monotonic()
+        try:
+            return self._run_goals(preamble, goals, cwd, deadline, winners, max_attempts, cpu_budget, on_attempt)
+        finally:
+            self.wall_used = time.monotonic() - began
+
+    def _run_goals(self, preamble: str, goals: Iterable[Goal], cwd: Path, deadline: float | None,
+                   winners: dict[str, str] | None, max_attempts: int | None,
+                   cpu_budget: float | None,
+                   on_attempt: Callable[[], None] | None) -> tuple[dict[str, str], int, str]:
         log: list[str] = []
         winners = {} if winners is None else winners
         attempts = 0
         child: pexpect.spawn | None = None
         fresh = True
+        spent = 0.0  # CPU seconds of the sessions that ended
+        last = 0.0  # the latest reading of the current session's CPU seconds
+
+        def cpu() -> float:
+            nonlocal last
+            if child is not None:
+                last = cpu_seconds(child.pid) or last
+            self.cpu_used = spent + last
+            return self.cpu_used
+
+        def end() -> None:
+            nonlocal child, spent, last
+            if child is not None:
+                cpu()
+                child.terminate(force=True)
+            spent, last, child = spent + last, 0.0, None
+
         try:
             for goal in goals:
                 stated = False
@@ -103,10 +195,14 @@ class TacticProbe:
                     if deadline is not None and time.monotonic() >= deadline:
                         log.append(f"{goal.theorem}: deadline reached")
                         return winners, attempts, "\n".join(log)
+                    if cpu_budget is not None and cpu() >= cpu_budget:
+                        log.append(f"{goal.theorem}: CPU budget of {cpu_budget:.0f} s reached")
+                        return winners, attempts, "\n".join(log)
                     if goal.counted and max_attempts is not None and attempts >= max_attempts:
                         log.append(f"{goal.theorem}: attempt budget of {max_attempts} reached")
                         return winners, attempts, "\n".join(log)
                     if child is None or not child.isalive():
+                        end()
                         child, stated, fresh = self._spawn(cwd), False, True
                         try:
                             loaded, text = self._load(child, preamble, "", timeout=120) if preamble else (True, "")
@@ -123,43 +219,38 @@ class TacticProbe:
                             fresh = False
                         except (pexpect.EOF, pexpect.TIMEOUT) as exc:
                             log.append(f"{goal.theorem}: load failed: {type(exc).__name__}")
-                            child.terminate(force=True)
-                            child = None
+                            end()
                             break
                         if not loaded:
                             log.append(f"{goal.theorem}: load failed: " + text[-1500:])
-                            child.terminate(force=True)
-                            child = None
+                            end()
                             break
                         stated = True
+                        self.loaded.add(goal.theorem)
                     attempts += goal.counted
                     if goal.counted and on_attempt is not None:
                         on_attempt()
-                    started = time.monotonic()
-                    child.send(f"Timeout {max(1, int(timeout))} solve [ {tactic} ].\n")
+                    started, before = time.monotonic(), cpu()
                     try:
-                        child.expect(PROMPT, timeout=timeout + 10)
+                        reply = self._attempt(child, tactic, timeout)
                     except pexpect.EOF:
                         log.append(f"{tactic}: coqtop died ({(child.before or '')[-200:].strip()})")
-                        child = None
+                        end()
                         continue
                     except pexpect.TIMEOUT:
-                        log.append(f"{tactic}: no answer within {timeout + 10:.0f} s")
-                        child.terminate(force=True)
-                        child = None
+                        log.append(f"{tactic}: no answer within {timeout * WALL_FACTOR + 10:.0f} s")
+                        end()
                         continue
-                    reply = child.before or ""
                     if self.show_goals and "Error:" not in reply:
                         child.send("Show.\n")
                         try:
                             child.expect(PROMPT, timeout=60)
                         except (pexpect.EOF, pexpect.TIMEOUT):
-                            child.terminate(force=True)
-                            child = None
+                            end()
                             log.append(f"{tactic}: Show. got no answer")
                             continue
                         reply += child.before or ""
-                    took = f" ({time.monotonic() - started:.2f} s)"
+                    took = f" ({time.monotonic() - started:.2f} s, CPU {cpu() - before:.2f} s)"
                     if "No more goals" in reply:
                         log.append(f"{tactic}: closed the goal{took}")
                         winners[goal.theorem] = tactic
@@ -170,9 +261,30 @@ class TacticProbe:
                     try:
                         child.expect(PROMPT, timeout=60)
                     except (pexpect.EOF, pexpect.TIMEOUT):
-                        child.terminate(force=True)
-                        child = None
+                        end()
         finally:
-            if child is not None:
-                child.terminate(force=True)
+            end()
         return winners, attempts, "\n".join(log)
+
+    @staticmethod
+    def _attempt(child: pexpect.spawn, tactic: str, seconds: float) -> str:
+        """coqtop's reply to ``tactic`` given ``seconds`` of CPU time: past them coqtop is interrupted (SIGINT,
+        answered like a ``Timeout``). Without ``/proc`` the budget is Coq's ``Timeout`` in wall-clock seconds.
+        Raises ``pexpect.TIMEOUT`` when no prompt comes within the wall backstop plus a margin."""
+        base = cpu_seconds(child.pid)
+        wall = seconds if base is None else seconds * WALL_FACTOR
+        child.send(f"Timeout {max(1, math.ceil(wall))} solve [ {tactic} ].\n")
+        limit = time.monotonic() + wall + 10
+        interrupted = False
+        while True:
+            try:
+                child.expect(PROMPT, timeout=POLL if base is not None else wall + 10)
+                return child.before or ""
+            except pexpect.TIMEOUT:
+                if time.monotonic() >= limit:
+                    raise
+            used = cpu_seconds(child.pid)
+            if base is not None and used is not None and used - base >= seconds and not interrupted:
+                interrupt(child.pid)
+                interrupted = True
+                limit = min(limit, time.monotonic() + 10)
