@@ -99,6 +99,13 @@ HEADS: dict[str, tuple[frozenset[str], Callable[[str, int], str]]] = {
     "Compute": (frozenset(),
                 lambda n, k: f"Compute ({_sep(k, '1', ' * ')}) (* {n} *)."),
     "Section": (frozenset(), lambda n, k: f"Section {n}{'y' * k}.\nEnd {n}{'y' * k}."),
+    "Variable": (frozenset(), lambda n, k: f"Section {n}_s. Variable {n} : {_sep(k, 'nat', ' -> ')}. End {n}_s."),
+    "Context": (frozenset(), lambda n, k: f"Section {n}_s. Context ({n} : {_sep(k, 'nat', ' -> ')}). End {n}_s."),
+    "Hypothesis": (frozenset(), lambda n, k: f"Section {n}_s. Hypothesis {n} : {_sep(k, 'True', AND)}. End {n}_s."),
+    "Let": (frozenset(), lambda n, k: f"Section {n}_s. Let {n} : nat := {_sep(k, '0', ' + ')}. End {n}_s."),
+    "Require": (frozenset(), lambda n, k: f"Require Import {_sep(k, 'Coq.Arith.PeanoNat', ' ')} (* {n} *)."),
+    "Scheme": (frozenset(), lambda n, k: f"Scheme {n}{'z' * k} := Induction for nat Sort Prop."),
+    "About": (frozenset(), lambda n, k: f"About {_sep(1, 'Nat.add', '')} (* {n} {'w' * k} *)."),
     "Module": (frozenset(), lambda n, k: f"Module {n}{'y' * k}.\nEnd {n}{'y' * k}."),
 }
 
