@@ -89,7 +89,7 @@ def test_corpus_covers_the_classes() -> None:
     assert sum(c.get("issue") == 14 for c in cheats) >= 30 and sum(v.get("issue") == 14 for v in valid) >= 15
     # issue 22: an exploit for each advisory of the installed kernel that reproduces, and honest recursion
     from pytest_forall.lang.rocq.advisories import ADVISORIES
-    exploited = {c["advisory"] for c in cheats if c.get("issue") == 22}
+    exploited = {c["advisory"] for c in cheats if c.get("issue") == 22 and "advisory" in c}
     assert {"rocq#20413", "rocq#20455", "rocq#22386", "rocq#22389", "rocq#19402"} <= exploited
     assert exploited <= {a.id for a in ADVISORIES}
     assert sum(v.get("issue") == 22 for v in valid) >= 3

@@ -31,6 +31,8 @@ class CompileResult:
     artifact: str = ""       # compiled object (.vo / .olean) when the prover leaves one
     #: (start byte, end byte, the prover's rendering) of each sentence it executed, when it reports them
     sentences: list[tuple[int, int, str]] = field(default_factory=list)
+    #: (start byte, end byte, kind, name) of each declaration the prover reports having made, when it reports them
+    declarations: list[tuple[int, int, str, str]] = field(default_factory=list)
 
     @property
     def first_error(self) -> str:

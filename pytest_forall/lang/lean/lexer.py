@@ -12,6 +12,12 @@ Each rule follows Lean's own parser (``docs/lean-facts.md`` §Lexer cites the li
   ``'``, else an error); a digit a number; ``r`` followed by ``#*"`` a raw string closed by ``"`` and
   the same number of ``#``; otherwise an identifier (``«…»`` components, ``.``-joined) or a symbol.
 * identifier characters are ``isIdFirst``/``isIdRest`` of ``Init/Meta/Defs.lean``.
+* a string with ``{`` is also read as an interpolated string (``interpolatedStrFn``, L11): the text between
+  ``{`` and its ``}`` is Lean code, lexed here as tokens (nested strings included), so the screen sees it. Which
+  strings Lean reads as interpolated depends on the syntax before them (``s!``, ``m!``, ``f!``, ``dbg_trace``,
+  ``throwError`` …), so every string is read both ways; where the two readings end at different places, the
+  text is not understood (fails closed).
+* Lean reads the file with CRLF turned into LF (L12): a CR LF inside a character literal is one character.
 
 Text Lean would reject at this level (unterminated comment, string, escape; tabs) raises
 :class:`NotUnderstood`, so every caller fails closed on it.
@@ -139,7 +145,9 @@ def _char_end(text: str, i: int) -> int:
     compiles is read differently.
     """
     j = i + 1
-    if text[j:j + 1] == "\\":
+    if text.startswith("\r\n", j):  # one character once Lean has normalised the line ending [L12]
+        j += 2
+    elif text[j:j + 1] == "\\":
         escape = text[j + 1:j + 2]
         width = 2 if escape and escape in _QUOTABLE else 4 if escape == "x" else 6 if escape == "u" else 0
         if not width or len(text) < j + width or not all(c in _HEX for c in text[j + 2:j + width]):
@@ -190,6 +198,87 @@ def _number_end(text: str, i: int) -> int:
     return i
 
 
+def _interpolated(text: str, i: int) -> tuple[int, list[Span]] | None:
+    """``interpolatedStrFn`` [L11] on the string at ``i``: (its end, the literal pieces and the code lexemes in
+    order), or None when it has no ``{`` region. A piece runs from ``"`` or ``}`` to ``{`` or ``"``."""
+    pieces: list[Span] = []
+    start, j, n = i, i + 1, len(text)
+    while j < n:
+        char = text[j]
+        if char == "\\":
+            j += 2
+        elif char == '"':
+            if not pieces:
+                return None
+            pieces.append(Span("string", start, j + 1))
+            return j + 1, pieces
+        elif char == "{":
+            pieces.append(Span("string", start, j + 1))
+            j, code = _code_region(text, j + 1, i)
+            pieces += code
+            start, j = j, j + 1
+        else:
+            j += 1
+    raise _fail(text, i, "unterminated string literal")
+
+
+def _code_region(text: str, i: int, string_start: int) -> tuple[int, list[Span]]:
+    """The lexemes of a ``{…}`` region from ``i`` to the ``}`` that closes it: (that ``}``'s index, lexemes).
+
+    Lean parses a term there and then expects ``}``; a term's own braces are balanced, so the first ``}`` at
+    depth 0 is the one."""
+    found: list[Span] = []
+    depth, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char in " \n\r":
+            i += 1
+            continue
+        if char == "\t":
+            raise _fail(text, i, "tab outside a literal or comment (Lean: tabs are not allowed)")
+        if char == '"':
+            found += string_lexemes(text, i, text[found[-1].start:found[-1].end] if found else "")
+            i = found[-1].end
+            continue
+        span = lexeme_at(text, i)
+        if span.kind == "symbol" and text[span.start:span.end] == "}":
+            if depth == 0:
+                return i, found
+            depth -= 1
+        elif span.kind == "symbol" and text[span.start:span.end] == "{":
+            depth += 1
+        found.append(span)
+        i = span.end
+    raise _fail(text, string_start, "unterminated string literal")
+
+
+#: Syntax whose only argument form is an interpolated string (``syntax:max "s!" interpolatedStr(term)`` …) [L11].
+#: After anything else a string may be plain or interpolated (``dbg_trace`` is both: a plain ``str`` as a tactic,
+#: an interpolated string in ``do`` notation).
+INTERPOLATING = frozenset({"s!", "m!", "f!"})
+
+
+def string_lexemes(text: str, i: int, after: str = "") -> list[Span]:
+    """The string at ``i`` (``after``: the token before it): one span, or, when it has ``{`` regions, its pieces
+    and the code inside [L11]. After ``s!``/``m!``/``f!`` it is read as Lean reads it there, interpolated;
+    elsewhere both readings must end at the same place, else the text is not understood."""
+    if after in INTERPOLATING:
+        read = _interpolated(text, i)
+        return [Span("string", i, _string_end(text, i))] if read is None else read[1]
+    end = _string_end(text, i)
+    if "{" not in text[i:end]:
+        return [Span("string", i, end)]
+    try:
+        read = _interpolated(text, i)
+    except NotUnderstood:
+        read = (-1, [])
+    if read is None:  # every `{` is escaped
+        return [Span("string", i, end)]
+    if read[0] != end:
+        raise _fail(text, i, "a string literal that ends elsewhere when Lean reads it as an interpolated string")
+    return read[1]
+
+
 def lexeme_at(text: str, i: int) -> Span:
     """The comment, doc comment or token starting at ``i`` (not whitespace)."""
     comment = _comment_at(text, i)
@@ -219,6 +308,7 @@ def spans(text: str, *, lenient: bool = False) -> Iterator[Span]:
     unterminated construct as a comment to the end: the text Lean's error swallows.
     """
     i, n = 0, len(text)
+    previous = ""
     while i < n:
         char = text[i]
         if char in " \n\r" or (char == "\t" and lenient):
@@ -227,13 +317,15 @@ def spans(text: str, *, lenient: bool = False) -> Iterator[Span]:
         if char == "\t":
             raise _fail(text, i, "tab outside a literal or comment (Lean: tabs are not allowed)")
         try:
-            span = lexeme_at(text, i)
+            found = string_lexemes(text, i, previous) if char == '"' else [lexeme_at(text, i)]
         except NotUnderstood:
             if not lenient:
                 raise
-            span = Span(COMMENT, i, n)
-        yield span
-        i = span.end
+            found = [Span(COMMENT, i, n)]
+        yield from found
+        if found[-1].kind not in (COMMENT, DOC, MODDOC):
+            previous = text[found[-1].start:found[-1].end]
+        i = found[-1].end
 
 
 def tokens(text: str) -> list[Token]:

@@ -41,13 +41,14 @@ MODIFIERS = ALLOWED_MODIFIERS | {"unsafe", "partial", "nonrec"}
 ALLOWED_ATTRIBUTES = frozenset({"simp", "norm_cast", "push_cast", "reducible", "irreducible"})
 #: Options that only bound resources (exceeding them is an error, never a different elaboration).
 ALLOWED_OPTIONS = frozenset({"maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats"})
-ALLOWED_OPTION_PREFIXES = ("linter.",)
+#: ``linter.*`` only warn; ``pp.*`` only change how terms are printed [L13], never what they elaborate to.
+ALLOWED_OPTION_PREFIXES = ("linter.", "pp.")
 #: Commands that change how later text resolves or elaborates; the shadowing guard owns them.
 RESOLUTION_COMMANDS = frozenset({
     "open", "namespace", "section", "end", "export", "instance", "attribute", "notation", "notation3",
     "infix", "infixl", "infixr", "prefix", "postfix", "local", "scoped"})
 COMMAND_KEYWORDS = ALLOWED_DECLARATIONS | RESOLUTION_COMMANDS - {"local", "scoped"} | {
-    "axiom", "opaque", "structure", "class", "inductive", "coinductive", "mutual", "variable", "universe",
+    "axiom", "opaque", "structure", "class", "inductive", "coinductive", "mutual", "variable", "variable?", "universe",
     "include", "omit", "import", "prelude", "macro", "macro_rules", "syntax", "elab", "elab_rules",
     "declare_syntax_cat", "binder_predicate", "initialize", "builtin_initialize", "run_cmd", "run_elab",
     "run_meta", "add_decl_doc", "register_simp_attr", "simproc", "dsimproc", "simproc_decl", "dsimproc_decl",
@@ -57,6 +58,7 @@ COMMAND_KEYWORDS = ALLOWED_DECLARATIONS | RESOLUTION_COMMANDS - {"local", "scope
     "unif_hint", "grind_pattern", "declare_simp_like_tactic", "register_option", "register_builtin_option"}
 COMMAND_REASONS = {
     "axiom": "declares an axiom", "opaque": "can hide an axiom", "variable": "adds hypotheses to the theorem",
+    "variable?": "adds hypotheses to the theorem (Mathlib's `variable?` [P4])",
     "universe": "is not needed by a proof", "include": "adds hypotheses", "omit": "changes included variables",
     "import": "imports beyond the template's", "prelude": "drops the core library",
     "initialize": "runs code at import", "builtin_initialize": "runs code at import",
@@ -93,19 +95,41 @@ def lex(text: str) -> list[Token]:
 class Command(TokenRun):
 
     def head_index(self) -> int:
-        """Index of the keyword after ``@[…]``, modifiers, ``local``/``scoped`` and ``set_option … in``."""
+        """Index of the keyword after ``@[…]``, modifiers, ``local``/``scoped``, ``set_option … in``, ``open … in``
+        and ``attribute […] … in`` (``cmd in cmd'`` is ``section cmd cmd' end`` [P3])."""
+        return self._prefixes()[0]
+
+    def _prefixes(self) -> tuple[int, list[tuple[str, int, int]]]:
+        """(head index, the prefixes as (kind, start, end)): kinds ``attributes``, ``modifier``, ``set_option``,
+        ``open``, ``attribute``."""
         tokens, i = self.tokens, 0
+        found: list[tuple[str, int, int]] = []
         while i < len(tokens):
             text = tokens[i].text
             if text == "@[":
-                i = _closing_bracket(tokens, i) + 1
+                end = _closing_bracket(tokens, i) + 1
+                found.append(("attributes", i, end))
             elif text in MODIFIERS or text in ("local", "scoped"):
-                i += 1
+                end = i + 1
+                found.append(("modifier", i, end))
             elif text == "set_option" and i + 3 < len(tokens) and tokens[i + 3].text == "in":
-                i += 4
+                end = i + 4
+                found.append(("set_option", i, end))
+            elif text in ("open", "attribute") and _in_prefix_end(tokens, i):
+                end = _in_prefix_end(tokens, i)
+                found.append((text, i, end))
             else:
-                return i
-        return i
+                return i, found
+            i = end
+        return i, found
+
+    def modifiers(self) -> list[str]:
+        """``local``/``scoped`` written as modifiers of this command (not inside an ``attribute […] in``)."""
+        return [self.tokens[a].text for kind, a, _ in self._prefixes()[1]
+                if kind == "modifier" and self.tokens[a].text in ("local", "scoped")]
+
+    def attribute_prefixes(self) -> list[Sequence[Token]]:
+        return [self.tokens[a:b] for kind, a, b in self._prefixes()[1] if kind == "attribute"]
 
     def head(self) -> str:
         index = self.head_index()
@@ -115,6 +139,44 @@ class Command(TokenRun):
         index = self.head_index() + 1
         tokens = self.tokens
         return tokens[index].text if index < len(tokens) and tokens[index].kind == "ident" else ""
+
+
+def _in_prefix_end(tokens: Sequence[Token], i: int) -> int:
+    """Index after the ``in`` of ``open … in`` / ``attribute […] names in`` starting at ``i``, else 0 [P1, P3]."""
+    j = i + 1
+    if tokens[i].text == "attribute":
+        if j >= len(tokens) or tokens[j].text != "[":
+            return 0
+        j = _closing_bracket(tokens, j) + 1
+    while j < len(tokens):
+        token = tokens[j]
+        if token.text == "in":
+            return j + 1 if j > i + 1 else 0
+        if token.kind != "ident" and token.text not in ("(", ")", "→", ","):
+            return 0
+        j += 1
+    return 0
+
+
+def _local_attributes_only(tokens: Sequence[Token]) -> bool:
+    """``attribute [local a, local b] names [in]`` with every ``a`` on the allow-list: a local attribute lasts to
+    the end of the enclosing section [P6] (``… in`` makes one around the next command [P3])."""
+    if len(tokens) < 4 or tokens[0].text != "attribute" or tokens[1].text != "[":
+        return False
+    close = _closing_bracket(tokens, 1)
+    groups: list[list[str]] = [[]]
+    for token in tokens[2:close]:
+        if token.text == ",":
+            groups.append([])
+        elif token.kind == "ident":
+            groups[-1].append(token.text)
+        else:
+            return False
+    names = tokens[close + 1:]
+    if names and names[-1].text == "in":
+        names = names[:-1]
+    return (all(len(g) == 2 and g[0] == "local" and g[1] in ALLOWED_ATTRIBUTES for g in groups)
+            and bool(names) and all(t.kind == "ident" for t in names))
 
 
 def _closing_bracket(tokens: Sequence[Token], start: int) -> int:
@@ -216,11 +278,17 @@ class CandidateShape:
     after: list[Command]
 
     def main_parts(self) -> tuple[tuple[Token, ...], tuple[Token, ...]]:
-        """(``set_option … in`` prefixes, the rest) of the theorem; prefixes are not frozen."""
+        """(``set_option``/``open``/``attribute`` ``… in`` prefixes, the rest) of the theorem; prefixes are not
+        frozen (the shadowing guard refuses the ``open``/``attribute`` ones there)."""
         assert self.main is not None
         tokens, i = self.main.tokens, 0
-        while tokens[i].text == "set_option" and i + 3 < len(tokens) and tokens[i + 3].text == "in":
-            i += 4
+        while i < len(tokens):
+            if tokens[i].text == "set_option" and i + 3 < len(tokens) and tokens[i + 3].text == "in":
+                i += 4
+            elif tokens[i].text in ("open", "attribute") and _in_prefix_end(tokens, i):
+                i = _in_prefix_end(tokens, i)
+            else:
+                break
         return tokens[:i], tokens[i:]
 
 
@@ -389,8 +457,9 @@ def _token_findings(label: str, tokens: Sequence[Token]) -> list[Finding]:
         elif token.text == "`":
             findings.append(Finding(token.line, f"name literal or syntax quotation in {label} (meta-programming)",
                                     {"token": "`"}))
-        elif (token.kind == "string" and previous is not None and not token.separated
-              and previous.kind == "ident" and previous.text.endswith("!")):
+        elif (token.kind == "string" and previous is not None and previous.kind == "ident"
+              and (previous.text in lexer.INTERPOLATING | {"dbg_trace"}
+                   or (previous.text.endswith("!") and not token.separated))):
             findings.append(Finding(token.line, f"interpolated string `{previous.text}\"…\"` in {label}",
                                     {"token": previous.text}))
     return findings
@@ -450,41 +519,53 @@ def frozen_statement(analysis: Analysis, theorem_name: str) -> Layer:
     return layer_from_findings(FROZEN, findings, f"all {compared} frozen tokens match", {"frozen_tokens": compared})
 
 
-def _helper_scopes(analysis: Analysis) -> tuple[set[int], list[Finding]]:
-    """Inserted ``namespace``/``section`` … ``end`` pairs that wrap only inserted commands and close before the
-    theorem: they change no frozen text's resolution (their declarations still face the clash check)."""
+def _helper_scopes(analysis: Analysis) -> tuple[set[int], set[int], list[Finding]]:
+    """Inserted ``namespace``/``section``/``noncomputable section`` [P5] … ``end`` pairs that wrap only inserted
+    commands and close before the theorem: they change no frozen text's resolution (their declarations still face
+    the clash check). Returns (the scope commands, the commands inside such scopes, findings)."""
     kept = set(analysis.preamble_match.values())
     allowed: set[int] = set()
+    inside: set[int] = set()
     findings: list[Finding] = []
     stack: list[tuple[int, str]] = []
     for index, command in enumerate(analysis.candidate.before):
-        head, tokens = command.head(), command.tokens
+        head, tokens, at = command.head(), command.tokens, command.head_index()
         if index in kept:
             if stack:
                 findings.append(Finding(command.line, f"template command inside an inserted `{stack[-1][1]}`"))
             continue
-        if command.head_index() != 0 or head not in ("namespace", "section", "end"):
+        noncomputable = at == 1 and tokens[0].text == "noncomputable" and head == "section"
+        if (at != 0 and not noncomputable) or head not in ("namespace", "section", "end"):
             continue
-        name = tokens[1].text if len(tokens) > 1 and tokens[1].kind == "ident" else ""
+        name = tokens[at + 1].text if len(tokens) > at + 1 and tokens[at + 1].kind == "ident" else ""
         if head != "end":
             stack.append((index, f"{head} {name}".strip()))
             continue
         if not stack or stack[-1][1].split(" ")[1:] != ([name] if name else []):
             continue  # an `end` closing nothing inserted: the guard rejects it below
-        allowed.update((stack.pop()[0], index))
+        opened = stack.pop()[0]
+        allowed.update((opened, index))
+        inside.update(range(opened + 1, index))
     for index, what in stack:
         findings.append(Finding(analysis.candidate.before[index].line, f"inserted `{what}` is not closed before "
                                                                         "the theorem"))
         allowed.discard(index)
-    return allowed, findings
+    return allowed, inside - allowed, findings
 
 
 def shadowing_guard(analysis: Analysis) -> Layer:
-    allowed, findings = _helper_scopes(analysis)
+    allowed, inside, findings = _helper_scopes(analysis)
     for index, command in analysis.inserted():
         head = command.head()
-        modifiers = [t.text for t in command.tokens[:command.head_index()] if t.text in ("local", "scoped")]
+        modifiers = command.modifiers()
         if index in allowed:
+            continue
+        if index in inside and _local_attributes_only(command.tokens):
+            continue  # `attribute [local simp] …` in a helper section: gone at its `end` [P6]
+        refused = [p for p in command.attribute_prefixes() if not _local_attributes_only(p)]
+        if refused:
+            findings.append(Finding(command.line, f"`{' '.join(t.text for t in refused[0])}` is not a local "
+                                                  f"attribute on the allow-list", {"command": command.text[:200]}))
             continue
         if head in RESOLUTION_COMMANDS or modifiers:
             findings.append(Finding(command.line, f"`{' '.join(modifiers + [head])}` changes how the frozen "
@@ -496,6 +577,10 @@ def shadowing_guard(analysis: Analysis) -> Layer:
                                                   f"frozen text after it uses", {"name": name}))
     if analysis.candidate.main is not None:
         prefix, _ = analysis.candidate.main_parts()
+        opening = next((t for t in prefix if t.text in ("open", "attribute")), None)
+        if opening is not None:  # it would reach the theorem's own statement [P3]
+            findings.append(Finding(opening.line, f"`{opening.text} … in` before the theorem changes how its "
+                                                  f"statement resolves or elaborates"))
         written = [*prefix, *analysis.proof()]
         for i, token in enumerate(written):
             if token.kind == "ident" and token.text in ("local", "scoped") and not (

@@ -90,7 +90,23 @@ _IDENT = re.compile(r"[^\W\d][\w']*")
 #: One sentence as ``coqc -time`` reports it: its byte range in the file and Coq's rendering of what it parsed.
 _TIME_LINE = re.compile(r"^Chars (?P<a>\d+) - (?P<b>\d+) \[(?P<text>.*)\] [\d.]+ secs \(.*\)\n?", re.MULTILINE)
 
+#: One declaration in coqc's globalisation file (``.glob``): ``kind start:end <section path> name``, byte offsets.
+_GLOB_DECLARATION = re.compile(r"^(?P<kind>[a-z]+) (?P<a>\d+):(?P<b>\d+) \S+ (?P<name>\S+)$", re.MULTILINE)
+
 Runner = Callable[..., ProcResult]
+
+
+def parse_time_report(stdout: str) -> list[tuple[int, int, str]]:
+    """``coqc -time``'s sentence lines: (start byte, end byte, Coq's rendering of the parsed command)."""
+    return [(int(m["a"]), int(m["b"]), m["text"]) for m in _TIME_LINE.finditer(stdout)]
+
+
+def parse_glob(data: bytes) -> list[tuple[int, int, str, str]]:
+    """The declarations coqc dumped into its ``.glob`` file: (start byte, end byte, kind, name). The positions are
+    the parser's, like ``-time``'s, so they do not depend on how Coq prints anything. References (``R…``) and
+    anything unreadable are left out: a missing entry can only make :func:`sentence_structure` reject."""
+    text = data.decode("utf-8", "replace")
+    return [(int(m["a"]), int(m["b"]), m["kind"], m["name"]) for m in _GLOB_DECLARATION.finditer(text)]
 
 
 def parse_coq_messages(output: str) -> list[dict[str, Any]]:
@@ -391,7 +407,7 @@ class RocqProver:
             argv = [self.coqc, "-q", *self.info.compile_flags, *(["-time"] if report_sentences else []), "-Q", "p",
                     PROBLEM_ROOT, f"p/{module}.v"]
             result = self._run(argv, run, timeout)
-            sentences = [(int(m["a"]), int(m["b"]), m["text"]) for m in _TIME_LINE.finditer(result.stdout)]
+            sentences = parse_time_report(result.stdout)
             stdout = _TIME_LINE.sub("", result.stdout) if report_sentences else result.stdout
             output = (stdout + result.stderr).strip()
             messages = parse_coq_messages(output)
@@ -408,11 +424,14 @@ class RocqProver:
             try:
                 digest = sha256_bytes(source.read_bytes())
                 compiled = vo.read_bytes() if ok else None
+                glob = source.with_suffix(".glob")
+                declarations = parse_glob(glob.read_bytes()) if report_sentences and glob.is_file() else []
             except OSError as exc:
                 return CompileResult(ok=False, output=output, messages=[
                     {"severity": "error", "line": None, "data": f"the compiled source vanished: {exc}"}]), None
             return CompileResult(ok=ok, digest=digest, duration=result.duration, timed_out=result.timed_out,
-                                 accident="" if ok else result.accident, messages=messages, output=output, sentences=sentences), compiled
+                                 accident="" if ok else result.accident, messages=messages, output=output,
+                                 sentences=sentences, declarations=declarations), compiled
         finally:
             shutil.rmtree(run, ignore_errors=True)
 
@@ -497,7 +516,7 @@ class RocqProver:
         parsed it; see :func:`pytest_forall.lang.rocq.screen.sentence_structure`."""
         from pytest_forall.lang.rocq.screen import sentence_structure
 
-        return sentence_structure(data, compiled.sentences)
+        return sentence_structure(data, compiled.sentences, compiled.declarations)
 
     def _judge(self, task: Task, workspace: Path, timeout: float) -> tuple[Judgement | None, str, bool]:
         """The judge's verdict on ``cand/<module>.vo`` (once per compiled candidate): judgement, problem, infra."""

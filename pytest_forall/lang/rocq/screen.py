@@ -531,7 +531,18 @@ def _alignment_findings(template: Sequence[Sentence], candidate: Sequence[Senten
 
 
 def shadowing_guard(analysis: Analysis) -> Layer:
+    """Inserted sentences that could change what the frozen text after them means, by text.
+
+    It defers to the kernel judge (layer ``elaborated_statement``, which compares the statement and the problem
+    file's closure as kernel terms) where that judge decides: a section's own hypotheses (``Variable A`` in a
+    Section the candidate opened, gone at its ``End``; the syntax screen allows them nowhere else) and ``Import``/
+    ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
+    own screened text; a frozen name it captures elaborates to another kernel term). Text refusals stay for what
+    the kernel comparison cannot see: how the frozen text is parsed (notations, scopes) and other resolution
+    commands (issue 22).
+    """
     findings = []
+    own_modules: set[str] = set()
     for index, block in analysis.inserted():
         sentence = block.head
         words = sentence.command_words()
@@ -540,8 +551,12 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             if name_clashes(sentence.declared_name(), analysis.frozen_parts_after(index)):
                 findings.append(Finding(sentence.line, f"`{head} {sentence.declared_name()}` shadows a name the "
                                                        f"frozen text after it uses", {}))
+            if head == "Module":
+                own_modules.add(sentence.declared_name())
             continue
-        if _structure_command(sentence) or _allowed_hint(sentence, words):
+        if _structure_command(sentence) or _allowed_hint(sentence, words) or head in SECTION_HEADS:
+            continue
+        if _imports_own_modules(sentence, own_modules):
             continue
         if head in RESOLUTION_HEADS and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
             findings.append(Finding(sentence.line, f"`{' '.join(words[:2])}` changes how the frozen text is "
@@ -558,6 +573,16 @@ def shadowing_guard(analysis: Analysis) -> Layer:
                                                     "or changes resolution")
 
 
+def _imports_own_modules(sentence: Sentence, own_modules: set[str]) -> bool:
+    """``Import M.`` / ``Export M N.`` naming only modules the candidate declared before (no filters, no
+    categories)."""
+    body = sentence.tokens[sentence._attribute_end():-1]
+    while body and body[0].text in ("Local", "Global"):
+        body = body[1:]
+    return (len(body) > 1 and body[0].text in ("Import", "Export")
+            and all(t.kind == "ident" and t.text in own_modules for t in body[1:]))
+
+
 def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
     """The name after the keyword, further names of ``Variables a b``, and ``with`` names of mutual blocks."""
     names = words[1:] if words[0] in ("Variables", "Parameters", "Axioms", "Hypotheses") else words[1:2]
@@ -572,9 +597,79 @@ def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
 # --- Coq's own sentences ------------------------------------------------------------------------------
 
 STRUCTURE = "sentence_structure"
-#: Rocq 9 prints a sentence's attributes before it, a space apart (``#[local] Definition``, ``#[program] Definition``
-#: for ``Local Definition``/``Program Definition``); 8.16 prints none there.
-_PARSED_HEAD = re.compile(r"^(?:#\[[^\]]*\]\s*)*(?P<head>[A-Za-z_][\w']*)?")
+_HEAD_WORD = re.compile(r"[A-Za-z_][\w']*")
+#: ``coqc -time`` shows at most this many characters of Coq's rendering, then ``...`` (``pp_cmd_header``).
+_SHOWN, _CUT = 30, 33
+#: The ``.glob`` kinds under which Coq records what a command with this head declares (``prf`` for a statement
+#: proved in proof mode). Where the ``-time`` report cuts a command off before its head, these entries, located by
+#: the parser's byte offsets, show which command Coq parsed without depending on how it prints.
+GLOB_KINDS = {
+    **{kw: frozenset({"prf"}) for kw in THEOREM_KEYWORDS},
+    "Definition": frozenset({"def", "prf"}), "Example": frozenset({"ex", "def", "prf"}),
+    "Fixpoint": frozenset({"def", "prf"}), "CoFixpoint": frozenset({"def", "prf"}),
+    "Inductive": frozenset({"ind"}), "Variant": frozenset({"ind"}), "CoInductive": frozenset({"coind", "ind"}),
+    "Record": frozenset({"rec", "ind"}), "Structure": frozenset({"rec", "ind"}), "Class": frozenset({"class", "rec"}),
+    "Instance": frozenset({"inst", "prf"}),
+}
+
+
+@dataclass(frozen=True)
+class ParsedCommand:
+    """What a ``coqc -time`` line shows of the command Coq parsed: its ``#[…]`` attributes, then its head word.
+
+    Coq prints the command with its pretty-printer, turns every blank into ``~`` and cuts it after 30 characters
+    (``pp_cmd_header``, Coq's ``vernac/topfmt.ml``). Where the printer breaks a line is layout, not syntax: any run
+    of ``~`` (or a blank, which Rocq 9 prints after the attributes) is one blank here. ``complete`` is False when the cut falls inside the attributes or the head, so
+    ``head`` is only a prefix of the word Coq parsed (possibly empty).
+    """
+
+    attributes: list[str]
+    head: str
+    complete: bool
+
+
+def parsed_command(printed: str) -> ParsedCommand:
+    """Read a ``-time`` rendering (``#[local]~Lemma~a_very_long_lem...``) as attributes and head."""
+    cut = len(printed) == _CUT and printed.endswith("...")
+    text = printed[:_SHOWN] if cut else printed
+    attributes: list[str] = []
+    i = 0
+
+    def blanks(j: int) -> int:
+        while j < len(text) and text[j] in "~ ":  # Rocq 9 prints a blank after the attributes
+            j += 1
+        return j
+
+    i = blanks(i)
+    while text.startswith("#[", i):
+        i, depth, quoted, current = i + 2, 1, False, ""
+        while i < len(text):
+            char = text[i]
+            i += 1
+            if quoted:
+                quoted = char != '"'
+            elif char == '"':
+                quoted = True
+            elif char in "[(":
+                depth += 1
+            elif char in "])":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif char == "," and depth == 1:
+                attributes.append(current.replace("~", ""))
+                current = ""
+                continue
+            current += char
+        else:  # the cut falls inside the attribute list
+            attributes.append(current.replace("~", ""))
+            return ParsedCommand(attributes, "", False)
+        attributes.append(current.replace("~", ""))
+        i = blanks(i)
+    word = _HEAD_WORD.match(text, i)
+    head = word.group() if word else ""
+    complete = not (cut and i + len(head) >= len(text))
+    return ParsedCommand(attributes, head, complete)
 
 
 @dataclass(frozen=True)
@@ -627,12 +722,18 @@ def _selector_brace(tokens: Sequence[Token]) -> int | None:
     return None
 
 
-def sentence_structure(data: bytes, reported: Sequence[tuple[int, int, str]]) -> Layer:
+def sentence_structure(data: bytes, reported: Sequence[tuple[int, int, str]],
+                       declarations: Sequence[tuple[int, int, str, str]] = ()) -> Layer:
     """The sentences coqc executed (byte ranges from ``coqc -time``) must be exactly the screen's units, and each
     is judged by what Coq parsed: in a proof, a capitalised head Coq parsed is a command unless it is ``Proof``,
     ``Unshelve``, ``Qed``, ``Defined`` or a tactic the candidate defined; at the top level Coq's command must be
     the one the screen classified. The candidate can print lines that look like coqc's report, but only add
     ranges, so a forgery can make this layer reject, never accept.
+
+    Coq's rendering is read by :func:`parsed_command`, so the printer's line breaks do not matter. Where the report
+    cuts a top-level command off before its head is complete (long attribute lists), the command is confirmed
+    from ``declarations`` (coqc's ``.glob``: kind, name and the parser's byte offsets): Coq must have declared the
+    screen's name, as that kind of command, inside that sentence; otherwise the layer rejects.
     """
     bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
@@ -653,20 +754,34 @@ def sentence_structure(data: bytes, reported: Sequence[tuple[int, int, str]]) ->
         return Layer(STRUCTURE, False, f"coqc's sentences differ from the screen's at sentence {index + 1}: coqc "
                                        f"executed {coq}, the screen expected {mine}", evidence)
     tactics = {u.sentence.declared_name() for u in units if not u.in_proof and u.sentence.head() in ("Ltac", "Ltac2")}
-    for unit, (_, _, parsed) in zip(units, reported):
-        match = _PARSED_HEAD.match(parsed.replace("~", " "))
-        head = (match.group("head") or "") if match else ""
+    confirmed = 0
+    for unit, (start, end, parsed) in zip(units, reported):
+        command = parsed_command(parsed)
+        head = command.head
         line = unit.sentence.line
         if unit.in_proof:
-            if parsed.startswith("#[") or (head[:1].isupper() and head not in PARSED_PROOF_HEADS | tactics):
+            allowed = PARSED_PROOF_HEADS | tactics
+            # a cut head is at least 30 characters long: no command keyword is, only a tactic name can be
+            known = head in allowed if command.complete else any(name.startswith(head) for name in allowed)
+            if command.attributes or (head[:1].isupper() and not known):
                 return Layer(STRUCTURE, False, f"line {line}: Coq parsed the command `{parsed[:60]}` inside a proof",
                              evidence)
             continue
         words = unit.sentence.command_words()
         screen = words[1] if words[:1] == ["Program"] and len(words) > 1 else (words[0] if words else "")
-        if head != screen and {head, screen} != {"Eval", "Compute"}:
-            return Layer(STRUCTURE, False, f"line {line}: Coq parsed `{parsed[:60]}` where the screen saw "
-                                           f"`{' '.join(words[:2])}`", evidence)
+        if command.complete:
+            if head != screen and {head, screen} != {"Eval", "Compute"}:
+                return Layer(STRUCTURE, False, f"line {line}: Coq parsed `{parsed[:60]}` where the screen saw "
+                                               f"`{' '.join(words[:2])}`", evidence)
+            continue
+        name = unit.sentence.declared_name()
+        declared = any(start <= a < end and kind in GLOB_KINDS.get(screen, ()) and found == name
+                       for a, _, kind, found in declarations)
+        if not (screen.startswith(head) and name and declared):
+            return Layer(STRUCTURE, False, f"line {line}: coqc's report cuts the command off (`{parsed[:60]}`) and "
+                                           f"Coq recorded no `{screen}` declaring `{name}` in that sentence", evidence)
+        confirmed += 1
+    evidence["confirmed_by_declarations"] = confirmed
     return Layer(STRUCTURE, True, f"all {len(got)} sentences coqc executed are the screen's", evidence)
 
 
