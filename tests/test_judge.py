@@ -436,3 +436,26 @@ def test_candidate_cannot_write_outside_its_scratch_directory(tmp_path: Path) ->
     verdict = verdict_of(prover, "putnam_2001_a1", text, tmp_path, "build")
     assert not target.with_suffix(".out").exists() and not (tmp_path / "extracted.ml").exists()
     assert verdict.verdict in ("accept", "reject")
+
+
+def test_a_judge_that_cannot_load_its_plugin_is_infra_never_a_proof_failure(tmp_path: Path) -> None:
+    """The harness's own fault (here: the candidate's audit runs coqc with the judge plugin missing from its
+    findlib path, a real coqc failing to load it) is infra at ``elaborated_statement``; before, the honest
+    candidate was rejected there, a proof failure that was none."""
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache"), "sandbox": "none"})
+    real = prover._judge_run
+    empty = tmp_path / "no-plugin"
+    empty.mkdir()
+
+    def without_plugin(timeout: float) -> Any:
+        def run(args: list[str], cwd: Path) -> Any:
+            if (tmp_path / "cache") in cwd.parents:  # the template's audit: as usual
+                return real(timeout)(args, cwd)
+            return prover._run([prover.coqc, *args], cwd, timeout, env={"OCAMLPATH": str(empty)})
+        return run
+
+    prover._judge_run = without_plugin  # type: ignore[method-assign]
+    verdict = verdict_of(prover, "putnam_2001_a1", A1, tmp_path, "broken")
+    layer = next(layer for layer in verdict.layers if layer.name == "elaborated_statement")
+    assert verdict.verdict == "infra" and layer.infra and layer.ok is False, verdict.reason
+    assert judge_module.JUDGE_COULD_NOT_RUN in layer.reason, layer.reason

@@ -35,6 +35,7 @@ from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.rocq.advisories import DETECTED, NEEDS_CHECKER, in_force, version_of
 from pytest_forall.lang.rocq.judge import (
+    JUDGE_COULD_NOT_RUN,
     PLUGIN_INSIDE,
     PROBLEM_ROOT,
     Judgement,
@@ -535,8 +536,8 @@ class RocqProver:
             return None, f"the template's judge record is unusable: {template}", True
         cand, _, problem = run_dump(self._judge_run(timeout), workspace, vo, module, self._roots(task),
                                     task.theorem_name)
-        if cand is None:
-            return None, problem, problem == "timed out"
+        if cand is None:  # the candidate's .vo cannot be judged: infra only where the harness failed, not the proof
+            return None, problem, problem == "timed out" or problem.startswith(JUDGE_COULD_NOT_RUN)
         parameters = template_variable_names(task.template) - {task.theorem_name}
         self._judged[key] = (judge(template, cand, parameters, module, self.info.strict_axioms,
                                    self.info.installed_roots), "", False)

@@ -177,6 +177,13 @@ def parse_dump(text: str, nonce: str) -> Dump | str:
                 frozenset(uconstraints))
 
 
+#: A judge failure of the harness's own making (the process was killed, the plugin did not load): never a verdict
+#: on the candidate, so the layer is infra. Anything else (the plugin refusing a term it cannot compare) rejects.
+JUDGE_COULD_NOT_RUN = "the judge could not run: "
+_PLUGIN_NOT_LOADED = re.compile(r"Dynlink|findlib|Cannot (?:find|load)[^\n]*(?:plugin|ML module|forall_judge)|"
+                                r"Declare ML Module", re.IGNORECASE)
+
+
 def audit_source(module: str, roots: list[str], theorem: str, out_name: str, nonce: str) -> str:
     """The audit file: load the plugin, ``Require`` the one compiled problem library, dump. Nothing else."""
     for name in [*roots, theorem]:
@@ -206,8 +213,11 @@ def run_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, vo: Pat
         result = run(["-q", "-Q", "p", PROBLEM_ROOT, "audit.v"], work)
         if result.timed_out:
             return None, "", "timed out"
+        output = (result.stdout + result.stderr).strip()
+        if result.returncode != 0 and (result.accident or _PLUGIN_NOT_LOADED.search(output)):
+            return None, "", f"{JUDGE_COULD_NOT_RUN}{result.accident or output[-600:]}"
         if result.returncode != 0:
-            return None, "", f"the audit exited with {result.returncode}: {(result.stdout + result.stderr).strip()[-600:]}"
+            return None, "", f"the audit exited with {result.returncode}: {output[-600:]}"
         try:
             text = (work / "dump.txt").read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
