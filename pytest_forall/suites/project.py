@@ -47,15 +47,14 @@ from pytest_forall.lang.lean import LANGUAGE as LEAN
 from pytest_forall.lang.lean import lexer
 from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 from pytest_forall.lang.rocq.backend import (
-    _TIME_LINE,
     AXIOM_CLAUSE,
     CHECKER_CLAUSE,
     INSTALLED_ROOTS,
     STRICT_AXIOMS,
     RocqProver,
     clean_env,
-    parse_coq_messages,
     parse_coqchk_summary,
+    read_compile,
 )
 from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE
 from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS
@@ -775,31 +774,12 @@ class ProjectRocqProver(RocqProver):
         argv = [self.coqc, "-q", *(["-time"] if report_sentences else []), *self._load(project, tree, True, tree),
                 str(source.relative_to(tree))]
         result = self.runner(argv, cwd=tree, timeout=timeout, mem_mb=self.mem_mb, env=clean_env())
-        sentences = [(int(m["a"]), int(m["b"]), m["text"]) for m in _TIME_LINE.finditer(result.stdout)]
-        output = (_TIME_LINE.sub("", result.stdout) + result.stderr).strip()
-        messages = parse_coq_messages(output)
-        vo = source.with_suffix(".vo")
-        if result.returncode == 127 and not vo.exists():
-            return CompileResult(ok=False, infra=f"{self.coqc} could not be started: {result.stderr.strip()}",
-                                 output=output)
-        refused = re.search(r"(?:Unknown option|unknown option|Illegal option|bad option)[^\n]*", output)
-        if result.returncode != 0 and refused and not sentences:
-            return CompileResult(ok=False, output=output, infra=(
+        outcome = read_compile(self.coqc, result, source, timeout, report_sentences)
+        refused = re.search(r"(?:Unknown option|unknown option|Illegal option|bad option)[^\n]*", outcome.output)
+        if result.returncode != 0 and refused and not outcome.sentences:
+            return CompileResult(ok=False, output=outcome.output, infra=(
                 f"coqc refused the project's options ({refused.group(0).strip()}): fix _CoqProject's -arg lines"))
-        ok = result.returncode == 0 and not result.timed_out and vo.is_file()
-        if result.timed_out:
-            messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s"})
-        elif not ok and not any(m["severity"] == "error" for m in messages):
-            why = f"coqc exited with {result.returncode}" if result.returncode else "coqc left no .vo"
-            messages.insert(0, {"severity": "error", "line": None, "data": f"{why}: {output[-500:]}"})
-        try:
-            digest = sha256_bytes(source.read_bytes())
-        except OSError as exc:
-            return CompileResult(ok=False, output=output, messages=[
-                {"severity": "error", "line": None, "data": f"the compiled source vanished: {exc}"}])
-        return CompileResult(ok=ok, digest=digest, duration=result.duration, timed_out=result.timed_out,
-                             messages=messages, output=output, sentences=sentences,
-                             artifact=str(vo) if ok else "")
+        return dataclasses.replace(outcome, artifact=str(source.with_suffix(".vo"))) if outcome.ok else outcome
 
     def change_fields(self, task: Task) -> dict[str, str]:
         """Kernel digests for the gate (core/gating.py): ``kernel_statement``, the target's type in the project's

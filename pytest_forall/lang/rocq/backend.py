@@ -259,6 +259,36 @@ def toolchain_fingerprint(coqc: str, coqchk: str, root: str = "") -> dict[str, s
     return {"version": f"{line} ({' '.join(tools)})", "libraries": digest.hexdigest()}
 
 
+
+def read_compile(coqc: str, result: ProcResult, source: Path, timeout: float, report_sentences: bool) -> CompileResult:
+    """What one ``coqc`` run on ``source`` established: ok only with exit 0, no timeout and a fresh ``.vo``; the
+    digest is of the source read back *after* coqc finished; with ``report_sentences`` (``-time``), the executed
+    sentences and the ``.glob``'s declarations (the sentence-structure layer reads both). The one reading of a
+    compile, for PutnamBench candidates and project files alike."""
+    sentences = parse_time_report(result.stdout)
+    stdout = _TIME_LINE.sub("", result.stdout) if report_sentences else result.stdout
+    output = (stdout + result.stderr).strip()
+    messages = parse_coq_messages(output)
+    vo = source.with_suffix(".vo")
+    if result.returncode == 127 and not vo.exists():
+        return CompileResult(ok=False, infra=f"{coqc} could not be started: {result.stderr.strip()}", output=output)
+    ok = result.returncode == 0 and not result.timed_out and vo.is_file()
+    if result.timed_out:
+        messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s"})
+    elif not ok and not any(m["severity"] == "error" for m in messages):
+        why = f"coqc exited with {result.returncode}" if result.returncode else "coqc left no .vo"
+        messages.insert(0, {"severity": "error", "line": None, "data": f"{why}: {output[-500:]}"})
+    try:
+        digest = sha256_bytes(source.read_bytes())
+        glob = source.with_suffix(".glob")
+        declarations = parse_glob(glob.read_bytes()) if report_sentences and glob.is_file() else []
+    except OSError as exc:
+        return CompileResult(ok=False, output=output, messages=[
+            {"severity": "error", "line": None, "data": f"the compiled source vanished: {exc}"}])
+    return CompileResult(ok=ok, digest=digest, duration=result.duration, timed_out=result.timed_out,
+                         accident="" if ok else result.accident, messages=messages, output=output,
+                         sentences=sentences, declarations=declarations)
+
 class RocqProver:
     """The Rocq backend; ``runner`` is swapped for the sandbox's runner when sandboxing is on.
 
@@ -408,31 +438,15 @@ class RocqProver:
             argv = [self.coqc, "-q", *self.info.compile_flags, *(["-time"] if report_sentences else []), "-Q", "p",
                     PROBLEM_ROOT, f"p/{module}.v"]
             result = self._run(argv, run, timeout)
-            sentences = parse_time_report(result.stdout)
-            stdout = _TIME_LINE.sub("", result.stdout) if report_sentences else result.stdout
-            output = (stdout + result.stderr).strip()
-            messages = parse_coq_messages(output)
-            vo = source.with_suffix(".vo")
-            if result.returncode == 127 and not vo.exists():
-                return CompileResult(ok=False, infra=f"{self.coqc} could not be started: {result.stderr.strip()}",
-                                     output=output), None
-            ok = result.returncode == 0 and not result.timed_out and vo.is_file()
-            if result.timed_out:
-                messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s"})
-            elif not ok and not any(m["severity"] == "error" for m in messages):
-                why = f"coqc exited with {result.returncode}" if result.returncode else "coqc left no .vo"
-                messages.insert(0, {"severity": "error", "line": None, "data": f"{why}: {output[-500:]}"})
+            compiled_result = read_compile(self.coqc, result, source, timeout, report_sentences)
+            if not compiled_result.ok:
+                return compiled_result, None
             try:
-                digest = sha256_bytes(source.read_bytes())
-                compiled = vo.read_bytes() if ok else None
-                glob = source.with_suffix(".glob")
-                declarations = parse_glob(glob.read_bytes()) if report_sentences and glob.is_file() else []
+                compiled = source.with_suffix(".vo").read_bytes()
             except OSError as exc:
-                return CompileResult(ok=False, output=output, messages=[
-                    {"severity": "error", "line": None, "data": f"the compiled source vanished: {exc}"}]), None
-            return CompileResult(ok=ok, digest=digest, duration=result.duration, timed_out=result.timed_out,
-                                 accident="" if ok else result.accident, messages=messages, output=output,
-                                 sentences=sentences, declarations=declarations), compiled
+                return CompileResult(ok=False, output=compiled_result.output, messages=[
+                    {"severity": "error", "line": None, "data": f"the compiled file vanished: {exc}"}]), None
+            return compiled_result, compiled
         finally:
             shutil.rmtree(run, ignore_errors=True)
 

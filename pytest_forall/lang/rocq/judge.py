@@ -146,13 +146,21 @@ class Dump:
     uconstraints: frozenset[str] = frozenset()
 
 
-def parse_dump(text: str, nonce: str) -> Dump | str:
-    """The plugin's output file, or the reason it is not understood (the judge then fails closed)."""
+def _dump_lines(text: str, nonce: str) -> list[str] | str:
+    """The lines of a plugin output file written by this run (its nonce opens and closes it), or why not."""
     lines = text.split("\n")
     if lines[-1:] == [""]:
         lines = lines[:-1]
     if len(lines) < 2 or lines[0] != f"forall-judge {nonce}" or lines[-1] != f"end {nonce}":
         return "the judge's output is missing or not from this run"
+    return lines
+
+
+def parse_dump(text: str, nonce: str) -> Dump | str:
+    """The plugin's output file, or the reason it is not understood (the judge then fails closed)."""
+    lines = _dump_lines(text, nonce)
+    if isinstance(lines, str):
+        return lines
     theorem, closure, assumptions, missing, findings, ulevels, uconstraints = "", set(), [], set(), set(), "", set()
     for line in lines[1:-1]:
         kind = next((k for k in _LINE_KINDS if line.startswith(k)), "")
@@ -345,11 +353,9 @@ class FileDump:
 
 def parse_file_dump(text: str, nonce: str) -> FileDump | str:
     """The plugin's project-mode output, or why it is not understood (the judge then reports infra)."""
-    lines = text.split("\n")
-    if lines[-1:] == [""]:
-        lines = lines[:-1]
-    if len(lines) < 2 or lines[0] != f"forall-judge {nonce}" or lines[-1] != f"end {nonce}":
-        return "the judge's output is missing or not from this run"
+    lines = _dump_lines(text, nonce)
+    if isinstance(lines, str):
+        return lines
     fields: list[tuple[str, str]] = []
     opaque: list[str] = []
     targets: set[str] = set()
