@@ -113,7 +113,7 @@ def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path
     assert {k: r["outcome"] for k, r in rows.items()} == {
         "Demo__Base__double_zero": "failed", "Demo__More__double_step": "failed"}
     assert rows["Demo__More__double_step"]["reason"].startswith(  # the candidate's file:line, as coqc gave it
-        "elaboration: Demo__More__double_step.v:8: Found no subterm matching"), rows
+        "elaboration: Demo__More__double_step.v:12: Found no subterm matching"), rows  # line 12: the rewrite
     assert rows["Demo__Base__double_zero"]["reason"].startswith("frozen_statement"), rows
     assert run.ret == 1
 

@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
     for prover in language_names():  # each pack's name and aliases select its items (see collect)
-        for name in marker_names(prover):
+        for name in (n.replace("-", "_") for n in marker_names(prover)):  # as collect adds them
             if name not in known:
                 config.addinivalue_line("markers", f"{name}: a task proved by {language(prover).title}")
     config.addinivalue_line("markers", "forall_budget(samples=None, rounds=None, compiles=None, review_rounds=None, "

@@ -188,6 +188,19 @@ def parse_dump(text: str, nonce: str) -> Dump | str:
 #: A judge failure of the harness's own making (the process was killed, the plugin did not load): never a verdict
 #: on the candidate, so the layer is infra. Anything else (the plugin refusing a term it cannot compare) rejects.
 JUDGE_COULD_NOT_RUN = "the judge could not run: "
+#: Exit statuses of a judge the harness killed (SIGKILL, SIGTERM, as a sandbox's PID 1 reports them). Not every
+#: 128+N: coqc itself exits 129 on an anomaly, and a crash (SIGSEGV, SIGABRT) the candidate's terms may cause; both
+#: reject, failing closed.
+_KILLED_STATUSES = (-9, -15, 128 + 9, 128 + 15)
+
+
+def _killed(result: ProcResult) -> str:
+    """Why the judge's process was stopped from outside (a timeout, the memory watch, a kill), or ""."""
+    if result.timed_out or result.extra.get("rss_exceeded"):
+        return str(result.accident)
+    return f"killed (exit status {result.returncode})" if result.returncode in _KILLED_STATUSES else ""
+
+
 _PLUGIN_NOT_LOADED = re.compile(r"Dynlink|findlib|Cannot (?:find|load)[^\n]*(?:plugin|ML module|forall_judge)|"
                                 r"Declare ML Module", re.IGNORECASE)
 
@@ -222,8 +235,9 @@ def run_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, vo: Pat
         if result.timed_out:
             return None, "", "timed out"
         output = (result.stdout + result.stderr).strip()
-        if result.returncode != 0 and (result.accident or _PLUGIN_NOT_LOADED.search(output)):
-            return None, "", f"{JUDGE_COULD_NOT_RUN}{result.accident or output[-600:]}"
+        killed = _killed(result)
+        if result.returncode != 0 and (killed or _PLUGIN_NOT_LOADED.search(output)):
+            return None, "", f"{JUDGE_COULD_NOT_RUN}{killed or output[-600:]}"
         if result.returncode != 0:
             return None, "", f"the audit exited with {result.returncode}: {output[-600:]}"
         try:
