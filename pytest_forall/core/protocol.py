@@ -62,7 +62,7 @@ from pytest_forall.core.model import INFRA, Budget, Task, Verdict
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
 from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
-from pytest_forall.core.prover import ChecksAdvisories, Prover, Sandboxable, toolchain_of
+from pytest_forall.core.prover import ChecksAdvisories, NamesChanges, Prover, Sandboxable, toolchain_of
 from pytest_forall.core.review import Review, parse_review, prepare_review_dir, reviewer_prompt
 from pytest_forall.core.state import ACTOR_PHASE, REVIEW_PHASE, ItemState, StateStore
 
@@ -678,10 +678,8 @@ class ItemRun:
             return {"environment": "", "verifier": "", "uncacheable": "", "kernel": "", "advisories": [],
                     "toolchain": ""}
         env, why = describe_environment(self.ctx.task, prover)
-        # a backend that can name what the statement and its context are, as the prover itself has them (project
-        # mode: kernel digests), lets the gate say which of them changed (core/gating.py)
-        named = getattr(prover, "change_fields", None)
-        changes = {k: str(v) for k, v in named(self.ctx.task).items()} if callable(named) else {}
+        changes = ({k: str(v) for k, v in prover.change_fields(self.ctx.task).items()}
+                   if isinstance(prover, NamesChanges) else {})
         kernel = dict(self.accepted_verdict.kernel) if self.accepted_verdict else {}
         if not kernel and isinstance(prover, ChecksAdvisories):
             try:

@@ -132,11 +132,25 @@ class ChecksStatement(Protocol):
     def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer: ...
 
 
+@runtime_checkable
+class NamesToolchain(Protocol):
+    """The prover names the installation its verdicts come from (``coq-8.20.1 (root:…)``)."""
+
+    def toolchain_label(self) -> str: ...
+
+
 def toolchain_of(prover: object) -> str:
-    """The installation a backend's verdicts come from (its ``toolchain_label()``, e.g. ``coq-8.20.1 (root:…)``),
-    recorded in every verdict, result row and JUnit property; "" when the backend names none."""
-    found = getattr(prover, "toolchain_label", None)
-    return str(found()) if callable(found) else ""
+    """The installation a backend's verdicts come from, recorded in every verdict, result row and JUnit property;
+    "" when the backend names none."""
+    return str(prover.toolchain_label()) if isinstance(prover, NamesToolchain) else ""
+
+
+@runtime_checkable
+class NamesChanges(Protocol):
+    """The prover names a task's statement and what it rests on as the prover itself has them (project mode: kernel
+    digests ``kernel_statement``, ``kernel_context``…), so the gate can say which of them changed (core/gating.py)."""
+
+    def change_fields(self, task: Task) -> dict[str, str]: ...
 
 
 @runtime_checkable
