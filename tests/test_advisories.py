@@ -18,7 +18,7 @@ def test_every_advisory_is_cited_and_well_formed() -> None:
     for a in ADVISORIES:
         assert a.id.startswith("rocq#") and a.id.removeprefix("rocq#") in a.source, a
         assert a.source.startswith("https://github.com/rocq-prover/rocq/")
-        assert a.feature in ("fix", "cofix", "vm", "native", "none")
+        assert a.feature in ("fix", "cofix", "letin", "variance", "vm", "native", "none")
         assert parse_version(a.introduced) < parse_version(a.fixed_in) if a.fixed_in else True
         assert set(a.to_wire()) == {"id", "title", "component", "introduced", "fixed_in", "feature", "source"}
 

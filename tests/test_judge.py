@@ -267,6 +267,28 @@ def test_advisories_depend_on_the_kernel_version(tmp_path: Path) -> None:
     assert any(f.startswith("fix ForallProblem.putnam_2001_a1.g ") for f in advisories["findings"])
 
 
+@pytest.mark.parametrize("cumulative", [True, False])
+def test_a_cumulative_inductive_is_refused_while_the_variance_bugs_are_in_force(cumulative: bool,
+                                                                               tmp_path: Path) -> None:
+    """rocq#22376 and rocq#22385 live in the kernel's variance inference, which only cumulative universe-polymorphic
+    inductives have: the judge refuses any the candidate declares (no exploit reproduced here: the detector is
+    what keeps the construct out); the same inductive, not cumulative, is an ordinary helper and accepted."""
+    flag = "Cumulative" if cumulative else "NonCumulative"
+    helper = (f"Polymorphic {flag} Inductive box@{{u}} (A : Type@{{u}}) : Type@{{u}} := mk (a : A) (b := a).\n"
+              "Definition unbox@{u} (A : Type@{u}) (x : box A) : A := match x with mk _ a _ => a end.\n")
+    use = "(fun x : nat => unbox _ (mk _ x))"
+    verdict = verdict_of(Screenless(), "putnam_2001_a1", _with_helper(helper, use), tmp_path, flag)
+    if cumulative:
+        assert first_failure(verdict) == "kernel_advisories", verdict.reason
+        assert "rocq#22376" in verdict.reason and "rocq#22385" in verdict.reason
+        assert "`ForallProblem.putnam_2001_a1.box`" in verdict.reason and "cumulative" in verdict.reason
+    else:  # the let-in in its constructor is refused on its own (rocq#22378), so the control has none
+        assert first_failure(verdict) == "kernel_advisories" and "rocq#22378" in verdict.reason
+        plain = _with_helper(helper.replace(" (b := a)", "").replace("mk _ a _", "mk _ a"), use)
+        accepted = verdict_of(Screenless(), "putnam_2001_a1", plain, tmp_path, flag + "-plain")
+        assert accepted.verdict == "accept" and accepted.strict, accepted.reason
+
+
 PROGRAM_MEASURE = ("Require Import Coq.Program.Wf Coq.Arith.Wf_nat.\n"
                    "Program Fixpoint hs (n : nat) {measure n} : nat :=\n"
                    "  match n with 0 => 0 | S m => match m with 0 => 1 | S k => S (hs k) end end.\n")

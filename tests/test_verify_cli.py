@@ -90,7 +90,7 @@ def test_corpus_covers_the_classes() -> None:
     # issue 22: an exploit for each advisory of the installed kernel that reproduces, and honest recursion
     from pytest_forall.lang.rocq.advisories import ADVISORIES
     exploited = {c["advisory"] for c in cheats if c.get("issue") == 22 and "advisory" in c}
-    assert {"rocq#20413", "rocq#20455", "rocq#22386", "rocq#22389", "rocq#19402"} <= exploited
+    assert {"rocq#20413", "rocq#20455", "rocq#22386", "rocq#22389", "rocq#19402", "rocq#22378"} <= exploited
     assert exploited <= {a.id for a in ADVISORIES}
     assert sum(v.get("issue") == 22 for v in valid) >= 3
 

@@ -7,6 +7,10 @@ plugin (``forall_judge.mlg``, ``feature_findings``) reports it on the candidate'
 * ``fix``: a fixpoint (the guard checker). The plugin applies a conservative structural-recursion criterion of
   its own; a candidate fixpoint that fails it is rejected while any ``fix`` advisory is in force.
 * ``cofix``: a cofixpoint (the cofixpoint guard checker); same, with a conservative productivity criterion.
+* ``letin``: an inductive whose constructor types have local definitions (``pack (x : nat) (g : T := t)``);
+  rejected while an advisory needing it is in force (rocq#22378: conversion under such a context).
+* ``variance``: a cumulative universe-polymorphic inductive (the kernel infers its variance); same (rocq#22376,
+  rocq#22385).
 * ``vm`` / ``native``: a conversion checked by the bytecode VM / native compilation. coqchk has neither, so a
   proof that used them is accepted only when coqchk finished and accepted it (docs/verifier.md).
 * ``none``: no detector; the advisory is named in every verdict as in force and not caught.
@@ -22,7 +26,10 @@ from dataclasses import dataclass
 
 CRITICAL_BUGS = "https://github.com/rocq-prover/rocq/blob/master/dev/doc/critical-bugs.md"
 #: Features the judge plugin reports (``finding <feature> <constant> <why>``).
-DETECTED = ("fix", "cofix")
+DETECTED = ("fix", "cofix", "letin", "variance")
+#: What each detected feature is, for the rejection message ("the candidate's <construct> `<constant>`").
+DETECTED_CONSTRUCT = {"fix": "fixpoint in", "cofix": "cofixpoint in", "letin": "inductive",
+                      "variance": "inductive"}
 #: Features that need the independent checker (which has no VM and no native compiler) to finish and accept.
 NEEDS_CHECKER = ("vm", "native")
 
@@ -83,11 +90,11 @@ ADVISORIES: tuple[Advisory, ...] = (
     Advisory("rocq#16957", "tactic code could mutate a global cache of values for section variables (VM)",
              "bytecode VM", "8.1", "8.17", "vm", f"{CRITICAL_BUGS}; {_issue(16957)}"),
     Advisory("rocq#22378", "conversion under contexts is done in the wrong environment", "lazy conversion", "8.14",
-             "9.2.1", "none", f"{CRITICAL_BUGS}; {_issue(22378)}; fix PR #22379"),
+             "9.2.1", "letin", f"{CRITICAL_BUGS}; {_issue(22378)}; fix PR #22379"),
     Advisory("rocq#22376", "variance inference ignores stack of stuck irrelevant to relevant matches",
-             "inductive declarations, universe polymorphism", "8.13", "9.2.1", "none", f"{CRITICAL_BUGS}; {_issue(22376)}"),
+             "inductive declarations, universe polymorphism", "8.13", "9.2.1", "variance", f"{CRITICAL_BUGS}; {_issue(22376)}"),
     Advisory("rocq#22385", "incorrect variance inference with letin in constructor type",
-             "inductive declarations, universe polymorphism", "8.6", "9.2.1", "none", f"{CRITICAL_BUGS}; {_issue(22385)}"),
+             "inductive declarations, universe polymorphism", "8.6", "9.2.1", "variance", f"{CRITICAL_BUGS}; {_issue(22385)}"),
 )
 
 

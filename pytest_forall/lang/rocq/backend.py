@@ -33,7 +33,7 @@ from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Layer, Task, sha256_by
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
-from pytest_forall.lang.rocq.advisories import DETECTED, NEEDS_CHECKER, in_force, version_of
+from pytest_forall.lang.rocq.advisories import DETECTED, DETECTED_CONSTRUCT, NEEDS_CHECKER, in_force, version_of
 from pytest_forall.lang.rocq.judge import (
     JUDGE_COULD_NOT_RUN,
     PLUGIN_INSIDE,
@@ -601,18 +601,20 @@ class RocqProver:
         advisories = in_force(kernel["version"])
         evidence["findings"] = judgement.findings
         needs: list[str] = []
+        refused: list[str] = []
         for finding in judgement.findings:
             feature, _, rest = finding.partition(" ")
             constant, _, why = rest.partition(" ")
             ids = [a.id for a in advisories if a.feature == feature]
             if feature in DETECTED and ids:
-                return Layer("kernel_advisories", False,
-                             f"{', '.join(ids)} (known {feature} bugs of {evidence['kernel']}): the candidate's "
-                             f"{'fixpoint' if feature == 'fix' else 'cofixpoint'} in `{constant}` is outside the "
-                             f"judge's conservative criterion: {why}", evidence)
+                refused.append(f"{', '.join(ids)} (known {feature} bugs of {evidence['kernel']}): the candidate's "
+                               f"{DETECTED_CONSTRUCT[feature]} `{constant}` is outside the judge's conservative "
+                               f"criterion: {why}")
             if feature in NEEDS_CHECKER:
                 needs.append(f"{'VM' if feature == 'vm' else 'native'} conversion in `{constant}`"
                              + (f"; {', '.join(ids)} in force" if ids else ""))
+        if refused:
+            return Layer("kernel_advisories", False, "; ".join(sorted(set(refused))), evidence)
         if needs:
             evidence["requires_independent_check"] = "; ".join(sorted(set(needs)))
         return Layer("kernel_advisories", True, "", {**evidence, "guarantee": f"{ADVISORY_CLAUSE} "
