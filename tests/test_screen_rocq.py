@@ -160,8 +160,6 @@ SHADOWING_CHEATS = {
     "import_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Import Nat.")),
     "module_named_like_frozen": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Rabs.\nEnd Rabs.")),
     "functor_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Type T. End T.\nModule F (X : T).\nEnd F.")),
-    "instance_added": (REALS, lambda: fill(REALS, "exact I. Qed.",
-                                           "Instance cheat : Inhabited R := {| inhabitant := 0%R |}.")),
     "existing_instance": (REALS, lambda: fill(REALS, "exact I. Qed.", "Existing Instance cheat.")),
     "canonical_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Canonical Structure cheat.")),
     "coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Coercion IZR : Z >-> R.")),

@@ -62,6 +62,11 @@ RESOLUTION_HEADS = frozenset({
     "Export", "Include", "Module", "Section", "End", "Instance", "Existing", "Canonical", "Coercion",
     "Identity", "Hint", "Remove", "Opaque", "Transparent", "Strategy", "Typeclasses", "Implicit",
     "Generalizable", "Tactic", "Declare", "SubClass"})
+#: Resolution commands left to the kernel judge: a new typeclass instance changes only how later text elaborates,
+#: and the judge compares the statement and every template constant as kernel terms, so an instance that changes
+#: them is rejected there (``elaborated_statement``); an honest helper instance is not refused by text. Its name
+#: is still checked against the frozen text like any declaration.
+KERNEL_JUDGED_HEADS = frozenset({"Instance"})
 #: Why the best-known escape hatches are refused (anything else off the allow-list gets a generic reason).
 GOOD_TERMINATORS = frozenset({"Qed", "Defined"})
 TERMINATORS = GOOD_TERMINATORS | {"Admitted", "Abort", "Save"}
@@ -178,6 +183,8 @@ class Sentence(TokenRun):
         head = words[1] if words[:1] == ["Program"] and len(words) > 1 else self.head()
         if head == "Next":
             return words[1:2] == ["Obligation"]
+        if head == "Instance" and "refine" in self.attributes():  # #[refine]: Coq opens a proof for the fields
+            return True
         return head in OPENS_PROOF_ALWAYS or (head in OPENS_PROOF_WITHOUT_BODY and not self.defines_inline())
 
     def terminator(self) -> str:
@@ -315,7 +322,7 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
                                       f"{sorted(ALLOWED_ATTRIBUTES)})", {"sentence": sentence.text[:200]})
     words = sentence.command_words()
     head = words[0] if words else ""
-    if words[:1] == ["Program"] and words[1:2] and words[1] in THEOREM_KEYWORDS | DEFINITION_KEYWORDS:
+    if words[:1] == ["Program"] and words[1:2] and words[1] in THEOREM_KEYWORDS | DEFINITION_KEYWORDS | {"Instance"}:
         return None
     if words[:2] == ["Next", "Obligation"] and len(sentence.tokens) == 3:
         return None
@@ -537,8 +544,8 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     file's closure as kernel terms) where that judge decides: a section's own hypotheses (``Variable A`` in a
     Section the candidate opened, gone at its ``End``; the syntax screen allows them nowhere else) and ``Import``/
     ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
-    own screened text; a frozen name it captures elaborates to another kernel term). Text refusals stay for what
-    the kernel comparison cannot see: how the frozen text is parsed (notations, scopes) and other resolution
+    own screened text; a frozen name it captures elaborates to another kernel term), and new typeclass instances
+    (``KERNEL_JUDGED_HEADS``). Text refusals stay for what the kernel comparison cannot see: how the frozen text is parsed (notations, scopes) and other resolution
     commands (issue 22).
     """
     findings = []
@@ -558,11 +565,12 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             continue
         if _imports_own_modules(sentence, own_modules):
             continue
-        if head in RESOLUTION_HEADS and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
+        if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and words[:3] != ["Declare", "ML", "Module"] \
+                and words[:2] != ["Declare", "Module"]:
             findings.append(Finding(sentence.line, f"`{' '.join(words[:2])}` changes how the frozen text is "
                                                    f"parsed or resolved", {"sentence": sentence.text[:200]}))
             continue
-        if head not in DECLARING_HEADS:
+        if head not in DECLARING_HEADS | KERNEL_JUDGED_HEADS:
             continue
         frozen_parts = analysis.frozen_parts_after(index)
         for name in _declared_names(sentence, words):
