@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
+from conftest import require_tool
 from pytest_forall.core.verify import task_from_template, verify_candidate
 from pytest_forall.lang.rocq.backend import RocqProver
-from conftest import require_tool
-
 from pytest_forall.lang.rocq.screen import rocq_static_layers
 
 TEMPLATE = "Require Import Arith.\nTheorem t (A : Type) (a : A) : a = a.\nProof.\nAdmitted.\n"
@@ -84,9 +83,9 @@ def test_an_instance_that_changes_how_the_statement_elaborates_is_rejected_by_th
 
 
 @pytest.mark.parametrize("inserted", [
-    "Definition rel_with_a_long_descriptive_name (x y : nat) : Prop := x = y.\n"
-    "#[export] Instance rel_with_a_long_descriptive_name_is_reflexive : Reflexive rel_with_a_long_descriptive_name.\n"
-    "Proof. intros x. reflexivity. Qed.\n",
+    ("Definition rel_with_a_long_descriptive_name (x y : nat) : Prop := x = y.\n"
+     "#[export] Instance rel_with_a_long_descriptive_name_is_reflexive : Reflexive rel_with_a_long_descriptive_name.\n"
+     "Proof. intros x. reflexivity. Qed.\n"),
     "Definition r (x y : nat) : Prop := x = y.\nInstance r_refl : Reflexive r := fun x => eq_refl.\n",
     "Definition r (x y : nat) : Prop := x = y.\nLocal Instance r_refl : Reflexive r.\nProof. now intro. Qed.\n",
     "#[local] Instance another_default : Default bool := true.\n",

@@ -33,7 +33,13 @@ from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Layer, Task, sha256_by
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.registry import hookimpl
-from pytest_forall.lang.rocq.advisories import DETECTED, DETECTED_CONSTRUCT, NEEDS_CHECKER, in_force, version_of
+from pytest_forall.lang.rocq.advisories import (
+    DETECTED,
+    DETECTED_CONSTRUCT,
+    NEEDS_CHECKER,
+    in_force,
+    version_of,
+)
 from pytest_forall.lang.rocq.judge import (
     JUDGE_COULD_NOT_RUN,
     PLUGIN_INSIDE,
