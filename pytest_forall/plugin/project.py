@@ -63,15 +63,24 @@ def pytest_configure(config: pytest.Config) -> None:
     """``pytest --forall-project PATH`` alone collects PATH; with explicit paths, PATH is added to them."""
     from pytest_forall.plugin.options import resolved_options
 
+    from pytest_forall.plugin.options import option_value
+    from pytest_forall.suites.project import build_command_problem
+
     root = _configured_project(config)
+    command, source = option_value(config, "project_build")
     if root is None:
+        if command:
+            raise pytest.UsageError(f"{source}: a build command needs --forall-project PATH (the project it builds)")
         return
     if not config.pluginmanager.has_plugin("forall-proof-store"):
         config.pluginmanager.register(ProofStore(config), "forall-proof-store")
     try:
-        project_root(resolved_options(config))
+        project = project_root(resolved_options(config))
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+    problem = build_command_problem(str(command), project) if command not in (None, "") else ""
+    if problem:
+        raise pytest.UsageError(f"{source}: {problem}")
     args = [Path(a.split("::", 1)[0]).resolve() for a in config.args]
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(root)]
