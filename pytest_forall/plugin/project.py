@@ -88,17 +88,43 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args.append(str(root))
 
 
-def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
-    """Every proof of the project that is not an item, once, with the reason (library mode)."""
-    from pytest_forall.suites.project import NOT_ITEMS
+def _not_items_report(config: pytest.Config) -> list[str]:
+    """Every proof of the project that is not an item, with the reason (library mode): as this process's collection
+    found them, or read from the project's text where nothing was collected (the pytest-xdist controller)."""
+    from pytest_forall.suites.project import NOT_ITEMS, not_items
 
     root = _configured_project(config)
-    skipped = NOT_ITEMS.get(str(root), []) if root is not None else []
+    if root is None:
+        return []
+    skipped = NOT_ITEMS[str(root)] if str(root) in NOT_ITEMS else not_items(root)
     if not skipped:
         return []
     lines = [f"forall project: {len(skipped)} proof(s) of {root} are not items:"]
     lines += [f"  {name}: {reason}" for name, reason in skipped]
     return lines
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """The listing, once, after collection (a worker's report is not shown: the controller prints it)."""
+    return [] if hasattr(config, "workerinput") else _not_items_report(config)
+
+
+#: set once the pytest-xdist controller has printed the listing (one report per run, not one per worker)
+_LISTED_KEY = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Under pytest-xdist the controller collects nothing itself: it prints the listing when the first worker has
+    collected, once."""
+    config = node.config
+    if config.stash.get(_LISTED_KEY, False):
+        return
+    config.stash[_LISTED_KEY] = True
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        for line in _not_items_report(config):
+            reporter.write_line(line)
 
 
 @pytest.hookimpl(tryfirst=True)

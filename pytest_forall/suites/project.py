@@ -306,6 +306,7 @@ class RocqProof:
     ending: str         # Qed | Defined | Admitted | Abort | Save | Proof (a ``Proof term.``) | "" (unterminated)
     blocks: list[RocqBlock]
     skip: str = ""      # why this proof is not an item ("" = it is one)
+    program: str = ""   # for an obligation: the ``Program`` declaration it belongs to (as the text names it)
 
     def module_path(self) -> list[str]:
         return [b.name for b in self.blocks if b.kind == "Module"]
@@ -319,15 +320,23 @@ def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
         return None
     rest = words[1:]
     if rest[:1] == ["Type"]:
-        return RocqBlock("Module", rest[1] if len(rest) > 1 else "?", unsupported="a `Module Type`")
+        name = rest[1] if len(rest) > 1 else "?"
+        return RocqBlock("Module", name, unsupported=(
+            f"the `Module Type` `{name}`: Coq keeps only the statement in the signature (`Parameter`) and discards "
+            "the proof, so there is no body to check"))
     while rest[:1] in (["Import"], ["Export"]):
         rest = rest[1:]
     name = rest[0] if rest else "?"
     texts = [t.text for t in sentence.tokens]
     if "(" in texts:
-        return RocqBlock("Module", name, unsupported="a functor (`Module … (X : T)`)")
-    if ":" in texts or "<:" in texts:
-        return RocqBlock("Module", name, unsupported="a module with a signature (`Module … : T`)")
+        return RocqBlock("Module", name, unsupported=(
+            f"the functor `{name}` (`Module {name} (X : T)`): its proofs are fields of the functor's body, over its "
+            "parameters, not constants of the file's build the judge can read (lemmas after it, e.g. about an "
+            "application `Module M := F …`, are items)"))
+    if ":" in texts:  # (``Module M <: T`` only checks M against T: M stays as written, an ordinary module)
+        return RocqBlock("Module", name, unsupported=(
+            f"the module `{name}` sealed by a signature (`Module {name} : T`): the build's constants of `{name}` are "
+            "the signature's, its proofs hidden behind `Parameter`s, so there is no body to check"))
     return RocqBlock("Module", name)
 
 
@@ -346,18 +355,28 @@ def rocq_proofs(text: str) -> list[RocqProof]:
 
     found: list[RocqProof] = []
     blocks: list[RocqBlock] = []
+    last_program = ""
     i = 0
     while i < len(sentences):
         sentence = sentences[i]
         words = sentence.command_words()
+        texts = [t.text for t in sentence.tokens]
         opened = _open_block(sentence, words)
         if opened is not None:
             blocks.append(opened)
         elif words[:1] == ["End"] and blocks:
             blocks.pop()
-        if not sentence.opens_proof():
+        if words[:1] == ["Program"]:
+            last_program = sentence.declared_name()
+        # ``Obligation N [of p].`` opens a proof too (``Obligation Tactic := …`` and ``Obligations.`` do not)
+        at = texts.index(words[0]) if words[:1] == ["Obligation"] else -1
+        numbered = at >= 0 and at + 1 < len(texts) and texts[at + 1].isdigit()
+        if not sentence.opens_proof() and not numbered:
             i += 1
             continue
+        program_of = ""
+        if words[:1] in (["Next"], ["Obligation"]):
+            program_of = texts[texts.index("of") + 1] if "of" in texts[:-1] else last_program
         program = words[:1] == ["Program"]
         keyword = words[1] if program and len(words) > 1 else (words[0] if words else "")
         j = i + 1
@@ -381,7 +400,7 @@ def rocq_proofs(text: str) -> list[RocqProof]:
         if body_start < len(sentences) and j < len(sentences):
             body = text[offset(sentences[body_start].tokens[0]):offset(sentences[j].tokens[-1]) + 1]
         proof = RocqProof(keyword, sentence.declared_name(), offset(sentence.tokens[0]),
-                          offset(sentence.tokens[-1]) + 1, opener, body, ending, list(blocks))
+                          offset(sentence.tokens[-1]) + 1, opener, body, ending, list(blocks), program=program_of)
         proof.skip = _not_an_item(proof, words, program)
         found.append(proof)
         i = j + 1
@@ -390,8 +409,13 @@ def rocq_proofs(text: str) -> list[RocqProof]:
 
 def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
     """Why a proof is not made an item ("" when it is one)."""
-    if proof.keyword == "Next":
-        return "a `Next Obligation` of a `Program` definition (its statement is generated)"
+    if proof.keyword in ("Next", "Obligation"):
+        of = f"`{proof.program}`" if proof.program else "a `Program` declaration"
+        named = ("" if proof.keyword == "Obligation" else " and numbers its constant `…_obligation_<n>` after the "
+                 "obligations it solved itself, which the text does not show")
+        return (f"an obligation of {of}: `Program` generates its statement (the file writes none for an agent to read "
+                f"or the screen to freeze){named}; it is checked with its file in the build, and the items that use "
+                f"{of} rest on it (an admitted obligation makes them rules-only)")
     if proof.keyword == "Let":
         return "a section `Let` with a proof, which vanishes when its section ends"
     if proof.keyword == "Goal":
@@ -406,7 +430,7 @@ def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
         return "`Save` ends the proof under another name"
     if program and proof.ending != "Admitted" and proof.keyword in ("Definition", "Instance"):
         return ""
-    return next((f"inside {b.unsupported} `{b.name}`" for b in proof.blocks if b.unsupported), "")
+    return next((f"inside {b.unsupported}" for b in proof.blocks if b.unsupported), "")
 
 
 def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: list[tuple[str, str]]) -> list[Task]:
@@ -1353,6 +1377,15 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
         seen[task.task_id] = count + 1
         unique.append(task if not count else Task(**{**task.to_wire(), "task_id": f"{task.task_id}_{count + 1}"}))
     return unique
+
+
+def not_items(root: Path) -> list[tuple[str, str]]:
+    """The proofs of a Rocq project that are not items, with the reason, read from its text alone (no build, no
+    coqdep): the listing of a process that did not collect (the pytest-xdist controller)."""
+    skipped: list[tuple[str, str]] = []
+    if is_rocq_project(root):
+        rocq_tasks(read_coqproject(root), {}, skipped)
+    return skipped
 
 
 @hookimpl(trylast=True)
