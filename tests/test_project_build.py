@@ -84,6 +84,26 @@ def test_a_users_own_makefile_builds_the_project_and_its_files_are_judged(tmp_pa
     assert other._build(task, 300)[1] != prover._build(task, 300)[1]
 
 
+def test_compiled_files_in_the_users_tree_are_not_copied(tmp_path: Path) -> None:
+    """A maintainer who built in place and then edited a file leaves a stale `.vo` in the tree: the copy is built
+    from the sources alone (a stale `.vo` newer than its copied source would pass for up to date with make)."""
+    require_tool("coqc")
+    require_tool("make")
+    import subprocess
+
+    root = make_project(tmp_path / "mk")
+    subprocess.run(["make"], cwd=root, check=True, capture_output=True)
+    assert (root / "theories" / "A.vo").is_file()
+    source = root / "theories" / "A.v"
+    source.write_text(source.read_text().replace("Lemma two_eq : two = 2.", "Lemma two_eq : two = 1 + 1."))
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300, "project_build": "make"})
+    task = load_project(root, {})[0]
+    # another honest proof is compiled from the text as it is now and compared with the build's compiled file
+    other = prover.candidate_with_proof(task, "simpl. reflexivity.\nQed.")
+    verdict = verify_candidate(task, prover, other.encode(), timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+
+
 def test_a_failing_or_misplaced_user_build_is_infra_with_the_reason(tmp_path: Path) -> None:
     """A build command that fails, or that compiles nowhere the project's mapping says, makes every item infra
     with the reason (never `failed`, never judged without the project's build)."""

@@ -505,13 +505,20 @@ def _offsets(text: str) -> list[int]:
     return starts
 
 
+#: What a build makes (compiled Coq and OCaml files): never copied from the project's own tree into the copy, where a
+#: stale one newer than its copied source would be taken as up to date by make.
+BUILD_PRODUCTS = (".vo", ".vos", ".vok", ".vio", ".glob", ".aux", ".cmi", ".cmo", ".cmx", ".cmxs", ".cma", ".cmxa",
+                  ".o", ".a")
+
+
 def build_inputs(project: CoqProject, command: str = "") -> list[str]:
     """The files a build of the project reads, relative to its root: ``_CoqProject`` and the ``.v`` files for the
     default ``coq_makefile`` build; every file of the tree for dune or the user's own build command (their rules,
     scripts and generated inputs are the project's)."""
     if project.tool == "coq_makefile" and not command:
         return ["_CoqProject", *project.files]
-    return [p.relative_to(project.root).as_posix() for p in source_files(project.root, "")]
+    return [p.relative_to(project.root).as_posix() for p in source_files(project.root, "")
+            if not p.name.endswith(BUILD_PRODUCTS)]
 
 
 def declaration(project: CoqProject, command: str = "") -> bytes:
