@@ -84,6 +84,29 @@ def test_a_users_own_makefile_builds_the_project_and_its_files_are_judged(tmp_pa
     assert other._build(task, 300)[1] != prover._build(task, 300)[1]
 
 
+def test_a_changed_build_declaration_rebuilds_everything(tmp_path: Path) -> None:
+    """An edited source starts from the last build (make recompiles what changed); a changed `-arg` or build command
+    does not (make would not see a flag change, and the compiled files would be the old flags')."""
+    require_tool("coqc")
+    root = make_project(tmp_path / "mk")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+
+    def build(with_prover: ProjectRocqProver) -> dict:
+        task = load_project(root, {})[0]
+        _, where, problem = with_prover._build(task, 300)
+        assert not problem, problem
+        return json.loads((where / "built.json").read_text())
+
+    assert not build(prover)["incremental"]
+    (root / "theories" / "B.v").write_text(B_V.format(name="Mk") + "Lemma extra : 0 = 0.\nProof. reflexivity. Qed.\n")
+    assert build(prover)["incremental"]
+    (root / "_CoqProject").write_text("-R theories Mk\n-arg -w -arg -notation-overridden\n")
+    assert not build(prover)["incremental"]
+    assert build(prover)["incremental"] is False  # (the same build, kept)
+    other = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300, "project_build": "make"})
+    assert not build(other)["incremental"]
+
+
 def test_compiled_files_in_the_users_tree_are_not_copied(tmp_path: Path) -> None:
     """A maintainer who built in place and then edited a file leaves a stale `.vo` in the tree: the copy is built
     from the sources alone (a stale `.vo` newer than its copied source would pass for up to date with make)."""

@@ -24,7 +24,7 @@ ITEMS = ["Cons__Kinds__Three__p_refl", "Cons__Kinds__comm_zero_c", "Cons__Kinds_
 #: what is not an item, and a phrase of its reason
 LISTED = {
     "Cons.Kinds.T.p_refl": "inside the `Module Type` `T`: Coq keeps only the statement",
-    "Cons.Kinds.F.p_twice": "inside the functor `F` (`Module F (X : T)`): its proofs are fields of the functor's body",
+    "Cons.Kinds.F.p_twice": "inside the functor `F` (`Module F (…)`): its proofs are fields of the functor's body",
     "Cons.Kinds.Sealed.p_refl": "inside the module `Sealed` sealed by a signature (`Module Sealed : T`)",
     "Cons.Kinds.Sealed.hidden": "inside the module `Sealed` sealed by a signature (`Module Sealed : T`)",
     "theories/Kinds.v:38 Next": "an obligation of `pick`: `Program` generates its statement",

@@ -330,7 +330,7 @@ def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
     texts = [t.text for t in sentence.tokens]
     if "(" in texts:
         return RocqBlock("Module", name, unsupported=(
-            f"the functor `{name}` (`Module {name} (X : T)`): its proofs are fields of the functor's body, over its "
+            f"the functor `{name}` (`Module {name} (…)`): its proofs are fields of the functor's body, over its "
             "parameters, not constants of the file's build the judge can read (lemmas after it, e.g. about an "
             "application `Module M := F …`, are items)"))
     if ":" in texts:  # (``Module M <: T`` only checks M against T: M stays as written, an ordinary module)
@@ -777,6 +777,7 @@ class ProjectRocqProver(RocqProver):
             (build / "build.log").write_text("\n".join(log), encoding="utf-8")
             if not timed_out:  # a slow machine is not a verdict on the project: retry next time
                 done.write_text(json.dumps({"ok": not reason, "reason": reason, "root": str(project.root),
+                                            "declared": self._declared(project),
                                             "incremental": previous is not None,
                                             "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
             return reason
@@ -799,14 +800,21 @@ class ProjectRocqProver(RocqProver):
         records.mkdir(exist_ok=True)
         return records / f"{module}.{digest}.{suffix}"
 
+    def _declared(self, project: CoqProject) -> str:
+        """A digest of how the project's build is declared (command, ``_CoqProject`` or dune files, toolchain)."""
+        return hashlib.sha256(declaration(project, self.build_command) + self.version().encode()).hexdigest()[:24]
+
     def _previous_build(self, project: CoqProject) -> Path | None:
-        """The newest finished build of the same project (its sources and compiled files are the starting point
-        of an incremental build), or None."""
+        """The newest finished build of the same project declared the same way (its sources and compiled files are
+        the starting point of an incremental build), or None: a changed build command, ``-arg`` or dune flag
+        rebuilds everything (make does not see a flag change)."""
         found: list[tuple[float, Path]] = []
+        declared = self._declared(project)
         for done in self.builds.glob("*/built.json"):
             try:
                 record = json.loads(done.read_text(encoding="utf-8"))
-                if record.get("ok") and record.get("root") == str(project.root) and (done.parent / "src").is_dir():
+                if record.get("ok") and record.get("root") == str(project.root) and (done.parent / "src").is_dir() \
+                        and record.get("declared") == declared:
                     found.append((done.stat().st_mtime, done.parent))
             except (OSError, ValueError):
                 continue
