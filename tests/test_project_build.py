@@ -13,7 +13,12 @@ import pytest
 from conftest import require_tool
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites import project as project_suite
-from pytest_forall.suites.project import ProjectRocqProver, build_command_problem, load_project, read_coqproject
+from pytest_forall.suites.project import (
+    ProjectRocqProver,
+    build_command_problem,
+    load_project,
+    read_coqproject,
+)
 
 BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
@@ -196,11 +201,12 @@ def test_the_build_option_is_checked_at_configure_time(pytester: pytest.Pytester
     assert build_command_problem("make -j2", root) == ""
     assert build_command_problem("COQC=coqc ./build.sh", root).startswith("./build.sh (the build command's program)")
     pytester.makeini("[pytest]\n")
-    for value, message in [("no-such-builder-xyz", "'no-such-builder-xyz' (the build command's program) is not on "
-                            "PATH"), ("make 'unclosed", "cannot read the build command"), ("  ", "is empty")]:
+    missing = "'no-such-builder-xyz' (the build command's program) is not on PATH"
+    for value, message in [("no-such-builder-xyz", missing), ("make 'unclosed", "cannot read the build command"),
+                           ("  ", "is empty")]:
         run = pytester.runpytest(*BASE, "--forall-project", "mk", "--forall-project-build", value, "--collect-only")
         assert run.ret == pytest.ExitCode.USAGE_ERROR, run.stdout.str()
-        assert f"--forall-project-build: " in run.stderr.str() and message in run.stderr.str(), run.stderr.str()
+        assert "--forall-project-build: " in run.stderr.str() and message in run.stderr.str(), run.stderr.str()
     run = pytester.runpytest(*BASE, "--forall-project-build", "make", "--collect-only")
     assert run.ret == pytest.ExitCode.USAGE_ERROR and "needs --forall-project PATH" in run.stderr.str()
     pytester.makeini("[pytest]\nforall_project_build = no-such-builder-xyz\n")

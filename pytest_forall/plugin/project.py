@@ -61,9 +61,7 @@ def _configured_project(config: pytest.Config) -> Path | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """``pytest --forall-project PATH`` alone collects PATH; with explicit paths, PATH is added to them."""
-    from pytest_forall.plugin.options import resolved_options
-
-    from pytest_forall.plugin.options import option_value
+    from pytest_forall.plugin.options import option_value, resolved_options
     from pytest_forall.suites.project import build_command_problem
 
     root = _configured_project(config)

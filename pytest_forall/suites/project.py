@@ -335,8 +335,9 @@ def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
             "application `Module M := F …`, are items)"))
     if ":" in texts:  # (``Module M <: T`` only checks M against T: M stays as written, an ordinary module)
         return RocqBlock("Module", name, unsupported=(
-            f"the module `{name}` sealed by a signature (`Module {name} : T`): the build's constants of `{name}` are "
-            "the signature's, its proofs hidden behind `Parameter`s, so there is no body to check"))
+            f"the module `{name}` sealed by a signature (`Module {name} : T`): outside it, the build has only the "
+            "signature's fields (a lemma as a `Parameter`, one the signature does not name not at all), so there is "
+            "no body to check"))
     return RocqBlock("Module", name)
 
 
@@ -695,8 +696,11 @@ class ProjectRocqProver(RocqProver):
         return [["coq_makefile", "-f", "_CoqProject.forall", "-o", "Makefile.forall"],
                 ["make", "-k", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}", f"COQC={self.coqc}"]], ""
 
-    def _build_env(self) -> dict[str, str]:
-        """The user's build and dune see the run's coqc first on PATH and as ``COQC`` (a Makefile's convention)."""
+    def _build_env(self, project: CoqProject) -> dict[str, str] | None:
+        """The user's build and dune see the run's coqc first on PATH and as ``COQC`` (a Makefile's convention); the
+        default build names it on make's command line."""
+        if project.tool == "coq_makefile" and not self.build_command:
+            return None
         env = {**os.environ, "COQC": self.coqc, "DUNE_CACHE": "disabled"}
         if os.path.isabs(self.coqc):
             env["PATH"] = os.path.dirname(self.coqc) + os.pathsep + env.get("PATH", "")
@@ -748,7 +752,7 @@ class ProjectRocqProver(RocqProver):
             log = []
             started = time.monotonic()
             for argv in steps:
-                result = run_command(argv, cwd=src, timeout=max(timeout, 1800.0), env=self._build_env())
+                result = run_command(argv, cwd=src, timeout=max(timeout, 1800.0), env=self._build_env(project))
                 log.append(f"$ {' '.join(argv)}\n{result.stdout}{result.stderr}")
                 if result.returncode != 0:
                     timed_out = result.timed_out or result.returncode < 0  # killed: no verdict on the project
