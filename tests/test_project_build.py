@@ -183,7 +183,7 @@ def test_a_dune_project_is_read_and_built_by_dune(tmp_path: Path) -> None:
     assert verify_candidate(task, prover, wrong.encode(), timeout=300).verdict == "reject"
 
 
-def test_a_dune_project_without_dune_is_infra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dune_project_without_dune_is_infra_or_built_from_its_coqproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require_tool("coqc")
     root = dune_project(tmp_path / "du")
     real = shutil.which
@@ -194,6 +194,12 @@ def test_a_dune_project_without_dune_is_infra(tmp_path: Path, monkeypatch: pytes
     assert verdict.verdict == "infra" and "`dune` is not installed here" in verdict.reason, verdict.reason
     record = json.loads(next(prover.builds.glob("*/built.json")).read_text())
     assert not record["ok"]
+    # with a `_CoqProject` beside the dune files, that declaration builds the project where dune is missing
+    (root / "_CoqProject").write_text("-R theories Du.Sub\n")
+    assert read_coqproject(root).tool == "coq_makefile"
+    task = load_project(root, {})[1]
+    verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
 
 
 def test_the_build_option_is_checked_at_configure_time(pytester: pytest.Pytester, tmp_path: Path) -> None:

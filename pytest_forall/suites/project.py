@@ -167,9 +167,10 @@ class CoqProject:
 
 def read_coqproject(root: Path) -> CoqProject:
     """The project's mapping, ``-arg``s and files, read from where the project declares them: its dune theories when
-    its ``dune-project`` uses coq (dune builds it), else its ``_CoqProject``, else one default ``-R . <dir name>``."""
+    its ``dune-project`` uses coq (dune builds it; where dune is not installed, a ``_CoqProject`` beside them is
+    used instead), else its ``_CoqProject``, else one default ``-R . <dir name>``."""
     dune = read_dune_theories(root)
-    if dune is not None:
+    if dune is not None and (shutil.which("dune") is not None or not (root / "_CoqProject").is_file()):
         return dune
     path = root / "_CoqProject"
     if not path.is_file():
