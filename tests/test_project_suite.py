@@ -80,7 +80,7 @@ def test_proofs_that_are_not_items_are_listed_with_the_reason(tmp_path: Path) ->
     assert tasks["Fun__A__ex"].meta["admitted"] and not tasks["Fun__A__byterm"].meta["admitted"]
     assert tasks["Fun__A__byterm"].meta["own_candidate"].endswith("Proof.\nexact (eq_refl).\nQed.\n")
     skipped = dict(NOT_ITEMS[str(tmp_path)])
-    assert "inside a functor" in skipped["Fun.A.F.l"] and "`Let`" in skipped["A.v:9 Let"]
+    assert "inside the functor `F`" in skipped["Fun.A.F.l"] and "`Let`" in skipped["A.v:9 Let"]
     assert any("no name" in reason for reason in skipped.values())
 
 

@@ -79,6 +79,9 @@ OPTIONS = (
     Option("rocq_toolchain", "Rocq installation every Rocq prover process runs from: a root filesystem, an opam "
            "switch prefix or a bin/ directory (default: PATH; docs/toolchains.md)"),
     Option("project", "Any Lake or Rocq project: each sorry theorem (Lean) / every proof (Rocq) becomes an item"),
+    Option("project_build", "The --forall-project's own build command, run with sh in a copy of the project (e.g. "
+           "'make -j2'); its compiled files are judged (default: dune build for a dune project using coq, else "
+           "coq_makefile + make from _CoqProject)"),
     Option("subset", "Named task subset of a suite (VeriSoftBench: aristotle)"),
     Option("verisoftbench_root", "VeriSoftBench data: the dataset JSONL and the task repositories"),
     Option("lean_eval_root", "Lean Eval checkout (generated/<id>/ workspaces)"),

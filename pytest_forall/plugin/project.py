@@ -61,17 +61,24 @@ def _configured_project(config: pytest.Config) -> Path | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """``pytest --forall-project PATH`` alone collects PATH; with explicit paths, PATH is added to them."""
-    from pytest_forall.plugin.options import resolved_options
+    from pytest_forall.plugin.options import option_value, resolved_options
+    from pytest_forall.suites.project import build_command_problem
 
     root = _configured_project(config)
+    command, source = option_value(config, "project_build")
     if root is None:
+        if command:
+            raise pytest.UsageError(f"{source}: a build command needs --forall-project PATH (the project it builds)")
         return
     if not config.pluginmanager.has_plugin("forall-proof-store"):
         config.pluginmanager.register(ProofStore(config), "forall-proof-store")
     try:
-        project_root(resolved_options(config))
+        project = project_root(resolved_options(config))
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+    problem = build_command_problem(str(command), project) if command not in (None, "") else ""
+    if problem:
+        raise pytest.UsageError(f"{source}: {problem}")
     args = [Path(a.split("::", 1)[0]).resolve() for a in config.args]
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(root)]
@@ -79,17 +86,43 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args.append(str(root))
 
 
-def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
-    """Every proof of the project that is not an item, once, with the reason (library mode)."""
-    from pytest_forall.suites.project import NOT_ITEMS
+def _not_items_report(config: pytest.Config) -> list[str]:
+    """Every proof of the project that is not an item, with the reason (library mode): as this process's collection
+    found them, or read from the project's text where nothing was collected (the pytest-xdist controller)."""
+    from pytest_forall.suites.project import NOT_ITEMS, not_items
 
     root = _configured_project(config)
-    skipped = NOT_ITEMS.get(str(root), []) if root is not None else []
+    if root is None:
+        return []
+    skipped = NOT_ITEMS[str(root)] if str(root) in NOT_ITEMS else not_items(root)
     if not skipped:
         return []
     lines = [f"forall project: {len(skipped)} proof(s) of {root} are not items:"]
     lines += [f"  {name}: {reason}" for name, reason in skipped]
     return lines
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """The listing, once, after collection (a worker's report is not shown: the controller prints it)."""
+    return [] if hasattr(config, "workerinput") else _not_items_report(config)
+
+
+#: set once the pytest-xdist controller has printed the listing (one report per run, not one per worker)
+_LISTED_KEY = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Under pytest-xdist the controller collects nothing itself: it prints the listing when the first worker has
+    collected, once."""
+    config = node.config
+    if config.stash.get(_LISTED_KEY, False):
+        return
+    config.stash[_LISTED_KEY] = True
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        for line in _not_items_report(config):
+            reporter.write_line(line)
 
 
 @pytest.hookimpl(tryfirst=True)

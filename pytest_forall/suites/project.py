@@ -88,6 +88,28 @@ def project_root(options: dict[str, Any], manifest: dict[str, Any] | None = None
     return root
 
 
+def build_command_problem(command: str, root: Path) -> str:
+    """Why ``--forall-project-build`` cannot run (checked at configure time), or "": it must be one shell command
+    line whose program exists (on PATH, or a path in the project)."""
+    import shlex
+
+    if not command.strip():
+        return "the build command is empty"
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        return f"cannot read the build command {command!r}: {exc}"
+    first = next((w for w in words if not re.fullmatch(r"\w+=.*", w)), "")  # after VAR=value assignments
+    if not first:
+        return f"the build command {command!r} runs no program"
+    if "/" in first:
+        if not (root / first).is_file() or not os.access(root / first, os.X_OK):
+            return f"{first} (the build command's program) is not an executable file of the project {root}"
+    elif shutil.which(first) is None and first not in ("cd", "exec", "set", "export", "true", ":", "."):
+        return f"{first!r} (the build command's program) is not on PATH"
+    return ""
+
+
 def is_lean_project(root: Path) -> bool:
     return any((root / name).is_file() for name in LAKEFILES)
 
@@ -120,6 +142,11 @@ class CoqProject:
     args: list[str] = field(default_factory=list)  # -arg values, passed to every coqc
     files: list[str] = field(default_factory=list)  # .v files relative to the root
     own_file: bool = True                           # _CoqProject exists (else a default mapping)
+    #: who declares the mapping and builds by default: "coq_makefile" (``_CoqProject`` or the default mapping) or
+    #: "dune" (``(coq.theory …)`` stanzas of a ``dune-project`` using coq)
+    tool: str = "coq_makefile"
+    #: where the build puts the compiled files, relative to the copy's root ("" = beside the sources)
+    compiled: str = ""
 
     def load_args(self, base: Path) -> list[str]:
         """coqc arguments mapping the copy at ``base`` the way the project maps itself."""
@@ -139,6 +166,12 @@ class CoqProject:
 
 
 def read_coqproject(root: Path) -> CoqProject:
+    """The project's mapping, ``-arg``s and files, read from where the project declares them: its dune theories when
+    its ``dune-project`` uses coq (dune builds it; where dune is not installed, a ``_CoqProject`` beside them is
+    used instead), else its ``_CoqProject``, else one default ``-R . <dir name>``."""
+    dune = read_dune_theories(root)
+    if dune is not None and (shutil.which("dune") is not None or not (root / "_CoqProject").is_file()):
+        return dune
     path = root / "_CoqProject"
     if not path.is_file():
         logical = re.sub(r"\W", "_", root.name) or "Project"
@@ -171,6 +204,79 @@ def read_coqproject(root: Path) -> CoqProject:
     return CoqProject(root, mappings or [("-R", ".", "Project")], args, sorted(set(files)))
 
 
+def _sexp(text: str) -> list[Any]:
+    """A dune file's S-expressions (atoms as strings; ``;`` comments, ``#;`` datum comments and quoted atoms)."""
+    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|#;|[()]|[^\s()";]+|;[^\n]*', text)
+    stack: list[list[Any]] = [[]]
+    dropped: list[int] = []  # depths at which the next datum is commented out by ``#;``
+
+    def add(datum: Any) -> None:
+        if dropped and dropped[-1] == len(stack):
+            dropped.pop()
+        else:
+            stack[-1].append(datum)
+
+    for token in tokens:
+        if token == "#;":
+            dropped.append(len(stack))
+        elif token.startswith(";"):
+            continue
+        elif token == "(":
+            stack.append([])
+        elif token == ")":
+            if len(stack) == 1:
+                raise ValueError("unbalanced ')'")
+            add(stack.pop())
+        else:
+            add(token[1:-1] if token.startswith('"') else token)
+    if len(stack) != 1:
+        raise ValueError("unbalanced '('")
+    return stack[0]
+
+
+def read_dune_theories(root: Path) -> CoqProject | None:
+    """The project as dune declares it (``dune-project`` with ``(using coq …)``): each ``(coq.theory (name N)
+    (flags …))`` maps its directory ``-R dir N`` (as dune passes it to coqc), its flags other than ``:standard`` go
+    to coqc, its files are the ``.v`` files of the directory (of its subdirectories too under ``(include_subdirs
+    qualified)``); dune puts the compiled files under ``_build/default``. None when the project is not a dune one."""
+    declared = root / "dune-project"
+    try:
+        if not declared.is_file() or not any(form[:2] == ["using", "coq"] for form in _sexp(declared.read_text(
+                encoding="utf-8")) if isinstance(form, list)):
+            return None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    mappings: list[tuple[str, str, str]] = []
+    args: list[str] = []
+    files: list[str] = []
+    for dune in source_files(root, "dune"):
+        if dune.name != "dune":
+            continue
+        try:
+            forms = _sexp(dune.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        recursive = ["include_subdirs", "qualified"] in forms
+        directory = os.path.normpath(dune.parent.relative_to(root).as_posix())
+        for form in forms:
+            if not isinstance(form, list) or form[:1] != ["coq.theory"]:
+                continue
+            fields = {f[0]: f[1:] for f in form[1:] if isinstance(f, list) and f and isinstance(f[0], str)}
+            name = next((str(v) for v in fields.get("name", []) if isinstance(v, str)), "")
+            if not name:
+                continue
+            mappings.append(("-R", directory, name))
+            flags = [str(v) for v in fields.get("flags", []) if isinstance(v, str) and v != ":standard"]
+            if flags and " ".join(flags) not in " ".join(args):  # one set of coqc flags for the copy
+                args += flags
+            found = source_files(dune.parent, ".v") if recursive else sorted(dune.parent.glob("*.v"))
+            files += [p.relative_to(root).as_posix() for p in found]
+    if not mappings:
+        return None
+    return CoqProject(root, mappings, args, sorted(set(files)), own_file=True, tool="dune",
+                      compiled="_build/default")
+
+
 # --- Rocq: finding the proofs -----------------------------------------------------------------------------
 
 #: Sentences whose proof makes an item (with ``Program`` in front too): theorems, and definitions, examples and
@@ -201,6 +307,7 @@ class RocqProof:
     ending: str         # Qed | Defined | Admitted | Abort | Save | Proof (a ``Proof term.``) | "" (unterminated)
     blocks: list[RocqBlock]
     skip: str = ""      # why this proof is not an item ("" = it is one)
+    program: str = ""   # for an obligation: the ``Program`` declaration it belongs to (as the text names it)
 
     def module_path(self) -> list[str]:
         return [b.name for b in self.blocks if b.kind == "Module"]
@@ -214,15 +321,24 @@ def _open_block(sentence: Any, words: list[str]) -> RocqBlock | None:
         return None
     rest = words[1:]
     if rest[:1] == ["Type"]:
-        return RocqBlock("Module", rest[1] if len(rest) > 1 else "?", unsupported="a `Module Type`")
+        name = rest[1] if len(rest) > 1 else "?"
+        return RocqBlock("Module", name, unsupported=(
+            f"the `Module Type` `{name}`: Coq keeps only the statement in the signature (`Parameter`) and discards "
+            "the proof, so there is no body to check"))
     while rest[:1] in (["Import"], ["Export"]):
         rest = rest[1:]
     name = rest[0] if rest else "?"
     texts = [t.text for t in sentence.tokens]
     if "(" in texts:
-        return RocqBlock("Module", name, unsupported="a functor (`Module … (X : T)`)")
-    if ":" in texts or "<:" in texts:
-        return RocqBlock("Module", name, unsupported="a module with a signature (`Module … : T`)")
+        return RocqBlock("Module", name, unsupported=(
+            f"the functor `{name}` (`Module {name} (…)`): its proofs are fields of the functor's body, over its "
+            "parameters, not constants of the file's build the judge can read (lemmas after it, e.g. about an "
+            "application `Module M := F …`, are items)"))
+    if ":" in texts:  # (``Module M <: T`` only checks M against T: M stays as written, an ordinary module)
+        return RocqBlock("Module", name, unsupported=(
+            f"the module `{name}` sealed by a signature (`Module {name} : T`): outside it, the build has only the "
+            "signature's fields (a lemma as a `Parameter`, one the signature does not name not at all), so there is "
+            "no body to check"))
     return RocqBlock("Module", name)
 
 
@@ -241,18 +357,28 @@ def rocq_proofs(text: str) -> list[RocqProof]:
 
     found: list[RocqProof] = []
     blocks: list[RocqBlock] = []
+    last_program = ""
     i = 0
     while i < len(sentences):
         sentence = sentences[i]
         words = sentence.command_words()
+        texts = [t.text for t in sentence.tokens]
         opened = _open_block(sentence, words)
         if opened is not None:
             blocks.append(opened)
         elif words[:1] == ["End"] and blocks:
             blocks.pop()
-        if not sentence.opens_proof():
+        if words[:1] == ["Program"]:
+            last_program = sentence.declared_name()
+        # ``Obligation N [of p].`` opens a proof too (``Obligation Tactic := …`` and ``Obligations.`` do not)
+        at = texts.index(words[0]) if words[:1] == ["Obligation"] else -1
+        numbered = at >= 0 and at + 1 < len(texts) and texts[at + 1].isdigit()
+        if not sentence.opens_proof() and not numbered:
             i += 1
             continue
+        program_of = ""
+        if words[:1] in (["Next"], ["Obligation"]):
+            program_of = texts[texts.index("of") + 1] if "of" in texts[:-1] else last_program
         program = words[:1] == ["Program"]
         keyword = words[1] if program and len(words) > 1 else (words[0] if words else "")
         j = i + 1
@@ -276,7 +402,7 @@ def rocq_proofs(text: str) -> list[RocqProof]:
         if body_start < len(sentences) and j < len(sentences):
             body = text[offset(sentences[body_start].tokens[0]):offset(sentences[j].tokens[-1]) + 1]
         proof = RocqProof(keyword, sentence.declared_name(), offset(sentence.tokens[0]),
-                          offset(sentence.tokens[-1]) + 1, opener, body, ending, list(blocks))
+                          offset(sentence.tokens[-1]) + 1, opener, body, ending, list(blocks), program=program_of)
         proof.skip = _not_an_item(proof, words, program)
         found.append(proof)
         i = j + 1
@@ -285,8 +411,13 @@ def rocq_proofs(text: str) -> list[RocqProof]:
 
 def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
     """Why a proof is not made an item ("" when it is one)."""
-    if proof.keyword == "Next":
-        return "a `Next Obligation` of a `Program` definition (its statement is generated)"
+    if proof.keyword in ("Next", "Obligation"):
+        of = f"`{proof.program}`" if proof.program else "a `Program` declaration"
+        named = ("" if proof.keyword == "Obligation" else " and numbers its constant `…_obligation_<n>` after the "
+                 "obligations it solved itself, which the text does not show")
+        return (f"an obligation of {of}: `Program` generates its statement (the file writes none for an agent to read "
+                f"or the screen to freeze){named}; it is checked with its file in the build, and the items that use "
+                f"{of} rest on it (an admitted obligation makes them rules-only)")
     if proof.keyword == "Let":
         return "a section `Let` with a proof, which vanishes when its section ends"
     if proof.keyword == "Goal":
@@ -301,7 +432,7 @@ def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
         return "`Save` ends the proof under another name"
     if program and proof.ending != "Admitted" and proof.keyword in ("Definition", "Instance"):
         return ""
-    return next((f"inside {b.unsupported} `{b.name}`" for b in proof.blocks if b.unsupported), "")
+    return next((f"inside {b.unsupported}" for b in proof.blocks if b.unsupported), "")
 
 
 def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: list[tuple[str, str]]) -> list[Task]:
@@ -376,32 +507,56 @@ def _offsets(text: str) -> list[int]:
     return starts
 
 
-def rocq_build_key(project: CoqProject, version: str) -> str:
-    """The baseline build's key: the toolchain, ``_CoqProject`` and every source file."""
-    digest = hashlib.sha256(f"forall-project-rocq-2\0{version}\0".encode())
-    coqproject = project.root / "_CoqProject"
-    if coqproject.is_file():
-        digest.update(b"_CoqProject\0" + coqproject.read_bytes())
-    for rel in project.files:
+#: What a build makes (compiled Coq and OCaml files): never copied from the project's own tree into the copy, where a
+#: stale one newer than its copied source would be taken as up to date by make.
+BUILD_PRODUCTS = (".vo", ".vos", ".vok", ".vio", ".glob", ".aux", ".cmi", ".cmo", ".cmx", ".cmxs", ".cma", ".cmxa",
+                  ".o", ".a")
+
+
+def build_inputs(project: CoqProject, command: str = "") -> list[str]:
+    """The files a build of the project reads, relative to its root: ``_CoqProject`` and the ``.v`` files for the
+    default ``coq_makefile`` build; every file of the tree for dune or the user's own build command (their rules,
+    scripts and generated inputs are the project's)."""
+    if project.tool == "coq_makefile" and not command:
+        return ["_CoqProject", *project.files]
+    return [p.relative_to(project.root).as_posix() for p in source_files(project.root, "")
+            if not p.name.endswith(BUILD_PRODUCTS)]
+
+
+def declaration(project: CoqProject, command: str = "") -> bytes:
+    """What declares the project's build: the build command and the files that declare the mapping and flags
+    (``_CoqProject``, or ``dune-project`` and every ``dune`` file)."""
+    declared = [project.root / "_CoqProject"] if project.tool == "coq_makefile" else [
+        project.root / "dune-project", *(p for p in source_files(project.root, "dune") if p.name == "dune")]
+    out = f"build\0{command}\0".encode()
+    for path in declared:
+        if path.is_file():
+            out += path.relative_to(project.root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0"
+    return out
+
+
+def rocq_build_key(project: CoqProject, version: str, command: str = "") -> str:
+    """The baseline build's key: the toolchain, how the project declares its build, and every input of the build."""
+    digest = hashlib.sha256(f"forall-project-rocq-3\0{version}\0".encode() + declaration(project, command))
+    for rel in build_inputs(project, command):
         path = project.root / rel
         digest.update(rel.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"<missing>") + b"\0")
     return digest.hexdigest()[:24]
 
 
-def cone_keys(project: CoqProject, version: str) -> dict[str, dict[str, Any]]:
+def cone_keys(project: CoqProject, version: str, command: str = "") -> dict[str, dict[str, Any]]:
     """Per file: ``key``, a digest of the toolchain, ``_CoqProject`` and the file's ``coqdep`` cone (itself and every
     project file it transitively requires), so an edit changes the key of the files that depend on it only;
     ``deps_key``, the same without the file itself (what its proofs rest on); ``deps``, the cone's other files.
     Without ``coqdep`` every key is the whole project's and ``deps`` is every other file."""
-    whole = rocq_build_key(project, version)
+    whole = rocq_build_key(project, version, command)
     graph = coqdep_graph(project)
     if graph is None:
         return {rel: {"key": whole, "deps_key": whole, "deps": [f for f in project.files if f != rel]}
                 for rel in project.files}
     contents = {rel: hashlib.sha256((project.root / rel).read_bytes()).hexdigest()
                 if (project.root / rel).is_file() else "<missing>" for rel in project.files}
-    coqproject = project.root / "_CoqProject"
-    head = f"forall-project-cone-1\0{version}\0".encode() + (coqproject.read_bytes() if coqproject.is_file() else b"")
+    head = f"forall-project-cone-2\0{version}\0".encode() + declaration(project, command)
 
     def digest(members: set[str]) -> str:
         found = hashlib.sha256(head)
@@ -474,6 +629,8 @@ class ProjectRocqProver(RocqProver):
         super().__init__(options, runner or default_runner)
         cache = (options or {}).get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
         self.builds = Path(str(cache)).expanduser().resolve() / "project-rocq"
+        #: ``--forall-project-build``: the user's own build command, run with ``sh -c`` in the project's copy
+        self.build_command = str((options or {}).get("project_build") or "").strip()
         self.builds.mkdir(parents=True, exist_ok=True)
         self.sandbox_binds = (*self.sandbox_binds, (self.builds, str(self.builds)))
         self._lock = threading.Lock()
@@ -495,7 +652,7 @@ class ProjectRocqProver(RocqProver):
     def _build_dir(self, project: CoqProject) -> Path:
         """The build directory of the project as it is now (its key re-read when a source's size or mtime moved)."""
         stamp = []
-        for rel in ["_CoqProject", *project.files]:
+        for rel in build_inputs(project, self.build_command):
             try:
                 info = (project.root / rel).stat()
                 stamp.append((rel, info.st_size, info.st_mtime_ns))
@@ -504,7 +661,7 @@ class ProjectRocqProver(RocqProver):
         with self._lock:
             known = self._keys.get(str(project.root))
             if known is None or known[0] != tuple(stamp):
-                known = (tuple(stamp), rocq_build_key(project, self.version()))
+                known = (tuple(stamp), rocq_build_key(project, self.version(), self.build_command))
                 self._keys[str(project.root)] = known
         return self.builds / known[1]
 
@@ -517,6 +674,39 @@ class ProjectRocqProver(RocqProver):
         build = self._build_dir(project)
         return project, build, self._build_project(project, build, timeout)
 
+    @staticmethod
+    def _out(project: CoqProject, build: Path) -> Path:
+        """Where the build put the compiled files (and the sources they were compiled from): the copy, or dune's
+        ``_build/default`` in it. The judge reads the build's own compiled files from there."""
+        return build / "src" / project.compiled if project.compiled else build / "src"
+
+    def _build_steps(self, project: CoqProject, src: Path) -> tuple[list[list[str]], str]:
+        """The build's commands, run in the copy ``src`` (or why the project cannot be built here): the user's
+        ``--forall-project-build``; else ``dune build`` for a dune project; else ``coq_makefile`` on the project's
+        ``_CoqProject`` (``-arg``s kept) and ``make``."""
+        if self.build_command:
+            return [["sh", "-c", self.build_command]], ""
+        if project.tool == "dune":
+            if shutil.which("dune") is None:
+                return [], ("the project builds with dune (its dune-project uses coq) and `dune` is not installed "
+                            "here: install dune, or give the build with --forall-project-build")
+            return [["dune", "build", "--root", ".", "--display", "short"]], ""
+        lines = [f"{flag} {directory} {logical}" for flag, directory, logical in project.mappings]
+        lines += [f"-arg {arg}" for arg in project.args] + list(project.files)
+        (src / "_CoqProject.forall").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return [["coq_makefile", "-f", "_CoqProject.forall", "-o", "Makefile.forall"],
+                ["make", "-k", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}", f"COQC={self.coqc}"]], ""
+
+    def _build_env(self, project: CoqProject) -> dict[str, str] | None:
+        """The user's build and dune see the run's coqc first on PATH and as ``COQC`` (a Makefile's convention); the
+        default build names it on make's command line."""
+        if project.tool == "coq_makefile" and not self.build_command:
+            return None
+        env = {**os.environ, "COQC": self.coqc, "DUNE_CACHE": "disabled"}
+        if os.path.isabs(self.coqc):
+            env["PATH"] = os.path.dirname(self.coqc) + os.pathsep + env.get("PATH", "")
+        return env
+
     def _build_project(self, project: CoqProject, build: Path, timeout: float) -> str:
         done = build / "built.json"
         with FileLock(str(build) + ".lock"):
@@ -525,27 +715,31 @@ class ProjectRocqProver(RocqProver):
                 return "" if record["ok"] else str(record["reason"])
             shutil.rmtree(build, ignore_errors=True)
             src = build / "src"
+            out = self._out(project, build)
             previous = self._previous_build(project)
             if previous is not None:  # copies keep their mtimes: make rebuilds what changed and what rests on it
                 shutil.copytree(previous / "src", src, symlinks=True)
                 wanted = {os.path.normpath(rel) for rel in project.files}
                 for stale in src.rglob("*.v"):
-                    if os.path.normpath(stale.relative_to(src).as_posix()) not in wanted:
+                    if not stale.relative_to(src).as_posix().startswith("_build/") and \
+                            os.path.normpath(stale.relative_to(src).as_posix()) not in wanted:
                         stale.unlink()
-                        stale.with_suffix(".vo").unlink(missing_ok=True)
+                        (out / stale.relative_to(src)).with_suffix(".vo").unlink(missing_ok=True)
             src.mkdir(parents=True, exist_ok=True)
             changed = set()
-            for rel in project.files:
+            inputs = build_inputs(project, self.build_command)
+            for rel in inputs if project.tool != "coq_makefile" or self.build_command else project.files:
                 target = src / rel
-                data = (project.root / rel).read_bytes()
-                if not target.is_file() or target.read_bytes() != data:
+                data = (project.root / rel).read_bytes() if (project.root / rel).is_file() else None
+                if data is not None and (not target.is_file() or target.read_bytes() != data):
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(data)
                     changed.add(rel)
             if previous is not None and changed:
                 # what a changed file reaches is compiled again or is missing: never a stale .vo from the old build
                 graph = coqdep_graph(project) or {}
-                reached: set[str] = set(changed) if graph else set(project.files)
+                # a changed build rule, script or dune file may change any file's compilation
+                reached: set[str] = set(changed) if graph and changed <= set(project.files) else set(project.files)
                 while True:
                     more = {rel for rel, deps in graph.items() if rel not in reached and reached.intersection(deps)}
                     if not more:
@@ -553,37 +747,52 @@ class ProjectRocqProver(RocqProver):
                     reached |= more
                 for rel in reached:
                     for suffix in (".vo", ".vos", ".vok", ".glob"):
-                        (src / rel).with_suffix(suffix).unlink(missing_ok=True)
-            lines = [f"{flag} {directory} {logical}" for flag, directory, logical in project.mappings]
-            lines += [f"-arg {arg}" for arg in project.args] + list(project.files)
-            (src / "_CoqProject.forall").write_text("\n".join(lines) + "\n", encoding="utf-8")
-            steps = [["coq_makefile", "-f", "_CoqProject.forall", "-o", "Makefile.forall"],
-                     ["make", "-k", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}", f"COQC={self.coqc}"]]
-            reason, timed_out = "", False
+                        (out / rel).with_suffix(suffix).unlink(missing_ok=True)
+            steps, reason = self._build_steps(project, src)
+            timed_out = False
             log = []
             started = time.monotonic()
             for argv in steps:
-                result = run_command(argv, cwd=src, timeout=max(timeout, 1800.0))
+                result = run_command(argv, cwd=src, timeout=max(timeout, 1800.0), env=self._build_env(project))
                 log.append(f"$ {' '.join(argv)}\n{result.stdout}{result.stderr}")
                 if result.returncode != 0:
                     timed_out = result.timed_out or result.returncode < 0  # killed: no verdict on the project
                     tail = (result.stdout + result.stderr).strip()[-600:]
-                    if argv[0] == "make" and not timed_out:
+                    built = [rel for rel in project.files if (out / rel).with_suffix(".vo").is_file()]
+                    default = project.tool == "coq_makefile" and not self.build_command
+                    if argv is steps[-1] and not timed_out and (built or default):
                         # some files do not build: each item of them is judged against its own template (the file up
-                        # to the target), and items of files resting on them are infra (see _baseline)
-                        missing = [rel for rel in project.files if not (src / rel).with_suffix(".vo").is_file()]
-                        (build / "missing.json").write_text(json.dumps({"files": missing, "log": tail}),
-                                                            encoding="utf-8")
+                        # to the target), and items of files resting on them are infra (see _baseline); a user's or
+                        # dune's build that compiled nothing is the build's failure, infra for every item
+                        self._record_missing(project, build, tail)
                         break
-                    reason = (f"the project does not build here (`{' '.join(argv[:2])}` exited "
+                    shown = self.build_command if argv[:2] == ["sh", "-c"] else " ".join(argv[:2])
+                    reason = (f"the project does not build here (`{shown}` exited "
                               f"{result.returncode}{', timed out' if timed_out else ''}): {tail}")
                     break
+            else:
+                if not steps:
+                    pass  # the reason is why nothing could run
+                elif not any((out / rel).with_suffix(".vo").is_file() for rel in project.files) and project.files:
+                    reason = (f"the project's build ran but left no compiled file where its mapping puts them "
+                              f"({out.relative_to(build / 'src').as_posix() or '.'}/<file>.vo, e.g. "
+                              f"{Path(project.files[0]).with_suffix('.vo').as_posix()})")
+                else:
+                    self._record_missing(project, build, "the build succeeded without compiling it")
             (build / "build.log").write_text("\n".join(log), encoding="utf-8")
             if not timed_out:  # a slow machine is not a verdict on the project: retry next time
                 done.write_text(json.dumps({"ok": not reason, "reason": reason, "root": str(project.root),
+                                            "declared": self._declared(project),
                                             "incremental": previous is not None,
                                             "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
             return reason
+
+    def _record_missing(self, project: CoqProject, build: Path, log: str) -> None:
+        """The project files the build did not compile (their items are judged against their templates, or infra)."""
+        out = self._out(project, build)
+        missing = [rel for rel in project.files if not (out / rel).with_suffix(".vo").is_file()]
+        if missing:
+            (build / "missing.json").write_text(json.dumps({"files": missing, "log": log}), encoding="utf-8")
 
     def _per_vo(self, vo: Path, module: str, suffix: str) -> Path:
         """Where a record about one compiled file is kept: by the file's digest and the judge plugin's build."""
@@ -596,14 +805,21 @@ class ProjectRocqProver(RocqProver):
         records.mkdir(exist_ok=True)
         return records / f"{module}.{digest}.{suffix}"
 
+    def _declared(self, project: CoqProject) -> str:
+        """A digest of how the project's build is declared (command, ``_CoqProject`` or dune files, toolchain)."""
+        return hashlib.sha256(declaration(project, self.build_command) + self.version().encode()).hexdigest()[:24]
+
     def _previous_build(self, project: CoqProject) -> Path | None:
-        """The newest finished build of the same project (its sources and compiled files are the starting point
-        of an incremental build), or None."""
+        """The newest finished build of the same project declared the same way (its sources and compiled files are
+        the starting point of an incremental build), or None: a changed build command, ``-arg`` or dune flag
+        rebuilds everything (make does not see a flag change)."""
         found: list[tuple[float, Path]] = []
+        declared = self._declared(project)
         for done in self.builds.glob("*/built.json"):
             try:
                 record = json.loads(done.read_text(encoding="utf-8"))
-                if record.get("ok") and record.get("root") == str(project.root) and (done.parent / "src").is_dir():
+                if record.get("ok") and record.get("root") == str(project.root) and (done.parent / "src").is_dir() \
+                        and record.get("declared") == declared:
                     found.append((done.stat().st_mtime, done.parent))
             except (OSError, ValueError):
                 continue
@@ -644,7 +860,7 @@ class ProjectRocqProver(RocqProver):
         judged = build / "judge"
         judged.mkdir(exist_ok=True)
         rel = str(task.meta["project_file"])
-        vo = (build / "src" / rel).with_suffix(".vo")
+        vo = (self._out(project, build) / rel).with_suffix(".vo")
         if not vo.is_file():
             return self._template_baseline(task, project, build, timeout)
         # keyed by the compiled file itself (its bytes name its dependencies' digests too): an unchanged file of an
@@ -659,7 +875,8 @@ class ProjectRocqProver(RocqProver):
                     self._dumps[str(stored)] = parsed
                     return parsed, ""
             targets = [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, str(task.meta["project_file"]))]
-            dump, problem = self._judge_file(self._load(project, build / "src", True), judged, module, targets,
+            dump, problem = self._judge_file(self._load(project, self._out(project, build), True), judged, module,
+                                             targets,
                                              max(timeout, 300.0))
             if dump is None:
                 return None, f"the judge could not read the project's own build of {module}: {problem}"
@@ -678,7 +895,7 @@ class ProjectRocqProver(RocqProver):
             log = json.loads((build / "missing.json").read_text(encoding="utf-8"))["log"]
         except (OSError, ValueError, KeyError):
             pass
-        src = build / "src"
+        src = self._out(project, build)
         for dep in task.meta.get("deps") or []:
             if not (src / dep).with_suffix(".vo").is_file():
                 return None, f"{dep}, which {task.meta['project_file']} requires, does not build in the project: {log}"
@@ -749,7 +966,8 @@ class ProjectRocqProver(RocqProver):
             # session and one coqchk per file, not one compile per lemma)
             self._own[str(workspace)] = sha256_bytes(data)
             return CompileResult(ok=True, digest=sha256_bytes(data), output="the project's own proof: compiled by "
-                                 "the project's build", artifact=str((build / "src" / rel).with_suffix(".vo")))
+                                 "the project's build",
+                                 artifact=str((self._out(project, build) / rel).with_suffix(".vo")))
         self._own.pop(str(workspace), None)
         return self._compile_in_tree(project, build, workspace / "tree", data, timeout, True, rel)
 
@@ -761,7 +979,7 @@ class ProjectRocqProver(RocqProver):
 
         shutil.rmtree(tree, ignore_errors=True)
         tree.mkdir(parents=True)
-        src = build / "src"
+        src = self._out(project, build)
         for other in project.files:
             compiled = (src / other).with_suffix(".vo")
             if other != rel and compiled.is_file():
@@ -835,7 +1053,8 @@ class ProjectRocqProver(RocqProver):
             built = (build / "src" / str(task.meta["project_file"])).read_bytes()
         except OSError:
             return False
-        if not (build / "src" / str(task.meta["project_file"])).with_suffix(".vo").is_file():
+        out = self._out(read_coqproject(Path(task.meta["project_root"])), build)
+        if not (out / str(task.meta["project_file"])).with_suffix(".vo").is_file():
             return False
         return hashlib.sha256(built).hexdigest() == task.meta.get("file_digest")
 
@@ -919,13 +1138,13 @@ class ProjectRocqProver(RocqProver):
         if problem:
             return Layer("independent_check", False, problem, infra=True)
         module = str(task.meta["coq_module"])
-        vo = (build / "src" / str(task.meta["project_file"])).with_suffix(".vo")
+        vo = (self._out(project, build) / str(task.meta["project_file"])).with_suffix(".vo")
         stored = self._per_vo(vo, module, "coqchk.json")
         with FileLock(str(stored) + ".lock"):
             if stored.is_file():
                 record = json.loads(stored.read_text(encoding="utf-8"))
                 return Layer("independent_check", record["ok"], record["reason"], record["evidence"])
-            src = build / "src"
+            src = self._out(project, build)
             argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]
             result = self.runner(argv, cwd=src, timeout=budget, mem_mb=self.mem_mb, env=clean_env())
             layer = self._checker_layer(argv, result, budget)
@@ -1027,7 +1246,7 @@ class ProjectRocqProver(RocqProver):
         project, build, problem = self._build(task, max(timeout, 600.0))
         if problem:  # nothing was tried: a turn that spent nothing, never a failed proof
             return "", 0, problem
-        self._tactic_load[str(workspace)] = self._load(project, build / "src", True)
+        self._tactic_load[str(workspace)] = self._load(project, self._out(project, build), True)
         return super().try_tactics(task, workspace, tactics, timeout, prelude, on_attempt)
 
 
@@ -1166,7 +1385,8 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
     skipped: list[tuple[str, str]] = []
     if is_rocq_project(root):
         project = read_coqproject(root)
-        tasks += rocq_tasks(project, cone_keys(project, coqc_version(str(options.get("coqc") or "coqc"))), skipped)
+        tasks += rocq_tasks(project, cone_keys(project, coqc_version(str(options.get("coqc") or "coqc")),
+                                               str(options.get("project_build") or "").strip()), skipped)
     NOT_ITEMS[str(root)] = skipped
     if is_lean_project(root):
         tasks += lean_tasks(root)
@@ -1177,6 +1397,15 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
         seen[task.task_id] = count + 1
         unique.append(task if not count else Task(**{**task.to_wire(), "task_id": f"{task.task_id}_{count + 1}"}))
     return unique
+
+
+def not_items(root: Path) -> list[tuple[str, str]]:
+    """The proofs of a Rocq project that are not items, with the reason, read from its text alone (no build, no
+    coqdep): the listing of a process that did not collect (the pytest-xdist controller)."""
+    skipped: list[tuple[str, str]] = []
+    if is_rocq_project(root):
+        rocq_tasks(read_coqproject(root), {}, skipped)
+    return skipped
 
 
 @hookimpl(trylast=True)
