@@ -403,19 +403,21 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
                     {k: tuple(v) for k, v in findings.items()})
 
 
-def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str) -> str:
-    """The audit file of project mode: load the plugin, ``Require`` the project's compiled file, dump it."""
+def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str, each: bool = False) -> str:
+    """The audit file of project mode: load the plugin, ``Require`` the project's compiled file, dump it. The
+    targets' assumptions come from one shared walk of the file's closure; ``each``: from one Coq
+    ``Assumptions.assumptions`` per target (the reference the shared walk is tested against)."""
     for path in targets:
         if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in path.split(".")):
             raise ValueError(f"not a Coq qualified identifier: {path!r}")
     if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in module.split(".")):
         raise ValueError(f"not a Coq library name: {module!r}")
     return (f'Declare ML Module "{PLUGIN_PACKAGE}.plugin".\nRequire {module}.\n'
-            f'ForallJudgeFile "{out_name}" "{nonce}" "{module}" "{" ".join(targets)}".\n')
+            f'ForallJudgeFile{"Each" if each else ""} "{out_name}" "{nonce}" "{module}" "{" ".join(targets)}".\n')
 
 
 def run_file_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, load: list[str], module: str,
-                  targets: list[str], fresh: bool = True) -> tuple[FileDump | None, str]:
+                  targets: list[str], fresh: bool = True, each: bool = False) -> tuple[FileDump | None, str]:
     """Dump ``module`` as the project's load path ``load`` (coqc ``-Q``/``-R`` arguments) finds it, from a fresh
     directory under ``parent`` (or, ``fresh=False``, from ``parent`` itself: a sandbox binds only the directory it
     runs in). Returns the dump and "" or None and why it failed."""
@@ -424,7 +426,7 @@ def run_file_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, lo
     name = f"ForallJudgeAudit_{nonce}"  # a name no project file has (the audit may run inside the project's tree)
     try:
         try:
-            source = file_audit_source(module, targets, f"{name}.txt", nonce)
+            source = file_audit_source(module, targets, f"{name}.txt", nonce, each)
         except ValueError as exc:
             return None, str(exc)
         (work / f"{name}.v").write_text(source, encoding="utf-8")
