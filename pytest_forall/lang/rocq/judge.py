@@ -64,13 +64,34 @@ def write_manifest(entry: Path, key: str, names: list[str]) -> None:
     (entry / "manifest.json").write_text(json.dumps({"key": key, "files": files}), encoding="utf-8")
 
 
+#: Entries this process validated, with the status-change stamp of each of their files: a prover is made per item,
+#: and re-hashing the plugin each time was a warm run's largest per-item cost after the protocol's own.
+_validated: dict[str, tuple[tuple[str, int, int, int], ...]] = {}
+
+
+def _stamps(entry: Path) -> tuple[tuple[str, int, int, int], ...]:
+    """(name, inode, size, ctime) of every file of ``entry``: any rewrite changes the ctime, which no user sets."""
+    found = []
+    for path in sorted(entry.rglob("*")):
+        info = path.lstat()
+        found.append((str(path.relative_to(entry)), info.st_ino, info.st_size, info.st_ctime_ns))
+    return tuple(found)
+
+
 def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | str]) -> tuple[Path, str]:
     """The validated cache entry for ``key``; built (into a fresh directory, then renamed) when absent, corrupt or
-    foreign. ``build`` fills the directory and returns the names of the files to trust, or a problem."""
+    foreign. ``build`` fills the directory and returns the names of the files to trust, or a problem. An entry
+    this process validated is not hashed again while none of its files changed."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     entry = cache_dir / key
+    try:
+        if _validated.get(str(entry)) == _stamps(entry):
+            return entry, ""
+    except OSError:
+        pass
     with FileLock(str(entry) + ".lock"):
         if manifest_ok(entry, key):
+            _validated[str(entry)] = _stamps(entry)
             return entry, ""
         scratch = Path(tempfile.mkdtemp(prefix="build-", dir=cache_dir))
         try:
@@ -80,6 +101,7 @@ def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | 
             write_manifest(scratch, key, produced)
             shutil.rmtree(entry, ignore_errors=True)
             scratch.rename(entry)
+            _validated[str(entry)] = _stamps(entry)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return entry, ""
