@@ -388,7 +388,8 @@ class ItemRun:
         otherwise: the item then runs as usual (a reviewer, a budget that forbids the turn, a miss, a rejection)."""
         task, cache, frontend = self.ctx.task, self.ctx.cache, self.ctx.frontend
         if (cache is None or self.ctx.reviewer is not None or not isinstance(frontend, StoresCandidates)
-                or task.meta.get("submission_files") or self._sample_stop()[0] or self._item_stop()[0]):
+                or task.meta.get("submission_files") or self.ctx.budget.samples < 1 or self._sample_stop()[0]
+                or self._item_stop()[0]):
             return None
         data = frontend.stored_candidate(task)
         if data is None:
