@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PUTNAM, require_tool
+from conftest import PUTNAM, require_path, require_tool
 from pytest_forall.core.model import Layer
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.verify import task_from_template, verify_candidate
@@ -481,3 +481,104 @@ def test_a_judge_that_cannot_load_its_plugin_is_infra_never_a_proof_failure(tmp_
     layer = next(layer for layer in verdict.layers if layer.name == "elaborated_statement")
     assert verdict.verdict == "infra" and layer.infra and layer.ok is False, verdict.reason
     assert judge_module.JUDGE_COULD_NOT_RUN in layer.reason, layer.reason
+
+
+# --- project mode: one shared closure walk per file (issue 18, part 4) -------------------------------------
+
+SHARED_WALK_FILES = {
+    "Deep.v": "Axiom deep_ax : 1 = 1 -> True.\nLemma l0 : True. Proof. apply deep_ax; reflexivity. Qed.\n"
+              "Axiom ty_ax : Type.\nAxiom el_ax : ty_ax.\n",
+    "Mid.v": "Require P.Deep.\nLemma l1 : True. Proof. exact P.Deep.l0. Qed.\nDefinition d1 : True := P.Deep.l0.\n",
+    "Top.v": """Require P.Mid.
+Lemma t1 : True. Proof. exact P.Mid.l1. Qed.
+Lemma t2 : nat. Proof. exact 0. Qed.
+Definition t2d : True := P.Mid.d1.
+Section S.
+Variable x : nat.
+Lemma t3 : x = x. Proof. reflexivity. Qed.
+End S.
+Unset Guard Checking.
+Fixpoint loop (n : nat) : False := loop n.
+Set Guard Checking.
+Lemma t4 : False. Proof. exact (loop 0). Qed.
+Unset Positivity Checking.
+Inductive bad := C : (bad -> False) -> bad
+with bad2 := C2 : bad -> bad2.
+Set Positivity Checking.
+Lemma t5 : bad2 -> True. Proof. intros; exact I. Qed.
+Definition t6 := C2.
+Module M.
+Lemma t7 : True. Proof. exact P.Mid.l1. Qed.
+End M.
+Lemma t8 : 2 = 2. Admitted.
+Lemma t9 : 2 = 2 /\\ True. Proof. split; [exact t8 | exact I]. Qed.
+Lemma t10 : True. Proof. exact (match t4 with end). Qed.
+Definition t11 := P.Deep.el_ax.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def judge_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require_tool("coqc")
+    plugin, why = judge_module.plugin_dir(tmp_path_factory.mktemp("judge-cache"), "shared-walk")
+    assert plugin is not None, why
+    return plugin
+
+
+def _file_dumps(plugin: Path, work: Path, load: list[str], module: str) -> tuple[Any, Any, list[str]]:
+    """The file's dump with every constant of it a target, once from the shared walk and once from one Coq
+    ``Assumptions.assumptions`` per target."""
+    from pytest_forall.core.proc import run_command
+
+    def run(args: list[str], cwd: Path) -> Any:
+        return run_command(["coqc", *args], cwd=cwd, timeout=1200,
+                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OCAMLPATH": str(plugin)})
+
+    fields, problem = judge_module.run_file_dump(run, work, load, module, [])
+    assert fields is not None, problem
+    targets = [path for path, entry in fields.fields if entry.startswith("const ")]
+    shared, problem = judge_module.run_file_dump(run, work, load, module, targets)
+    assert shared is not None, problem
+    each, problem = judge_module.run_file_dump(run, work, load, module, targets, each=True)
+    assert each is not None, problem
+    return shared, each, targets
+
+
+def test_shared_walk_gives_each_targets_own_assumptions(judge_plugin: Path, tmp_path: Path) -> None:
+    """One walk for all targets of a file gives, per target, exactly what one `Assumptions.assumptions` per target
+    gives: an axiom reached only through two opaque proofs of other files, an admitted lemma, a section variable
+    discharged, a fixpoint without guard checking, a non-positive mutual block reached through a constructor of
+    its other type, a lemma inside a module, an axiom whose type is an axiom (Rocq 9 walks axioms' types; the
+    same fixture is compared on the 8.20 and 9.2 roots by hand, see docs/measurements.md); and the detectors' findings per target are the same too."""
+    for name, text in SHARED_WALK_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    for name in SHARED_WALK_FILES:
+        done = subprocess.run(["coqc", "-q", "-Q", ".", "P", name], cwd=tmp_path, capture_output=True, text=True,
+                              check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    shared, each, targets = _file_dumps(judge_plugin, tmp_path, ["-Q", str(tmp_path), "P"], "P.Top")
+    assert {"t1", "t3", "t4", "t5", "t6", "M.t7", "t9", "t10"} <= set(targets)
+    assert shared.assumptions == each.assumptions
+    assert shared.findings == each.findings
+    got = shared.assumptions
+    assert got["t1"] == ("axiom P.Deep.deep_ax",) and got["M.t7"] == ("axiom P.Deep.deep_ax",)
+    assert got["t2d"] == ("axiom P.Deep.deep_ax",) and got["t2"] == ()
+    assert got["t9"] == ("axiom P.Top.t8",)
+    assert "unsafe guarded P.Top.loop" in got["t4"] and "unsafe guarded P.Top.loop" in got["t10"]
+    assert any(line.startswith("unsafe positive P.Top.bad") for line in got["t5"])
+    assert got["t6"] == got["t5"]
+    assert any("fix P.Top.loop" in f for f in shared.findings["t4"])
+
+
+def test_shared_walk_equals_one_walk_per_target_on_a_real_library_file(judge_plugin: Path, tmp_path: Path) -> None:
+    """The same equality on every constant of a real library's compiled file (Coquelicot's Equiv.v, whose closure
+    holds the standard library's real numbers and their axioms)."""
+    where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, check=True).stdout.strip()
+    require_path(Path(where) / "user-contrib" / "Coquelicot" / "Equiv.vo", "Coquelicot (scripts/setup.sh installs it)")
+    shared, each, targets = _file_dumps(judge_plugin, tmp_path, [], "Coquelicot.Equiv")
+    assert len(targets) >= 25
+    assert shared.assumptions == each.assumptions
+    assert shared.findings == each.findings
+    assert all(any("ClassicalDedekindReals.sig_forall_dec" in line for line in lines)
+               for lines in shared.assumptions.values() if lines) and any(shared.assumptions.values())

@@ -283,3 +283,90 @@ def test_a_checked_refutation_is_statement_false_and_a_wrong_one_is_fed_back(tmp
     assert "The verifier rejected your submission `STATEMENT_FALSE.v`" in actor.prompts[1]
     assert [s["submission"] for s in events(ctx, "submission")] == ["refutation", "refutation"]
     assert (ctx.audit.directory / "accepted" / "STATEMENT_FALSE.v").read_text() == right
+
+
+# --- a stored submission the verdict cache holds accepted (issue 18, part 4) ---------------------------------
+
+class CountingProver(FakeProver):
+    """The fake prover with an environment fingerprint (so verdicts are cached) and a count of its compiles."""
+
+    def __init__(self) -> None:
+        self._compiles = 0  # private: a backend's public settings are part of the cache key's policy
+
+    def fingerprint(self, task: Task) -> dict[str, str]:
+        return {"version": "fake 1", "libraries": "none"}
+
+    def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Any:
+        self._compiles += 1
+        return super().compile(task, workspace, candidate, timeout)
+
+
+class SessionOnlyReplay:
+    """Replay without :class:`~pytest_forall.core.actor.StoresCandidates`: every item runs its session."""
+
+    def __init__(self, proofs: Path) -> None:
+        from pytest_forall.agents.replay import ReplayFrontend
+
+        self.inner = ReplayFrontend({"proofs": str(proofs)})
+        self.name, self.is_agent, self.free_turns = "replay", False, True
+
+    def probe(self) -> str:
+        return self.inner.probe()
+
+    def start(self, ctx: SessionContext) -> Any:
+        return self.inner.start(ctx)
+
+
+def test_a_stored_proof_the_cache_holds_accepted_gives_the_sessions_row_without_a_session(tmp_path: Path) -> None:
+    """A replayed proof whose accepted verdict is in the cache: the row is the one the full session gives from the
+    same cache entry (outcome, digest, compiles, rounds, cached, …), the audit record still holds the accepted
+    candidate, its verdict and the acceptance, and no workspace, turn or compile happened. A tampered entry, a
+    cached rejection and a frontend that cannot say its submission beforehand all take the full path."""
+    import dataclasses
+
+    from pytest_forall.agents.replay import ReplayFrontend
+    from pytest_forall.core.actor import StoresCandidates
+    from pytest_forall.core.cache import VerdictCache
+
+    proofs = tmp_path / "proofs"
+    proofs.mkdir()
+    task = fake_task("t")
+    (proofs / task.candidate_name).write_text("OK\n")
+    cache = VerdictCache(tmp_path / "verdicts", "readwrite")
+    prover = CountingProver()
+
+    def run(name: str, frontend: Any, which: Task = task) -> tuple[dict[str, Any], ItemContext]:
+        ctx = dataclasses.replace(item(tmp_path / name, frontend, None, task=which, prover=prover), cache=cache)
+        return ItemRun(ctx).run(), ctx
+
+    assert isinstance(ReplayFrontend({"proofs": str(proofs)}), StoresCandidates)
+    assert not isinstance(SessionOnlyReplay(proofs), StoresCandidates)
+    first, _ = run("first", SessionOnlyReplay(proofs))
+    assert (first["outcome"], first["cached"], prover._compiles) == ("strict", False, 1)
+    session, _ = run("session", SessionOnlyReplay(proofs))
+    fast, ctx = run("fast", ReplayFrontend({"proofs": str(proofs)}))
+    assert prover._compiles == 1 and session["cached"] is True and fast["cached"] is True, (session["cache_miss"], session["uncacheable"], fast["cache_miss"])
+    ignore = {"wall_s"}
+    assert {k: v for k, v in fast.items() if k not in ignore} == {k: v for k, v in session.items() if k not in ignore}
+    audit = ctx.audit.directory
+    assert (audit / "accepted" / task.candidate_name).read_text() == "OK\n"
+    acceptance = json.loads((audit / "accepted" / "acceptance.json").read_text())
+    assert acceptance["digest"] == fast["digest"] == sha256_bytes(b"OK\n") and acceptance["verdict"]["verdict"] == "accept"
+    assert json.loads((audit / "s0" / "r1" / "candidate-verdict.json").read_text())["digest"] == fast["digest"]
+    assert [e["cached"] for e in events(ctx, "submission")] == [True] and events(ctx, "acceptance")[0]["accepted"]
+    assert events(ctx, "turn") == [] and not (tmp_path / "fast" / "ws" / task.task_id).exists()
+    assert json.loads((audit / "result.json").read_text())["outcome"] == "strict"
+
+    # a tampered entry is a miss: the full path verifies again
+    entries = [e for e in (tmp_path / "verdicts").glob("??/*.json")]
+    assert len(entries) == 1 and '\\"axioms\\": []' in entries[0].read_text()
+    entries[0].write_text(entries[0].read_text().replace('\\"axioms\\": []', '\\"axioms\\": [\\"x\\"]'))
+    again, _ = run("tampered", ReplayFrontend({"proofs": str(proofs)}))
+    assert (again["outcome"], again["cached"], prover._compiles) == ("strict", False, 2)
+
+    # a cached rejection runs the session (whose row says why)
+    (proofs / task.candidate_name).write_text("FAIL\n")
+    run("reject-1", ReplayFrontend({"proofs": str(proofs)}))
+    rejected, ctx = run("reject-2", ReplayFrontend({"proofs": str(proofs)}))
+    assert (rejected["outcome"], rejected["cached"], prover._compiles) == ("failed", True, 3)
+    assert events(ctx, "turn") != []

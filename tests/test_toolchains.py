@@ -256,3 +256,47 @@ def test_every_prover_process_runs_from_the_root_sandboxed_or_not(sandbox: str, 
     statement = "From Stdlib Require Import Arith.\nTheorem t : 2 + 2 = 4.\n"
     winner, _, log = prover.tactic_probe(work).run(statement, ["reflexivity"], work, 60)
     assert winner == "reflexivity", log[-500:]
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(toolchain: str, tmp_path: Path) -> None:
+    """The project judge's one closure walk per file (forall_judge.mlg, through each version's compat shim) gives
+    every target the assumptions one `Assumptions.assumptions` per target gives, on 8.20 and on 9.2 (whose walk
+    also follows an axiom's type: there an axiom typed by an axiom brings both)."""
+    from test_judge import SHARED_WALK_FILES
+
+    from pytest_forall.core.proc import ProcResult
+    from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE, plugin_dir, run_file_dump
+    from pytest_forall.lang.rocq.toolchain import root_prefix
+
+    found = resolve(str(root(toolchain)))
+    assert isinstance(found, Toolchain)
+    plugin, why = plugin_dir(tmp_path / "cache", toolchain, found)
+    assert plugin is not None, why
+    work = tmp_path / "proj"
+    work.mkdir()
+
+    def run(args: list[str], cwd: Path) -> ProcResult:
+        argv = [*root_prefix(found.root, cwd, [(plugin, PLUGIN_INSIDE)]), "--clearenv", "--setenv", "PATH",
+                "/usr/bin:/bin", "--setenv", "HOME", str(cwd), "--setenv", "OCAMLPATH", PLUGIN_INSIDE, "--",
+                "coqc", *args]
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+        return ProcResult(argv, done.returncode, done.stdout, done.stderr, 0.0)
+
+    for name, text in SHARED_WALK_FILES.items():
+        (work / name).write_text(text, encoding="utf-8")
+        compiled = run(["-q", "-Q", ".", "P", name], work)
+        assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    load = ["-Q", str(work), "P"]
+    fields, problem = run_file_dump(run, work, load, "P.Top", [], fresh=False)
+    assert fields is not None, problem
+    targets = [path for path, entry in fields.fields if entry.startswith("const ")]
+    shared, problem = run_file_dump(run, work, load, "P.Top", targets, fresh=False)
+    assert shared is not None, problem
+    each, problem = run_file_dump(run, work, load, "P.Top", targets, fresh=False, each=True)
+    assert each is not None, problem
+    assert shared.assumptions == each.assumptions and shared.findings == each.findings
+    assert shared.assumptions["t1"] == ("axiom P.Deep.deep_ax",)
+    assert "unsafe guarded P.Top.loop" in shared.assumptions["t10"]
+    expected = ("axiom P.Deep.el_ax", "axiom P.Deep.ty_ax") if toolchain == "sid" else ("axiom P.Deep.el_ax",)
+    assert shared.assumptions["t11"] == expected

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.actor import AgentSession, SessionContext, TurnResult
-from pytest_forall.core.model import MAX_CANDIDATE_BYTES
+from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Task
 from pytest_forall.core.registry import hookimpl
 
 
@@ -70,6 +70,19 @@ class ReplayFrontend:
 
     def start(self, ctx: SessionContext) -> AgentSession:
         return ReplaySession(ctx, self.proofs)
+
+    def stored_candidate(self, task: Task) -> bytes | None:
+        """What :meth:`ReplaySession.turn` would put in the workspace, when it puts a file there."""
+        if self.proofs is None:
+            own = task.meta.get("own_candidate")
+            return str(own).encode("utf-8") if own else None
+        stored = self.proofs / task.candidate_name
+        try:
+            if not stored.is_file() or stored.stat().st_size > MAX_CANDIDATE_BYTES:
+                return None
+            return stored.read_bytes()
+        except OSError:
+            return None
 
 
 @hookimpl(trylast=True)

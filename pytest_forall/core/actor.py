@@ -97,6 +97,17 @@ class ResumableSession(Protocol):
         ...
 
 
+@runtime_checkable
+class StoresCandidates(Protocol):
+    """A frontend whose one turn submits a candidate known before the turn runs (replay: a stored proof, or a
+    project's own proof). The protocol asks the verdict cache about it first: an accepted verdict the cache holds
+    is recorded without a workspace session (``ItemRun._accepted_from_cache``), the same row and audit files."""
+
+    def stored_candidate(self, task: Task) -> bytes | None:
+        """The bytes the turn would submit, or None when it would submit nothing (or cannot say)."""
+        ...
+
+
 class Frontend(Protocol):
     name: str
     #: True for coding agents that need a fresh reviewer; offline frontends have no reviewer by default.

@@ -110,8 +110,10 @@ def audit_pack(prover: str) -> AuditPack | None:
 
 
 def derived_tasks(task: Task) -> dict[str, Task]:
-    """{finding: derived task}; empty for a malformed problem or a prover without an audit pack."""
-    if task.problem:
+    """{finding: derived task}; empty for a malformed problem, a prover without an audit pack, or a task whose suite
+    cannot judge a derived statement (``meta["statement_audit"] == "off"``: project mode judges the project's own
+    statements only, and deriving would re-read the whole file on every item)."""
+    if task.problem or task.meta.get("statement_audit") == "off":
         return {}
     pack = audit_pack(task.prover)
     return pack.derive(task) if pack is not None else {}

@@ -325,12 +325,25 @@ def template_key(task: Task, prover: Prover) -> dict[str, str] | None:
             "verifier": verifier_version(prover)}
 
 
+def cached_verdict(cache: VerdictCache | None, task: Task, prover: Prover, data: bytes, *,
+                   timeout: float = DEFAULT_TIMEOUT, static_only: bool = False,
+                   policy: dict[str, Any] | None = None) -> Verdict | None:
+    """The verdict :func:`verify_cached` would serve from the cache for ``data``, or None; never verifies."""
+    key = _lookup_key(cache, task, prover, data, timeout, static_only, policy)
+    return cache.get(key)[0] if cache is not None and key is not None else None
+
+
+def _lookup_key(cache: VerdictCache | None, task: Task, prover: Prover, data: bytes, timeout: float,
+                static_only: bool, policy: dict[str, Any] | None) -> dict[str, str] | None:
+    full_policy = {"timeout": timeout, "static_only": static_only, **(policy or {})}
+    return cache_key(task, prover, data, full_policy) if cache is not None and cache.mode != "off" else None
+
+
 def verify_cached(cache: VerdictCache | None, task: Task, prover: Prover, data: bytes, *,
                   timeout: float = DEFAULT_TIMEOUT, static_only: bool = False,
                   policy: dict[str, Any] | None = None) -> tuple[Verdict, bool]:
     """:func:`verify_candidate` behind the cache: (verdict, True) when it came from a valid entry."""
-    full_policy = {"timeout": timeout, "static_only": static_only, **(policy or {})}
-    key = cache_key(task, prover, data, full_policy) if cache is not None and cache.mode != "off" else None
+    key = _lookup_key(cache, task, prover, data, timeout, static_only, policy)
     if cache is not None:
         cache.last_miss = ""
     if cache is not None and key is not None:

@@ -36,6 +36,7 @@ from pytest_forall.core.actor import (
     ResumableSession,
     SessionContext,
     SessionHandle,
+    StoresCandidates,
     TurnResult,
 )
 from pytest_forall.core.audit import (
@@ -50,6 +51,7 @@ from pytest_forall.core.audit import (
 from pytest_forall.core.budget import SpendLedger
 from pytest_forall.core.cache import (
     VerdictCache,
+    cached_verdict,
     describe_environment,
     environment_digest,
     task_digest,
@@ -367,6 +369,9 @@ class ItemRun:
             return self._result("template", infra)
         if not self.resumed:
             self.state.start_sample(0)
+            accepted = self._accepted_from_cache()
+            if accepted is not None:
+                return accepted
         while self.state.sample < self.ctx.budget.samples:
             outcome = self._run_sample()
             if outcome is not None:
@@ -374,6 +379,47 @@ class ItemRun:
             self.state.start_sample(self.state.sample + 1)
             self._save()
         return self._result(self.state.stop or "gave-up", self.state.last_reason or "no accepted candidate")
+
+    def _accepted_from_cache(self) -> dict[str, Any] | None:
+        """The item's row when its frontend's one submission is known beforehand (:class:`StoresCandidates`) and the
+        verdict cache holds it accepted: the same verdict, row and audit files (the candidate and its verdict under
+        ``s0/r1``, ``accepted/``, the submission and acceptance events) as a session would give, without the
+        workspace, the turn and their intermediate state and progress writes (a warm run's per-item cost). None
+        otherwise: the item then runs as usual (a reviewer, a budget that forbids the turn, a miss, a rejection)."""
+        task, cache, frontend = self.ctx.task, self.ctx.cache, self.ctx.frontend
+        if (cache is None or self.ctx.reviewer is not None or not isinstance(frontend, StoresCandidates)
+                or task.meta.get("submission_files") or self.ctx.budget.samples < 1 or self._sample_stop()[0]
+                or self._item_stop()[0]):
+            return None
+        data = frontend.stored_candidate(task)
+        if data is None:
+            return None
+        verdict = cached_verdict(cache, task, self.ctx.prover, data, timeout=self.ctx.verify_timeout,
+                                 policy={"prover_sandboxed": self.prover_sandboxed})
+        if verdict is None or not decide_acceptance(verdict, None, data, reviewer_required=False).accepted:
+            return None
+        state, tag = self.state, "s0/r1"
+        state.rounds = state.sample_rounds = 1
+        self._charge_compile()
+        self.cached, self.cache_miss, self.candidate_digest = True, "", verdict.digest
+        if any(layer.name == "template" and layer.ok for layer in verdict.layers):
+            self.template_unchecked = False
+        saved = self.ctx.audit.write_bytes(f"{tag}/{task.candidate_name}", data)
+        evidence = self.ctx.audit.write_json(f"{tag}/candidate-verdict.json", verdict.to_wire())
+        self.ctx.audit.event(kind="submission", submission="candidate", round=tag, digest=verdict.digest,
+                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason, cached=True,
+                             file=self.ctx.audit.relative(saved), evidence=self.ctx.audit.relative(evidence),
+                             stored=f"{frontend.name}: the stored submission, judged from the verdict cache")
+        state.last_digest, state.last_verdict = verdict.digest, verdict.verdict
+        self.ctx.audit.event(kind="acceptance", round=tag, accepted=True, reason="", digest=verdict.digest)
+        self.accepted_verdict = verdict
+        independent = next((layer for layer in verdict.layers if layer.name == "independent_check"), None)
+        self.independent = independent.ok if independent else None
+        self.ctx.audit.write_bytes(f"accepted/{task.candidate_name}", data)
+        self.ctx.audit.write_json("accepted/acceptance.json", {
+            "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
+            "verdict": verdict.to_wire(), "review": None, "round": tag, "sessions": state.sessions})
+        return self._result("accepted" if verdict.strict else "accepted-rules-only", "")
 
     def _template_infra(self) -> str:
         """The unmodified problem must compile here before anyone tries to prove it (cached per template).

@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from filelock import FileLock
 
@@ -491,7 +491,7 @@ def _rocq_task(project: CoqProject, rel: str, module: str, text: str, proof: Roc
             "coq_module": module, "qualified_name": qualified, "target_path": ".".join(path),
             "retrieval_exclude": [qualified], "cone_key": cone.get("key", ""), "deps_key": cone.get("deps_key", ""),
             "deps": list(cone.get("deps", [])), "statement_offset": proof.start, "opener": opener,
-            "keyword": proof.keyword, "admitted": admitted, "own_candidate": own,
+            "keyword": proof.keyword, "admitted": admitted, "own_candidate": own, "statement_audit": "off",
             "file_digest": hashlib.sha256(text.encode("utf-8")).hexdigest(),
             "markers": ["admitted"] if admitted else [],
             "sections": [b.name for b in proof.blocks if b.kind == "Section"], "modules": proof.module_path()}
@@ -622,6 +622,14 @@ class ProjectRocqProver(RocqProver):
     """
 
     name = ROCQ_PROVER
+    #: Process-wide (pytest makes one prover per item, and a warm run would otherwise re-read and re-hash every
+    #: compiled file and re-parse every judge dump per item), each keyed by what determines it: a build's key by
+    #: the toolchain and the sources' stamps, a compiled file's digest by its stamp and the judge plugin, a judge
+    #: dump by its record's path (named by that digest).
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+    _shared_keys: ClassVar[dict[tuple[str, str, str, str], tuple[tuple[tuple[str, int, int], ...], str]]] = {}
+    _shared_vo_digests: ClassVar[dict[tuple[str, int, int, str], str]] = {}
+    _shared_dumps: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Any = None) -> None:
         from pytest_forall.core.proc import run_command as default_runner
@@ -633,16 +641,16 @@ class ProjectRocqProver(RocqProver):
         self.build_command = str((options or {}).get("project_build") or "").strip()
         self.builds.mkdir(parents=True, exist_ok=True)
         self.sandbox_binds = (*self.sandbox_binds, (self.builds, str(self.builds)))
-        self._lock = threading.Lock()
-        self._keys: dict[str, tuple[tuple[tuple[str, int, int], ...], str]] = {}
+        self._lock = ProjectRocqProver._shared_lock
+        self._keys = ProjectRocqProver._shared_keys
         self._judged_project: dict[tuple[str, str], tuple[Any, str, bool]] = {}
         self._tactic_load: dict[str, list[str]] = {}
         #: verification directories whose candidate is the project's own proof (digest), judged from the build
         self._own: dict[str, str] = {}
         #: per item, the digest of the last compiled candidate after the project's own text (the proof, helpers)
         self._proofs: dict[str, str] = {}
-        self._vo_digests: dict[tuple[str, int, int], str] = {}
-        self._dumps: dict[str, Any] = {}
+        self._vo_digests = ProjectRocqProver._shared_vo_digests
+        self._dumps = ProjectRocqProver._shared_dumps
 
     # -- the baseline build -------------------------------------------------------------------------------
 
@@ -658,11 +666,12 @@ class ProjectRocqProver(RocqProver):
                 stamp.append((rel, info.st_size, info.st_mtime_ns))
             except OSError:
                 stamp.append((rel, -1, -1))
+        where = (str(project.root), self.toolchain.spec, self.coqc, self.build_command)
         with self._lock:
-            known = self._keys.get(str(project.root))
+            known = self._keys.get(where)
             if known is None or known[0] != tuple(stamp):
                 known = (tuple(stamp), rocq_build_key(project, self.version(), self.build_command))
-                self._keys[str(project.root)] = known
+                self._keys[where] = known
         return self.builds / known[1]
 
     def _build(self, task: Task, timeout: float) -> tuple[CoqProject, Path, str]:
@@ -797,7 +806,7 @@ class ProjectRocqProver(RocqProver):
     def _per_vo(self, vo: Path, module: str, suffix: str) -> Path:
         """Where a record about one compiled file is kept: by the file's digest and the judge plugin's build."""
         info = vo.stat()
-        known = (str(vo), info.st_mtime_ns, info.st_size)
+        known = (str(vo), info.st_mtime_ns, info.st_size, str(self.plugin))
         if known not in self._vo_digests:
             self._vo_digests[known] = hashlib.sha256(vo.read_bytes() + b"\0" + str(self.plugin).encode()).hexdigest()
         digest = self._vo_digests[known][:24]

@@ -64,13 +64,34 @@ def write_manifest(entry: Path, key: str, names: list[str]) -> None:
     (entry / "manifest.json").write_text(json.dumps({"key": key, "files": files}), encoding="utf-8")
 
 
+#: Entries this process validated, with the status-change stamp of each of their files: a prover is made per item,
+#: and re-hashing the plugin each time was a warm run's largest per-item cost after the protocol's own.
+_validated: dict[str, tuple[tuple[str, int, int, int], ...]] = {}
+
+
+def _stamps(entry: Path) -> tuple[tuple[str, int, int, int], ...]:
+    """(name, inode, size, ctime) of every file of ``entry``: any rewrite changes the ctime, which no user sets."""
+    found = []
+    for path in sorted(entry.rglob("*")):
+        info = path.lstat()
+        found.append((str(path.relative_to(entry)), info.st_ino, info.st_size, info.st_ctime_ns))
+    return tuple(found)
+
+
 def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | str]) -> tuple[Path, str]:
     """The validated cache entry for ``key``; built (into a fresh directory, then renamed) when absent, corrupt or
-    foreign. ``build`` fills the directory and returns the names of the files to trust, or a problem."""
+    foreign. ``build`` fills the directory and returns the names of the files to trust, or a problem. An entry
+    this process validated is not hashed again while none of its files changed."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     entry = cache_dir / key
+    try:
+        if _validated.get(str(entry)) == _stamps(entry):
+            return entry, ""
+    except OSError:
+        pass
     with FileLock(str(entry) + ".lock"):
         if manifest_ok(entry, key):
+            _validated[str(entry)] = _stamps(entry)
             return entry, ""
         scratch = Path(tempfile.mkdtemp(prefix="build-", dir=cache_dir))
         try:
@@ -80,6 +101,7 @@ def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | 
             write_manifest(scratch, key, produced)
             shutil.rmtree(entry, ignore_errors=True)
             scratch.rename(entry)
+            _validated[str(entry)] = _stamps(entry)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return entry, ""
@@ -403,19 +425,21 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
                     {k: tuple(v) for k, v in findings.items()})
 
 
-def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str) -> str:
-    """The audit file of project mode: load the plugin, ``Require`` the project's compiled file, dump it."""
+def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str, each: bool = False) -> str:
+    """The audit file of project mode: load the plugin, ``Require`` the project's compiled file, dump it. The
+    targets' assumptions come from one shared walk of the file's closure; ``each``: from one Coq
+    ``Assumptions.assumptions`` per target (the reference the shared walk is tested against)."""
     for path in targets:
         if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in path.split(".")):
             raise ValueError(f"not a Coq qualified identifier: {path!r}")
     if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in module.split(".")):
         raise ValueError(f"not a Coq library name: {module!r}")
     return (f'Declare ML Module "{PLUGIN_PACKAGE}.plugin".\nRequire {module}.\n'
-            f'ForallJudgeFile "{out_name}" "{nonce}" "{module}" "{" ".join(targets)}".\n')
+            f'ForallJudgeFile{"Each" if each else ""} "{out_name}" "{nonce}" "{module}" "{" ".join(targets)}".\n')
 
 
 def run_file_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, load: list[str], module: str,
-                  targets: list[str], fresh: bool = True) -> tuple[FileDump | None, str]:
+                  targets: list[str], fresh: bool = True, each: bool = False) -> tuple[FileDump | None, str]:
     """Dump ``module`` as the project's load path ``load`` (coqc ``-Q``/``-R`` arguments) finds it, from a fresh
     directory under ``parent`` (or, ``fresh=False``, from ``parent`` itself: a sandbox binds only the directory it
     runs in). Returns the dump and "" or None and why it failed."""
@@ -424,7 +448,7 @@ def run_file_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, lo
     name = f"ForallJudgeAudit_{nonce}"  # a name no project file has (the audit may run inside the project's tree)
     try:
         try:
-            source = file_audit_source(module, targets, f"{name}.txt", nonce)
+            source = file_audit_source(module, targets, f"{name}.txt", nonce, each)
         except ValueError as exc:
             return None, str(exc)
         (work / f"{name}.v").write_text(source, encoding="utf-8")

@@ -29,3 +29,11 @@ and kfield (f : Declarations.structure_field_body) = match f with
 let file_structure env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
   | Some mb -> (match mb.Declarations.mod_type with Declarations.NoFunctor s -> Some (fields_of s) | _ -> None)
   | None -> None
+(* Project mode's shared walk (forall_judge.mlg, shared_assumptions): Coq's Print Assumptions traversal of many
+   constants at once — every object reached, with the objects its body (an inductive's declaration) mentions —
+   and Coq's assumptions of them all together. The roots are one term applying Prop to them (only walked). *)
+let roots_term cs = Constr.mkApp (Constr.mkProp, Array.of_list (List.map Constr.mkConst cs))
+let roots_label = Names.Label.make "forall_judge_roots"
+let closure_graph cs = let (_, g, _) = Assumptions.traverse roots_label (roots_term cs) in g
+let assumptions_of st cs =
+  Assumptions.assumptions ~add_opaque:false ~add_transparent:false st (Names.GlobRef.ConstRef (List.hd cs)) (roots_term cs)

@@ -41,3 +41,14 @@ and kfield (f : Declarations.structure_field_body) = match f with
 let file_structure env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
   | Some mb -> (match mb.Declarations.mod_type with Declarations.NoFunctor s -> Some (fields_of s) | _ -> None)
   | None -> None
+(* Project mode's shared walk (forall_judge.mlg, shared_assumptions): Coq's Print Assumptions traversal of many
+   constants at once — every object reached, with the objects its body (an inductive's declaration) mentions
+   (none for an axiom: 8.17-8.20 do not walk an axiom's type) — and Coq's assumptions of them all together. *)
+let roots_term cs = Constr.mkApp (Constr.mkProp, Array.of_list (List.map Constr.mkConst cs))
+let roots_label = Names.Label.make "forall_judge_roots"
+let closure_graph cs =
+  let (_, g, _) = Assumptions.traverse Library.indirect_accessor roots_label (roots_term cs) in
+  Names.GlobRef.Map_env.map (function None -> Names.GlobRef.Set_env.empty | Some s -> s) g
+let assumptions_of st cs =
+  Assumptions.assumptions ~add_opaque:false ~add_transparent:false Library.indirect_accessor st
+    (Names.GlobRef.ConstRef (List.hd cs)) (roots_term cs)

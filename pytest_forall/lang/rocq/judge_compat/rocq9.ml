@@ -40,3 +40,20 @@ and kfield f = match f with
 let file_structure env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
   | Some mb -> (match Mod_declarations.mod_type mb with Declarations.NoFunctor s -> Some (fields_of s) | _ -> None)
   | None -> None
+(* Project mode's shared walk (forall_judge.mlg, shared_assumptions): Coq's Print Assumptions traversal of many
+   constants at once — every object reached, with the objects its body (an inductive's declaration) mentions —
+   and Coq's assumptions of them all together. Rocq 9 also walks an axiom's type but records no edge for it: an
+   axiom's edges are what Coq's walk of that axiom alone reaches. *)
+let closure_graph cs =
+  let open Names in
+  let (_, g, _) = Assumptions.traverse Library.indirect_accessor (List.map (fun c -> GlobRef.ConstRef c) cs) in
+  GlobRef.Map_env.mapi (fun gr deps -> match deps, gr with
+      | Some s, _ -> s
+      | None, GlobRef.ConstRef _ ->
+        let (_, own, _) = Assumptions.traverse Library.indirect_accessor [gr] in
+        GlobRef.Set_env.remove gr (GlobRef.Map_env.fold (fun k _ acc -> GlobRef.Set_env.add k acc) own
+                                     GlobRef.Set_env.empty)
+      | None, _ -> GlobRef.Set_env.empty) g
+let assumptions_of st cs =
+  Assumptions.assumptions ~add_opaque:false ~add_transparent:false Library.indirect_accessor st
+    (List.map (fun c -> Names.GlobRef.ConstRef c) cs)
