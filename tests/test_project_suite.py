@@ -118,6 +118,25 @@ def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path
     assert run.ret == 1
 
 
+def test_a_verdict_from_the_cache_still_names_the_proof_for_the_gate(pytester: pytest.Pytester,
+                                                                     project: Path) -> None:
+    """A warm run serves every verdict from the cache (no compile in that process): its rows still carry the
+    proof's digest, equal to the cold run's, so the gate can tell "proof changed" from the other causes."""
+    require_tool("coqc")
+    shutil.copytree(project, pytester.path / "proj")
+    pytester.makeini("[pytest]\n")
+    args = [*BASE, "--forall-project", "proj", "--forall-frontend", "replay", "--forall-proofs", str(PROOFS),
+            "-m", "admitted"]
+    assert pytester.runpytest(*args, "--forall-run-id", "cold").ret == 0
+    warm = pytester.runpytest(*args, "--forall-run-id", "warm", "--forall-baseline", "reports/cold")
+    cold_rows, warm_rows = results(pytester, "cold"), results(pytester, "warm")
+    assert all(row["cached"] for row in warm_rows.values()), warm_rows
+    for task_id, row in warm_rows.items():
+        assert row.get("proof_digest") and row["proof_digest"] == cold_rows[task_id]["proof_digest"], row
+        assert row["change"] == "same", row
+    assert warm.ret == 0
+
+
 def test_accepted_project_proofs_are_stored(pytester: pytest.Pytester, project: Path) -> None:
     from pytest_forall.plugin.project import ProofStore
 

@@ -198,6 +198,8 @@ class ItemRun:
         self.state, self.resumed = self._load_state()
         self.wall_before = self.state.wall_s
         self.accepted_verdict: Verdict | None = None
+        #: the bytes of the item's last candidate submission (the gate's proof digest reads them, core/gating.py)
+        self.candidate_data: bytes | None = None
         self.independent: bool | None = None
         #: the checked finding (core.audit) and its certificate's and derived template's paths in the record
         self.statement_audit = AUDIT_UNKNOWN
@@ -402,6 +404,7 @@ class ItemRun:
         state.rounds = state.sample_rounds = 1
         self._charge_compile()
         self.cached, self.cache_miss, self.candidate_digest = True, "", verdict.digest
+        self.candidate_data = data
         if any(layer.name == "template" and layer.ok for layer in verdict.layers):
             self.template_unchecked = False
         saved = self.ctx.audit.write_bytes(f"{tag}/{task.candidate_name}", data)
@@ -602,6 +605,8 @@ class ItemRun:
                                              policy={"prover_sandboxed": self.prover_sandboxed})
         self.cache_miss = self.ctx.cache.last_miss if self.ctx.cache is not None and not self.cached else ""
         self.candidate_digest = verdict.digest
+        if task is self.ctx.task and kind == "candidate":
+            self.candidate_data = data
         if task is self.ctx.task and any(layer.name == "template" and layer.ok for layer in verdict.layers):
             self.template_unchecked = False
         name = name or task.candidate_name
@@ -724,7 +729,7 @@ class ItemRun:
             return {"environment": "", "verifier": "", "uncacheable": "", "kernel": "", "advisories": [],
                     "toolchain": ""}
         env, why = describe_environment(self.ctx.task, prover)
-        changes = ({k: str(v) for k, v in prover.change_fields(self.ctx.task).items()}
+        changes = ({k: str(v) for k, v in prover.change_fields(self.ctx.task, self.candidate_data).items()}
                    if isinstance(prover, NamesChanges) else {})
         kernel = dict(self.accepted_verdict.kernel) if self.accepted_verdict else {}
         if not kernel and isinstance(prover, ChecksAdvisories):

@@ -150,7 +150,9 @@ class NamesChanges(Protocol):
     """The prover names a task's statement and what it rests on as the prover itself has them (project mode: kernel
     digests ``kernel_statement``, ``kernel_context``…), so the gate can say which of them changed (core/gating.py)."""
 
-    def change_fields(self, task: Task) -> dict[str, str]: ...
+    def change_fields(self, task: Task, candidate: bytes | None = None) -> dict[str, str]:
+        """``candidate``: the item's last submission, when this process has it (a verdict from the cache included)."""
+        ...
 
 
 @runtime_checkable

@@ -600,6 +600,13 @@ def coqdep_graph(project: CoqProject) -> dict[str, list[str]] | None:
     return graph
 
 
+def proof_digest(task: Task, data: bytes) -> str:
+    """What the gate calls the proof (core/gating.py): the candidate after the project's text and the target's
+    statement, digested; the same whether the verdict was computed or served from the cache."""
+    after = data.decode("utf-8", "replace")[int(task.meta.get("statement_offset", 0)):]
+    return sha256_bytes(after.split(task.statement, 1)[-1].encode("utf-8"))[:24]
+
+
 def coqc_version(coqc: str = "coqc") -> str:
     if shutil.which(coqc) is None:
         return "<no coqc>"
@@ -966,10 +973,7 @@ class ProjectRocqProver(RocqProver):
             return CompileResult(ok=False, infra=problem)
         data = candidate.read_bytes()
         rel = str(task.meta["project_file"])
-        # what the gate calls the proof: the candidate after the project's text and the target's statement
-        after = data.decode("utf-8", "replace")[int(task.meta.get("statement_offset", 0)):]
-        after = after.split(task.statement, 1)[-1]
-        self._proofs[task.task_id] = sha256_bytes(after.encode("utf-8"))[:24]
+        self._proofs[task.task_id] = proof_digest(task, data)
         if self._is_own(task, data, build):
             # the project's own proof, as the project's build compiled it: judged from the build's .vo (one judge
             # session and one coqchk per file, not one compile per lemma)
@@ -1008,7 +1012,7 @@ class ProjectRocqProver(RocqProver):
                 f"coqc refused the project's options ({refused.group(0).strip()}): fix _CoqProject's -arg lines"))
         return dataclasses.replace(outcome, artifact=str(source.with_suffix(".vo"))) if outcome.ok else outcome
 
-    def change_fields(self, task: Task) -> dict[str, str]:
+    def change_fields(self, task: Task, candidate: bytes | None = None) -> dict[str, str]:
         """Kernel digests for the gate (core/gating.py): ``kernel_statement``, the target's type in the project's
         build; ``kernel_context``, the file's declarations before it and the files it rests on. {} when the build
         has no answer (the row then falls back to the template's digest)."""
@@ -1039,7 +1043,8 @@ class ProjectRocqProver(RocqProver):
 
         fields = {"kernel_statement": digest([" : ".join(statement_key(entry))]),
                   "kernel_context": digest(definitions), "kernel_lemmas": digest(lemmas)}
-        return {**fields, "proof_digest": self._proofs[task.task_id]} if task.task_id in self._proofs else fields
+        proof = proof_digest(task, candidate) if candidate is not None else self._proofs.get(task.task_id)
+        return {**fields, "proof_digest": proof} if proof else fields
 
     def _installed_roots(self) -> tuple[str, ...]:
         """Logical roots of the installed libraries (the backend's list and every ``user-contrib`` directory): an
