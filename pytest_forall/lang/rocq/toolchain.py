@@ -303,8 +303,8 @@ def build_root(suite: str, directory: Path, mirror: str = "", packages: Sequence
     return stamp
 
 
-def compiles_here(toolchain: Toolchain, files: Sequence[Path], jobs: int = 2,
-                  timeout: float = 300) -> list[tuple[str, bool, str]]:
+def compiles_here(toolchain: Toolchain, files: Sequence[Path], jobs: int = 2, timeout: float = 300,
+                  progress: Callable[[str], None] | None = None) -> list[tuple[str, bool, str]]:
     """Compile each problem file (the benchmark's own, harness input) with the toolchain's ``coqc`` and its version's
     flags, each in a scratch copy: ``(name, compiled, first error line)`` per file, in order."""
     from concurrent.futures import ThreadPoolExecutor
@@ -321,7 +321,10 @@ def compiles_here(toolchain: Toolchain, files: Sequence[Path], jobs: int = 2,
             lines = output.splitlines()
             at = next((i for i, line in enumerate(lines) if line.startswith(("Error", "Anomaly"))), None)
             error = " ".join(" ".join(lines[at:at + 2]).split())[:200] if at is not None else output[-200:]
-            return path.stem, result.returncode == 0, "" if result.returncode == 0 else error
+            error = "" if result.returncode == 0 else error
+            if progress is not None:  # a long run (all 412) keeps what it measured if it is stopped
+                progress(f"{path.stem}\t{'ok' if result.returncode == 0 else 'FAIL'}\t{error}")
+            return path.stem, result.returncode == 0, error
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(one, files))
@@ -391,7 +394,8 @@ def _compiles_main(args: argparse.Namespace) -> int:
     files = problems[::args.every]
     started = time.monotonic()
     try:
-        results = compiles_here(found, files, args.jobs)
+        results = compiles_here(found, files, args.jobs,
+                                progress=lambda line: print(line, file=sys.stderr, flush=True))
     except RuntimeError as exc:
         print(f"forall toolchain compiles: {exc}", file=sys.stderr)
         return 2
