@@ -76,3 +76,35 @@ def test_a_changed_statement_is_refused_on_the_root_unsandboxed(tmp_path: Path) 
     layer = kernel_statement(prover, task, changed, tmp_path / "kernel")
     assert layer.ok is False and f"the type of `{task.meta['target_path']}` differs from the project's" in \
         layer.reason, layer.reason
+
+
+def test_the_project_caches_never_serve_across_toolchains(tmp_path: Path) -> None:
+    """One project, one cache directory, one verdict cache, three toolchains (the host's 8.16, trixie's 8.20,
+    sid's 9.2: the project needs only the standard library): each toolchain gets its own collection keys, its own
+    build (which names it) and its own verdict-cache entry (its first run a miss, its second a hit)."""
+    from test_project_library import GATE_FILE
+
+    from pytest_forall.core import cache as vcache
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "_CoqProject").write_text("-R . Gate\nA.v\n")
+    (project / "A.v").write_text(GATE_FILE)
+    cache = vcache.VerdictCache(tmp_path / "verdicts", "readwrite")
+    keys, cones, labels = set(), set(), []
+    for spec in ("", str(root("trixie")), str(root("sid"))):
+        options = {"rocq_toolchain": spec} if spec else {}
+        task = next(t for t in load_project(project, options) if t.theorem_name == "double_2")
+        cones.add(task.meta["cone_key"])
+        prover = ProjectRocqProver({**options, "cache_dir": str(tmp_path / "cache"), "timeout": 300})
+        data = str(task.meta["own_candidate"]).encode()
+        keys.add(json.dumps(vcache.cache_key(task, prover, data, {"timeout": 300.0, "static_only": False}),
+                            sort_keys=True))
+        first, hit = vcache.verify_cached(cache, task, prover, data, timeout=300.0)
+        assert (first.verdict, first.strict, hit) == ("accept", True, False), (spec, first.reason)
+        again, hit = vcache.verify_cached(cache, task, prover, data, timeout=300.0)
+        assert hit and again.kernel["toolchain"] == first.kernel["toolchain"] == prover.toolchain_label()
+        labels.append(prover.toolchain_label())
+    assert len(keys) == len(cones) == len(set(labels)) == 3
+    built = {json.loads(p.read_text())["toolchain"] for p in (tmp_path / "cache" / "project-rocq").glob("*/built.json")}
+    assert built == set(labels)

@@ -598,7 +598,7 @@ class ProjectRocqProver(RocqProver):
             (build / "build.log").write_text("\n".join(log), encoding="utf-8")
             if not timed_out:  # a slow machine is not a verdict on the project: retry next time
                 done.write_text(json.dumps({"ok": not reason, "reason": reason, "root": str(project.root),
-                                            "toolchain": self.toolchain_label(),
+                                            "toolchain": self.toolchain_label(), "version": self.version(),
                                             "incremental": previous is not None,
                                             "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
             return reason
@@ -629,13 +629,15 @@ class ProjectRocqProver(RocqProver):
         return records / f"{module}.{digest}.{suffix}"
 
     def _previous_build(self, project: CoqProject) -> Path | None:
-        """The newest finished build of the same project (its sources and compiled files are the starting point
-        of an incremental build), or None."""
+        """The newest finished build of the same project with the same toolchain and libraries (its sources and
+        compiled files are the starting point of an incremental build; another Coq's ``.vo`` files would be kept by
+        ``make`` and refused by this one), or None."""
         found: list[tuple[float, Path]] = []
         for done in self.builds.glob("*/built.json"):
             try:
                 record = json.loads(done.read_text(encoding="utf-8"))
-                if record.get("ok") and record.get("root") == str(project.root) and (done.parent / "src").is_dir():
+                if record.get("ok") and record.get("root") == str(project.root) and (done.parent / "src").is_dir() \
+                        and record.get("version") == self.version():
                     found.append((done.stat().st_mtime, done.parent))
             except (OSError, ValueError):
                 continue
