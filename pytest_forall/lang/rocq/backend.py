@@ -707,7 +707,8 @@ class RocqProver:
             prefix = [*root_prefix(self.toolchain.root, workspace.absolute()), "--"]
         if self.ocaml_env:
             prefix += ["/usr/bin/env", *(f"{k}={v}" for k, v in self.ocaml_env.items())]
-        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, self.load,
+        # the version's flags, as every compile gets them (8.20 refuses PutnamBench's top-level `Variable` without)
+        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, [*self.info.compile_flags, *self.load],
                            show_goals=not self.info.coqtop_prints_goals)
 
 
