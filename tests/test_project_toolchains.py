@@ -1,9 +1,10 @@
-"""Issue 21, the project suite on another toolchain: a real library (Coquelicot's ``Equiv.v``, taken from the trixie
-root's own sources so it matches that root's Coq 8.20 and Coquelicot 3.4) copied under a new logical name and run in
-library mode with ``--forall-rocq-toolchain ROOT``. Every prover process — ``coq_makefile``/``make``, ``coqdep``,
-``coqc``, the judge, ``coqchk`` — must run from the root: a ``.vo`` one Coq version made is refused by another's
-``coqc``/``coqchk``, so a single process from the host (8.16) would fail the build, the judge or the independent
-check. sid (Rocq 9.2) has no Coquelicot or mathcomp today (docs/toolchains.md), so there is no real library to run.
+"""Issue 21, the project suite on other toolchains: a real library file taken from the root's own sources (so it
+matches that root's Coq and libraries: Coquelicot's ``Equiv.v`` on trixie's 8.20, the standard library's
+``Lists/ListSet.v`` on sid's Rocq 9.2, which has no Coquelicot or mathcomp today) copied under a new logical name and
+run in library mode with ``--forall-rocq-toolchain ROOT``. Every prover process — ``coq_makefile``/``make``,
+``coqdep``, ``coqc``, the judge, ``coqchk`` — must run from the root: a ``.vo`` one Coq version made is refused by
+another's ``coqc``/``coqchk``, so a single process from the host (8.16) would fail the build, the judge or the
+independent check.
 """
 
 from __future__ import annotations
@@ -21,29 +22,36 @@ from pytest_forall.lang.rocq.backend import coq_library_dirs
 from pytest_forall.suites.project import ProjectRocqProver, load_project
 
 
-def coquelicot_project(suite: str, project: Path) -> Path:
-    """``Equiv.v`` of the root's Coquelicot as the project ``CQ`` (its short-name ``Require`` qualified)."""
-    contrib = coq_library_dirs("/usr/bin/coqc", str(root(suite)))[0] / "user-contrib" / "Coquelicot"
-    text = (contrib / "Equiv.v").read_text(encoding="utf-8")
-    assert "\nRequire Import Rbar Rcomplements Hierarchy." in text
+#: Per root: a real library file from the root's own sources (directory under ``coqc -where``, file, logical name of
+#: the copy, expected toolchain label): Coquelicot on trixie; on sid (no Coquelicot or mathcomp installable) a file
+#: of Rocq 9.2's own standard library.
+LIBRARY = {"trixie": ("user-contrib/Coquelicot", "Equiv.v", "CQ", "coq-8.20.1"),
+           "sid": ("user-contrib/Stdlib/Lists", "ListSet.v", "LS", "rocq-9.2")}
+
+
+def library_project(suite: str, project: Path) -> Path:
+    """The root's library file as the project of its own (Coquelicot's short-name ``Require`` qualified)."""
+    directory, file, logical, _ = LIBRARY[suite]
+    text = (coq_library_dirs("/usr/bin/coqc", str(root(suite)))[0] / directory / file).read_text(encoding="utf-8")
     project.mkdir(parents=True)
-    (project / "Equiv.v").write_text(text.replace("\nRequire Import Rbar Rcomplements Hierarchy.",
-                                                  "\nFrom Coquelicot Require Import Rbar Rcomplements Hierarchy."))
-    (project / "_CoqProject").write_text("-R . CQ\nEquiv.v\n")
+    (project / file).write_text(text.replace("\nRequire Import Rbar Rcomplements Hierarchy.",
+                                             "\nFrom Coquelicot Require Import Rbar Rcomplements Hierarchy."))
+    (project / "_CoqProject").write_text(f"-R . {logical}\n{file}\n")
     return project
 
 
-def test_library_mode_runs_every_process_from_the_root(pytester: pytest.Pytester) -> None:
-    """Every own proof of the library is strict on trixie's 8.20 (sandboxed), its row names the toolchain, the
+@pytest.mark.parametrize("suite", sorted(LIBRARY))
+def test_library_mode_runs_every_process_from_the_root(pytester: pytest.Pytester, suite: str) -> None:
+    """Every own proof of the library is strict on the root's Coq (sandboxed), its row names the toolchain, the
     build says which toolchain made it, and the collection's keys name the toolchain (not the host's coqc)."""
-    trixie = str(root("trixie"))
-    project = coquelicot_project("trixie", pytester.path / "proj")
-    tasks = load_project(project, {"rocq_toolchain": trixie})
+    spec = str(root(suite))
+    project = library_project(suite, pytester.path / "proj")
+    tasks = load_project(project, {"rocq_toolchain": spec})
     host_keys = {t.task_id: t.meta["cone_key"] for t in load_project(project, {})}
     assert all(t.meta["cone_key"] != host_keys[t.task_id] for t in tasks)
     pytester.makeini("[pytest]\n")
     run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay", "--forall-run-id", "own",
-                             "-m", "not admitted", "--forall-require", "strict", "--forall-rocq-toolchain", trixie,
+                             "-m", "not admitted", "--forall-require", "strict", "--forall-rocq-toolchain", spec,
                              "--forall-cache-dir", str(pytester.path / "cache"))
     rows = results(pytester.path, "own")
     proved = [t.task_id for t in tasks if not t.meta["admitted"]]
@@ -51,9 +59,10 @@ def test_library_mode_runs_every_process_from_the_root(pytester: pytest.Pytester
     assert {k: r["outcome"] for k, r in rows.items() if r["outcome"] != "strict"} == {}, \
         {k: r["reason"][:300] for k, r in rows.items() if r["outcome"] != "strict"}
     assert all(r["independent"] is True for r in rows.values())
-    assert {r["toolchain"] for r in rows.values()} == {f"coq-8.20.1 (root:{trixie})"}
+    want = f"{LIBRARY[suite][3]} (root:{spec})"
+    assert {r["toolchain"] for r in rows.values()} == {want}
     built = [json.loads(p.read_text()) for p in (pytester.path / "cache" / "project-rocq").glob("*/built.json")]
-    assert [b["toolchain"] for b in built] == [f"coq-8.20.1 (root:{trixie})"] and built[0]["ok"]
+    assert [b["toolchain"] for b in built] == [want] and built[0]["ok"]
     assert run.ret == 0
 
 
@@ -61,7 +70,7 @@ def test_a_changed_statement_is_refused_on_the_root_unsandboxed(tmp_path: Path) 
     """Without the sandbox (the root's tools under the harness's own bubblewrap): the project's own proof is
     strict, a proof of a changed statement is rejected, and the kernel judge alone refuses it."""
     trixie = str(root("trixie"))
-    project = coquelicot_project("trixie", tmp_path / "proj")
+    project = library_project("trixie", tmp_path / "proj")
     tasks = {t.theorem_name: t for t in load_project(project, {"rocq_toolchain": trixie})}
     prover = ProjectRocqProver({"rocq_toolchain": trixie, "cache_dir": str(tmp_path / "cache"), "timeout": 300})
     assert not prover.sandboxed and prover.probe(tmp_path) == ""
