@@ -21,7 +21,6 @@ from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.backend import coq_library_dirs
 from pytest_forall.suites.project import ProjectRocqProver, load_project
 
-
 #: Per root: a real library file from the root's own sources (directory under ``coqc -where``, file, logical name of
 #: the copy, expected toolchain label): Coquelicot on trixie; on sid (no Coquelicot or mathcomp installable) a file
 #: of Rocq 9.2's own standard library.

@@ -55,8 +55,8 @@ from pytest_forall.lang.rocq.backend import (
     read_compile,
 )
 from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE
-from pytest_forall.lang.rocq.toolchain import Toolchain, label, probe, resolve, root_prefix, run_in
 from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS
+from pytest_forall.lang.rocq.toolchain import Toolchain, label, probe, resolve, root_prefix, run_in
 
 SUITE = "project"
 ROCQ_PROVER = "rocq-project"
@@ -387,7 +387,7 @@ def rocq_build_key(project: CoqProject, version: str) -> str:
     return digest.hexdigest()[:24]
 
 
-def cone_keys(project: CoqProject, version: str, toolchain: Toolchain = Toolchain("")) -> dict[str, dict[str, Any]]:
+def cone_keys(project: CoqProject, version: str, toolchain: Toolchain | None = None) -> dict[str, dict[str, Any]]:
     """Per file: ``key``, a digest of the toolchain, ``_CoqProject`` and the file's ``coqdep`` cone (itself and every
     project file it transitively requires), so an edit changes the key of the files that depend on it only;
     ``deps_key``, the same without the file itself (what its proofs rest on); ``deps``, the cone's other files.
@@ -421,9 +421,10 @@ def cone_keys(project: CoqProject, version: str, toolchain: Toolchain = Toolchai
     return keys
 
 
-def coqdep_graph(project: CoqProject, toolchain: Toolchain = Toolchain("")) -> dict[str, list[str]] | None:
-    """``coqdep``'s answer (the toolchain's: another version resolves ``Require``s against its own libraries):
-    for each project file, the project files it requires (None when coqdep fails)."""
+def coqdep_graph(project: CoqProject, toolchain: Toolchain | None = None) -> dict[str, list[str]] | None:
+    """``coqdep``'s answer (the toolchain's, default the one on PATH: another version resolves ``Require``s against
+    its own libraries): for each project file, the project files it requires (None when coqdep fails)."""
+    toolchain = toolchain or Toolchain("")
     if not toolchain.has("coqdep") or not project.files:
         return None
     argv = ["coqdep"]
