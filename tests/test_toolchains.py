@@ -300,3 +300,31 @@ def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(tool
     assert "unsafe guarded P.Top.loop" in shared.assumptions["t10"]
     expected = ("axiom P.Deep.el_ax", "axiom P.Deep.ty_ax") if toolchain == "sid" else ("axiom P.Deep.el_ax",)
     assert shared.assumptions["t11"] == expected
+
+
+def test_coqtop_gets_the_version_flags_a_top_level_variable_loads_on_trixie(provers: Provers, tmp_path: Path) -> None:
+    """The portfolio's and the statement audit's ``coqtop`` load a template as ``coqc`` compiles it: on 8.20 with
+    ``-w -declaration-outside-section``, else PutnamBench's top-level ``Variable R : realType.`` fails to load and the
+    item is infra (it was, for every such problem, before)."""
+    work = tmp_path / "probe"
+    work.mkdir()
+    statement = "Variable n : nat.\nTheorem t : n = n.\n"
+    winner, _, log = provers["trixie"].tactic_probe(work).run(statement, ["reflexivity"], work, 60)
+    assert winner == "reflexivity", log[-500:]
+
+
+def test_statement_audit_on_trixie(pytester: pytest.Pytester) -> None:
+    """The statement audit (``--forall-frontend=audit``) on 8.20, bounded to one problem (about 1-2 minutes on the
+    shared 2-core machine under load): ``putnam_2017_a1`` is vacuous there too, with a certificate that passed the
+    verifier on 8.20, and its row names the toolchain."""
+    putnam = require_path(PUTNAM / "coq" / "src", "PutnamBench").parents[1]
+    shutil.copy(REPO / "benchmarks" / "putnam" / "putnam.forall.toml", pytester.path / "putnam.forall.toml")
+    pytester.makeini(f"[pytest]\nforall_putnam_root = {putnam}\n")
+    pytester.runpytest("-p", "no:cacheprovider", "--forall-frontend=audit", "-k", "putnam_2017_a1 and coq",
+                       "--forall-run-id=au", f"--forall-rocq-toolchain={root('trixie')}")
+    rows = {row["task_id"]: row for row in map(json.loads, (pytester.path / "reports" / "au" / "results.jsonl")
+                                                .read_text().splitlines())}
+    assert {t: (r["outcome"], r["statement_audit"]) for t, r in rows.items()} == {
+        "putnam_2017_a1": ("vacuous", "vacuous")}, {t: r["reason"][:300] for t, r in rows.items()}
+    assert rows["putnam_2017_a1"]["toolchain"] == f"coq-8.20.1 (root:{root('trixie')})"
+    assert (pytester.path / "reports" / "au" / "items" / "putnam_2017_a1-coq" / "accepted" / "STATEMENT_VACUOUS.v").is_file()

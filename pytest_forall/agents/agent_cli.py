@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from pytest_forall.core.actor import REVIEWER, SessionContext, SessionHandle, TurnResult
 from pytest_forall.core.model import Usage
 from pytest_forall.core.proc import kill_group
-from pytest_forall.core.prover import Sandboxable
+from pytest_forall.core.prover import ProvidesShellTools, Sandboxable
 from pytest_forall.isolation.sandbox import SandboxPolicy, SandboxUnavailable, host_binds, run_sandboxed
 
 #: Variables of the parent environment a CLI may see; everything else (other keys, tokens) stays out.
@@ -290,6 +290,7 @@ class AgentCliSession:
             self.label, self.session_id, self.turns = _free_label(ctx.audit_dir, ctx.role), "", 0
         self.home = ctx.audit_dir / f"{self.label}-home"
         self.tmp = ctx.audit_dir / f"{self.label}-tmp"
+        self._prover_tools: tuple[tuple[Path, str], ...] | None = None
         resumed = self.home.is_dir()
         self.home.mkdir(exist_ok=True)
         self.tmp.mkdir(exist_ok=True)
@@ -319,7 +320,22 @@ class AgentCliSession:
         env = private_env(self.home, self.tmp, self.ctx.workspace, self.options)
         if self.sandboxed:
             env = {k: v for k, v in env.items() if k not in PROXY_ENV}
+        if self.prover_tools():
+            env["PATH"] = f"{self.tools_dir}:{env.get('PATH') or '/usr/bin:/bin'}"
         return env
+
+    @property
+    def tools_dir(self) -> Path:
+        return self.ctx.audit_dir / f"{self.label}-bin"
+
+    def prover_tools(self) -> tuple[tuple[Path, str], ...]:
+        """The actor's prover commands, from the toolchain the verifier uses (written once per session, outside the
+        workspace, read-only in the sandbox), and their binds; () for the reviewer or when PATH has them."""
+        if self.reviewer or not isinstance(self.ctx.prover, ProvidesShellTools):
+            return ()
+        if self._prover_tools is None:
+            self._prover_tools = self.ctx.prover.shell_tools(self.tools_dir)
+        return self._prover_tools
 
     def api_key(self) -> str:
         """The provider key, read from the variable named by ``options["api_key_env"]``; it only ever
@@ -350,7 +366,7 @@ class AgentCliSession:
         prover_binds = tuple((src, inside) for src, inside in declared if src.exists() and inside != "/")
         return SandboxPolicy(workspace=self.ctx.workspace, workspace_inside=str(self.ctx.workspace),
                              rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
-                             ro_binds=(*installs, *prover_binds), **common)
+                             ro_binds=(*installs, *prover_binds, *self.prover_tools()), **common)
 
     @property
     def stall(self) -> float | None:

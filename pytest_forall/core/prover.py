@@ -146,6 +146,16 @@ def toolchain_of(prover: object) -> str:
 
 
 @runtime_checkable
+class ProvidesShellTools(Protocol):
+    """The prover's commands for an agent's shell, from the installation the verifier runs (another version on the
+    shell's PATH would let the actor compile against a Coq/Lean the verdict never sees): ``shell_tools(directory)``
+    writes them into ``directory`` (first on the shell's PATH) and returns the read-only ``(host, inside)`` binds
+    they need; () when the shell's own PATH already finds them."""
+
+    def shell_tools(self, directory: Path) -> tuple[tuple[Path, str], ...]: ...
+
+
+@runtime_checkable
 class NamesChanges(Protocol):
     """The prover names a task's statement and what it rests on as the prover itself has them (project mode: kernel
     digests ``kernel_statement``, ``kernel_context``…), so the gate can say which of them changed (core/gating.py)."""

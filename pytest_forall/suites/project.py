@@ -49,8 +49,6 @@ from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 from pytest_forall.lang.rocq.backend import (
     AXIOM_CLAUSE,
     CHECKER_CLAUSE,
-    INSTALLED_ROOTS,
-    STRICT_AXIOMS,
     RocqProver,
     clean_env,
     parse_coqchk_summary,
@@ -58,6 +56,7 @@ from pytest_forall.lang.rocq.backend import (
 )
 from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE
 from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS
+from pytest_forall.lang.rocq.toolchain import Toolchain, label, probe, resolve, root_prefix, run_in
 
 SUITE = "project"
 ROCQ_PROVER = "rocq-project"
@@ -544,13 +543,14 @@ def rocq_build_key(project: CoqProject, version: str, command: str = "") -> str:
     return digest.hexdigest()[:24]
 
 
-def cone_keys(project: CoqProject, version: str, command: str = "") -> dict[str, dict[str, Any]]:
+def cone_keys(project: CoqProject, version: str, command: str = "",
+              toolchain: Toolchain | None = None) -> dict[str, dict[str, Any]]:
     """Per file: ``key``, a digest of the toolchain, ``_CoqProject`` and the file's ``coqdep`` cone (itself and every
     project file it transitively requires), so an edit changes the key of the files that depend on it only;
     ``deps_key``, the same without the file itself (what its proofs rest on); ``deps``, the cone's other files.
     Without ``coqdep`` every key is the whole project's and ``deps`` is every other file."""
     whole = rocq_build_key(project, version, command)
-    graph = coqdep_graph(project)
+    graph = coqdep_graph(project, toolchain)
     if graph is None:
         return {rel: {"key": whole, "deps_key": whole, "deps": [f for f in project.files if f != rel]}
                 for rel in project.files}
@@ -577,14 +577,16 @@ def cone_keys(project: CoqProject, version: str, command: str = "") -> dict[str,
     return keys
 
 
-def coqdep_graph(project: CoqProject) -> dict[str, list[str]] | None:
-    """``coqdep``'s answer: for each project file, the project files it requires (None when coqdep fails)."""
-    if shutil.which("coqdep") is None or not project.files:
+def coqdep_graph(project: CoqProject, toolchain: Toolchain | None = None) -> dict[str, list[str]] | None:
+    """``coqdep``'s answer (the toolchain's, default the one on PATH: another version resolves ``Require``s against
+    its own libraries): for each project file, the project files it requires (None when coqdep fails)."""
+    toolchain = toolchain or Toolchain("")
+    if not toolchain.has("coqdep") or not project.files:
         return None
     argv = ["coqdep"]
     for flag, directory, logical in project.mappings:
         argv += [flag, directory, logical]
-    result = run_command([*argv, *project.files], cwd=project.root, timeout=120)
+    result = run_in(toolchain, [*argv, *project.files], project.root, timeout=120)
     if result.returncode != 0:
         return None
     files = set(project.files)
@@ -612,6 +614,22 @@ def coqc_version(coqc: str = "coqc") -> str:
         return "<no coqc>"
     result = run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=60)
     return result.stdout.strip()
+
+
+def project_toolchain(options: dict[str, Any]) -> Toolchain:
+    """``--forall-rocq-toolchain`` as the project's collection reads it (a bad value: the PATH's; the backend
+    reports the problem on every item)."""
+    found = resolve(str(options.get("rocq_toolchain") or options.get("toolchain") or ""))
+    return found if isinstance(found, Toolchain) else Toolchain("")
+
+
+def toolchain_version(options: dict[str, Any]) -> str:
+    """What the collection's keys name: the toolchain (``label``: version and where it runs from) and its
+    ``coqc --version``, or the ``coqc`` option's version."""
+    if options.get("coqc"):
+        return coqc_version(str(options["coqc"]))
+    toolchain = project_toolchain(options)
+    return f"{label(toolchain)} {probe(toolchain)[0]}"
 
 
 # --- Rocq: the prover in the project's own build -----------------------------------------------------------
@@ -710,8 +728,9 @@ class ProjectRocqProver(RocqProver):
         lines = [f"{flag} {directory} {logical}" for flag, directory, logical in project.mappings]
         lines += [f"-arg {arg}" for arg in project.args] + list(project.files)
         (src / "_CoqProject.forall").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return [["coq_makefile", "-f", "_CoqProject.forall", "-o", "Makefile.forall"],
-                ["make", "-k", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}", f"COQC={self.coqc}"]], ""
+        return [[self.toolchain.tool("coq_makefile"), "-f", "_CoqProject.forall", "-o", "Makefile.forall"],
+                ["make", "-k", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}", f"COQC={self.coqc}",
+                 *([f"COQBIN={self.toolchain.bin}/"] if self.toolchain.bin else [])]], ""
 
     def _build_env(self, project: CoqProject) -> dict[str, str] | None:
         """The user's build and dune see the run's coqc first on PATH and as ``COQC`` (a Makefile's convention); the
@@ -753,7 +772,7 @@ class ProjectRocqProver(RocqProver):
                     changed.add(rel)
             if previous is not None and changed:
                 # what a changed file reaches is compiled again or is missing: never a stale .vo from the old build
-                graph = coqdep_graph(project) or {}
+                graph = coqdep_graph(project, self.toolchain) or {}
                 # a changed build rule, script or dune file may change any file's compilation
                 reached: set[str] = set(changed) if graph and changed <= set(project.files) else set(project.files)
                 while True:
@@ -769,7 +788,7 @@ class ProjectRocqProver(RocqProver):
             log = []
             started = time.monotonic()
             for argv in steps:
-                result = run_command(argv, cwd=src, timeout=max(timeout, 1800.0), env=self._build_env(project))
+                result = self._build_command(argv, src, max(timeout, 1800.0), self._build_env(project))
                 log.append(f"$ {' '.join(argv)}\n{result.stdout}{result.stderr}")
                 if result.returncode != 0:
                     timed_out = result.timed_out or result.returncode < 0  # killed: no verdict on the project
@@ -799,6 +818,7 @@ class ProjectRocqProver(RocqProver):
             if not timed_out:  # a slow machine is not a verdict on the project: retry next time
                 done.write_text(json.dumps({"ok": not reason, "reason": reason, "root": str(project.root),
                                             "declared": self._declared(project),
+                                            "toolchain": self.toolchain_label(), "version": self.version(),
                                             "incremental": previous is not None,
                                             "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
             return reason
@@ -809,6 +829,20 @@ class ProjectRocqProver(RocqProver):
         missing = [rel for rel in project.files if not (out / rel).with_suffix(".vo").is_file()]
         if missing:
             (build / "missing.json").write_text(json.dumps({"files": missing, "log": log}), encoding="utf-8")
+
+    def _build_command(self, argv: list[str], src: Path, timeout: float, env: dict[str, str] | None = None) -> Any:
+        """One step of the project's own build (trusted: the user's project) with the toolchain's tools: for a root
+        filesystem inside it (bubblewrap, ``src`` writable), with the host's ``make`` when the root has none."""
+        if not self.toolchain.root:
+            return run_command(argv, cwd=src, timeout=timeout, env=env)
+        binds: list[tuple[Path, str]] = []
+        if argv[0] == "make" and not self.toolchain.has("make") and shutil.which("make"):
+            binds.append((Path(str(shutil.which("make"))), "/run/forall-make"))  # the harness's tool, libc only
+            argv = ["/run/forall-make", *argv[1:]]
+        env = {**clean_env(), **self.ocaml_env, "PATH": "/usr/bin:/bin"}
+        prefix = [*root_prefix(self.toolchain.root, src.absolute(), binds), "--clearenv",
+                  *[x for key, value in env.items() for x in ("--setenv", key, value)], "--"]
+        return run_command([*prefix, *argv], cwd=src, timeout=timeout)
 
     def _per_vo(self, vo: Path, module: str, suffix: str) -> Path:
         """Where a record about one compiled file is kept: by the file's digest and the judge plugin's build."""
@@ -826,16 +860,17 @@ class ProjectRocqProver(RocqProver):
         return hashlib.sha256(declaration(project, self.build_command) + self.version().encode()).hexdigest()[:24]
 
     def _previous_build(self, project: CoqProject) -> Path | None:
-        """The newest finished build of the same project declared the same way (its sources and compiled files are
-        the starting point of an incremental build), or None: a changed build command, ``-arg`` or dune flag
-        rebuilds everything (make does not see a flag change)."""
+        """The newest finished build of the same project declared the same way, with the same toolchain and
+        libraries (its sources and compiled files are the starting point of an incremental build), or None: a changed
+        build command, ``-arg`` or dune flag rebuilds everything (make does not see a flag change), and another Coq's
+        ``.vo`` files would be kept by ``make`` and refused by this one."""
         found: list[tuple[float, Path]] = []
         declared = self._declared(project)
         for done in self.builds.glob("*/built.json"):
             try:
                 record = json.loads(done.read_text(encoding="utf-8"))
                 if record.get("ok") and record.get("root") == str(project.root) and (done.parent / "src").is_dir() \
-                        and record.get("declared") == declared:
+                        and record.get("declared") == declared and record.get("version") == self.version():
                     found.append((done.stat().st_mtime, done.parent))
             except (OSError, ValueError):
                 continue
@@ -857,8 +892,7 @@ class ProjectRocqProver(RocqProver):
         path = PLUGIN_INSIDE if self.sandboxed else str(self.plugin)
 
         def run(args: list[str], cwd: Path) -> Any:
-            return self.runner([self.coqc, *args], cwd=cwd, timeout=timeout, mem_mb=self.mem_mb,
-                               env={**clean_env(), "OCAMLPATH": path})
+            return self._run([self.coqc, *args], cwd, timeout, env={"OCAMLPATH": path})
 
         return run_file_dump(run, parent, load, module, targets, fresh)
 
@@ -1004,7 +1038,7 @@ class ProjectRocqProver(RocqProver):
         source.write_bytes(data)
         argv = [self.coqc, "-q", *(["-time"] if report_sentences else []), *self._load(project, tree, True, tree),
                 str(source.relative_to(tree))]
-        result = self.runner(argv, cwd=tree, timeout=timeout, mem_mb=self.mem_mb, env=clean_env())
+        result = self._run(argv, tree, timeout)
         outcome = read_compile(self.coqc, result, source, timeout, report_sentences)
         refused = re.search(r"(?:Unknown option|unknown option|Illegal option|bad option)[^\n]*", outcome.output)
         if result.returncode != 0 and refused and not outcome.sentences:
@@ -1051,8 +1085,8 @@ class ProjectRocqProver(RocqProver):
         axiom of theirs is within the rules, not strict."""
         from pytest_forall.lang.rocq.backend import coq_library_dirs
 
-        found = list(INSTALLED_ROOTS)
-        for base in coq_library_dirs(self.coqc)[:1]:
+        found = list(self.info.installed_roots)
+        for base in coq_library_dirs(self.coqc, self.toolchain.root)[:1]:
             contrib = base / "user-contrib"
             if contrib.is_dir():
                 found += [f"{d.name}." for d in sorted(contrib.iterdir()) if d.is_dir()]
@@ -1089,7 +1123,7 @@ class ProjectRocqProver(RocqProver):
             baseline, problem = self._baseline(task, timeout)
             if baseline is None:
                 return None, problem, True
-            return judge_project_file(baseline, baseline, module, target, roots, STRICT_AXIOMS,
+            return judge_project_file(baseline, baseline, module, target, roots, self.info.strict_axioms,
                                       self._installed_roots()), "", False
         vo = (workspace / "tree" / rel).with_suffix(".vo")
         if not vo.is_file():
@@ -1105,7 +1139,8 @@ class ProjectRocqProver(RocqProver):
                                          fresh=False)
         if dump is None:
             return None, f"the judge could not read the compiled candidate: {problem}", True
-        judgement = judge_project_file(baseline, dump, module, target, roots, STRICT_AXIOMS, self._installed_roots())
+        judgement = judge_project_file(baseline, dump, module, target, roots, self.info.strict_axioms,
+                                       self._installed_roots())
         self._judged_project[key] = (judgement, "", False)
         return self._judged_project[key]
 
@@ -1134,7 +1169,7 @@ class ProjectRocqProver(RocqProver):
 
     def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
         """``coqchk -norec`` on the candidate's ``.vo`` with the project's mapping (no ``-arg``: they are coqc's)."""
-        if shutil.which(self.coqchk) is None:
+        if not self._has(self.coqchk):
             return Layer("independent_check", None, f"not judged: {self.coqchk} is not installed")
         project = self._project(task)
         module = str(task.meta["coq_module"])
@@ -1143,7 +1178,7 @@ class ProjectRocqProver(RocqProver):
             return self._check_build_file(task, budget)
         tree = workspace / "tree"
         argv = [self.coqchk, "-silent", "-o", *self._load(project, tree, False, tree), "-norec", module]
-        result = self.runner(argv, cwd=tree, timeout=budget, mem_mb=self.mem_mb, env=clean_env())
+        result = self._run(argv, tree, budget)
         return self._checker_layer(argv, result, budget)
 
     def _check_build_file(self, task: Task, budget: float) -> Layer:
@@ -1160,7 +1195,7 @@ class ProjectRocqProver(RocqProver):
                 return Layer("independent_check", record["ok"], record["reason"], record["evidence"])
             src = self._out(project, build)
             argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]
-            result = self.runner(argv, cwd=src, timeout=budget, mem_mb=self.mem_mb, env=clean_env())
+            result = self._run(argv, src, budget)
             layer = self._checker_layer(argv, result, budget)
             if layer.ok is not None and not layer.infra:
                 stored.write_text(json.dumps({"ok": layer.ok, "reason": layer.reason, "evidence": layer.evidence}),
@@ -1247,12 +1282,17 @@ class ProjectRocqProver(RocqProver):
         """The portfolio's ``coqtop`` with the project's load path on its build (set by :meth:`try_tactics`)."""
         from pytest_forall.lang.rocq.coqtop import TacticProbe
 
-        prefix = None
+        prefix: list[str] = []
         if self.sandboxed:
             from pytest_forall.isolation.sandbox import interactive_prefix
 
             prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-        return TacticProbe(self.coqtop, self.mem_mb, prefix, self._tactic_load.get(str(workspace), []))
+        elif self.toolchain.root:  # the build's compiled files are read where they are
+            prefix = [*root_prefix(self.toolchain.root, workspace.absolute(), [(self.builds, str(self.builds))]), "--"]
+        if self.ocaml_env:
+            prefix += ["/usr/bin/env", *(f"{k}={v}" for k, v in self.ocaml_env.items())]
+        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, self._tactic_load.get(str(workspace), []),
+                           show_goals=not self.info.coqtop_prints_goals)
 
     def try_tactics(self, task: Task, workspace: Path, tactics: list[str], timeout: float,
                     prelude: str = "", on_attempt: Callable[[], None] | None = None) -> tuple[str, int, str]:
@@ -1399,8 +1439,9 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
     skipped: list[tuple[str, str]] = []
     if is_rocq_project(root):
         project = read_coqproject(root)
-        tasks += rocq_tasks(project, cone_keys(project, coqc_version(str(options.get("coqc") or "coqc")),
-                                               str(options.get("project_build") or "").strip()), skipped)
+        tasks += rocq_tasks(project, cone_keys(project, toolchain_version(options),
+                                               str(options.get("project_build") or "").strip(),
+                                               project_toolchain(options)), skipped)
     NOT_ITEMS[str(root)] = skipped
     if is_lean_project(root):
         tasks += lean_tasks(root)

@@ -61,6 +61,7 @@ from pytest_forall.lang.rocq.toolchain import (
     resolve,
     root_prefix,
     run_in,
+    shell_tools,
     version_info,
 )
 
@@ -398,6 +399,17 @@ class RocqProver:
         """The toolchain every verdict of this backend names (``coq-8.20.1 (root:/var/cache/…)``)."""
         return label(self.toolchain)
 
+    def shell_tools(self, directory: Path) -> tuple[tuple[Path, str], ...]:
+        """The toolchain's commands for an agent's shell, written into ``directory`` (see
+        :func:`~pytest_forall.lang.rocq.toolchain.shell_tools`), and the read-only binds they need; nothing for the
+        installation on PATH (the shell finds that one itself)."""
+        if self.toolchain_problem or not (self.toolchain.root or self.toolchain.bin):
+            return ()
+        root = self.toolchain.root
+        coqlib = coq_library_dirs(self.coqc, root)[0] if root and coq_library_dirs(self.coqc, root) else None
+        shell_tools(self.toolchain, coqlib, self.ocaml_env, directory)
+        return ((directory, str(directory)), *(((Path(root), root),) if root else ()))
+
     def probe(self, workspace: Path) -> str:
         if self.toolchain_problem:
             return f"--forall-rocq-toolchain: {self.toolchain_problem}"
@@ -703,7 +715,8 @@ class RocqProver:
             prefix = [*root_prefix(self.toolchain.root, workspace.absolute()), "--"]
         if self.ocaml_env:
             prefix += ["/usr/bin/env", *(f"{k}={v}" for k, v in self.ocaml_env.items())]
-        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, self.load,
+        # the version's flags, as every compile gets them (8.20 refuses PutnamBench's top-level `Variable` without)
+        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, [*self.info.compile_flags, *self.load],
                            show_goals=not self.info.coqtop_prints_goals)
 
 

@@ -213,6 +213,68 @@ def check_toolchain(path: str) -> str:
     return "" if info else f"its coqc does not run (coqc --version: {line or 'no output'})"
 
 
+# -- the toolchain's commands in an agent's shell ----------------------------------------------------------
+
+#: The commands an agent's shell gets from the verifier's toolchain (first on its PATH).
+SHELL_TOOLS = ("coqc", "coqchk", "coqtop", "coqdep", "rocq")
+
+
+def _root_loader(root: str) -> tuple[str, str]:
+    """The root filesystem's own dynamic loader and library directories (its binaries need its glibc)."""
+    loaders = sorted(Path(root, "usr").glob("lib*/ld-linux*.so.*")) + sorted(Path(root, "usr", "lib").glob(
+        "*-linux-gnu*/ld-linux*.so.*"))
+    libs = [str(d) for d in sorted(Path(root, "usr", "lib").glob("*-linux-gnu*")) if d.is_dir()]
+    return (str(loaders[0]) if loaders else ""), ":".join([*libs, f"{root}/usr/lib"])
+
+
+def shell_tools(toolchain: Toolchain, coqlib: Path | None, env: dict[str, str], directory: Path) -> str:
+    """Write into ``directory`` (to go first on an agent's PATH) the toolchain's commands, so the actor compiles
+    with the Coq the verifier uses; return "" or why they cannot run there (then each is a script saying so and
+    pointing at the item's ``compile`` tool, never the host's other ``coqc``).
+
+    An installation (``bin/``) is run as it is. A root filesystem's binaries need its own glibc, and the agent's
+    sandbox keeps the host's ``/usr`` (its CLI needs it) and cannot nest a namespace: they run through the root's
+    loader with its libraries and its library path in the environment (``COQLIB``/``ROCQLIB``, ``OCAMLPATH``, ``OCAMLFIND_CONF``). That
+    fails where the binary starts another of the root's programs itself (Rocq 9.2's ``coqc`` starts ``rocqworker``
+    under the host's loader): the probe compile says so."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if not toolchain.root and not toolchain.bin:
+        return ""
+    line, info = probe(toolchain)
+    names = [n for n in SHELL_TOOLS if toolchain.has(n)]
+    scripts: dict[str, str] = {}
+    if toolchain.bin:
+        scripts = {n: f'exec {shlex.quote(os.path.join(toolchain.bin, n))} "$@"' for n in names}
+    else:
+        loader, libs = _root_loader(toolchain.root)
+        variables = {**env, ("ROCQLIB" if info and info.version >= (9, 0) else "COQLIB"): str(coqlib or ""),
+                     "OCAMLPATH": str(coqlib.parent) if coqlib else "",
+                     "OCAMLFIND_CONF": f"{toolchain.root}/etc/ocamlfind.conf"}  # plugins: findlib's, first OCAMLPATH
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
+        scripts = {n: f'export {exports}\nexec {shlex.quote(loader)} --library-path {shlex.quote(libs)} '
+                      f'{shlex.quote(toolchain.root + "/usr/bin/" + n)} "$@"' for n in names}
+    for name, body in scripts.items():
+        _write_script(directory / name, f"# {name} of {label(toolchain)} ({line}): docs/toolchains.md\n{body}\n")
+    problem = ""
+    with tempfile.TemporaryDirectory(prefix="forall-shell-probe-") as scratch:
+        Path(scratch, "Probe.v").write_text("Definition forall_shell_probe := 0.\n", encoding="utf-8")
+        result = subprocess.run([str(directory / "coqc"), "-q", "Probe.v"], cwd=scratch, capture_output=True,
+                                text=True, timeout=120, check=False, env={"PATH": "/usr/bin:/bin", "HOME": scratch})
+        if result.returncode != 0 or not Path(scratch, "Probe.vo").is_file():
+            problem = " ".join((result.stdout + result.stderr).split())[:300] or f"exit {result.returncode}"
+    if problem:
+        why = (f"the verifier's toolchain {label(toolchain)} cannot run in this shell ({problem}); compile with the "
+               "item's compile tool, which runs it")
+        for name in SHELL_TOOLS:
+            _write_script(directory / name, f"echo {shlex.quote(name + ': ' + why)} >&2\nexit 127\n")
+    return problem
+
+
+def _write_script(path: Path, body: str) -> None:
+    path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    path.chmod(0o755)
+
+
 # -- root filesystems from Debian's packages ----------------------------------------------------------------
 
 
@@ -303,8 +365,8 @@ def build_root(suite: str, directory: Path, mirror: str = "", packages: Sequence
     return stamp
 
 
-def compiles_here(toolchain: Toolchain, files: Sequence[Path], jobs: int = 2,
-                  timeout: float = 300) -> list[tuple[str, bool, str]]:
+def compiles_here(toolchain: Toolchain, files: Sequence[Path], jobs: int = 2, timeout: float = 300,
+                  progress: Callable[[str], None] | None = None) -> list[tuple[str, bool, str]]:
     """Compile each problem file (the benchmark's own, harness input) with the toolchain's ``coqc`` and its version's
     flags, each in a scratch copy: ``(name, compiled, first error line)`` per file, in order."""
     from concurrent.futures import ThreadPoolExecutor
@@ -321,7 +383,10 @@ def compiles_here(toolchain: Toolchain, files: Sequence[Path], jobs: int = 2,
             lines = output.splitlines()
             at = next((i for i, line in enumerate(lines) if line.startswith(("Error", "Anomaly"))), None)
             error = " ".join(" ".join(lines[at:at + 2]).split())[:200] if at is not None else output[-200:]
-            return path.stem, result.returncode == 0, "" if result.returncode == 0 else error
+            error = "" if result.returncode == 0 else error
+            if progress is not None:  # a long run (all 412) keeps what it measured if it is stopped
+                progress(f"{path.stem}\t{'ok' if result.returncode == 0 else 'FAIL'}\t{error}")
+            return path.stem, result.returncode == 0, error
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(one, files))
@@ -391,7 +456,8 @@ def _compiles_main(args: argparse.Namespace) -> int:
     files = problems[::args.every]
     started = time.monotonic()
     try:
-        results = compiles_here(found, files, args.jobs)
+        results = compiles_here(found, files, args.jobs,
+                                progress=lambda line: print(line, file=sys.stderr, flush=True))
     except RuntimeError as exc:
         print(f"forall toolchain compiles: {exc}", file=sys.stderr)
         return 2
