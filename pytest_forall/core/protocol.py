@@ -415,14 +415,7 @@ class ItemRun:
                              stored=f"{frontend.name}: the stored submission, judged from the verdict cache")
         state.last_digest, state.last_verdict = verdict.digest, verdict.verdict
         self.ctx.audit.event(kind="acceptance", round=tag, accepted=True, reason="", digest=verdict.digest)
-        self.accepted_verdict = verdict
-        independent = next((layer for layer in verdict.layers if layer.name == "independent_check"), None)
-        self.independent = independent.ok if independent else None
-        self.ctx.audit.write_bytes(f"accepted/{task.candidate_name}", data)
-        self.ctx.audit.write_json("accepted/acceptance.json", {
-            "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
-            "verdict": verdict.to_wire(), "review": None, "round": tag, "sessions": state.sessions})
-        return self._result("accepted" if verdict.strict else "accepted-rules-only", "")
+        return self._accept(verdict, data, tag, None)
 
     def _template_infra(self) -> str:
         """The unmodified problem must compile here before anyone tries to prove it (cached per template).
@@ -645,15 +638,19 @@ class ItemRun:
             self._save()
             return None, review_feedback(verdict.digest, decision.reason)
         assert on_disk is not None
+        return self._accept(verdict, on_disk, tag, review), None
+
+    def _accept(self, verdict: Verdict, data: bytes, tag: str, review: Review | None) -> dict[str, Any]:
+        """Record the accepted artifact and its acceptance (the audit record every accepted item has)."""
         self.accepted_verdict = verdict
         independent = next((layer for layer in verdict.layers if layer.name == "independent_check"), None)
         self.independent = independent.ok if independent else None
-        self.ctx.audit.write_bytes(f"accepted/{task.candidate_name}", on_disk)
+        self.ctx.audit.write_bytes(f"accepted/{self.ctx.task.candidate_name}", data)
         self.ctx.audit.write_json("accepted/acceptance.json", {
             "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
             "verdict": verdict.to_wire(), "review": None if review is None else review.__dict__,
-            "round": tag, "sessions": state.sessions})
-        return self._result("accepted" if verdict.strict else "accepted-rules-only", ""), None
+            "round": tag, "sessions": self.state.sessions})
+        return self._result("accepted" if verdict.strict else "accepted-rules-only", "")
 
     def _review(self, verdict: Verdict, data: bytes, tag: str) -> tuple[dict[str, Any] | None, Review | None]:
         """A fresh read-only session on a copy of exactly the verified bytes; (infra outcome, None) or (None, review)."""
