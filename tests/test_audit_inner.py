@@ -83,7 +83,7 @@ def test_the_inner_task_defines_each_premise_and_ties_it_to_the_statement() -> N
             "j < i -> b i = a j)\n    (forall (a : nat -> nat), exists b : nat -> nat, forall i j : nat, "
             "(@orderly_audit_premise0 a b i j) -> (@orderly_audit_premise1 a b i j) -> b i = a j)") in text
     assert ("\\/ (forall (a : nat -> nat) (b : nat -> nat) (i j : nat), (@orderly_audit_premise0 a b i j) -> "
-            "~ (@orderly_audit_premise1 a b i j)).") in text
+            "(@orderly_audit_premise1 a b i j) -> False).") in text
     assert inner_selectors(text, "orderly") == ["left; unfold orderly_audit_premise0, orderly_audit_premise1",
                                                 "right; unfold orderly_audit_premise0, orderly_audit_premise1"]
     assert inner_text("Require Import Arith.\nTheorem p (n : nat) : n = n.\nProof. Admitted.\n", "p") is None
@@ -123,7 +123,7 @@ def test_certificates_about_other_premises_never_flag_a_sound_statement(tmp_path
     # of its own, which the kernel accepts), proved unsatisfiable
     negative = (inner.replace("(m : nat) : Prop :=\n    (forall k : nat, k < 0 -> m = k)", "(m k : nat) : Prop :=\n    k < 0")
                 .replace("(@guarded_audit_premise0 n m)", "(forall k : nat, (@guarded_audit_premise0 n m k) -> m = k)", 1)
-                .replace("~ (@guarded_audit_premise0 n m)", "forall k : nat, ~ (@guarded_audit_premise0 n m k)"))
+                .replace("(@guarded_audit_premise0 n m) -> False", "forall k : nat, (@guarded_audit_premise0 n m k) -> False"))
     assert negative != inner and "k < 0." in negative
     proofs = {"another statement's premise": (donor, ("right; unfold orderly_audit_premise0, orderly_audit_premise1; "
                                                       "intros; lia")),
@@ -143,7 +143,7 @@ def test_certificates_about_other_premises_never_flag_a_sound_statement(tmp_path
         "a satisfiable premise, a proof the kernel refuses": PRELUDE + inner.replace(
             HOLE, "Proof. unfold guarded_audit_premise0; intros n m H; apply H; intros; lia. Qed.\n"),
         "a different statement proved": PRELUDE + inner.replace(
-            "~ (@guarded_audit_premise0 n m)", "~ ~ (@guarded_audit_premise0 n m)").replace(
+            "(@guarded_audit_premise0 n m) -> False", "~ ~ (@guarded_audit_premise0 n m)").replace(
             HOLE, "Proof. unfold guarded_audit_premise0; intros n m H; apply H; intros; lia. Qed.\n"),
         "negated elsewhere": inner.replace(HOLE, "Proof. Abort.\nTheorem x : True.\nProof. exact I. Qed.\n"),
     }

@@ -60,6 +60,16 @@ NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1%R]/(1%:R)%R)
 NUMERALS = (f"first [ (match goal with H : _ |- _ => {NUMERAL_CHECK} end) "
             "| (match goal with E : ?a = _, E' : ?a = _ |- _ => let H := fresh in "
             f"pose proof (Coq.Init.Logic.eq_trans (Coq.Init.Logic.eq_sym E) E') as H; {NUMERAL_CHECK} end) ]")
+#: With mathcomp's orders: two comparisons of the context that close a strict cycle (``x < y`` and ``y < x``,
+#: ``x <= y`` and ``y < x``, or ``x < x``) over any ordered type, e.g. an abstract ``realType``, where
+#: ``lia``/``lra`` see nothing (an order condition that already fails at ``i = j``).
+PO = "Order.POrderTheory"
+ORDER_CYCLE = ("match goal with "  # ``context``: after BREAK a comparison reads ``(x < y) = true``, not ``is_true``
+               f"| H : context [@Order.lt _ _ ?x ?x] |- _ => by move: H; rewrite {PO}.ltxx "
+               "| H : context [@Order.lt _ _ ?x ?y], H' : context [@Order.lt _ _ ?y ?x] |- _ => "
+               f"by move: ({PO}.lt_trans H H'); rewrite {PO}.ltxx "
+               "| H : context [@Order.le _ _ ?x ?y], H' : context [@Order.lt _ _ ?y ?x] |- _ => "
+               f"by move: ({PO}.le_lt_trans H H'); rewrite {PO}.ltxx end")
 #: Libraries loaded before a mathcomp file (chosen from the preamble's text; a certificate that depends on
 #: them still has to pass the verifier): ``lia`` through mathcomp's arithmetic, ``ring``/``field`` on its rings.
 MATHCOMP_PRELUDE = "From mathcomp Require Import zify ring.\n"
@@ -388,7 +398,8 @@ def inner_text(template: str, theorem: str) -> str | None:
     definition applied to those variables (``<name>_audit_inner_shape``), so every definition is the premise
     at that place of this statement, whatever the text says. The theorem: one of the premises fails at every
     instance of its scope, under the theorem's hypotheses, the peeled premises and the earlier premises on its
-    path, ``(forall …, ~ premise1) \\/ (forall …, premise1 -> ~ premise2) \\/ …``.
+    path, ``(forall …, premise1 -> False) \\/ (forall …, premise1 -> premise2 -> False) \\/ …`` (``-> False``
+    rather than ``~``: ``intros`` then leaves the goal ``False`` of the vacuity searches).
     """
     split = split_theorem(template, theorem)
     if split is None:
@@ -431,7 +442,7 @@ def inner_text(template: str, theorem: str) -> str | None:
         inner = [g for g in _kept(premise.scope, used) if g not in outer]
         binders = " ".join(b for b in (outer_binders, *(g.text for g in inner)) if b)
         hyps = "".join(f"{applied[j]} -> " for j in premise.before)
-        disjuncts.append(f"({'forall ' + binders + ', ' if binders else ''}{hyps}~ {applied[k]})")
+        disjuncts.append(f"({'forall ' + binders + ', ' if binders else ''}{hyps}{applied[k]} -> False)")
     return (f"{split.preamble}{''.join(definitions)}{shape}Theorem {theorem}_inner_vacuous :\n    "
             + "\n    \\/ ".join(disjuncts) + f".\n{HOLE}{_trailer(template)}")
 
@@ -495,7 +506,7 @@ def closer(features: tuple[str, ...]) -> str:
     there: big operators over literal ranges evaluate) and ``intuition`` with discriminating closers."""
     cheap = " | ".join(CHEAP)
     unlock = f"{UNLOCK}; " if SSR in features else ""
-    numerals = f" | ({NUMERALS})" if NUM in features else ""
+    numerals = f" | ({NUMERALS}) | ({ORDER_CYCLE})" if NUM in features else ""
     return (f"first [ {cheap} | (simpl in *; first [ {cheap} ]) "
             f"| ({unlock}vm_compute in *; first [ easy | discriminate | lia ]) "
             f"| intuition (first [ discriminate | lia | lra ]){numerals} ]")
