@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from test_audit import forall_verify, run_item, scripted, task_of
 
-from conftest import require_tool
+from conftest import REPO, require_tool
 from pytest_forall.agents.portfolio import AuditFrontend
 from pytest_forall.core.audit import audit_pack, derived_tasks
 from pytest_forall.core.verify import verify_candidate
@@ -176,3 +179,34 @@ def test_a_wrong_textual_reading_of_an_inner_premise_cannot_flag(tmp_path: Path)
     assert pack is not None
     found = pack.search(task, derived_tasks(task), prover, tmp_path, time.monotonic() + 30)
     assert "inner_vacuous" not in found.certificates
+
+
+@pytest.mark.slow
+def test_junit_results_summary_and_report_carry_the_inner_finding(pytester: pytest.Pytester) -> None:
+    require_tool("coqtop")
+    src = pytester.path / "bench" / "coq" / "src"
+    src.mkdir(parents=True)
+    for name, text in {"orderly": INNER, "grows": GROWS}.items():
+        (src / f"{name}.v").write_text(text)
+    shutil.copy(REPO / "benchmarks" / "putnam" / "putnam.forall.toml", pytester.path / "putnam.forall.toml")
+    pytester.makeini(f"[pytest]\nforall_putnam_root = {pytester.path / 'bench'}\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--forall-frontend=audit", "--forall-run-id=au",
+                                "--junitxml=au.xml", "-rs")
+    result.stdout.fnmatch_lines(["*1 failed, 0 infra, 0 statement_false, 0 vacuous, 1 inner_vacuous  (2 items)",
+                                 ("suspected misformalizations: 1 (0 false, 0 vacuous, 1 inner_vacuous), each with a "
+                                 "verified certificate:"),
+                                 "  orderly: inner_vacuous  */items/orderly-coq/accepted/STATEMENT_INNER_VACUOUS.v"])
+    result.stdout.fnmatch_lines(["*INNER-VACUOUS*orderly*"])
+    rows = {r["task_id"]: r for r in map(json.loads, (pytester.path / "reports" / "au" / "results.jsonl")
+                                         .read_text().splitlines())}
+    assert {t: (r["outcome"], r["stop"], r["statement_audit"]) for t, r in rows.items()} == {
+        "grows": ("failed", "gave-up", "unknown"), "orderly": ("inner_vacuous", "inner-vacuous", "inner_vacuous")}
+    junit = (pytester.path / "au.xml").read_text()
+    assert '<property name="forall.outcome" value="inner_vacuous" />' in junit
+    assert '<property name="forall.statement_audit" value="inner_vacuous" />' in junit
+    assert '<property name="forall.certificate" value="accepted/STATEMENT_INNER_VACUOUS.v" />' in junit
+    out = subprocess.run([sys.executable, "-m", "pytest_forall.cli", "report", str(pytester.path / "reports" / "au")],
+                         capture_output=True, text=True, cwd=pytester.path, check=False)
+    assert out.returncode == 0, out.stderr
+    assert ("| `orderly` | inner_vacuous: proves that a premise inside the conclusion can never hold | "
+            "`reports/au/items/orderly-coq/accepted/STATEMENT_INNER_VACUOUS.v`") in out.stdout
