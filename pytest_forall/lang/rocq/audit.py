@@ -49,9 +49,12 @@ UNREADABLE = {"nat": ("(-1)", "(1/2)"), "Z": ("(1/2)",)}
 #: mathcomp's ``0%R``, whose ring is inferred from where it is used, is accepted too) and ssreflect's
 #: ``unlock`` for ``rewrite ?unlock`` (mathcomp's big operators are locked: no computation passes them before it;
 #: without ssreflect, ``rewrite ?unlock`` parses too, as a rewrite with an evar, and fails).
-SSR, NUM = "ssr", "num"
+SSR, NUM, RAT = "ssr", "num", "rat"
+#: mathcomp's rationals and their embedding ``ratr`` into any numeric field
+RATR = "mathcomp.algebra.rat"
 FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in exact I" for scope in SCOPES},
-            SSR: "let x := uconstr:(unlock) in exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I"}
+            SSR: "let x := uconstr:(unlock) in exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I",
+            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in exact I"}
 #: With mathcomp's ordered rings: a hypothesis comparing numerals of an abstract ring (``(2 : R) = 3``, ``3 < 1``)
 #: moved to the goal and its numerals turned into comparisons of naturals (``eqr_nat``, ``ltr_nat``, ``ler_nat``).
 NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1%R]/(1%:R)%R); (try rewrite -[0%R]/(0%:R)%R); "
@@ -70,6 +73,19 @@ ORDER_CYCLE = ("match goal with "  # ``context``: after BREAK a comparison reads
                f"by move: ({PO}.lt_trans H H'); rewrite {PO}.ltxx "
                "| H : context [@Order.le _ _ ?x ?y], H' : context [@Order.lt _ _ ?y ?x] |- _ => "
                f"by move: ({PO}.le_lt_trans H H'); rewrite {PO}.ltxx end")
+#: With mathcomp's rationals: a hypothesis comparing rational constants of an abstract numeric field
+#: (``1 / 3 > 1 / 2``, ``3 / 2 + 1 = 2``) moved to the goal, its integer numerals (``n%:~R``) rewritten as images
+#: of rationals under ``ratr`` (the morphism ``M`` into the field of the hypothesis's first inverse) and folded
+#: through it (a ring morphism that preserves inverses), then compared in ``rat`` by ``ltr_rat``/``ler_rat``
+#: (``ratr`` is an order embedding) or its injectivity, and decided by computation (only then: a comparison
+#: both of whose sides were folded into ``ratr`` is one of closed rationals). The field is fixed by the
+#: hypothesis: with an undetermined one, ``rewrite -?rmorph1`` also rewrote ``rat``'s own ``1``, forever.
+FRACTIONS = ("match goal with H : context [@GRing.inv _ ?x] |- _ => let T := type of x in "
+             f"let M := constr:({RATR}.ratr_rmorphism _ : {{rmorphism rat -> T}}) in "
+             "move: H; rewrite -?(mathcomp.algebra.ssrint.rmorph_int M) -?(GRing.fmorphV M) -?(GRing.rmorph1 M) "
+             "-?(GRing.rmorph0 M) -?(GRing.rmorphM M) -?(GRing.rmorphD M) -?(GRing.rmorphN M) -?(GRing.rmorphB M) "
+             f"; first [ rewrite {RATR}.ltr_rat | rewrite {RATR}.ler_rat | move=> /(GRing.fmorph_inj M) /eqP ]; "
+             "by vm_compute end")
 #: Libraries loaded before a mathcomp file (chosen from the preamble's text; a certificate that depends on
 #: them still has to pass the verifier): ``lia`` through mathcomp's arithmetic, ``ring``/``field`` on its rings.
 MATHCOMP_PRELUDE = "From mathcomp Require Import zify ring.\n"
@@ -507,6 +523,7 @@ def closer(features: tuple[str, ...]) -> str:
     cheap = " | ".join(CHEAP)
     unlock = f"{UNLOCK}; " if SSR in features else ""
     numerals = f" | ({NUMERALS}) | ({ORDER_CYCLE})" if NUM in features else ""
+    numerals += f" | ({FRACTIONS})" if RAT in features else ""
     return (f"first [ {cheap} | (simpl in *; first [ {cheap} ]) "
             f"| ({unlock}vm_compute in *; first [ easy | discriminate | lia ]) "
             f"| intuition (first [ discriminate | lia | lra ]){numerals} ]")
