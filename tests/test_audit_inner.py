@@ -24,6 +24,7 @@ from test_audit import forall_verify, run_item, scripted, task_of
 from conftest import REPO, require_tool
 from pytest_forall.agents.portfolio import AuditFrontend
 from pytest_forall.core.audit import audit_pack, derived_tasks
+from pytest_forall.core.protocol import initial_prompt
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.audit import (
     HOLE,
@@ -90,6 +91,15 @@ def test_the_inner_task_defines_each_premise_and_ties_it_to_the_statement() -> N
     assert inner_selectors(text, "orderly") == ["left; unfold orderly_audit_premise0, orderly_audit_premise1",
                                                 "right; unfold orderly_audit_premise0, orderly_audit_premise1"]
     assert inner_text("Require Import Arith.\nTheorem p (n : nat) : n = n.\nProof. Admitted.\n", "p") is None
+
+
+def test_the_first_prompt_offers_the_inner_claim_with_its_derived_template(tmp_path: Path) -> None:
+    task = task_of(tmp_path, "orderly", INNER)
+    prompt = initial_prompt(task)
+    assert "`STATEMENT_INNER_VACUOUS.v`" in prompt and "a premise inside the conclusion" in prompt
+    assert derived_tasks(task)["inner_vacuous"].template.rstrip() in prompt
+    assert "inner_vacuous" not in derived_tasks(task_of(tmp_path, "plain", GROWS.replace(
+        "exists b : nat -> nat, forall i j : nat, i < j -> b i < b j", "n = n")))
 
 
 @pytest.mark.slow
