@@ -296,8 +296,8 @@ def binder_groups(text: str) -> list[Group] | None:
         tokens = _tokens(text)
     except NotUnderstood:
         return None
-    if any(t[2] in ("'", "`", "`{", "`(", "'(") or t[2].startswith(("'", "`")) for t in tokens):
-        return None
+    # a pattern (``'(a, b)``) or generalisation (`` `{…} ``) binder starts with a symbol that is not a bracket
+    # and fails below; a ``'`` or backtick inside a type (``'I_n``, ``P`_n``) is no concern
     if tokens[0][2][:1] not in "({[":
         colon = _depth0(tokens, lambda kind, t: kind == "symbol" and t in (":", ":="), stop=frozenset())
         names = tokens if colon is None else [t for t in tokens if t[0] < colon[0]]
