@@ -266,8 +266,8 @@ def test_junit_results_summary_and_report_carry_the_audit(pytester: pytest.Pytes
     pytester.makeini(f"[pytest]\nforall_putnam_root = {pytester.path / 'bench'}\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--forall-frontend=audit", "--forall-run-id=au",
                                 "--junitxml=au.xml", "-rs")
-    result.stdout.fnmatch_lines(["*1 failed, 0 infra, 1 statement_false, 1 vacuous  (3 items)",
-                                 "suspected misformalizations: 2 (1 false, 1 vacuous), each with a verified certificate:",
+    result.stdout.fnmatch_lines(["*1 failed, 0 infra, 1 statement_false, 1 vacuous, 0 inner_vacuous  (3 items)",
+                                 "suspected misformalizations: 2 (1 false, 1 vacuous, 0 inner_vacuous), each with a verified certificate:",
                                  "  empty: vacuous  */items/empty-coq/accepted/STATEMENT_VACUOUS.v",
                                  "  wrong: false  */items/wrong-coq/accepted/STATEMENT_FALSE.v"])
     rows = {r["task_id"]: r for r in map(json.loads, (pytester.path / "reports" / "au" / "results.jsonl")

@@ -160,3 +160,12 @@ def test_literal_instances_are_one_level_so_they_end_quickly(tmp_path: Path) -> 
                                         [Goal(vacuity.frozen, vacuity.theorem_name, [(script, 10.0)])], tmp_path)
     assert winners == {} and "load failed" not in log, log[-2000:]
     assert "User interrupt" not in log and session.cpu_used < 8.0, (session.cpu_used, log[-500:])
+
+
+@pytest.mark.slow
+def test_fraction_comparisons_over_an_abstract_real_type_are_decided(tmp_path: Path) -> None:
+    """``lambda := 1 / 3`` against ``lambda > 1 / 2`` over an abstract ``realType``: ``lia``/``lra`` see nothing
+    there and ``eqr_nat`` only numerals; the constants are taken to ``rat`` (``ratr``, an order embedding) and
+    compared there by computation."""
+    found, log = audit_of(tmp_path, "putnam_1967_a4", "(lambda : R)\n", "(lambda : R := 1 / 3)\n")
+    assert found == ["vacuous"], log[-3000:]

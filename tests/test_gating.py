@@ -512,7 +512,7 @@ def test_remote_socket_workers_report_every_item_to_the_controller(counting_suit
         where = Path(row["audit_dir"])
         assert where.is_relative_to(tmp_path) and where.is_dir()  # the audit record stays on its worker
         assert row["audit_host"] == socket.gethostname() and row["worker"].startswith("gw")
-    assert "1 strict, 1 rules_only, 1 failed, 1 infra, 1 statement_false, 0 vacuous  (5 items)" in result.stdout.str()
+    assert "1 strict, 1 rules_only, 1 failed, 1 infra, 1 statement_false, 0 vacuous, 0 inner_vacuous  (5 items)" in result.stdout.str()
 
 
 def test_ci_examples_use_only_real_options_and_commands() -> None:

@@ -28,7 +28,7 @@ def test_every_outcome_has_its_own_letter_word_and_count(fake_suite: pytest.Pyte
     result.stdout.fnmatch_lines([
         "*t_failed?fake? FAILED*", "*t_false?fake? STATEMENT-FALSE*", "*t_infra?fake? INFRA*",
         "*t_rules?fake? RULES-ONLY*", "*t_strict?fake? STRICT*",
-        "*forall summary*", "1 strict, 1 rules_only, 1 failed, 1 infra, 1 statement_false, 0 vacuous  (5 items)",
+        "*forall summary*", "1 strict, 1 rules_only, 1 failed, 1 infra, 1 statement_false, 0 vacuous, 0 inner_vacuous  (5 items)",
         "*infra x1: template: template does not compile here: fake library missing*",
     ])
     outcomes = result.parseoutcomes()

@@ -339,7 +339,7 @@ def test_watch_follows_a_running_run_and_shows_the_finished_one(
         assert "t_wait-fake: actor turn s0/r2; sample 0, 1 rounds, 1 compiles, 0 reviews, tokens 10/5, $0.0100" \
             in frame, frame
         assert "(running)" in frame and "2 selected, 2 started, 1 finished, 1 running" in frame, frame
-        assert "finished: 1 strict, 0 rules_only, 0 failed, 0 infra, 0 statement_false, 0 vacuous  (1 items)" in frame
+        assert "finished: 1 strict, 0 rules_only, 0 failed, 0 infra, 0 statement_false, 0 vacuous, 0 inner_vacuous  (1 items)" in frame
         assert "spend so far: $0.0200 (finished $0.0100, running $0.0100)" in frame
         assert proc.poll() is None  # the item really was still running
         release.touch()
@@ -352,7 +352,7 @@ def test_watch_follows_a_running_run_and_shows_the_finished_one(
     status, frame, _ = forall(capsys, "watch", str(run_dir), "--interval", "0.1")  # a finished run: one frame
     assert status == 0
     assert "(finished)" in frame and "2 selected, 2 started, 2 finished, 0 running" in frame, frame
-    assert "finished: 2 strict, 0 rules_only, 0 failed, 0 infra, 0 statement_false, 0 vacuous  (2 items)" in frame
+    assert "finished: 2 strict, 0 rules_only, 0 failed, 0 infra, 0 statement_false, 0 vacuous, 0 inner_vacuous  (2 items)" in frame
     assert "compiles 3, wall" in frame and "tokens in 30, out 15, cost USD 0.0300" in frame
     # a run whose pytest process died without finishing: the watcher says so and stops (exit 1), never waits forever
     meta = json.loads((run_dir / "run.json").read_text())

@@ -17,7 +17,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.model import FAILED, INFRA, OUTCOMES, RULES_ONLY, STATEMENT_FALSE, STRICT, VACUOUS
+from pytest_forall.core.model import (
+    FAILED,
+    INFRA,
+    INNER_VACUOUS,
+    OUTCOMES,
+    RULES_ONLY,
+    STATEMENT_FALSE,
+    STRICT,
+    VACUOUS,
+)
 from pytest_forall.core.progress import RUN_FILE
 from pytest_forall.core.summary import (
     CONFIG_COLUMNS,
@@ -32,7 +41,7 @@ from pytest_forall.core.summary import (
 
 #: Fill colours per outcome (bars, badges); the terminal's green/yellow/red/purple.
 COLOURS = {STRICT: "#2e7d32", RULES_ONLY: "#f9a825", FAILED: "#c62828", INFRA: "#6a1b9a",
-           STATEMENT_FALSE: "#ef6c00", VACUOUS: "#00838f"}
+           STATEMENT_FALSE: "#ef6c00", VACUOUS: "#00838f", INNER_VACUOUS: "#4e9a9f"}
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}

@@ -6,12 +6,16 @@ candidate of a task derived mechanically from the problem by its language pack (
 - ``false``: ``STATEMENT_FALSE.<ext>`` proves the negation of the statement (outcome ``statement_false``);
 - ``vacuous``: ``STATEMENT_VACUOUS.<ext>`` proves ``False`` from the theorem's binders and premises, those
   of its conclusion's leading ``forall``/``->`` included (outcome ``vacuous``): the statement holds for any
-  conclusion, so a proof of it says nothing about the problem.
+  conclusion, so a proof of it says nothing about the problem;
+- ``inner_vacuous``: ``STATEMENT_INNER_VACUOUS.<ext>`` proves that a premise *inside* the conclusion (of an
+  ``->`` under its quantifiers and connectives, past the peeled ones) fails at every instance of its scope
+  (outcome ``inner_vacuous``): the part of the conclusion behind it holds for that reason alone, whatever it
+  says. The pack ties each premise to its place in the statement by a kernel-checked equation.
 
 The full verifier judges a claim file (static layers, compile, elaborated statement, axiom audit,
 independent check), so a finding exists only with a certificate the kernel accepted; nothing here reads
 text the candidate controls. Every item reports ``statement_audit`` = ``vacuous`` / ``false`` /
-``unknown`` (no checked certificate, which says nothing about the statement). Anyone may submit a
+``inner_vacuous`` / ``unknown`` (no checked certificate, which says nothing about the statement). Anyone may submit a
 claim: an agent, or the ``audit`` and ``portfolio`` frontends, which search for certificates with
 automation (see docs/audit.md).
 """
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_forall.core.language import language_or_plain
-from pytest_forall.core.model import STATEMENT_FALSE, VACUOUS, Task
+from pytest_forall.core.model import INNER_VACUOUS, STATEMENT_FALSE, VACUOUS, Task
 
 if TYPE_CHECKING:
     from pytest_forall.core.prover import Prover
@@ -33,8 +37,9 @@ if TYPE_CHECKING:
 #: ``statement_audit`` values (a field of every result row and JUnit testcase).
 AUDIT_VACUOUS = "vacuous"
 AUDIT_FALSE = "false"
+AUDIT_INNER = "inner_vacuous"
 AUDIT_UNKNOWN = "unknown"
-AUDIT_VALUES = (AUDIT_VACUOUS, AUDIT_FALSE, AUDIT_UNKNOWN)
+AUDIT_VALUES = (AUDIT_VACUOUS, AUDIT_FALSE, AUDIT_INNER, AUDIT_UNKNOWN)
 #: Where a checked claim's derived template is kept next to the accepted certificate (for ``forall verify``).
 DERIVED_DIR = "derived"
 
@@ -58,6 +63,8 @@ CLAIMS = (
           "refuted"),
     Claim(AUDIT_VACUOUS, "STATEMENT_VACUOUS", VACUOUS, "proves False from the statement's hypotheses", "vacuity",
           "vacuous"),
+    Claim(AUDIT_INNER, "STATEMENT_INNER_VACUOUS", INNER_VACUOUS,
+          "proves that a premise inside the conclusion can never hold", "inner-vacuity", "inner-vacuous"),
 )
 CLAIM_BY_FINDING = {claim.finding: claim for claim in CLAIMS}
 

@@ -19,7 +19,9 @@ INFRA = "infra"
 STATEMENT_FALSE = "statement_false"
 #: the statement's hypotheses contradict each other (a checked certificate; see core/audit.py)
 VACUOUS = "vacuous"
-OUTCOMES = (STRICT, RULES_ONLY, FAILED, INFRA, STATEMENT_FALSE, VACUOUS)
+#: a premise inside the statement's conclusion can never hold, so that part holds for that reason alone
+INNER_VACUOUS = "inner_vacuous"
+OUTCOMES = (STRICT, RULES_ONLY, FAILED, INFRA, STATEMENT_FALSE, VACUOUS, INNER_VACUOUS)
 
 # Verdicts of the verifier pipeline.
 #: The one size limit for a candidate file, everywhere one is read, copied or compiled (no benchmark proof comes

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, VACUOUS
+from pytest_forall.core.model import (
+    FAILED,
+    INFRA,
+    INNER_VACUOUS,
+    RULES_ONLY,
+    STATEMENT_FALSE,
+    STRICT,
+    VACUOUS,
+)
 
 #: stop name -> (outcome, what it means). docs/outcomes.md lists the same table (a test compares them).
 STOPS: dict[str, tuple[str, str]] = {
@@ -24,6 +32,8 @@ STOPS: dict[str, tuple[str, str]] = {
     "refuted": (STATEMENT_FALSE, "a refutation of the statement passed the verifier; for human review"),
     "claimed-false": (STATEMENT_FALSE, "the actor claims the statement is false; no refutation format to check"),
     "vacuous": (VACUOUS, "a proof that the hypotheses contradict each other passed the verifier; never a pass"),
+    "inner-vacuous": (INNER_VACUOUS,
+                      "a proof that a premise inside the conclusion can never hold passed the verifier; never a pass"),
     "rounds": (FAILED, "the round budget of the last sample ran out"),
     "compiles": (FAILED, "the compile budget of the last sample ran out"),
     "reviews": (FAILED, "the review budget ran out"),
@@ -49,7 +59,7 @@ STOPS: dict[str, tuple[str, str]] = {
     "frontend-error": (INFRA, "the frontend failed for a reason of its own, not a proof failure"),
     "worker-crashed": (INFRA, "the process running the item died (xdist worker crash)"),
 }
-FINAL_OUTCOMES = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE, VACUOUS)
+FINAL_OUTCOMES = (STRICT, RULES_ONLY, FAILED, STATEMENT_FALSE, VACUOUS, INNER_VACUOUS)
 
 
 def outcome_of(stop: str) -> str:

@@ -41,6 +41,7 @@ from pytest_forall.core.actor import (
 )
 from pytest_forall.core.audit import (
     AUDIT_FALSE,
+    AUDIT_INNER,
     AUDIT_UNKNOWN,
     AUDIT_VACUOUS,
     CLAIMS,
@@ -143,6 +144,9 @@ def initial_prompt(task: Task) -> str:
         AUDIT_VACUOUS: ("If the theorem's hypotheses contradict each other (then the statement holds vacuously and "
                         "says nothing about the problem), that is a finding like a refutation: prove `False` from "
                         "them by writing"),
+        AUDIT_INNER: ("If a premise inside the conclusion (the left side of an `->` under its quantifiers) can never "
+                      "hold, the part behind it is true for that reason alone: that is a finding too. Prove that "
+                      "one of the listed premises fails at every instance by writing"),
     }
     for claim in CLAIMS:
         if claim.finding in derived:
@@ -548,7 +552,7 @@ class ItemRun:
 
     def _judge_claims(self, turn: TurnResult | None, workspace: Path,
                       tag: str) -> tuple[dict[str, Any] | None, str | None] | None:
-        """Judge the claim files (``STATEMENT_FALSE``, ``STATEMENT_VACUOUS``), or None when the turn made none.
+        """Judge the claim files (``STATEMENT_FALSE``, ``STATEMENT_VACUOUS``, ``STATEMENT_INNER_VACUOUS``), or None when the turn made none.
 
         A claim is verified as a candidate of its derived task; a passing one ends the item for human review.
         """

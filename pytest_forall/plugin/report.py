@@ -19,7 +19,15 @@ import pytest
 from filelock import FileLock
 
 from pytest_forall.core.gating import annotate, gate_lines, load_baseline, parse_shard, shard_of, task_key
-from pytest_forall.core.model import FAILED, INFRA, RULES_ONLY, STATEMENT_FALSE, STRICT, VACUOUS
+from pytest_forall.core.model import (
+    FAILED,
+    INFRA,
+    INNER_VACUOUS,
+    RULES_ONLY,
+    STATEMENT_FALSE,
+    STRICT,
+    VACUOUS,
+)
 from pytest_forall.core.outcomes import is_final, read_results, shorten
 from pytest_forall.core.runlog import RESULTS_FILE, RunBusy, RunLog, RunOwner, WorkerHold, is_run, move_aside
 from pytest_forall.core.state import load_secret
@@ -39,6 +47,7 @@ STATUS = {
     INFRA: ("infra", "I", ("INFRA", {"purple": True})),
     STATEMENT_FALSE: ("statement_false", "!", ("STATEMENT-FALSE", {"yellow": True})),
     VACUOUS: ("vacuous", "V", ("VACUOUS", {"yellow": True})),
+    INNER_VACUOUS: ("inner_vacuous", "v", ("INNER-VACUOUS", {"yellow": True})),
 }
 
 
@@ -495,7 +504,7 @@ class ShortSummary:
         if hasattr(config, "workerinput") or not any(c in chars for c in "saA"):
             return result
         listed = sorted((row for row in self.reporter.results
-                         if row.get("outcome") in (INFRA, STATEMENT_FALSE, VACUOUS)),
+                         if row.get("outcome") in (INFRA, STATEMENT_FALSE, VACUOUS, INNER_VACUOUS)),
                         key=lambda row: str(row.get("nodeid")))
         if not listed:
             return result

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_forall.core.cache import VerdictCache
-from pytest_forall.core.model import FAILED, INFRA, STATEMENT_FALSE, VACUOUS, Task
+from pytest_forall.core.model import FAILED, INFRA, INNER_VACUOUS, STATEMENT_FALSE, VACUOUS, Task
 from pytest_forall.core.outcomes import shorten
 from pytest_forall.plugin.options import item_budget, resolved_options
 from pytest_forall.plugin.report import JUNIT_FIELDS, RESULT_KEY, ForallFailure, ForallReporter, junit_value
@@ -70,7 +70,7 @@ def conclude(item: pytest.Item, task_id: str, result: dict[str, Any]) -> None:
         # id the node id already names (an 80-column summary then shows the reason, not "putnam_200...")
         detail = f"\n{reason}" if "\n" in reason.strip() else ""
         raise ForallFailure(f"{shorten(reason, 2000)}{detail}\n(audit record: {result.get('audit_dir')})")
-    if outcome in (INFRA, STATEMENT_FALSE, VACUOUS):
+    if outcome in (INFRA, STATEMENT_FALSE, VACUOUS, INNER_VACUOUS):
         pytest.skip(f"{outcome}: {reason}")
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, Search, Split
+from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
 from pytest_forall.lang.common import NotUnderstood
@@ -49,9 +49,12 @@ UNREADABLE = {"nat": ("(-1)", "(1/2)"), "Z": ("(1/2)",)}
 #: mathcomp's ``0%R``, whose ring is inferred from where it is used, is accepted too) and ssreflect's
 #: ``unlock`` for ``rewrite ?unlock`` (mathcomp's big operators are locked: no computation passes them before it;
 #: without ssreflect, ``rewrite ?unlock`` parses too, as a rewrite with an evar, and fails).
-SSR, NUM = "ssr", "num"
+SSR, NUM, RAT = "ssr", "num", "rat"
+#: mathcomp's rationals and their embedding ``ratr`` into any numeric field
+RATR = "mathcomp.algebra.rat"
 FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in exact I" for scope in SCOPES},
-            SSR: "let x := uconstr:(unlock) in exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I"}
+            SSR: "let x := uconstr:(unlock) in exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I",
+            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in exact I"}
 #: With mathcomp's ordered rings: a hypothesis comparing numerals of an abstract ring (``(2 : R) = 3``, ``3 < 1``)
 #: moved to the goal and its numerals turned into comparisons of naturals (``eqr_nat``, ``ltr_nat``, ``ler_nat``).
 NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1%R]/(1%:R)%R); (try rewrite -[0%R]/(0%:R)%R); "
@@ -60,6 +63,29 @@ NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1%R]/(1%:R)%R)
 NUMERALS = (f"first [ (match goal with H : _ |- _ => {NUMERAL_CHECK} end) "
             "| (match goal with E : ?a = _, E' : ?a = _ |- _ => let H := fresh in "
             f"pose proof (Coq.Init.Logic.eq_trans (Coq.Init.Logic.eq_sym E) E') as H; {NUMERAL_CHECK} end) ]")
+#: With mathcomp's orders: two comparisons of the context that close a strict cycle (``x < y`` and ``y < x``,
+#: ``x <= y`` and ``y < x``, or ``x < x``) over any ordered type, e.g. an abstract ``realType``, where
+#: ``lia``/``lra`` see nothing (an order condition that already fails at ``i = j``).
+PO = "Order.POrderTheory"
+ORDER_CYCLE = ("match goal with "  # ``context``: after BREAK a comparison reads ``(x < y) = true``, not ``is_true``
+               f"| H : context [@Order.lt _ _ ?x ?x] |- _ => by move: H; rewrite {PO}.ltxx "
+               "| H : context [@Order.lt _ _ ?x ?y], H' : context [@Order.lt _ _ ?y ?x] |- _ => "
+               f"by move: ({PO}.lt_trans H H'); rewrite {PO}.ltxx "
+               "| H : context [@Order.le _ _ ?x ?y], H' : context [@Order.lt _ _ ?y ?x] |- _ => "
+               f"by move: ({PO}.le_lt_trans H H'); rewrite {PO}.ltxx end")
+#: With mathcomp's rationals: a hypothesis comparing rational constants of an abstract numeric field
+#: (``1 / 3 > 1 / 2``, ``3 / 2 + 1 = 2``) moved to the goal, its integer numerals (``n%:~R``) rewritten as images
+#: of rationals under ``ratr`` (the morphism ``M`` into the field of the hypothesis's first inverse) and folded
+#: through it (a ring morphism that preserves inverses), then compared in ``rat`` by ``ltr_rat``/``ler_rat``
+#: (``ratr`` is an order embedding) or its injectivity, and decided by computation (only then: a comparison
+#: both of whose sides were folded into ``ratr`` is one of closed rationals). The field is fixed by the
+#: hypothesis: with an undetermined one, ``rewrite -?rmorph1`` also rewrote ``rat``'s own ``1``, forever.
+FRACTIONS = ("match goal with H : context [@GRing.inv _ ?x] |- _ => let T := type of x in "
+             f"let M := constr:({RATR}.ratr_rmorphism _ : {{rmorphism rat -> T}}) in "
+             "move: H; rewrite -?(mathcomp.algebra.ssrint.rmorph_int M) -?(GRing.fmorphV M) -?(GRing.rmorph1 M) "
+             "-?(GRing.rmorph0 M) -?(GRing.rmorphM M) -?(GRing.rmorphD M) -?(GRing.rmorphN M) -?(GRing.rmorphB M) "
+             f"; first [ rewrite {RATR}.ltr_rat | rewrite {RATR}.ler_rat | move=> /(GRing.fmorph_inj M) /eqP ]; "
+             "by vm_compute end")
 #: Libraries loaded before a mathcomp file (chosen from the preamble's text; a certificate that depends on
 #: them still has to pass the verifier): ``lia`` through mathcomp's arithmetic, ``ring``/``field`` on its rings.
 MATHCOMP_PRELUDE = "From mathcomp Require Import zify ring.\n"
@@ -80,6 +106,8 @@ HAMMER = ("sauto", "qauto")
 #: Seconds of CPU per script: a search or cheap closer (which fails in milliseconds unless it succeeds),
 #: and heavy automation (which usually runs to its limit).
 SEARCH_SECONDS, AUTOMATION_SECONDS = 2.0, 1.0
+#: The cheap vacuity scripts tried on each inner premise (the closers, negated existentials, specialisation).
+INNER_SCRIPTS = 3
 
 
 def split_theorem(template: str, theorem: str) -> Split | None:
@@ -228,6 +256,220 @@ def vacuity_text(template: str, theorem: str) -> str | None:
             f"{_trailer(template)}")
 
 
+#: At most this many inner premises go into one inner-vacuity task (its statement is their disjunction).
+MAX_INNER = 8
+#: The connectives an inner premise is looked for under (lowest precedence first); a premise is the left side
+#: of an ``->``, whose right side is walked further. Negations and the premises themselves are not entered:
+#: a premise there is in a negative position, and its failing would not make the statement hold.
+CONNECTIVES = ("->", "<->", "\\/", "/\\")
+QUANTIFIERS = frozenset({"forall", "exists", "∀", "∃"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One binder group in scope of an inner premise: its text as a definition's parameter, the names it binds
+    as arguments (a let-bound local binds none), and whether its type is written."""
+
+    text: str
+    args: tuple[str, ...]
+    typed: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class InnerPremise:
+    """A premise inside the conclusion: its span in the remaining conclusion, the groups in scope and the
+    earlier premises on its path (hypotheses of its certificate)."""
+
+    start: int
+    end: int
+    scope: tuple[Group, ...]
+    before: tuple[int, ...]
+
+
+def binder_groups(text: str) -> list[Group] | None:
+    """The groups of a binder list as written (``(x y : T) {R : realType} (a := 3)``, ``x y``, ``x y : T``),
+    or None when a form is not understood (patterns, generalisation)."""
+    text = text.strip()
+    if not text:
+        return []
+    try:
+        tokens = _tokens(text)
+    except NotUnderstood:
+        return None
+    # a pattern (``'(a, b)``) or generalisation (`` `{…} ``) binder starts with a symbol that is not a bracket
+    # and fails below; a ``'`` or backtick inside a type (``'I_n``, ``P`_n``) is no concern
+    if tokens[0][2][:1] not in "({[":
+        colon = _depth0(tokens, lambda kind, t: kind == "symbol" and t in (":", ":="), stop=frozenset())
+        names = tokens if colon is None else [t for t in tokens if t[0] < colon[0]]
+        if not names or any(kind != "ident" for _, kind, _ in names) or (colon and colon[1] == ":="):
+            return None
+        return [Group(f"({text})" if colon else text, tuple(t[2] for t in names), colon is not None)]
+    groups: list[Group] = []
+    depth, start = 0, 0
+    for offset, kind, t in tokens:
+        if kind != "symbol":
+            if depth == 0:
+                return None
+            continue
+        if depth == 0:
+            if t[:1] not in "({[":
+                return None
+            start = offset
+        depth += _depth_change(t)
+        if depth < 0:
+            return None
+        if depth == 0:
+            end = offset + len(t)
+            inner = _tokens(text[start + 1:end - 1])
+            stop = _depth0(inner, lambda kind, s: kind == "symbol" and s in (":", ":=", "|"), stop=frozenset())
+            names = [i for i in inner if stop is None or i[0] < stop[0]]
+            if not names or any(kind != "ident" for _, kind, _ in names) or stop is None or stop[1] == "|":
+                return None
+            is_let = stop[1] == ":=" or _depth0(inner, lambda kind, s: kind == "symbol" and s == ":=",
+                                                  stop=frozenset()) is not None
+            groups.append(Group(text[start:end], () if is_let else tuple(i[2] for i in names), True))
+    return groups if depth == 0 else None
+
+
+def inner_premises(rest: str, scope: list[Group]) -> list[InnerPremise]:
+    """The premises inside ``rest`` (the conclusion after its leading binders and premises are peeled) in
+    positive positions: under ``forall``/``exists`` bodies, the right side of ``->`` and both sides of
+    ``<->``, ``\\/``, ``/\\`` (a part that starts with a construct extending to the right is not split)."""
+    found: list[InnerPremise] = []
+
+    def walk(lo: int, hi: int, groups: tuple[Group, ...], before: tuple[int, ...]) -> None:
+        while lo < hi and rest[lo].isspace():
+            lo += 1
+        while hi > lo and rest[hi - 1].isspace():
+            hi -= 1
+        if lo >= hi or len(found) >= MAX_INNER:
+            return
+        try:
+            tokens = _tokens(rest[lo:hi])
+        except NotUnderstood:
+            return
+        if not tokens:
+            return
+        if tokens[0][2] == "(" and _closing(tokens) == len(tokens) - 1:
+            walk(lo + 1, lo + tokens[-1][0], groups, before)
+            return
+        if tokens[0][1] == "ident" and tokens[0][2] in QUANTIFIERS and len(tokens) > 1:
+            comma = _depth0(tokens[1:], lambda kind, text: kind == "symbol" and "," in text, stop=frozenset())
+            if comma is None:
+                return
+            cut = comma[0] + comma[1].index(",")
+            bound = binder_groups(rest[lo + tokens[1][0]:lo + cut])
+            if bound is None:
+                return
+            walk(lo + cut + 1, hi, groups + tuple(bound), before)
+            return
+        for op in CONNECTIVES:
+            at = _depth0(tokens, lambda kind, text, op=op: kind == "symbol" and text == op, stop=BINDING_HEADS)
+            if at is None:
+                continue
+            if op == "->":
+                end = lo + at[0]
+                while end > lo and rest[end - 1].isspace():
+                    end -= 1
+                found.append(InnerPremise(lo, end, groups, before))
+                walk(lo + at[0] + len(op), hi, groups, before + (len(found) - 1,))
+            else:
+                walk(lo, lo + at[0], groups, before)
+                walk(lo + at[0] + len(op), hi, groups, before)
+            return
+
+    walk(0, len(rest), tuple(scope), ())
+    return found
+
+
+def _closing(tokens: list[tuple[int, str, str]]) -> int | None:
+    """The index of the token that closes the bracket the first token opens."""
+    depth = 0
+    for index, (_, kind, text) in enumerate(tokens):
+        if kind == "symbol":
+            depth += _depth_change(text)
+            if depth <= 0:
+                return index
+    return None
+
+
+def _idents(text: str) -> set[str]:
+    try:
+        return {t[2] for t in _tokens(text) if t[1] == "ident"}
+    except NotUnderstood:
+        return set()
+
+
+def _kept(scope: tuple[Group, ...], used: set[str]) -> list[Group]:
+    """The groups a definition over ``used`` names needs: every typed group, an untyped one only when used
+    (otherwise its type could not be inferred)."""
+    return [g for g in scope if g.typed or used & set(g.args)]
+
+
+def inner_text(template: str, theorem: str) -> str | None:
+    """The inner-vacuity task's text, or None when the conclusion has no inner premise understood.
+
+    Each inner premise becomes a definition ``<name>_audit_premise<k>`` over the variables in its scope; the
+    frozen part checks, by the kernel, that the statement is the same term with each premise replaced by its
+    definition applied to those variables (``<name>_audit_inner_shape``), so every definition is the premise
+    at that place of this statement, whatever the text says. The theorem: one of the premises fails at every
+    instance of its scope, under the theorem's hypotheses, the peeled premises and the earlier premises on its
+    path, ``(forall …, premise1 -> False) \\/ (forall …, premise1 -> premise2 -> False) \\/ …`` (``-> False``
+    rather than ``~``: ``intros`` then leaves the goal ``False`` of the vacuity searches).
+    """
+    split = split_theorem(template, theorem)
+    if split is None:
+        return None
+    peeled, rest = peel(split.conclusion)
+    if not split.conclusion.endswith(rest):
+        return None
+    header = binder_groups(split.binders)
+    if header is None:
+        return None
+    outer: list[Group] = list(header)
+    for binder in peeled:
+        if binder.startswith("(forall_audit_h"):
+            continue
+        groups = binder_groups(binder)
+        if groups is None:
+            return None
+        outer += groups
+    premises = inner_premises(rest, outer)
+    if not premises:
+        return None
+    names = [f"{theorem}_audit_premise{k}" for k in range(len(premises))]
+    definitions, applied = [], []
+    for name, premise in zip(names, premises):
+        body = rest[premise.start:premise.end].strip()
+        params = _kept(premise.scope, _idents(body))
+        definitions.append(f"Definition {name} {' '.join(g.text for g in params)} : Prop :=\n    {body}.\n")
+        applied.append(f"(@{name} {' '.join(a for g in params for a in g.args)})".replace(" )", ")"))
+    replaced = rest
+    for premise, call in sorted(zip(premises, applied), key=lambda pc: -pc[0].start):
+        replaced = f"{replaced[:premise.start]}{call}{replaced[premise.end:]}"
+    head = split.conclusion[:len(split.conclusion) - len(rest)]
+    shaped = f"forall {split.binders}, {head}{replaced}" if split.binders else f"{head}{replaced}"
+    shape = (f"Definition {theorem}_audit_inner_shape :\n    @Coq.Init.Logic.eq _ ({_statement(split)})\n    "
+             f"({shaped})\n    := @Coq.Init.Logic.eq_refl _ _.\n")
+    outer_binders = " ".join(b for b in (split.binders, *peeled) if b)
+    disjuncts = []
+    for k, premise in enumerate(premises):
+        used = set().union(*(_idents(rest[premises[j].start:premises[j].end]) for j in (*premise.before, k)))
+        inner = [g for g in _kept(premise.scope, used) if g not in outer]
+        binders = " ".join(b for b in (outer_binders, *(g.text for g in inner)) if b)
+        hyps = "".join(f"{applied[j]} -> " for j in premise.before)
+        disjuncts.append(f"({'forall ' + binders + ', ' if binders else ''}{hyps}{applied[k]} -> False)")
+    return (f"{split.preamble}{''.join(definitions)}{shape}Theorem {theorem}_inner_vacuous :\n    "
+            + "\n    \\/ ".join(disjuncts) + f".\n{HOLE}{_trailer(template)}")
+
+
+def inner_selectors(text: str, theorem: str) -> list[str]:
+    """The tactic prefix that picks each disjunct of an inner-vacuity task and unfolds the premises."""
+    count = text.count(f"Definition {theorem}_audit_premise")
+    unfold = ", ".join(f"{theorem}_audit_premise{k}" for k in range(count))
+    return [("right; " * k) + ("left; " if k < count - 1 else "") + f"unfold {unfold}" for k in range(count)]
+
+
 def _derived(task: Task, text: str, theorem: str) -> Task:
     """The derived task: the same prover and context (a project's build), its own text."""
     frozen = text[:text.index(HOLE, text.index(f"Theorem {theorem}")) + len("Proof. ")]
@@ -244,6 +486,9 @@ def derive(task: Task) -> dict[str, Task]:
     vacuity = vacuity_text(task.template, task.theorem_name)
     if vacuity is not None:
         out[AUDIT_VACUOUS] = _derived(task, vacuity, f"{task.theorem_name}_vacuous")
+    inner = inner_text(task.template, task.theorem_name)
+    if inner is not None:
+        out[AUDIT_INNER] = _derived(task, inner, f"{task.theorem_name}_inner_vacuous")
     return out
 
 
@@ -277,7 +522,8 @@ def closer(features: tuple[str, ...]) -> str:
     there: big operators over literal ranges evaluate) and ``intuition`` with discriminating closers."""
     cheap = " | ".join(CHEAP)
     unlock = f"{UNLOCK}; " if SSR in features else ""
-    numerals = f" | ({NUMERALS})" if NUM in features else ""
+    numerals = f" | ({NUMERALS}) | ({ORDER_CYCLE})" if NUM in features else ""
+    numerals += f" | ({FRACTIONS})" if RAT in features else ""
     return (f"first [ {cheap} | (simpl in *; first [ {cheap} ]) "
             f"| ({unlock}vm_compute in *; first [ easy | discriminate | lia ]) "
             f"| intuition (first [ discriminate | lia | lra ]){numerals} ]")
@@ -428,8 +674,15 @@ class RocqAudit:
             cheap, heavy = vacuity_scripts(scopes, hammer, features)
             # cheap vacuity scripts, then the refutation search, then the heavy automation on vacuity again:
             # an item that reaches its deadline has had the scripts most likely to succeed per second spent
+            inner = derived.get(AUDIT_INNER)
+            selectors = inner_selectors(inner.template, task.theorem_name) if inner is not None else []
+            # an inner premise's certificate: one disjunct picked, the premises unfolded, the vacuity searches
+            inner_scripts = [(f"{selector}; {script}", seconds) for selector in selectors
+                             for script, seconds in cheap[:INNER_SCRIPTS]]
             for finding, scripts in ((AUDIT_VACUOUS, cheap), (AUDIT_FALSE, refutation_scripts(scopes, features)),
-                                     (AUDIT_VACUOUS, heavy)):
+                                     (AUDIT_INNER, inner_scripts), (AUDIT_VACUOUS, heavy)):
+                if finding == AUDIT_INNER and any(derived[f].theorem_name in winners for f in derived if f != finding):
+                    continue  # contradictory hypotheses or a false statement: that is the finding
                 if finding in derived and derived[finding].theorem_name not in winners:
                     sub = derived[finding]
                     statement = sub.frozen[len(split.preamble):]
