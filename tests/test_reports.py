@@ -209,7 +209,7 @@ def test_html_report_renders_in_chromium_with_forall_reports_numbers(
         "compiles": "1", "tokens_in": "unknown", "tokens_out": "unknown", "cost_usd": "unknown"}
 
     # outcome counts: the terminal's counts lines, summed over the runs
-    counts = {o: 0 for o in ("strict", "rules_only", "failed", "infra", "statement_false", "vacuous")}
+    counts = {o: 0 for o in ("strict", "rules_only", "failed", "infra", "statement_false", "vacuous", "inner_vacuous")}
     for line in out.splitlines():
         if line.endswith(" items)"):
             for number, outcome in re.findall(r"(\d+) (\w+)", line.split("  (")[0]):
