@@ -81,6 +81,10 @@ def forall_verify(template: Path, candidate: Path) -> subprocess.CompletedProces
     ("forall x y, x = y", [], "forall x y, x = y"),  # untyped and nothing after them: types unknown
     ("forall x y, x < y -> y = x", ["x y", "(forall_audit_h1 : x < y)"], "y = x"),
     ("forall f : nat -> nat,f 0 = 0", ["(f : nat -> nat)"], "f 0 = 0"),
+    # a conclusion wrapped in parentheses is peeled like the bare one (its leading premise is the statement's)
+    ("(forall P, (A P /\\ B P) -> (C P /\\ D))", ["P", "(forall_audit_h1 : (A P /\\ B P))"], "(C P /\\ D)"),
+    ("((forall n : nat, n > 0 -> P n))", ["(n : nat)", "(forall_audit_h1 : n > 0)"], "P n"),
+    ("(A -> B) -> (C)", ["(forall_audit_h0 : (A -> B))"], "(C)"),  # not one pair around the whole
 ])
 def test_peel_takes_leading_binders_and_premises_and_stops_at_binding_constructs(
         conclusion: str, binders: list[str], rest: str) -> None:
