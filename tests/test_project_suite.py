@@ -402,3 +402,30 @@ def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(pro
         (mine,), (theirs,) = records.glob(f"{module}.*.dump"), (tmp_path / "lazy" / "project-rocq" / "by-vo").glob(
             f"{module}.*.dump")
         assert mine.read_text() == theirs.read_text(), module
+
+
+def test_a_files_failed_session_ahead_stays_that_files_infra(project: Path, tmp_path: Path) -> None:
+    """A judge session that fails while running ahead records nothing: that file's items are infra with that file's
+    reason (from their own call), the other files' items are judged as ever."""
+    require_tool("coqc")
+    tasks = {t.task_id: t for t in load_project(project, {})}
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    original = prover._judge_file
+
+    def judge_file(load: list[str], parent: Path, module: str, *rest: object, **kw: object) -> object:
+        if module == "Demo.Lemmas" and parent.name == "judge":
+            return None, "the session was killed"
+        return original(load, parent, module, *rest, **kw)  # type: ignore[arg-type]
+    prover._judge_file = judge_file  # type: ignore[method-assign]
+
+    def candidate(task: Task) -> bytes:
+        stored = PROOFS / f"{task.task_id}.v"
+        return stored.read_bytes() if stored.is_file() else task.meta["own_candidate"].encode()
+
+    verdicts = {tid: verify_candidate(t, prover, candidate(t), timeout=300) for tid, t in sorted(tasks.items())}
+    for tid, verdict in verdicts.items():
+        if tid.startswith("Demo__Lemmas__"):
+            assert verdict.verdict == "infra" and "own build of Demo.Lemmas: the session was killed" in verdict.reason, \
+                (tid, verdict.reason)
+        else:
+            assert verdict.verdict == "accept", (tid, verdict.reason)
