@@ -343,3 +343,89 @@ def test_the_projects_own_odd_text_is_not_refused_by_the_screen(tmp_path: Path) 
         assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
         agent = task.meta["own_candidate"].replace("reflexivity.", "reflexivity. ")
         assert verify_candidate(task, prover, agent.encode(), timeout=300).verdict == "reject"
+
+
+def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(project: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the build is done, the first item starts the judge session and coqchk of every file with items side by
+    side (#18 part 4): their records appear without any other item asking; each file is judged once, and every
+    verdict is the one the one-file-at-a-time path gives."""
+    import time
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    tasks = {t.task_id: t for t in load_project(project, {})}
+    judged: list[str] = []
+
+    def counting(prover: ProjectRocqProver) -> None:
+        original = prover._judge_file
+
+        def judge_file(load: list[str], parent: Path, module: str, *rest: object, **kw: object) -> object:
+            if parent.name == "judge":  # the build's own file (a candidate is judged in its workspace's tree)
+                judged.append(module)
+            return original(load, parent, module, *rest, **kw)  # type: ignore[arg-type]
+        prover._judge_file = judge_file  # type: ignore[method-assign]
+
+    def candidate(task: Task) -> bytes:  # the stored proof of an admitted lemma, else the project's own
+        stored = PROOFS / f"{task.task_id}.v"
+        return stored.read_bytes() if stored.is_file() else task.meta["own_candidate"].encode()
+
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "ahead"), "timeout": 300})
+    counting(prover)
+    first = tasks["Demo__Base__double_zero"]
+    ahead = {"first": verify_candidate(first, prover, candidate(first), timeout=300)}
+    records = tmp_path / "ahead" / "project-rocq" / "by-vo"
+    modules = ("Demo.Base", "Demo.Lemmas", "Demo.More")
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not all(
+            list(records.glob(f"{m}.*.dump")) and list(records.glob(f"{m}.*.coqchk.json")) for m in modules):
+        time.sleep(0.5)
+    for module in modules:
+        assert list(records.glob(f"{module}.*.dump")), f"no judge dump of {module} ahead of its items"
+        assert list(records.glob(f"{module}.*.coqchk.json")), f"no coqchk record of {module} ahead of its items"
+    verdicts = {tid: verify_candidate(t, prover, candidate(t), timeout=300)
+                for tid, t in tasks.items()}
+    assert sorted(judged) == sorted(modules), judged  # the build's file once each, whoever asked first
+
+    # the same items one file at a time (nothing ahead), in a fresh cache: the same verdicts and the same dumps
+    monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 0)
+    monkeypatch.setattr(ProjectRocqProver, "_shared_dumps", {})
+    lazy = ProjectRocqProver({"cache_dir": str(tmp_path / "lazy"), "timeout": 300})
+    for tid, t in tasks.items():
+        one = verify_candidate(t, lazy, candidate(t), timeout=300)
+        assert (one.verdict, one.strict, list(one.axioms)) == \
+            (verdicts[tid].verdict, verdicts[tid].strict, list(verdicts[tid].axioms)), tid
+    assert ahead["first"].verdict == verdicts["Demo__Base__double_zero"].verdict == "accept"
+    assert sorted(verdicts) == ALL_IDS and all(v.verdict == "accept" for v in verdicts.values()), \
+        {tid: v.reason for tid, v in verdicts.items()}
+    for module in modules:
+        (mine,), (theirs,) = records.glob(f"{module}.*.dump"), (tmp_path / "lazy" / "project-rocq" / "by-vo").glob(
+            f"{module}.*.dump")
+        assert mine.read_text() == theirs.read_text(), module
+
+
+def test_a_files_failed_session_ahead_stays_that_files_infra(project: Path, tmp_path: Path) -> None:
+    """A judge session that fails while running ahead records nothing: that file's items are infra with that file's
+    reason (from their own call), the other files' items are judged as ever."""
+    require_tool("coqc")
+    tasks = {t.task_id: t for t in load_project(project, {})}
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    original = prover._judge_file
+
+    def judge_file(load: list[str], parent: Path, module: str, *rest: object, **kw: object) -> object:
+        if module == "Demo.Lemmas" and parent.name == "judge":
+            return None, "the session was killed"
+        return original(load, parent, module, *rest, **kw)  # type: ignore[arg-type]
+    prover._judge_file = judge_file  # type: ignore[method-assign]
+
+    def candidate(task: Task) -> bytes:
+        stored = PROOFS / f"{task.task_id}.v"
+        return stored.read_bytes() if stored.is_file() else task.meta["own_candidate"].encode()
+
+    verdicts = {tid: verify_candidate(t, prover, candidate(t), timeout=300) for tid, t in sorted(tasks.items())}
+    for tid, verdict in verdicts.items():
+        if tid.startswith("Demo__Lemmas__"):
+            assert verdict.verdict == "infra" and "own build of Demo.Lemmas: the session was killed" in verdict.reason, \
+                (tid, verdict.reason)
+        else:
+            assert verdict.verdict == "accept", (tid, verdict.reason)

@@ -26,6 +26,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import queue
 import re
 import shutil
 import tempfile
@@ -655,6 +656,8 @@ class ProjectRocqProver(RocqProver):
     _shared_keys: ClassVar[dict[tuple[str, str, str, str], tuple[tuple[tuple[str, int, int], ...], str]]] = {}
     _shared_vo_digests: ClassVar[dict[tuple[str, int, int, str], str]] = {}
     _shared_dumps: ClassVar[dict[str, Any]] = {}
+    #: build directories whose per-file sessions this process has started ahead of their items (:meth:`_prefetch`)
+    _prefetched: ClassVar[set[str]] = set()
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Any = None) -> None:
         from pytest_forall.core.proc import run_command as default_runner
@@ -899,20 +902,26 @@ class ProjectRocqProver(RocqProver):
     def _baseline(self, task: Task, timeout: float) -> tuple[Any, str]:
         """The judge's dump of the target's file in the baseline build, once per file and build (cached beside it:
         one prover session per file, whatever the number of its items)."""
-        from pytest_forall.lang.rocq.judge import parse_file_dump
-
         if self.plugin is None:
             return None, f"the kernel judge is unavailable: {self.plugin_problem}"
         project, build, problem = self._build(task, timeout)
         if problem:
             return None, problem
         module = str(task.meta["coq_module"])
-        judged = build / "judge"
-        judged.mkdir(exist_ok=True)
         rel = str(task.meta["project_file"])
         vo = (self._out(project, build) / rel).with_suffix(".vo")
         if not vo.is_file():
             return self._template_baseline(task, project, build, timeout)
+        self._prefetch(project, build, timeout)
+        return self._file_dump(project, build, rel, module, timeout)
+
+    def _file_dump(self, project: CoqProject, build: Path, rel: str, module: str, timeout: float) -> tuple[Any, str]:
+        """The judge's dump of one compiled file of the build (one session for all its items), stored beside it."""
+        from pytest_forall.lang.rocq.judge import parse_file_dump
+
+        judged = build / "judge"
+        judged.mkdir(exist_ok=True)
+        vo = (self._out(project, build) / rel).with_suffix(".vo")
         # keyed by the compiled file itself (its bytes name its dependencies' digests too): an unchanged file of an
         # edited project is not dumped again
         stored = self._per_vo(vo, module, "dump")
@@ -924,7 +933,7 @@ class ProjectRocqProver(RocqProver):
                 if not isinstance(parsed, str):
                     self._dumps[str(stored)] = parsed
                     return parsed, ""
-            targets = [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, str(task.meta["project_file"]))]
+            targets = [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, rel)]
             dump, problem = self._judge_file(self._load(project, self._out(project, build), True), judged, module,
                                              targets,
                                              max(timeout, 300.0))
@@ -933,6 +942,53 @@ class ProjectRocqProver(RocqProver):
             stored.write_text(_stored_dump(dump), encoding="utf-8")
             self._dumps[str(stored)] = dump
             return dump, ""
+
+    def _prefetch_workers(self) -> int:
+        """How many per-file sessions run at once after a build: this worker's share of the cores (0: none ahead)."""
+        workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1))
+        return max(1, (os.cpu_count() or 1) // workers)
+
+    def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
+        """Once per build and process: the judge session and ``coqchk -norec`` of every compiled file with items,
+        started in a pool bounded by the cores, so that a cold run pays them side by side rather than one file at a
+        time as the items come (#18). Each result goes where the lazy path looks (the per-file records under their
+        file locks, so another xdist worker never repeats a file); a file whose session fails records nothing and
+        its items get that file's reason from the lazy path, never another file's."""
+        workers = self._prefetch_workers()
+        with self._lock:
+            if workers <= 0 or str(build) in ProjectRocqProver._prefetched:
+                return
+            ProjectRocqProver._prefetched.add(str(build))
+        out = self._out(project, build)
+        files = [(rel, project.logical_module(rel)) for rel in project.files
+                 if (out / rel).with_suffix(".vo").is_file() and rocq_tasks_of_file(project, rel)]
+        check = self._has(self.coqchk)
+        budget = min(timeout, self.checker_timeout or timeout)
+
+        def one(rel: str, module: str) -> None:
+            try:
+                if self.plugin is not None:
+                    self._file_dump(project, build, rel, module, timeout)
+                if check:
+                    self._file_check(project, build, rel, module, budget)
+            except Exception:  # noqa: BLE001 - ahead of need only: the item's own call reports the failure
+                pass
+
+        todo: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        for rel, module in files:
+            if module:
+                todo.put((rel, module))
+
+        def drain() -> None:
+            while True:
+                try:
+                    one(*todo.get_nowait())
+                except queue.Empty:
+                    return
+
+        # daemon threads: a run that needs fewer files (``-k``, ``-x``) does not wait at exit for the others
+        for n in range(min(workers, todo.qsize())):
+            threading.Thread(target=drain, name=f"forall-prefetch-{n}", daemon=True).start()
 
     def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float) -> tuple[Any, str]:
         """The baseline of an item whose file does not build in the project: the item's template (the file up to
@@ -1186,8 +1242,12 @@ class ProjectRocqProver(RocqProver):
         project, build, problem = self._build(task, budget)
         if problem:
             return Layer("independent_check", False, problem, infra=True)
-        module = str(task.meta["coq_module"])
-        vo = (self._out(project, build) / str(task.meta["project_file"])).with_suffix(".vo")
+        self._prefetch(project, build, budget)
+        return self._file_check(project, build, str(task.meta["project_file"]), str(task.meta["coq_module"]), budget)
+
+    def _file_check(self, project: CoqProject, build: Path, rel: str, module: str, budget: float) -> Layer:
+        """coqchk on one compiled file of the build; its layer is stored beside it unless it is infra."""
+        vo = (self._out(project, build) / rel).with_suffix(".vo")
         stored = self._per_vo(vo, module, "coqchk.json")
         with FileLock(str(stored) + ".lock"):
             if stored.is_file():
