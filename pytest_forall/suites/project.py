@@ -22,6 +22,7 @@ from any other frontend is written there.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -966,13 +967,12 @@ class ProjectRocqProver(RocqProver):
         budget = min(timeout, self.checker_timeout or timeout)
 
         def one(rel: str, module: str) -> None:
-            try:
+            # ahead of need only: a failure here is left for the item's own call to run again and report
+            with contextlib.suppress(Exception):
                 if self.plugin is not None:
                     self._file_dump(project, build, rel, module, timeout)
                 if check:
                     self._file_check(project, build, rel, module, budget)
-            except Exception:  # noqa: BLE001 - ahead of need only: the item's own call reports the failure
-                pass
 
         todo: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
         for rel, module in files:
