@@ -407,17 +407,9 @@ class ItemRun:
         state, tag = self.state, "s0/r1"
         state.rounds = state.sample_rounds = 1
         self._charge_compile()
-        self.cached, self.cache_miss, self.candidate_digest = True, "", verdict.digest
-        self.candidate_data = data
-        if any(layer.name == "template" and layer.ok for layer in verdict.layers):
-            self.template_unchecked = False
-        saved = self.ctx.audit.write_bytes(f"{tag}/{task.candidate_name}", data)
-        evidence = self.ctx.audit.write_json(f"{tag}/candidate-verdict.json", verdict.to_wire())
-        self.ctx.audit.event(kind="submission", submission="candidate", round=tag, digest=verdict.digest,
-                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason, cached=True,
-                             file=self.ctx.audit.relative(saved), evidence=self.ctx.audit.relative(evidence),
-                             stored=f"{frontend.name}: the stored submission, judged from the verdict cache")
-        state.last_digest, state.last_verdict = verdict.digest, verdict.verdict
+        self.cached, self.cache_miss = True, ""
+        self._record_submission(task, data, tag, "candidate", "", verdict,
+                                stored=f"{frontend.name}: the stored submission, judged from the verdict cache")
         self.ctx.audit.event(kind="acceptance", round=tag, accepted=True, reason="", digest=verdict.digest)
         return self._accept(verdict, data, tag, None)
 
@@ -601,6 +593,13 @@ class ItemRun:
                                              timeout=self.ctx.verify_timeout,
                                              policy={"prover_sandboxed": self.prover_sandboxed})
         self.cache_miss = self.ctx.cache.last_miss if self.ctx.cache is not None and not self.cached else ""
+        self._record_submission(task, data, tag, kind, name, verdict)
+        self._save()
+        return verdict
+
+    def _record_submission(self, task: Task, data: bytes, tag: str, kind: str, name: str, verdict: Verdict,
+                           **event: Any) -> None:
+        """A judged submission's bytes, verdict and event in the audit record, and the item's view of it."""
         self.candidate_digest = verdict.digest
         if task is self.ctx.task and kind == "candidate":
             self.candidate_data = data
@@ -611,10 +610,8 @@ class ItemRun:
         evidence = self.ctx.audit.write_json(f"{tag}/{kind}-verdict.json", verdict.to_wire())
         self.ctx.audit.event(kind="submission", submission=kind, round=tag, digest=verdict.digest,
                              verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason, cached=self.cached,
-                             file=self.ctx.audit.relative(saved), evidence=self.ctx.audit.relative(evidence))
+                             file=self.ctx.audit.relative(saved), evidence=self.ctx.audit.relative(evidence), **event)
         self.state.last_digest, self.state.last_verdict = verdict.digest, verdict.verdict
-        self._save()
-        return verdict
 
     def _review_and_accept(self, verdict: Verdict, data: bytes, workspace: Path,
                            tag: str) -> tuple[dict[str, Any] | None, str | None]:

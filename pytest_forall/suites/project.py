@@ -1064,7 +1064,7 @@ class ProjectRocqProver(RocqProver):
         data = candidate.read_bytes()
         rel = str(task.meta["project_file"])
         self._proofs[task.task_id] = proof_digest(task, data)
-        if self._is_own(task, data, build):
+        if self._is_own(task, data, project, build):
             # the project's own proof, as the project's build compiled it: judged from the build's .vo (one judge
             # session and one coqchk per file, not one compile per lemma)
             self._own[str(workspace)] = sha256_bytes(data)
@@ -1148,7 +1148,7 @@ class ProjectRocqProver(RocqProver):
                 found += [f"{d.name}." for d in sorted(contrib.iterdir()) if d.is_dir()]
         return tuple(dict.fromkeys(found))
 
-    def _is_own(self, task: Task, data: bytes, build: Path) -> bool:
+    def _is_own(self, task: Task, data: bytes, project: CoqProject, build: Path) -> bool:
         """``data`` is the project's own proof of the target and the build compiled the very file it came from."""
         own = str(task.meta.get("own_candidate") or "")
         if not own or data != own.encode("utf-8"):
@@ -1157,8 +1157,7 @@ class ProjectRocqProver(RocqProver):
             built = (build / "src" / str(task.meta["project_file"])).read_bytes()
         except OSError:
             return False
-        out = self._out(read_coqproject(Path(task.meta["project_root"])), build)
-        if not (out / str(task.meta["project_file"])).with_suffix(".vo").is_file():
+        if not (self._out(project, build) / str(task.meta["project_file"])).with_suffix(".vo").is_file():
             return False
         return hashlib.sha256(built).hexdigest() == task.meta.get("file_digest")
 
