@@ -77,8 +77,11 @@ def split_theorem(template: str, theorem: str) -> Split | None:
         depth += sum(text.count(c) for c in OPENING) - sum(text.count(c) for c in CLOSING)
     if colon is None:
         return None
-    return Split(template[:offset(head)], template[offset(head + 2):offset(colon)].strip(),
-                 template[offset(colon + 1):offset(len(tokens) - 1)].strip())
+    def end(index: int) -> int:  # after the token: a trailing ``--`` comment would swallow what a task appends
+        return offset(index) + len(tokens[index].text)
+
+    return Split(template[:offset(head)], template[offset(head + 2):end(colon - 1)].strip() if colon > head + 2 else "",
+                 template[offset(colon + 1):end(len(tokens) - 2)].strip())
 
 
 # --- reading a statement: tokens, binders, the peel, inner premises ------------------------------------
@@ -733,6 +736,12 @@ class LeanAudit:
             log.append(f"{finding}: {shown}: {verdict.verdict} {verdict.reason[:200]}")
             if verdict.accepted:
                 certificates[finding] = text
+            if not verdict.accepted and verdict.layers and verdict.layers[-1].name == "template" \
+                    and not verdict.layers[-1].ok:
+                # the derived file itself does not compile (e.g. its shape theorem does not hold): no script can
+                # pass, so the finding's search ends here (the verdict is ``infra``, never a proof failure)
+                log.append(f"{finding}: the derived template does not compile; no certificate possible")
+                return True
             return verdict.accepted
 
         split = split_theorem(task.template, task.theorem_name)
