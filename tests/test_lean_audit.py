@@ -215,10 +215,11 @@ def test_the_refutation_grid_instantiates_by_name_with_the_definitional_witness_
 
 def test_inner_scripts_pick_the_disjunct_introduce_under_the_written_names_and_unfold_the_premise() -> None:
     assert inner_scripts(template("putnam_1962_b2")) == [
-        "by\n  intro f a b forall_audit_p0\n"
-        "  unfold putnam_1962_b2_audit_premise0 at forall_audit_p0\n"
-        "  first\n  | omega\n  | linarith\n  | (norm_num at *; done)\n  | (simp_all; done)\n  | tauto"]
-    text = "import Mathlib\n\ntheorem t (f : ℕ → ℕ) (hf : ∀ n, f n = 0) : (∀ n : ℕ, n < 0 → f n = 1) ∧ (∀ m : ℕ, f m > 5 → False) :=\nsorry\n"
+        ("by\n  intro f a b forall_audit_p0\n"
+         "  unfold putnam_1962_b2_audit_premise0 at forall_audit_p0\n"
+         "  first\n  | omega\n  | linarith\n  | (norm_num at *; done)\n  | (simp_all; done)\n  | tauto")]
+    text = ("import Mathlib\n\ntheorem t (f : ℕ → ℕ) (hf : ∀ n, f n = 0) :\n"
+            "    (∀ n : ℕ, n < 0 → f n = 1) ∧ (∀ m : ℕ, f m > 5 → False) :=\nsorry\n")
     task = Task(task_id="t", suite="s", track="lean4", prover="lean", source_path="t.lean", template=text,
                 frozen=text[:text.rindex("sorry")], theorem_name="t")
     scripts = inner_scripts(task)
@@ -273,8 +274,8 @@ def test_the_search_records_a_certificate_only_when_the_verifier_accepts_it(proj
     assert lines == [
         "false: decide: infra template: template does not compile here: type mismatch",
         "false: the derived template does not compile; no certificate possible",
-        "inner_vacuous: intro f a b forall_audit_p0 … (9 lines): infra template: template does not compile here: "
-        "type mismatch", "inner_vacuous: the derived template does not compile; no certificate possible"]
+        ("inner_vacuous: intro f a b forall_audit_p0 … (9 lines): infra template: template does not compile here: "
+         "type mismatch"), "inner_vacuous: the derived template does not compile; no certificate possible"]
 
 
 def test_a_certificate_cannot_change_the_shape_theorem_it_is_tied_by(project: Path,  # noqa: F811

@@ -143,6 +143,11 @@ def _depth0(tokens: list[Lexeme], wanted: Callable[[str, str], bool],
     return None
 
 
+def _among(ops: frozenset[str]) -> Callable[[str, str], bool]:
+    """A ``_depth0`` test for a symbol among ``ops``."""
+    return lambda kind, text: kind == "symbol" and text in ops
+
+
 def _closing(tokens: list[Lexeme]) -> int | None:
     """The index of the token that closes the bracket the first token opens."""
     depth = 0
@@ -351,7 +356,7 @@ def inner_premises(rest: str, scope: list[Group]) -> list[InnerPremise]:
         if _depth0(tokens, lambda kind, text: text in BELOW_ARROW - CONNECTIVES[0], stop=BINDING_HEADS):
             return
         for ops in CONNECTIVES:
-            at = _depth0(tokens, lambda kind, text, ops=ops: kind == "symbol" and text in ops, stop=BINDING_HEADS)
+            at = _depth0(tokens, _among(ops), stop=BINDING_HEADS)
             if at is None:
                 continue
             if at[1] in ARROWS:
@@ -626,7 +631,7 @@ def definitional_witnesses(groups: list[Group]) -> dict[str, tuple[str, str, str
             parsed = binder_groups(g.type[tokens[1][0]:comma[0]]) if comma and len(tokens) > 1 else None
             if not parsed:
                 continue
-            binders, body = parsed, g.type[comma[0] + 1:].strip()
+            binders, body = parsed, g.type[comma[0] + 1:].strip() if comma else body
         body_tokens = _lexemes(body)
         equals = _depth0(body_tokens, lambda kind, text: kind == "symbol" and text == "=", stop=BINDING_HEADS)
         if equals is None:
@@ -659,7 +664,7 @@ def refutation_grid(groups: list[Group]) -> list[str]:
         return []
     instances = [fixed + "".join(f" ({name} := {v})" for (name, _), v in zip(grid, combination))
                  for combination in itertools.islice(itertools.product(*(v for _, v in grid)), MAX_ALTERNATIVES)]
-    return [f"by\n  intro h\n" + _first([f"(have := h{i}; {closer}; done)" for i in instances]).rstrip("\n")
+    return ["by\n  intro h\n" + _first([f"(have := h{i}; {closer}; done)" for i in instances]).rstrip("\n")
             for closer in ("norm_num at this", "simp at this")]
 
 
