@@ -1,21 +1,25 @@
-"""Lean's statement audit: the refutation and vacuity tasks of a template, and a search for certificates.
+"""Lean's statement audit: the refutation, vacuity and inner-vacuity tasks of a template, and a search.
 
 The derived tasks keep the frozen preamble (imports, the filled-in answer, definitions) and restate the
 theorem, as the Rocq pack does:
 
 - refutation: ``theorem <name>_is_false : ¬ (∀ <binders>, <conclusion>) := sorry``
-- vacuity: ``theorem <name>_vacuous <binders> : False := sorry`` — the header's binders only. Unlike the
-  Rocq pack, the conclusion's leading ``∀``/``→`` are not peeled: Rocq checks a peeled split by a
-  kernel-checked equation in the derived file, and that check cannot be exercised here (no Lean).
+- vacuity: ``theorem <name>_vacuous <binders> <peeled> : False := sorry`` — the conclusion's leading ``∀``
+  binders and ``→`` premises peeled (by Lean's precedences); the frozen part then proves
+  ``<name>_audit_shape : @Eq Prop (<statement>) (∀ <binders> <peeled>, <rest>) := rfl``, so a wrong split makes
+  the derived file fail to compile.
+- inner vacuity: each premise inside the rest of the conclusion becomes ``def <name>_audit_premise<k>``, tied to
+  its place by ``<name>_audit_inner_shape`` (the statement equals itself with the premises replaced by their
+  definitions, by ``rfl``); the claim is that one of them fails at every instance of its scope.
 
-The search compiles one candidate per script (there is no interactive session as for Rocq): the closing
-tactics on the vacuity task, and for the refutation ``decide``/``norm_num``/``omega``, plus Mathlib's
-``plausible`` run on the *original* statement as a counterexample finder. A counterexample it prints
-("Found problems!" and ``name := value`` lines) is turned into a refutation script that instantiates the
-negated statement at those values (named arguments) and decides the instance. Every certificate goes
-through the full verifier; nothing ``plausible`` prints is trusted. The Lean syntax and tactic behaviour
-relied on are cited in docs/audit.md. Tested against the stand-in (tests/standin/lean) only, which does
-not type-check: what the search finds on real Lean has not been observed here.
+The search compiles one candidate per script (there is no interactive session as for Rocq), alternatives inside
+a script combined by ``first``: closing tactics and single-instance specialisation of one hypothesis on the
+vacuity task; ``decide``/``norm_num``/``omega``, Mathlib's ``plausible`` run on the *original* statement as a
+counterexample finder (its ``name := value`` lines instantiate the negated statement), and a grid of small
+values with definitional witnesses on the refutation; per premise, its disjunct picked and unfolded, on the inner
+task. Every certificate goes through the full verifier; nothing ``plausible`` prints is trusted. The Lean syntax
+and behaviour relied on are cited in docs/lean-facts.md (A1-A9). Tested against the stand-in (tests/standin/lean)
+only, which does not type-check: what the search finds on real Lean has not been observed here.
 """
 
 from __future__ import annotations
