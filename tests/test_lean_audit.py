@@ -298,3 +298,54 @@ def test_a_certificate_cannot_change_the_shape_theorem_it_is_tied_by(project: Pa
         assert not verdict.accepted
         layers = {layer.name: layer.ok for layer in verdict.layers}
         assert layers["frozen_statement"] is False and "template" not in layers and "elaboration" not in layers
+
+
+# --- the protocol: a Lean claim file judged like any submission, against the stand-in ------------------------
+
+ORDERLY = ("import Mathlib\n\ntheorem orderly (a : ℕ → ℕ) :\n    ∃ b : ℕ → ℕ, ∀ i j : ℕ, i ≤ j → j < i → b i = a j :=\n"
+           "  sorry\n")
+
+
+def run_lean_item(tmp_path: Path, task: Task, frontend: object, project: Path) -> tuple[dict, object]:  # type: ignore[type-arg]
+    from pytest_forall.core.accept import AuditRecord
+    from pytest_forall.core.model import Budget
+    from pytest_forall.core.protocol import ItemContext, ItemRun
+    from pytest_forall.lang.lean.backend import LeanProver
+
+    ctx = ItemContext(task=task, workspace_root=tmp_path / "ws", workspace_name=task.task_id,
+                      audit=AuditRecord(tmp_path / "audit" / task.task_id, task),
+                      prover=LeanProver({"lean_project": str(project)}), frontend=frontend, reviewer=None,
+                      budget=Budget(rounds=1), options={"sandbox": "none"}, run_secret=b"lean-audit-test")
+    return ItemRun(ctx).run(), ctx
+
+
+def test_an_inner_claim_file_ends_the_item_inner_vacuous_only_when_the_verifier_accepts_it(
+        project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # noqa: F811
+    """Core's third claim kind with a Lean task: ``STATEMENT_INNER_VACUOUS.lean`` is judged against the derived
+    task (the order condition ``i ≤ j → j < i`` fails at every instance; the proof is what Lean would need, but
+    the stand-in accepts any sorry-free file). A claim file whose frozen text (the shape theorem) was changed is
+    refused and recorded as nothing."""
+    from test_audit import scripted
+
+    monkeypatch.setenv("PATH", f"{STANDIN}:{BASE_PATH}")
+    path = tmp_path / "orderly.lean"
+    path.write_text(ORDERLY)
+    task = Task(task_id="orderly", suite="s", track="lean4", prover="lean", source_path=str(path), template=ORDERLY,
+                frozen=ORDERLY[:ORDERLY.rindex("sorry")], theorem_name="orderly")
+    inner = derived_tasks(task)[AUDIT_INNER]
+    assert inner.template.endswith(
+        "theorem orderly_inner_vacuous :\n"
+        "    (∀ (a : ℕ → ℕ) (b : ℕ → ℕ) (i j : ℕ), (orderly_audit_premise0 a b i j) → False)\n"
+        "    ∨ (∀ (a : ℕ → ℕ) (b : ℕ → ℕ) (i j : ℕ), (orderly_audit_premise0 a b i j) → "
+        "(orderly_audit_premise1 a b i j) → False) :=\n  sorry\n")
+    honest = inner.frozen + ("by\n  refine Or.inr (?_)\n  intro a b i j h0 h1\n  unfold orderly_audit_premise0 at h0\n"
+                             "  unfold orderly_audit_premise1 at h1\n  omega\n")
+    result, ctx = run_lean_item(tmp_path / "honest", task, scripted(honest, "STATEMENT_INNER_VACUOUS.lean"), project)
+    assert (result["outcome"], result["statement_audit"]) == ("inner_vacuous", "inner_vacuous"), result["reason"]
+    assert result["certificate"] == "accepted/STATEMENT_INNER_VACUOUS.lean"
+    assert (ctx.audit.directory / result["certificate"]).read_text() == honest  # type: ignore[attr-defined]
+
+    forged = honest.replace("theorem orderly_audit_inner_shape", "theorem orderly_audit_inner_shape'")
+    result, ctx = run_lean_item(tmp_path / "forged", task, scripted(forged, "STATEMENT_INNER_VACUOUS.lean"), project)
+    assert (result["outcome"], result["statement_audit"]) == ("failed", "unknown"), result["reason"]
+    assert not (ctx.audit.directory / "accepted").exists()  # type: ignore[attr-defined]
