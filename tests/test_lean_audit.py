@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_verifier_lean import BASE_PATH, STANDIN, project  # noqa: F401 - ``project`` is a fixture
@@ -306,7 +307,7 @@ ORDERLY = ("import Mathlib\n\ntheorem orderly (a : ℕ → ℕ) :\n    ∃ b : �
            "  sorry\n")
 
 
-def run_lean_item(tmp_path: Path, task: Task, frontend: object, project: Path) -> tuple[dict, object]:  # type: ignore[type-arg]
+def run_lean_item(tmp_path: Path, task: Task, frontend: object, lean_project: Path) -> tuple[dict, Any]:  # type: ignore[type-arg]
     from pytest_forall.core.accept import AuditRecord
     from pytest_forall.core.model import Budget
     from pytest_forall.core.protocol import ItemContext, ItemRun
@@ -314,7 +315,7 @@ def run_lean_item(tmp_path: Path, task: Task, frontend: object, project: Path) -
 
     ctx = ItemContext(task=task, workspace_root=tmp_path / "ws", workspace_name=task.task_id,
                       audit=AuditRecord(tmp_path / "audit" / task.task_id, task),
-                      prover=LeanProver({"lean_project": str(project)}), frontend=frontend, reviewer=None,
+                      prover=LeanProver({"lean_project": str(lean_project)}), frontend=frontend, reviewer=None,
                       budget=Budget(rounds=1), options={"sandbox": "none"}, run_secret=b"lean-audit-test")
     return ItemRun(ctx).run(), ctx
 
@@ -343,9 +344,9 @@ def test_an_inner_claim_file_ends_the_item_inner_vacuous_only_when_the_verifier_
     result, ctx = run_lean_item(tmp_path / "honest", task, scripted(honest, "STATEMENT_INNER_VACUOUS.lean"), project)
     assert (result["outcome"], result["statement_audit"]) == ("inner_vacuous", "inner_vacuous"), result["reason"]
     assert result["certificate"] == "accepted/STATEMENT_INNER_VACUOUS.lean"
-    assert (ctx.audit.directory / result["certificate"]).read_text() == honest  # type: ignore[attr-defined]
+    assert (ctx.audit.directory / result["certificate"]).read_text() == honest
 
     forged = honest.replace("theorem orderly_audit_inner_shape", "theorem orderly_audit_inner_shape'")
     result, ctx = run_lean_item(tmp_path / "forged", task, scripted(forged, "STATEMENT_INNER_VACUOUS.lean"), project)
     assert (result["outcome"], result["statement_audit"]) == ("failed", "unknown"), result["reason"]
-    assert not (ctx.audit.directory / "accepted").exists()  # type: ignore[attr-defined]
+    assert not (ctx.audit.directory / "accepted").exists()
