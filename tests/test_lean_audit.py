@@ -307,7 +307,7 @@ ORDERLY = ("import Mathlib\n\ntheorem orderly (a : ℕ → ℕ) :\n    ∃ b : �
            "  sorry\n")
 
 
-def run_lean_item(tmp_path: Path, task: Task, frontend: object, lean_project: Path) -> tuple[dict, Any]:  # type: ignore[type-arg]
+def run_lean_item(tmp_path: Path, task: Task, frontend: Any, lean_project: Path) -> tuple[dict, Any]:  # type: ignore[type-arg]
     from pytest_forall.core.accept import AuditRecord
     from pytest_forall.core.model import Budget
     from pytest_forall.core.protocol import ItemContext, ItemRun
