@@ -160,9 +160,19 @@ def test_a_trailing_comment_of_the_header_or_conclusion_is_left_out_of_the_deriv
     ("∀ {n : ℕ} [Fact p], n -> P n", ["{n : ℕ} [Fact p]", "(forall_audit_h1 : n)"], "P n"),
     ("∀ x y, P x y", [], "∀ x y, P x y"),  # untyped, and no premise after them says what they are
     ("∀ x, x > 0 → Q", ["x", "(forall_audit_h1 : x > 0)"], "Q"),
+    ("A -- why\n  → B", ["(forall_audit_h0 : A)"], "B"),  # the comment would swallow the binder's ``)``
 ])
 def test_peel_follows_lean_precedence_and_binders(conclusion: str, peeled: list[str], rest: str) -> None:
     assert peel(conclusion) == (peeled, rest)
+
+
+def test_an_inner_premise_ends_at_its_last_token_not_at_a_comment_before_the_arrow() -> None:
+    from pytest_forall.lang.lean.audit import inner_premises
+
+    rest = "∃ m : ℕ, m > 3 -- large\n  → m < 2"
+    [premise] = inner_premises(rest, [])
+    assert rest[premise.start:premise.end] == "m > 3"
+    assert [g.text for g in premise.scope] == ["(m : ℕ)"]
 
 
 def test_binder_groups_make_implicit_groups_explicit_and_leave_instances_to_instance_search() -> None:

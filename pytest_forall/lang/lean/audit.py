@@ -304,10 +304,11 @@ def _peel_one(rest: str, index: int) -> tuple[str, str, bool] | None:
     if _depth0(tokens, lambda kind, text: kind == "symbol" and text in BELOW_ARROW, stop=BINDING_HEADS):
         return None  # ``A → B ↔ C`` is ``(A → B) ↔ C``
     arrow = _depth0(tokens, lambda kind, text: kind == "symbol" and text in ARROWS, stop=BINDING_HEADS)
-    if arrow is None or not rest[:arrow[0]].strip():
+    before = [t for t in tokens if t[0] < arrow[0]] if arrow is not None else []
+    if arrow is None or not before:
         return None
-    return (f"(forall_audit_h{index} : {rest[:arrow[0]].strip()})", rest[arrow[0] + len(arrow[1]):].strip(),
-            True)
+    premise = rest[:before[-1][0] + len(before[-1][2])].strip()  # a trailing ``--`` comment would swallow the ``)``
+    return f"(forall_audit_h{index} : {premise})", rest[arrow[0] + len(arrow[1]):].strip(), True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -364,10 +365,10 @@ def inner_premises(rest: str, scope: list[Group]) -> list[InnerPremise]:
             if at is None:
                 continue
             if at[1] in ARROWS:
-                end = lo + at[0]
-                while end > lo and rest[end - 1].isspace():
-                    end -= 1
-                found.append(InnerPremise(lo, end, groups, before))
+                last = [t for t in tokens if t[0] < at[0]]
+                if not last:
+                    return
+                found.append(InnerPremise(lo, lo + last[-1][0] + len(last[-1][2]), groups, before))
                 walk(lo + at[0] + len(at[1]), hi, groups, before + (len(found) - 1,))
             else:
                 walk(lo, lo + at[0], groups, before)
