@@ -154,12 +154,15 @@ def test_a_trailing_comment_of_the_header_or_conclusion_is_left_out_of_the_deriv
 
 @pytest.mark.parametrize(("conclusion", "peeled", "rest"), [
     ("A → B ↔ C", [], "A → B ↔ C"),  # ``(A → B) ↔ C``
-    ("∀ x > 0, P x", [], "∀ x > 0, P x"),  # a binder predicate is not a plain binder
     ("∃ x, A x → B", [], "∃ x, A x → B"),  # the arrow is inside the existential
     ("(∀ n : ℕ, n > 0 → P n)", ["(n : ℕ)", "(forall_audit_h1 : n > 0)"], "P n"),
     ("∀ {n : ℕ} [Fact p], n -> P n", ["{n : ℕ} [Fact p]", "(forall_audit_h1 : n)"], "P n"),
-    ("∀ x y, P x y", [], "∀ x y, P x y"),  # untyped, and no premise after them says what they are
-    ("∀ x, x > 0 → Q", ["x", "(forall_audit_h1 : x > 0)"], "Q"),
+    # untyped: the vacuity task would type them from the peeled premises alone (ℕ for ``x > 0``), not as the
+    # rest of the statement does, so they stop the peel
+    ("∀ x y, P x y", [], "∀ x y, P x y"),
+    ("∀ x, x > 0 → Q", [], "∀ x, x > 0 → Q"),
+    ("∀ x > 0, f x = 1", [], "∀ x > 0, f x = 1"),
+    ("∀ n : ℕ, ∀ x, x > n → Q", ["(n : ℕ)"], "∀ x, x > n → Q"),
     ("A -- why\n  → B", ["(forall_audit_h0 : A)"], "B"),  # the comment would swallow the binder's ``)``
 ])
 def test_peel_follows_lean_precedence_and_binders(conclusion: str, peeled: list[str], rest: str) -> None:
@@ -175,12 +178,23 @@ def test_an_inner_premise_ends_at_its_last_token_not_at_a_comment_before_the_arr
     assert [g.text for g in premise.scope] == ["(m : ℕ)"]
 
 
+def test_a_header_with_an_untyped_binder_gets_no_vacuity_task() -> None:
+    """``theorem t x (h : x > 0) : (x : ℝ) < 1`` types ``x`` as ℝ from its conclusion; ``theorem t_vacuous x
+    (h : x > 0) : False`` could not, and ``x > 0`` would be read in ℕ."""
+    text = "import Mathlib\n\ntheorem t x (h : x > 0) (h' : x < 1) : (x : ℝ) < 1 :=\n  sorry\n"
+    task = Task(task_id="t", suite="s", track="lean4", prover="lean", source_path="t.lean", template=text,
+                frozen=text[:text.rindex("sorry")], theorem_name="t")
+    assert set(derived_tasks(task)) == {AUDIT_FALSE}
+
+
 def test_binder_groups_make_implicit_groups_explicit_and_leave_instances_to_instance_search() -> None:
     groups = binder_groups("{α : Type*} [Fintype α] (x y : α) ⦃n : ℕ⦄ [h : Fact (1 < 2)]")
     assert groups is not None
     assert [(g.text, g.names, g.args) for g in groups] == [
         ("(α : Type*)", ("α",), ("α",)), ("[Fintype α]", ("_",), ()), ("(x y : α)", ("x", "y"), ("x", "y")),
         ("(n : ℕ)", ("n",), ("n",)), ("[h : Fact (1 < 2)]", ("h",), ())]
+    [with_let] = binder_groups("(hα : ∀ n : ℕ, let b := [1]; b.length = n)") or []
+    assert with_let.type == "∀ n : ℕ, let b := [1]; b.length = n"
     assert binder_groups("(x : ℕ := 3)") is None and binder_groups("x > 0") is None and binder_groups("(_ : ℕ)") is None
 
 

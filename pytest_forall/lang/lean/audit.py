@@ -235,6 +235,10 @@ def _plain_names(names: list[Lexeme]) -> bool:
     return bool(names) and all(kind == "ident" and text != "_" for _, kind, text in names)
 
 
+#: Heads of local definitions inside a type (``(h : let b := …; P b)``): their ``:=`` is not a default value.
+LOCAL_DEFINITIONS = frozenset({"let", "letI", "have", "haveI"})
+
+
 def _group(written: str) -> Group | None:
     """One bracketed group (``(x y : T)``, ``{x : T}``, ``⦃x : T⦄``, ``[C]``, ``[inst : C]``)."""
     opener = written[0]
@@ -248,7 +252,8 @@ def _group(written: str) -> Group | None:
         if stop[1] != ":" or len(names) != 1 or not _plain_names(names):
             return None
         return Group(written, (names[0][2],), (), inner[stop[0] + 1:].strip(), True)
-    if stop is None or stop[1] != ":" or _depth0(tokens, lambda kind, s: s == ":=") is not None:
+    default = _depth0(tokens, lambda kind, s: s == ":=", stop=LOCAL_DEFINITIONS)  # ``(x : T := v)``
+    if stop is None or stop[1] != ":" or default is not None:
         return None
     names = [t for t in tokens if t[0] < stop[0]]
     if not _plain_names(names):
@@ -259,30 +264,36 @@ def _group(written: str) -> Group | None:
 
 
 def peel(conclusion: str) -> tuple[list[str], str]:
-    """The conclusion's leading ``∀`` binders and ``→`` premises, as theorem binders, and what remains.
+    """The conclusion's leading typed ``∀`` binders and ``→`` premises, as theorem binders, and what remains.
 
-    A conclusion inside parentheses is read inside them. Untyped binders (``∀ x y,``) are kept only when a
-    peeled premise follows them (their types are inferred from where they are used)."""
+    A conclusion inside parentheses is read inside them. An untyped binder stops the peel (see ``_peel_one``)."""
     binders: list[str] = []
     rest = conclusion
-    untyped: list[tuple[int, str]] = []
     while True:
         step = _peel_one(_unwrapped(rest), len(binders))
         if step is None:
-            break
-        group, remaining, typed = step
-        if not typed:
-            untyped.append((len(binders), rest))
-        binders.append(group)
-        rest = remaining
-    while untyped and untyped[-1][0] == len(binders) - 1:
-        _, rest = untyped.pop()
-        binders.pop()
-    return binders, rest
+            return binders, rest
+        binders.append(step[0])
+        rest = step[1]
 
 
-def _peel_one(rest: str, index: int) -> tuple[str, str, bool] | None:
-    """One leading ``∀`` group or ``→`` premise of ``rest``: (binder as written, what remains, typed), or None."""
+#: The relations of Lean's and Mathlib's binder predicates (``∀ x > 0,``, ``∀ x ∈ S,``).
+BINDER_RELATIONS = frozenset({">", "≥", "<", "≤", "∈", "∉", "≠", "⊆", "⊂", "⊇", "⊃"})
+
+
+def binder_predicate(written: str) -> tuple[str, str] | None:
+    """(variable, relation) of a binder predicate ``x > 0`` (one plain name, then a relation), or None."""
+    try:
+        tokens = _lexemes(written)
+    except NotUnderstood:
+        return None
+    if len(tokens) < 3 or tokens[0][1] != "ident" or tokens[0][2] == "_" or tokens[1][2] not in BINDER_RELATIONS:
+        return None
+    return tokens[0][2], tokens[1][2]
+
+
+def _peel_one(rest: str, index: int) -> tuple[str, str] | None:
+    """One leading typed ``∀`` group or ``→`` premise of ``rest``: (binder as written, what remains), or None."""
     try:
         tokens = _lexemes(rest)
     except NotUnderstood:
@@ -295,12 +306,14 @@ def _peel_one(rest: str, index: int) -> tuple[str, str, bool] | None:
             return None
         written = rest[tokens[1][0]:comma[0]].strip()
         groups = binder_groups(written)
-        if not groups:
+        if not groups or not all(g.typed for g in groups):
+            # an untyped variable (``∀ x,``, ``∀ x > 0,``) would get its type in the vacuity task from the peeled
+            # premises alone, where Lean's default numeral type (ℕ) can differ from the type the rest of the
+            # statement gives it: its premises could contradict each other there and not in the statement
             return None
-        typed = all(g.typed for g in groups)
         if not written.startswith(("(", "{", "[", "⦃")):
-            written = f"({written})" if typed else written
-        return written, rest[comma[0] + 1:].strip(), typed
+            written = f"({written})"
+        return written, rest[comma[0] + 1:].strip()
     if _depth0(tokens, lambda kind, text: kind == "symbol" and text in BELOW_ARROW, stop=BINDING_HEADS):
         return None  # ``A → B ↔ C`` is ``(A → B) ↔ C``
     arrow = _depth0(tokens, lambda kind, text: kind == "symbol" and text in ARROWS, stop=BINDING_HEADS)
@@ -308,7 +321,7 @@ def _peel_one(rest: str, index: int) -> tuple[str, str, bool] | None:
     if arrow is None or not before:
         return None
     premise = rest[:before[-1][0] + len(before[-1][2])].strip()  # a trailing ``--`` comment would swallow the ``)``
-    return f"(forall_audit_h{index} : {premise})", rest[arrow[0] + len(arrow[1]):].strip(), True
+    return f"(forall_audit_h{index} : {premise})", rest[arrow[0] + len(arrow[1]):].strip()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -412,6 +425,12 @@ def vacuity_text(template: str, theorem: str) -> str | None:
     equals ``∀ <binders> <peeled>, <rest>``) by ``rfl``: a wrong textual split makes the derived file fail."""
     split = split_theorem(template, theorem)
     if split is None:
+        return None
+    groups = binder_groups(split.binders)
+    if groups is None or not all(g.typed for g in groups):
+        # an untyped header binder is typed in the original theorem with the help of its conclusion; in a task
+        # that concludes ``False`` it could get another type (Lean's default numeral type), and hypotheses that
+        # contradict each other there might not in the statement
         return None
     peeled, rest = peel(split.conclusion)
     header = " ".join(b for b in (split.binders, *peeled) if b)
@@ -556,8 +575,11 @@ def _leading_variables(written_type: str) -> int:
     if not tokens or tokens[0][2] not in ("∀", "forall"):
         return 0
     comma = _depth0(tokens[1:], lambda kind, text: kind == "symbol" and text == ",")
-    groups = binder_groups(written_type[tokens[1][0]:comma[0]]) if comma and len(tokens) > 1 else None
-    return sum(len(g.names) for g in groups) if groups else 0
+    written = written_type[tokens[1][0]:comma[0]] if comma and len(tokens) > 1 else ""
+    groups = binder_groups(written)
+    if not groups:
+        return 1 if binder_predicate(written) else 0  # ``∀ x > 0,``: one variable, then a premise
+    return sum(len(g.names) for g in groups)
 
 
 def universal_hypotheses(groups: list[Group]) -> list[tuple[str, int]]:
