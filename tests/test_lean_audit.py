@@ -226,15 +226,17 @@ def test_definitional_witnesses_take_the_function_a_hypothesis_defines() -> None
 
 
 def test_the_refutation_grid_instantiates_by_name_with_the_definitional_witness_fixed() -> None:
-    """putnam_1999_a3: ``f`` fixed by its definition, ``a : ℕ → ℝ`` at constant functions, ``n : ℕ`` at 0…3."""
+    """putnam_1999_a3: ``f`` fixed by its definition, ``a : ℕ → ℝ`` at constant and indicator functions, ``n : ℕ``
+    at 0…3."""
     scripts = refutation_grid(header_groups(template("putnam_1999_a3")))
     assert len(scripts) == 2
     lines = scripts[0].split("\n")
     fixed = "(f := fun x ↦ 1 / (1 - 2 * x - x ^ 2)) (hf := rfl)"
     assert lines[:3] == ["by", "  intro h", "  first"]
     assert lines[3] == f"  | (have := h {fixed} (a := fun _ => 0) (n := 0); norm_num at this; done)"
-    assert lines[-1] == f"  | (have := h {fixed} (a := fun _ => 1) (n := 3); norm_num at this; done)"
-    assert len(lines) == 3 + 2 * 4
+    assert lines[-1] == (f"  | (have := h {fixed} (a := fun x => if x = 0 then 1 else 0) (n := 3); norm_num at this; "
+                         "done)")
+    assert len(lines) == 3 + 3 * 4  # a: two constants and the indicator of 0 (ℕ → ℝ: no identity); n: 0…3
     assert scripts[1].split("\n")[3].endswith("(n := 0); simp at this; done)")
 
 

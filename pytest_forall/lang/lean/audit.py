@@ -626,7 +626,8 @@ def _function_type(written: str) -> tuple[int, bool] | None:
 
 
 def candidate_values(group: Group) -> list[str]:
-    """Witnesses for a data variable: small literals of a number type; constant and identity functions."""
+    """Witnesses for a data variable: small literals of a number type; constant functions, and for one argument
+    the indicator of 0 and the identity."""
     number = _number_type(group.type)
     if number is not None:
         return list(NUMBER_VALUES[number])
@@ -635,7 +636,8 @@ def candidate_values(group: Group) -> list[str]:
         return []
     arity, same = function
     blanks = " ".join("_" for _ in range(arity))
-    return [f"fun {blanks} => 0", f"fun {blanks} => 1"] + (["fun x => x"] if arity == 1 and same else [])
+    unary = ["fun x => if x = 0 then 1 else 0"] + (["fun x => x"] if same else []) if arity == 1 else []
+    return [f"fun {blanks} => 0", f"fun {blanks} => 1", *unary]
 
 
 def definitional_witnesses(groups: list[Group]) -> dict[str, tuple[str, str, str]]:
