@@ -305,6 +305,21 @@ def test_the_search_records_a_certificate_only_when_the_verifier_accepts_it(proj
          "type mismatch"), "inner_vacuous: the derived template does not compile; no certificate possible"]
 
 
+def test_a_vacuity_certificate_with_its_shape_theorem_passes_every_layer_of_the_standin(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Plumbing only: a derived file whose frozen part proves a shape theorem is a valid template for the verifier's
+    static layers and its statement checks (the stand-in accepts the proof without checking it)."""
+    from pytest_forall.lang.lean.backend import LeanProver
+
+    monkeypatch.setenv("PATH", f"{STANDIN}:{BASE_PATH}")
+    vacuity = derived_tasks(template("putnam_2000_a6"))[AUDIT_VACUOUS]
+    assert "theorem putnam_2000_a6_audit_shape :" in vacuity.frozen
+    certificate = vacuity.frozen + "by\n  omega\n"
+    verdict = verify_candidate(vacuity, LeanProver({"lean_project": str(project)}), certificate.encode(), timeout=60)
+    assert verdict.accepted, verdict.reason
+    assert {layer.name: layer.ok for layer in verdict.layers}["elaborated_statement"] is True
+
+
 def test_a_certificate_cannot_change_the_shape_theorem_it_is_tied_by(project: Path,  # noqa: F811
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The tie is part of the frozen text: a claim file that redefines the premise (so that the shape theorem
