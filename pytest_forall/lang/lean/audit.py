@@ -476,8 +476,8 @@ def inner_text(template: str, theorem: str) -> str | None:
         kept = kept.rstrip()[:-1]
     head, tail = split.conclusion[:len(kept) - len(rest)], split.conclusion[len(kept):]
     outer = _outer(split, peeled)
-    if outer is None:
-        return None
+    if outer is None or not all(g.typed for g in outer):
+        return None  # an untyped header binder: the claim's hypotheses could read it at another type (A11)
     premises = inner_premises(rest, outer)
     if not premises:
         return None
