@@ -180,12 +180,18 @@ def test_an_inner_premise_ends_at_its_last_token_not_at_a_comment_before_the_arr
 
 def test_a_header_with_an_untyped_binder_gets_no_vacuity_or_inner_task() -> None:
     """``theorem t x (h : x > 0) (h' : x < 1) : …`` types ``x`` as ℝ from its conclusion; ``theorem t_vacuous x
-    (h : x > 0) (h' : x < 1) : False`` could not, and would read ``x > 0`` and ``x < 1`` in ℕ."""
-    text = ("import Mathlib\n\ntheorem t x (h : x > 0) (h' : x < 1) :\n    (∀ y : ℝ, y = 2 → (x : ℝ) < y) ∧ (x : ℝ) < 1 :="
-            "\n  sorry\n")
-    task = Task(task_id="t", suite="s", track="lean4", prover="lean", source_path="t.lean", template=text,
-                frozen=text[:text.rindex("sorry")], theorem_name="t")
-    assert set(derived_tasks(task)) == {AUDIT_FALSE}
+    (h : x > 0) (h' : x < 1) : False`` could not, and would read ``x > 0`` and ``x < 1`` in ℕ. The same holds for
+    the hypotheses of an inner claim."""
+    conclusion = "(∀ y : ℝ, y = 2 → (x : ℝ) < y) ∧ (x : ℝ) < 1"
+    for header in ("x (h : x > 0) (h' : x < 1)", "x"):
+        text = f"import Mathlib\n\ntheorem t {header} :\n    {conclusion} :=\n  sorry\n"
+        task = Task(task_id="t", suite="s", track="lean4", prover="lean", source_path="t.lean", template=text,
+                    frozen=text[:text.rindex("sorry")], theorem_name="t")
+        assert set(derived_tasks(task)) == {AUDIT_FALSE}, header
+    typed = ORDERLY.replace("theorem orderly (a : ℕ → ℕ)", "theorem orderly (x : ℝ)")  # the control: typed
+    task = Task(task_id="t", suite="s", track="lean4", prover="lean", source_path="t.lean", template=typed,
+                frozen=typed[:typed.rindex("sorry")], theorem_name="orderly")
+    assert set(derived_tasks(task)) == {AUDIT_FALSE, AUDIT_VACUOUS, AUDIT_INNER}
 
 
 def test_binder_groups_make_implicit_groups_explicit_and_leave_instances_to_instance_search() -> None:
