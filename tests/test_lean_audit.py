@@ -3,7 +3,7 @@ scripts as text, and the search run through the full verifier against the stand-
 
 Lean cannot run here. The stand-in (tests/standin/lean) does not type-check: it accepts any sorry-free file, so
 these tests show what the audit *derives* and *submits*, and that only a verifier-accepted file is recorded —
-never what Lean's kernel would accept, and never a finding on a real PutnamBench problem. Every expected text
+never what Lean's kernel would accept: nothing the stand-in accepts here is a finding about a PutnamBench problem. Every expected text
 below was written by hand from the Lean source of the template it names.
 """
 
@@ -21,6 +21,7 @@ from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS, de
 from pytest_forall.core.model import Task
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.lean.audit import (
+    Group,
     LeanAudit,
     binder_groups,
     definitional_witnesses,
@@ -49,7 +50,7 @@ def derived_text(task: Task, finding: str) -> str:
     return text[len(split.preamble):]
 
 
-def header_groups(task: Task) -> list:  # type: ignore[type-arg]
+def header_groups(task: Task) -> list[Group]:
     split = split_theorem(task.template, task.theorem_name)
     assert split is not None
     groups = binder_groups(split.binders)
