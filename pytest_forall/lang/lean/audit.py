@@ -18,8 +18,8 @@ vacuity task; ``decide``/``norm_num``/``omega``, Mathlib's ``plausible`` run on 
 counterexample finder (its ``name := value`` lines instantiate the negated statement), and a grid of small
 values with definitional witnesses on the refutation; per premise, its disjunct picked and unfolded, on the inner
 task. Every certificate goes through the full verifier; nothing ``plausible`` prints is trusted. The Lean syntax
-and behaviour relied on are cited in docs/lean-facts.md (A1-A11) and docs/audit.md. Tested against the stand-in (tests/standin/lean)
-only, which does not type-check: what the search finds on real Lean has not been observed here.
+and behaviour relied on are cited in docs/lean-facts.md (A1-A11) and docs/audit.md. Tested against the stand-in
+(tests/standin/lean) only, which does not type-check: what the search finds on real Lean has not been observed.
 """
 
 from __future__ import annotations
