@@ -1,6 +1,6 @@
 """How the Lean audit reads PutnamBench's Lean templates (figures in docs/audit.md, "Lean").
 
-Usage: ``python3 tests/bench_lean_audit_census.py <PutnamBench>/lean4/src``. Only reads and derives text; no
+Usage: ``python3 scripts/lean_audit_census.py <PutnamBench>/lean4/src``. Only reads and derives text; no
 prover runs.
 """
 
