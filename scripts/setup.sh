@@ -2,7 +2,7 @@
 # Installs everything pytest-forall's Rocq track, sandbox and tests need on a Debian machine.
 # Idempotent: already-installed pieces are skipped. Needs root for apt (as on CI and the dev machines).
 # Fast when nothing changed: a stamp (.forall/setup.stamp) records what was installed (the package lists, this
-# script, pyproject.toml, the Python, the clone); when it matches and a check that needs no network passes (one
+# script, the toolchain roots' package list, pyproject.toml, the Python, the clone); when it matches and a check that needs no network passes (one
 # dpkg-query, the agent CLIs on PATH, pytest_forall importable from this clone), setup ends at once.
 # FORALL_SETUP_FORCE=1 runs every step anyway.
 set -euo pipefail
@@ -20,7 +20,9 @@ agents=(claude codex opencode)
 
 wanted_stamp() {
   { printf '%s\n' "${apt_packages[@]}" "agents=${FORALL_SETUP_AGENTS:-1}" "toolchains=${FORALL_SETUP_TOOLCHAINS:-1}:$toolchains" "$here"
-    cat "$here/pyproject.toml" "$here/scripts/setup.sh"; "$python" --version 2>&1; } | sha256sum | cut -d' ' -f1
+    # toolchain.py holds the roots' package list (ROOT_PACKAGES): a change there must rebuild the roots
+    cat "$here/pyproject.toml" "$here/scripts/setup.sh" "$here/pytest_forall/lang/rocq/toolchain.py"
+    "$python" --version 2>&1; } | sha256sum | cut -d' ' -f1
 }
 
 installed_here() {  # no network: dpkg's database, PATH, and where Python finds the package
