@@ -150,3 +150,37 @@ def test_the_gate_says_what_changed(pytester: pytest.Pytester) -> None:
     assert ret == 1 and changes["Gate__A__double_2"] == ("regressed", "statement changed, a lemma before it changed")
     # the proof of le_1 still passes, of another statement: the gate says so
     assert changes["Gate__A__le_1"] == ("same", "statement changed (still passes)"), changes
+
+
+UNIVERSES = FIXTURES / "project_rocq_universes"
+
+
+def test_a_proof_that_adds_a_universe_constraint_to_the_statement_is_refused(tmp_path: Path) -> None:
+    """The kernel type of a universe-polymorphic lemma is compared up to its universe levels, so a proof that adds
+    a constraint between the statement's universes (its own polymorphic context, or the global graph for a
+    monomorphic lemma) proves a less general statement with the same term: the judge compares the relations the
+    kernel entails between the statement's universes (and how the type shares them), as for a benchmark."""
+    require_tool("coqc")
+    project = tmp_path / "proj"
+    shutil.copytree(UNIVERSES, project)
+    tasks = {t.theorem_name: t for t in load_project(project, {})}
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    cases = {"poly_any": ("intros _. exact unit.\nQed.", "intros A. exact A.\nQed."),
+             "mono_any": ("intros _. exact unit.\nQed.", "intros A. exact A.\nQed."),
+             "poly_pair": ("exact A.\nDefined.", "exact (A * B)%type.\nDefined.")}
+    for name, (honest, narrower) in cases.items():
+        task = tasks[name]
+        verdict = verify_candidate(task, prover, prover.candidate_with_proof(task, honest).encode(), timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (name, verdict.reason)
+        attack = prover.candidate_with_proof(task, narrower)
+        verdict = verify_candidate(task, prover, attack.encode(), timeout=300)
+        assert verdict.verdict == "reject", (name, verdict.reason)
+        layer = kernel_statement(prover, task, attack, tmp_path / f"kernel-{name}")
+        assert layer.ok is False and "universe" in layer.reason, (name, layer.reason)
+    # the statement with its two levels made one: the same term, levels shared differently
+    task = tasks["poly_any"]
+    shared = prover.candidate_with_proof(task, "intros A. exact A.\nQed.").replace(
+        "Lemma poly_any : Type -> Type.", "Lemma poly_any@{u} : Type@{u} -> Type@{u}.")
+    assert verify_candidate(task, prover, shared.encode(), timeout=300).verdict == "reject"
+    layer = kernel_statement(prover, task, shared, tmp_path / "kernel-shared")
+    assert layer.ok is False and "the universe levels of `poly_any` are not the project's" in layer.reason, layer.reason

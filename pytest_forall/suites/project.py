@@ -1369,7 +1369,8 @@ def _stored_dump(dump: Any) -> str:
              *(f"functor {m}" for m in dump.opaque_modules)]
     for target in sorted(dump.targets):
         lines += [f"target {target}", *(f"assumption {target} {a}" for a in dump.assumptions.get(target, ())),
-                  *(f"finding-of {target} finding {f}" for f in dump.findings.get(target, ()))]
+                  *(f"finding-of {target} finding {f}" for f in dump.findings.get(target, ())),
+                  *(f"universes-of {target} {u}" for u in dump.universes.get(target, ()))]
     return "\n".join([*lines, *(f"missing-target {m}" for m in sorted(dump.missing)), "end stored"]) + "\n"
 
 
