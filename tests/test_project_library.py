@@ -14,7 +14,7 @@ from test_project_blocks import kernel_statement
 
 from conftest import require_path, require_tool
 from pytest_forall.core.verify import verify_candidate
-from pytest_forall.suites.project import ProjectRocqProver, load_project
+from pytest_forall.suites.project import NOT_ITEMS, ProjectRocqProver, load_project
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SCOPES = FIXTURES / "project_rocq_scopes"
@@ -184,3 +184,26 @@ def test_a_proof_that_adds_a_universe_constraint_to_the_statement_is_refused(tmp
     assert verify_candidate(task, prover, shared.encode(), timeout=300).verdict == "reject"
     layer = kernel_statement(prover, task, shared, tmp_path / "kernel-shared")
     assert layer.ok is False and "the universe levels of `poly_any` are not the project's" in layer.reason, layer.reason
+
+
+FIXPOINT = FIXTURES / "project_rocq_fixpoint"
+
+
+def test_a_fixpoint_built_in_proof_mode_is_an_item(tmp_path: Path) -> None:
+    """`Fixpoint f … : T. Proof. … Defined.` (HoTT's `trunc_index_min`) is a proof of the library like a
+    `Definition` proved in proof mode: an item, its own proof `strict`, another guarded one too; a proof that is not
+    structurally recursive is refused by the kernel (the guard), not accepted as an axiom."""
+    require_tool("coqc")
+    project = tmp_path / "proj"
+    shutil.copytree(FIXPOINT, project)
+    tasks = {t.theorem_name: t for t in load_project(project, {})}
+    assert sorted(tasks) == ["min2", "min2_0"] and not [n for n, _ in NOT_ITEMS.get(str(project), [])]
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    task = tasks["min2"]
+    assert task.meta["keyword"] == "Fixpoint" and task.template.endswith("Proof.\nAdmitted.\n")
+    for proof in (task.meta["own_candidate"][len(task.frozen):], "destruct n as [|n]; [exact 0|].\n"
+                  "destruct m as [|m]; [exact 0|exact (S (min2 n m))].\nDefined."):
+        verdict = verify_candidate(task, prover, prover.candidate_with_proof(task, proof).encode(), timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (proof, verdict.reason)
+    looping = prover.candidate_with_proof(task, "exact (min2 n m).\nDefined.")
+    assert verify_candidate(task, prover, looping.encode(), timeout=300).verdict == "reject"

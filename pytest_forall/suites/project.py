@@ -280,10 +280,10 @@ def read_dune_theories(root: Path) -> CoqProject | None:
 
 # --- Rocq: finding the proofs -----------------------------------------------------------------------------
 
-#: Sentences whose proof makes an item (with ``Program`` in front too): theorems, and definitions, examples and
-#: instances proved in proof mode.
+#: Sentences whose proof makes an item (with ``Program`` in front too): theorems, and definitions, examples,
+#: instances and (co)recursive functions proved in proof mode (the kernel checks the guard of the latter at the end).
 ITEM_HEADS = frozenset({"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property", "Example",
-                        "Definition", "Instance"})
+                        "Definition", "Instance", "Fixpoint", "CoFixpoint"})
 
 
 @dataclass
