@@ -51,11 +51,12 @@ def user_contrib() -> Path:
     return Path(where) / "user-contrib"
 
 
-def copy_library(name: str, root: Path) -> list[str]:
+def copy_library(name: str, root: Path, only: list[str] | None = None) -> list[str]:
     """The library's files copied to ``root`` as a project of its own (``-R . <new name>``); a short-name
     ``Require`` of the library's own siblings is qualified with the installed library's name (the copy is not
     where the short name would resolve)."""
     directory, patterns, logical = LIBRARIES[name]
+    patterns = only or patterns
     source = require_path(user_contrib() / directory, f"the {name} sources (scripts/setup.sh installs them)")
     root.mkdir(parents=True)
     files = [str(p.relative_to(source)) for pattern in patterns
@@ -126,6 +127,30 @@ def test_a_scoping_attack_is_refused_in_a_module_and_in_a_section(tmp_path: Path
         layer = kernel_statement(prover, task, attack, tmp_path / f"kernel-{name}")
         assert layer.ok is False and f"the type of `{task.meta['target_path']}` differs from the project's" in \
             layer.reason, layer.reason
+
+
+def test_hott_a_proof_adding_a_universe_constraint_or_read_monomorphic_is_refused(tmp_path: Path) -> None:
+    """HoTT's `equiv_inverse {A B : Type} : (A <~> B) -> (B <~> A)` is universe-polymorphic (the library's
+    `Global Set Universe Polymorphism`): a proof that puts `A` in `B`'s universe proves it only for `A <= B` (the
+    same kernel term; accepted `strict` before the judge compared universes), and the statement read with
+    polymorphism off is another constant. Both refused, the second by the kernel judge alone too."""
+    project = tmp_path / "proj"
+    copy_library("hott", project, only=["Basics.v", "Basics/*.v"])
+    tasks = {t.theorem_name: t for t in load_project(project, {})}
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    task = tasks["equiv_inverse"]
+    honest = "intro e.\n  exists (e^-1).\n  apply isequiv_inverse.\nDefined."
+    verdict = verify_candidate(task, prover, prover.candidate_with_proof(task, honest).encode(), timeout=300)
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+    narrower = prover.candidate_with_proof(task, "intro e.\n  let t := type of B in pose (X := (A : t)).\n  clear X.\n"
+                                                 "  exists (e^-1).\n  apply isequiv_inverse.\nDefined.")
+    verdict = verify_candidate(task, prover, narrower.encode(), timeout=300)
+    assert verdict.verdict == "reject" and "adds universe constraints" in verdict.reason, verdict.reason
+    monomorphic = prover.candidate_with_proof(task, honest).replace(
+        "Theorem equiv_inverse", "Local Unset Universe Polymorphism.\nTheorem equiv_inverse")
+    assert verify_candidate(task, prover, monomorphic.encode(), timeout=300).verdict == "reject"
+    layer = kernel_statement(prover, task, monomorphic, tmp_path / "kernel-mono")
+    assert layer.ok is False and "the type of `equiv_inverse` differs from the project's" in layer.reason, layer.reason
 
 
 GATE_FILE = """Definition double (n : nat) := n + n.
