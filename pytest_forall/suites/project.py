@@ -1335,7 +1335,9 @@ class ProjectRocqProver(RocqProver):
         if data[bom:bom + cut] != task.template.encode("utf-8")[:cut]:
             return Layer("sentence_structure", False, "the file before the target differs from the project's")
         reported = [(a - cut, b - cut, t) for a, b, t in compiled.sentences if a >= cut]
-        return sentence_structure(data[bom + cut:], reported)
+        # the .glob's declarations confirm a command coqc's report cuts off (a long attribute list)
+        declared = [(a - cut, b - cut, k, n) for a, b, k, n in compiled.declarations if a >= cut]
+        return sentence_structure(data[bom + cut:], reported, declared)
 
     def tactic_probe(self, workspace: Path) -> Any:
         """The portfolio's ``coqtop`` with the project's load path on its build (set by :meth:`try_tactics`)."""
