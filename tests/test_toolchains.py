@@ -302,6 +302,47 @@ def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(tool
     assert shared.assumptions["t11"] == expected
 
 
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_project_judge_reads_a_lemmas_statement_universes_on_toolchain(toolchain: str, tmp_path: Path) -> None:
+    """`ForallJudgeFile`'s statement universes through each version's compat shim (`push_universes`): a
+    universe-polymorphic lemma's relations come from its own context, a monomorphic one's from the global graph; a
+    proof that puts the argument's universe under the result's adds `1 <= 2` to both (the project judge refuses it)."""
+    from pytest_forall.core.proc import ProcResult
+    from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE, plugin_dir, run_file_dump
+    from pytest_forall.lang.rocq.toolchain import root_prefix
+
+    found = resolve(str(root(toolchain)))
+    assert isinstance(found, Toolchain)
+    plugin, why = plugin_dir(tmp_path / "cache", toolchain, found)
+    assert plugin is not None, why
+    work = tmp_path / "proj"
+    work.mkdir()
+
+    def run(args: list[str], cwd: Path) -> ProcResult:
+        argv = [*root_prefix(found.root, cwd, [(plugin, PLUGIN_INSIDE)]), "--clearenv", "--setenv", "PATH",
+                "/usr/bin:/bin", "--setenv", "HOME", str(cwd), "--setenv", "OCAMLPATH", PLUGIN_INSIDE, "--",
+                "coqc", *args]
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+        return ProcResult(argv, done.returncode, done.stdout, done.stderr, 0.0)
+
+    universes = {}
+    for label, proof in (("honest", "intros _. exact unit."), ("narrower", "intros A. exact A.")):
+        (work / "Top.v").write_text("Unset Strict Universe Declaration.\nSet Universe Polymorphism.\n"
+                                    f"Lemma poly_any : Type -> Type.\nProof. {proof} Qed.\n"
+                                    "Unset Universe Polymorphism.\n"
+                                    f"Lemma mono_any : Type -> Type.\nProof. {proof} Qed.\n", encoding="utf-8")
+        compiled = run(["-q", "-Q", ".", "P", "Top.v"], work)
+        assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+        dump, problem = run_file_dump(run, work, ["-Q", str(work), "P"], "P.Top", ["poly_any", "mono_any"],
+                                      fresh=False)
+        assert dump is not None, problem
+        universes[label] = dump.universes
+    for name in ("poly_any", "mono_any"):
+        honest, narrower = set(universes["honest"][name]), set(universes["narrower"][name])
+        assert "ulevels 1 2" in honest and "uconstraint 1 <= 2" not in honest, honest
+        assert narrower - honest == {"uconstraint 1 <= 2"}, (honest, narrower)
+
+
 def test_coqtop_gets_the_version_flags_a_top_level_variable_loads_on_trixie(provers: Provers, tmp_path: Path) -> None:
     """The portfolio's and the statement audit's ``coqtop`` load a template as ``coqc`` compiles it: on 8.20 with
     ``-w -declaration-outside-section``, else PutnamBench's top-level ``Variable R : realType.`` fails to load and the

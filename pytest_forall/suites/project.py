@@ -280,10 +280,10 @@ def read_dune_theories(root: Path) -> CoqProject | None:
 
 # --- Rocq: finding the proofs -----------------------------------------------------------------------------
 
-#: Sentences whose proof makes an item (with ``Program`` in front too): theorems, and definitions, examples and
-#: instances proved in proof mode.
+#: Sentences whose proof makes an item (with ``Program`` in front too): theorems, and definitions, examples,
+#: instances and (co)recursive functions proved in proof mode (the kernel checks the guard of the latter at the end).
 ITEM_HEADS = frozenset({"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property", "Example",
-                        "Definition", "Instance"})
+                        "Definition", "Instance", "Fixpoint", "CoFixpoint"})
 
 
 @dataclass
@@ -1335,7 +1335,9 @@ class ProjectRocqProver(RocqProver):
         if data[bom:bom + cut] != task.template.encode("utf-8")[:cut]:
             return Layer("sentence_structure", False, "the file before the target differs from the project's")
         reported = [(a - cut, b - cut, t) for a, b, t in compiled.sentences if a >= cut]
-        return sentence_structure(data[bom + cut:], reported)
+        # the .glob's declarations confirm a command coqc's report cuts off (a long attribute list)
+        declared = [(a - cut, b - cut, k, n) for a, b, k, n in compiled.declarations if a >= cut]
+        return sentence_structure(data[bom + cut:], reported, declared)
 
     def tactic_probe(self, workspace: Path) -> Any:
         """The portfolio's ``coqtop`` with the project's load path on its build (set by :meth:`try_tactics`)."""
@@ -1369,7 +1371,8 @@ def _stored_dump(dump: Any) -> str:
              *(f"functor {m}" for m in dump.opaque_modules)]
     for target in sorted(dump.targets):
         lines += [f"target {target}", *(f"assumption {target} {a}" for a in dump.assumptions.get(target, ())),
-                  *(f"finding-of {target} finding {f}" for f in dump.findings.get(target, ()))]
+                  *(f"finding-of {target} finding {f}" for f in dump.findings.get(target, ())),
+                  *(f"universes-of {target} {u}" for u in dump.universes.get(target, ()))]
     return "\n".join([*lines, *(f"missing-target {m}" for m in sorted(dump.missing)), "end stored"]) + "\n"
 
 

@@ -385,6 +385,9 @@ class FileDump:
     missing: frozenset[str]
     #: per target, the detectors' findings "<feature> <constant> <why>" on what it depends on in the file
     findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: per target, its statement's universe levels by first occurrence ("ulevels 1 2 1") and the relations the
+    #: kernel entails between them and Set ("uconstraint 1 <= 2"; a polymorphic constant's from its own context)
+    universes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def parse_file_dump(text: str, nonce: str) -> FileDump | str:
@@ -398,9 +401,13 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
     assumptions: dict[str, list[str]] = {}
     missing: set[str] = set()
     findings: dict[str, list[str]] = {}
+    universes: dict[str, list[str]] = {}
     for line in lines[1:-1]:
         kind, _, rest = line.partition(" ")
-        if kind == "finding-of":
+        if kind == "universes-of":
+            path, _, what = rest.partition(" ")
+            universes.setdefault(path, []).append(what)
+        elif kind == "finding-of":
             path, _, found = rest.partition(" ")
             findings.setdefault(path, []).append(found.removeprefix("finding "))
         elif kind == "field":
@@ -422,7 +429,7 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
             return f"unexpected judge output line {line[:200]!r}"
     return FileDump(tuple(fields), tuple(opaque), frozenset(targets),
                     {k: tuple(v) for k, v in assumptions.items()}, frozenset(missing),
-                    {k: tuple(v) for k, v in findings.items()})
+                    {k: tuple(v) for k, v in findings.items()}, {k: tuple(v) for k, v in universes.items()})
 
 
 def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str, each: bool = False) -> str:
@@ -496,6 +503,16 @@ class ProjectJudgement:
     findings: list[str] = field(default_factory=list)
 
 
+def _ulevels(dump: FileDump, target: str) -> str:
+    return next((u for u in dump.universes.get(target, ()) if u.startswith("ulevels")), "")
+
+
+def _uconstraints(dump: FileDump, target: str) -> frozenset[str]:
+    """The relations between the target's statement universes, as the benchmark judge's ``uconstraints`` read them."""
+    return frozenset(u.removeprefix("uconstraint ") for u in dump.universes.get(target, ())
+                     if u.startswith("uconstraint "))
+
+
 def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, target: str,
                        project_roots: tuple[str, ...], strict_axioms: frozenset[str], installed_roots: tuple[str, ...]) -> ProjectJudgement:
     """Clause 1: the target's type is the baseline's, and every declaration of the file before it is the baseline's
@@ -518,6 +535,12 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     elif statement_key(cand_target) != statement_key(base_target):
         statement = (f"the type of `{target}` differs from the project's as a kernel term "
                      f"({_diff(statement_key(base_target)[1], statement_key(cand_target)[1])})")
+    elif (levels := _ulevels(candidate, target)) != _ulevels(baseline, target):
+        statement = (f"the universe levels of `{target}` are not the project's: the candidate's type shares levels "
+                     f"differently ({levels!r}, the project's {_ulevels(baseline, target)!r})")
+    elif added := _added_constraints(_uconstraints(baseline, target), _uconstraints(candidate, target)):
+        statement = (f"the candidate adds universe constraints between the universes of `{target}`'s statement "
+                     f"(levels by first occurrence, 0 = Set): {added[:6]}")
     else:
         have = set(cand_before)
         changed = [path for path, entry in base_before if (path, entry) not in have]

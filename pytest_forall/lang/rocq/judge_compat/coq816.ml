@@ -37,3 +37,8 @@ let roots_label = Names.Label.make "forall_judge_roots"
 let closure_graph cs = let (_, g, _) = Assumptions.traverse roots_label (roots_term cs) in g
 let assumptions_of st cs =
   Assumptions.assumptions ~add_opaque:false ~add_transparent:false st (Names.GlobRef.ConstRef (List.hd cs)) (roots_term cs)
+(* A universe-polymorphic constant's own context (its bound levels Var 0..n-1 and their constraints) pushed on the
+   environment's graph, so the relations between its levels are decided by the kernel's graph. *)
+let push_universes (u : Declarations.universes) env = match u with
+  | Declarations.Monomorphic -> env
+  | Declarations.Polymorphic a -> Environ.push_context ~strict:false (Univ.AbstractContext.repr a) env

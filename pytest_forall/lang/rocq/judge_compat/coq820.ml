@@ -52,3 +52,8 @@ let closure_graph cs =
 let assumptions_of st cs =
   Assumptions.assumptions ~add_opaque:false ~add_transparent:false Library.indirect_accessor st
     (Names.GlobRef.ConstRef (List.hd cs)) (roots_term cs)
+(* A universe-polymorphic constant's own context (its bound levels Var 0..n-1 and their constraints) pushed on the
+   environment's graph, so the relations between its levels are decided by the kernel's graph. *)
+let push_universes (u : Declarations.universes) env = match u with
+  | Declarations.Monomorphic -> env
+  | Declarations.Polymorphic a -> Environ.push_context ~strict:false (UVars.AbstractContext.repr a) env
