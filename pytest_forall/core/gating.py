@@ -117,6 +117,9 @@ def cause(before: dict[str, Any] | None, now: dict[str, Any]) -> str:
             found.append(what)
         elif not old or not new:
             found.append(f"{field} not recorded")
+    if (before.get("declared_axioms") or "") != (now.get("declared_axioms") or ""):
+        # the maintainer's --forall-project-axioms (absent from both: none declared)
+        found.append("the declared project axioms changed")
     return ", ".join(found) if found else "nothing recorded changed"
 
 

@@ -76,6 +76,12 @@ SUITE_TITLES = {"putnam": "PutnamBench, a benchmark of formalised Putnam competi
 FEEDBACK_OUTPUT_CHARS = 3000
 
 
+def _project_axioms(verdict: Verdict | None) -> list[str]:
+    """The declared project axioms an accepted proof rests on (its axiom audit's evidence), for the row."""
+    audit = next((layer for layer in verdict.layers if layer.name == "axiom_audit"), None) if verdict else None
+    return [str(name) for name in (audit.evidence.get("project_axioms") or [])] if audit else []
+
+
 @dataclass
 class ItemContext:
     task: Task
@@ -776,6 +782,7 @@ class ItemRun:
             "frontend": self.ctx.frontend.name, "reviewer": self.ctx.reviewer.name if self.ctx.reviewer else "",
             "outcome": outcome, "stop": stop, "reason": reason,
             "digest": verdict.digest if verdict else "", "axioms": list(verdict.axioms) if verdict else [],
+            "project_axioms": _project_axioms(verdict),
             "independent": self.independent, "compiles": state.compiles, "rounds": state.rounds,
             "samples": min(state.sample + 1, self.ctx.budget.samples), "reviews": state.reviews,
             "wall_s": round(self._wall(), 3),

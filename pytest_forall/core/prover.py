@@ -65,6 +65,9 @@ class AxiomAudit:
     output: str = ""
     infra: str = ""
     guarantee: str = ""       # the guarantee clause this audit establishes when it passes (audit record)
+    #: axioms counted strict because the project's maintainer declared them its foundations (project mode's
+    #: ``--forall-project-axioms``): named in the audit record and the row, so a reader sees them
+    project_axioms: list[str] = field(default_factory=list)
 
 
 class Prover(Protocol):

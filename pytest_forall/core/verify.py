@@ -200,7 +200,8 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
         audit = prover.audit_axioms(task, build, candidate, timeout)
         layers.append(Layer("axiom_audit", audit.ok and audit.rules_ok, audit.reason,
                             {"axioms": audit.axioms, "strict": audit.strict_ok, "rules": audit.rules_ok,
-                             "output": audit.output[-4000:], "guarantee": audit.guarantee},
+                             "output": audit.output[-4000:], "guarantee": audit.guarantee,
+                             **({"project_axioms": audit.project_axioms} if audit.project_axioms else {})},
                             infra=bool(audit.infra)))
         if layers[-1].ok is False or layers[-1].infra:
             return _decide(layers, digest, tuple(audit.axioms), False, 1)

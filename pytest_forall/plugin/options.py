@@ -82,6 +82,10 @@ OPTIONS = (
     Option("project_build", "The --forall-project's own build command, run with sh in a copy of the project (e.g. "
            "'make -j2'); its compiled files are judged (default: dune build for a dune project using coq, else "
            "coq_makefile + make from _CoqProject)"),
+    Option("project_axioms", "The --forall-project's own axioms its maintainer declares as the library's foundations, "
+           "as fully qualified kernel names (e.g. Lib.Base.funext; repeatable, or comma-separated; ini: one per "
+           "line): a proof resting only on them and the strict list is strict. Each must be an axiom of the "
+           "project's own build (else every item is infra saying so)", repeated=True),
     Option("subset", "Named task subset of a suite (VeriSoftBench: aristotle)"),
     Option("verisoftbench_root", "VeriSoftBench data: the dataset JSONL and the task repositories"),
     Option("lean_eval_root", "Lean Eval checkout (generated/<id>/ workspaces)"),

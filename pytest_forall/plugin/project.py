@@ -62,13 +62,17 @@ def _configured_project(config: pytest.Config) -> Path | None:
 def pytest_configure(config: pytest.Config) -> None:
     """``pytest --forall-project PATH`` alone collects PATH; with explicit paths, PATH is added to them."""
     from pytest_forall.plugin.options import option_value, resolved_options
-    from pytest_forall.suites.project import build_command_problem
+    from pytest_forall.suites.project import build_command_problem, declared_axioms, project_axioms_problem
 
     root = _configured_project(config)
     command, source = option_value(config, "project_build")
+    axioms, axioms_source = option_value(config, "project_axioms")
     if root is None:
         if command:
             raise pytest.UsageError(f"{source}: a build command needs --forall-project PATH (the project it builds)")
+        if axioms:
+            raise pytest.UsageError(f"{axioms_source}: declared project axioms need --forall-project PATH (the "
+                                    "project that declares them)")
         return
     if not config.pluginmanager.has_plugin("forall-proof-store"):
         config.pluginmanager.register(ProofStore(config), "forall-proof-store")
@@ -79,6 +83,9 @@ def pytest_configure(config: pytest.Config) -> None:
     problem = build_command_problem(str(command), project) if command not in (None, "") else ""
     if problem:
         raise pytest.UsageError(f"{source}: {problem}")
+    problem = project_axioms_problem(declared_axioms(axioms), project) if axioms else ""
+    if problem:
+        raise pytest.UsageError(f"{axioms_source}: {problem}")
     args = [Path(a.split("::", 1)[0]).resolve() for a in config.args]
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(root)]

@@ -111,6 +111,35 @@ def build_command_problem(command: str, root: Path) -> str:
     return ""
 
 
+#: a fully qualified kernel name as the judge prints an assumption: a logical root, then at least a name
+_QUALIFIED = re.compile(r"[^\W\d][\w']*(?:\.[^\W\d][\w']*)+")
+
+
+def declared_axioms(value: Any) -> tuple[str, ...]:
+    """``--forall-project-axioms`` as names (the option is repeated; a value may list several, by commas or
+    whitespace: neither is ever part of a kernel name), sorted and without repeats."""
+    items = value if isinstance(value, (list, tuple)) else [value] if value else []
+    return tuple(sorted({name for item in items for name in re.split(r"[\s,]+", str(item)) if name}))
+
+
+def project_axioms_problem(names: tuple[str, ...], root: Path) -> str:
+    """Why ``--forall-project-axioms`` is malformed for the project at ``root`` (checked at configure time), or "":
+    each name is fully qualified under one of the project's logical names. Whether the build has each as an axiom
+    is checked against the build itself (:meth:`ProjectRocqProver._declaration_problem`)."""
+    bad = [name for name in names if not _QUALIFIED.fullmatch(name)]
+    if bad:
+        return (f"{bad[0]!r} is not a fully qualified kernel name (e.g. Lib.File.my_axiom, as the audit names "
+                "assumptions)")
+    if not is_rocq_project(root):
+        return f"{root} is not a Rocq project (no _CoqProject or *.v files): declared axioms are a Rocq project's own"
+    roots = tuple(f"{logical}." for _, _, logical in read_coqproject(root).mappings)
+    foreign = [name for name in names if roots and not name.startswith(roots)]
+    if foreign:
+        return (f"`{foreign[0]}` is not under the project's logical names ({', '.join(r[:-1] for r in roots)}): "
+                "only the project's own axioms can be declared (an installed library's are not the project's)")
+    return ""
+
+
 def is_lean_project(root: Path) -> bool:
     return any((root / name).is_file() for name in LAKEFILES)
 
@@ -659,6 +688,8 @@ class ProjectRocqProver(RocqProver):
     _shared_dumps: ClassVar[dict[str, Any]] = {}
     #: build directories whose per-file sessions this process has started ahead of their items (:meth:`_prefetch`)
     _prefetched: ClassVar[set[str]] = set()
+    #: per (build directory, declaration): why ``--forall-project-axioms`` does not hold of that build ("": it does)
+    _declarations: ClassVar[dict[tuple[str, str], str]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Any = None) -> None:
         from pytest_forall.core.proc import run_command as default_runner
@@ -668,6 +699,11 @@ class ProjectRocqProver(RocqProver):
         self.builds = Path(str(cache)).expanduser().resolve() / "project-rocq"
         #: ``--forall-project-build``: the user's own build command, run with ``sh -c`` in the project's copy
         self.build_command = str((options or {}).get("project_build") or "").strip()
+        #: ``--forall-project-axioms``: the project's own axioms its maintainer declares as foundations (strict)
+        self.declared = declared_axioms((options or {}).get("project_axioms"))
+        #: the declaration as one plain setting: part of the verdict cache's policy (``core.cache.prover_settings``),
+        #: so a verdict judged under another declaration is never served
+        self.project_axioms = " ".join(self.declared)
         self.builds.mkdir(parents=True, exist_ok=True)
         self.sandbox_binds = (*self.sandbox_binds, (self.builds, str(self.builds)))
         self._lock = ProjectRocqProver._shared_lock
@@ -1033,6 +1069,60 @@ class ProjectRocqProver(RocqProver):
             finally:
                 shutil.rmtree(work, ignore_errors=True)
 
+    def _declaration_problem(self, task: Task, timeout: float) -> str:
+        """Why the declared project axioms are not what the project's own build has (every item is then infra with
+        this reason, never a silent pass), or "": each name is an axiom (``Axiom``/``Parameter``, or a lemma left
+        ``Admitted``) of a file of the project, as that file's compiled ``.vo`` in the baseline build has it."""
+        if not self.declared:
+            return ""
+        project, build, problem = self._build(task, timeout)
+        if problem:
+            return problem
+        key = (str(build), self.project_axioms)
+        with self._lock:
+            if key in ProjectRocqProver._declarations:
+                return ProjectRocqProver._declarations[key]
+        out = self._out(project, build)
+        problems: list[str] = []
+        for name in self.declared:
+            files = [(rel, module) for rel in project.files
+                     if (module := project.logical_module(rel)) and name.startswith(module + ".")]
+            why: list[str] = []
+            for rel, module in files:
+                if not (out / rel).with_suffix(".vo").is_file():
+                    why.append(f"{rel}, where it would be, does not build")
+                    continue
+                dump, failed = self._file_dump(project, build, rel, module, timeout)
+                if dump is None:
+                    return failed  # the judge could not read the file: infra, asked again next time
+                entry = next((e for _, e in dump.fields if e.split(" ")[1:2] == [name]), "")
+                kind = entry.split(" ")[2] if len(entry.split(" ")) > 2 else ""
+                if kind == "axiom":
+                    break
+                if entry:
+                    why.append(f"{rel} has it as a{'n' if kind[:1] in 'aeiou' else ''} {kind or 'unreadable'} "
+                               "declaration, not an axiom")
+            else:
+                problems.append(f"`{name}`: " + ("; ".join(why) if why else
+                                                 f"no file of the project declares it ({len(files)} file(s) whose "
+                                                 "logical name it extends)" if files else
+                                                 "no file of the project has a logical name it extends"))
+        found = "" if not problems else (
+            "--forall-project-axioms: each declared name must be an axiom (Axiom, Parameter or a lemma left "
+            "Admitted) of the project's own build, as the judge names it: " + "; ".join(problems))
+        with self._lock:
+            ProjectRocqProver._declarations[key] = found
+        return found
+
+    def fingerprint(self, task: Task) -> dict[str, str]:
+        """The backend's fingerprint; none (so nothing is served from the verdict cache) while the declared project
+        axioms do not hold of the project's build: each item is then judged, and is infra with the reason."""
+        if self.declared and "target_path" in task.meta:
+            problem = self._declaration_problem(task, 600.0)
+            if problem:
+                raise ValueError(problem)
+        return super().fingerprint(task)
+
     # -- Prover protocol ----------------------------------------------------------------------------------
 
     def check_template(self, task: Task, workspace: Path, timeout: float) -> Any:
@@ -1047,6 +1137,9 @@ class ProjectRocqProver(RocqProver):
                 "project's build: project mode judges the project's own statements only"))
         baseline, problem = self._baseline(task, timeout)
         if baseline is None:
+            return CompileResult(ok=False, infra=problem)
+        problem = self._declaration_problem(task, timeout)
+        if problem:
             return CompileResult(ok=False, infra=problem)
         if target not in baseline.targets:
             return CompileResult(ok=False, infra=(
@@ -1133,6 +1226,8 @@ class ProjectRocqProver(RocqProver):
 
         fields = {"kernel_statement": digest([" : ".join(statement_key(entry))]),
                   "kernel_context": digest(definitions), "kernel_lemmas": digest(lemmas)}
+        if self.declared:  # the gate names a changed declaration as a cause (core/gating.py)
+            fields["declared_axioms"] = self.project_axioms
         proof = proof_digest(task, candidate) if candidate is not None else self._proofs.get(task.task_id)
         return {**fields, "proof_digest": proof} if proof else fields
 
@@ -1179,7 +1274,7 @@ class ProjectRocqProver(RocqProver):
             if baseline is None:
                 return None, problem, True
             return judge_project_file(baseline, baseline, module, target, roots, self.info.strict_axioms,
-                                      self._installed_roots()), "", False
+                                      self._installed_roots(), frozenset(self.declared)), "", False
         vo = (workspace / "tree" / rel).with_suffix(".vo")
         if not vo.is_file():
             return None, "the candidate has no compiled .vo", False
@@ -1195,7 +1290,7 @@ class ProjectRocqProver(RocqProver):
         if dump is None:
             return None, f"the judge could not read the compiled candidate: {problem}", True
         judgement = judge_project_file(baseline, dump, module, target, roots, self.info.strict_axioms,
-                                       self._installed_roots())
+                                       self._installed_roots(), frozenset(self.declared))
         self._judged_project[key] = (judgement, "", False)
         return self._judged_project[key]
 
@@ -1220,7 +1315,8 @@ class ProjectRocqProver(RocqProver):
         if judgement is None:
             return AxiomAudit(ok=False, reason=f"axiom audit failed to run: {problem}", infra=problem if infra else "")
         return AxiomAudit(ok=True, axioms=judgement.axioms, strict_ok=judgement.strict, rules_ok=judgement.rules,
-                          reason=judgement.assumptions, output="\n".join(judgement.axioms), guarantee=AXIOM_CLAUSE)
+                          reason=judgement.assumptions, output="\n".join(judgement.axioms), guarantee=AXIOM_CLAUSE,
+                          project_axioms=judgement.project_axioms)
 
     def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
         """``coqchk -norec`` on the candidate's ``.vo`` with the project's mapping (no ``-arg``: they are coqc's)."""

@@ -501,6 +501,8 @@ class ProjectJudgement:
     #: the detectors' findings the candidate brings (on the target itself, or on a constant the build does not
     #: have as it is): ``advisory_check`` of the backend reads them as for a benchmark candidate
     findings: list[str] = field(default_factory=list)
+    #: the maintainer's declared project axioms (``--forall-project-axioms``) the target rests on: strict
+    project_axioms: list[str] = field(default_factory=list)
 
 
 def _ulevels(dump: FileDump, target: str) -> str:
@@ -514,11 +516,15 @@ def _uconstraints(dump: FileDump, target: str) -> frozenset[str]:
 
 
 def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, target: str,
-                       project_roots: tuple[str, ...], strict_axioms: frozenset[str], installed_roots: tuple[str, ...]) -> ProjectJudgement:
+                       project_roots: tuple[str, ...], strict_axioms: frozenset[str], installed_roots: tuple[str, ...],
+                       declared: frozenset[str] = frozenset()) -> ProjectJudgement:
     """Clause 1: the target's type is the baseline's, and every declaration of the file before it is the baseline's
     (type, and body of a transparent definition); clause 2: the target's assumptions are within the rules — the
     strict allow-list, or (rules only) axioms and admitted lemmas the project itself declares before the candidate
-    ran (another file, or this file before the target) and axioms of installed libraries."""
+    ran (another file, or this file before the target) and axioms of installed libraries. ``declared``: the
+    project's own axioms its maintainer declared as foundations (``--forall-project-axioms``, checked against the
+    baseline build): strict, but only as the baseline has them — of another file (which no candidate changes), or
+    of this file before the target; a name the candidate's file declares itself stays outside the rule."""
     def upto(dump: FileDump) -> tuple[list[tuple[str, str]], str]:
         before: list[tuple[str, str]] = []
         for path, entry in dump.fields:
@@ -553,6 +559,7 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     axioms: list[str] = []
     strict_bad: list[str] = []
     rules_bad: list[str] = []
+    used: list[str] = []
     for line in candidate.assumptions.get(target, ()):
         kind, _, name = line.partition(" ")
         axioms.append(name if kind == "axiom" else line)
@@ -564,7 +571,14 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
             rules_bad.append(name)
         elif name in module_names or name.startswith(file_prefix):
             # this file: only what the project declared before the target
-            (strict_bad if name in own_axioms else rules_bad).append(name)
+            if name not in own_axioms:
+                rules_bad.append(name)
+            elif name in declared:
+                used.append(name)
+            else:
+                strict_bad.append(name)
+        elif name in declared and name.startswith(project_roots):
+            used.append(name)
         elif name.startswith(project_roots + installed_roots):
             strict_bad.append(name)
         else:
@@ -577,4 +591,4 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     brought = sorted(f for f in candidate.findings.get(target, ())
                      if f.split(" ")[1:2] == [target_kn] or f not in known)
     return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad,
-                            len(base_before) + 1, brought)
+                            len(base_before) + 1, brought, sorted(set(used)))
