@@ -35,7 +35,8 @@ LIBRARIES = {
 #: the library's own build flags (HoTT's _CoqProject: no standard library, its own prelude, indices matter)
 ARGS = {"hott": ["-noinit", "-indices-matter"]}
 #: the axioms a library declares itself (an `Axiom`, or a lemma it leaves `Admitted`): a proof through them is
-#: `rules_only` by the rules (the project's own axioms and admitted lemmas), never `strict` (docs/suites.md).
+#: `rules_only` by the rules (the project's own axioms and admitted lemmas), unless the maintainer declares them the
+#: library's foundations with `--forall-project-axioms` (docs/ci.md), as the test does: then `strict`.
 #: HoTT states function extensionality and univalence so (`Funext`/`isequiv_apD10` in Basics/Overture.v,
 #: `Univalence`/`isequiv_equiv_path` and the admitted `Univalence_implies_Funext` in Types/Universe.v).
 DECLARED_AXIOMS = {"hott": {"HT.Basics.Overture.Funext", "HT.Basics.Overture.isequiv_apD10",
@@ -88,21 +89,23 @@ def test_library_mode_rechecks_every_own_proof_strict(pytester: pytest.Pytester,
     copy_library(library, project)
     tasks = load_project(project, {})
     pytester.makeini("[pytest]\n")
+    declared = DECLARED_AXIOMS.get(library, set())
     run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
-                             "--forall-run-id", "own", "-m", "not admitted", "--forall-require", "strict")
+                             "--forall-run-id", "own", "-m", "not admitted", "--forall-require", "strict",
+                             *[arg for name in sorted(declared) for arg in ("--forall-project-axioms", name)])
     rows = results(pytester.path, "own")
     proved = [t.task_id for t in tasks if not t.meta["admitted"]]
     assert len(proved) >= 20 and sorted(rows) == sorted(proved), run.stdout.str()[-3000:]
     if library in LISTED:
         assert {name for name, _ in NOT_ITEMS[str(project)]} == LISTED[library], NOT_ITEMS[str(project)]
-    # strict, or rules-only exactly because the proof rests on an axiom the library declares itself
-    declared = DECLARED_AXIOMS.get(library, set())
+    # every proof strict; one through the library's declared foundations names them (and rests on nothing else)
     unexpected = {k: (r["outcome"], r["reason"][:300], r["axioms"]) for k, r in rows.items()
-                  if r["outcome"] != "strict" and not (r["outcome"] == "rules_only" and set(r["axioms"]) & declared
-                                                       and set(r["axioms"]) <= declared)}
+                  if r["outcome"] != "strict" or set(r["project_axioms"]) != set(r["axioms"]) & declared}
     assert not unexpected, unexpected
     assert all(r["independent"] is True for r in rows.values())
-    assert run.ret == (0 if {r["outcome"] for r in rows.values()} == {"strict"} else 1)
+    if declared:
+        assert any(r["project_axioms"] for r in rows.values())
+    assert run.ret == 0, run.stdout.str()[-3000:]
 
 
 def test_a_scoping_attack_is_refused_in_a_module_and_in_a_section(tmp_path: Path) -> None:
