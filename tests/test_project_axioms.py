@@ -13,6 +13,8 @@ import pytest
 from conftest import require_tool
 from pytest_forall.core.cache import cache_key
 from pytest_forall.core.gating import cause
+from pytest_forall.core.model import Task
+from pytest_forall.core.prover import AxiomAudit
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.suites.project import ProjectRocqProver, load_project
 
@@ -22,7 +24,7 @@ BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 EXT = "forall (A B : Type) (f g : A -> B), (forall x, f x = g x) -> f = g"
 
 
-def _setup(tmp_path: Path, declared: list[str]) -> tuple[dict, ProjectRocqProver]:
+def _setup(tmp_path: Path, declared: list[str]) -> tuple[dict[str, Task], ProjectRocqProver]:
     require_tool("coqc")
     project = tmp_path / "proj"
     if not project.exists():
@@ -32,7 +34,7 @@ def _setup(tmp_path: Path, declared: list[str]) -> tuple[dict, ProjectRocqProver
     return tasks, prover
 
 
-def _kernel_audit(prover: ProjectRocqProver, task, candidate: str, build: Path):  # noqa: ANN001, ANN202
+def _kernel_audit(prover: ProjectRocqProver, task: Task, candidate: str, build: Path) -> AxiomAudit:
     """The kernel judge's axiom audit alone on ``candidate`` (no text screen)."""
     build.mkdir(parents=True, exist_ok=True)
     assert prover.check_template(task, build, 300).ok
@@ -41,7 +43,8 @@ def _kernel_audit(prover: ProjectRocqProver, task, candidate: str, build: Path):
     source.write_text(candidate)
     compiled = prover.compile(task, build, source, 300)
     assert compiled.ok, compiled.first_error
-    return prover.audit_axioms(task, build, source, 300)
+    audit: AxiomAudit = prover.audit_axioms(task, build, source, 300)
+    return audit
 
 
 def test_a_candidate_cannot_widen_the_declared_axioms(tmp_path: Path) -> None:
@@ -137,9 +140,10 @@ def test_the_option_end_to_end(pytester: pytest.Pytester) -> None:
     assert rows["PA__Use__fun_eq"]["declared_axioms"] == "PA.Found.ext PA.Found.half"
     assert "the declared project axioms changed" in rows["PA__Use__fun_eq"]["change_cause"], rows["PA__Use__fun_eq"]
     run = pytester.runpytest(*common, "--forall-run-id", "wrong", "--forall-project-axioms", "PA.Found.early")
-    rows = [json.loads(line) for line in (pytester.path / "reports" / "wrong" / "results.jsonl").read_text()
-            .splitlines()]
-    assert run.ret != 0 and rows and all(r["outcome"] == "infra" and "`PA.Found.early`" in r["reason"] for r in rows)
+    wrong = [json.loads(line) for line in (pytester.path / "reports" / "wrong" / "results.jsonl").read_text()
+             .splitlines()]
+    assert run.ret != 0 and wrong and all(r["outcome"] == "infra" and "`PA.Found.early`" in r["reason"]
+                                          for r in wrong), wrong
 
 
 def test_the_gate_names_a_changed_declaration() -> None:
