@@ -125,6 +125,13 @@ def test_the_option_end_to_end(pytester: pytest.Pytester) -> None:
         run = pytester.runpytest(*common, "--forall-project-axioms", bad)
         assert run.ret == 4, run.stdout.str()[-2000:]
         assert "--forall-project-axioms" in run.stderr.str() and says in run.stderr.str(), run.stderr.str()
+    run = pytester.runpytest(*BASE, "--forall-project-axioms", "PA.Found.ext")
+    assert run.ret == 4 and "declared project axioms need --forall-project" in run.stderr.str(), run.stderr.str()
+    pytester.makeini("[pytest]\nforall_project_axioms =\n    PA.Found.ext\n    PA.Found.\n")
+    run = pytester.runpytest(*common)
+    assert run.ret == 4 and "ini option forall_project_axioms: 'PA.Found.' is not a fully qualified" in \
+        run.stderr.str(), run.stderr.str()
+    pytester.makeini("[pytest]\n")
     run = pytester.runpytest(*common, "--forall-run-id", "rules", "--forall-require", "strict")
     assert run.ret == 1
     run = pytester.runpytest(*common, "--forall-run-id", "strict", "--forall-require", "strict",
