@@ -13,7 +13,8 @@ target, with the proof as the hole and the open sections/modules closed; a candi
 in a copy of the project's own build (:class:`ProjectRocqProver`), and the judge compares, as kernel terms, the
 target's type and every earlier declaration of the file with the project's own build. Nothing of Coq's scoping
 is rebuilt from text. A proof resting on the project's admitted lemmas or axioms is ``rules_only``; on proved
-ones, ``strict``.
+ones, ``strict``; on axioms the maintainer declared the project's foundations (``--forall-project-axioms``, checked
+against the build), ``strict``, naming them.
 
 ``--forall-proofs DIR`` is the proof store: replay (``--forall-frontend replay``) reads ``DIR/<id>.v``
 (without ``--forall-proofs``, a project item replays the project's own proof), and every accepted project proof
