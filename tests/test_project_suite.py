@@ -356,15 +356,29 @@ def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(pro
     require_tool("coqchk")
     tasks = {t.task_id: t for t in load_project(project, {})}
     judged: list[str] = []
+    sessions: list[list[str]] = []
+    checks: list[list[str]] = []
+    monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 1)
 
     def counting(prover: ProjectRocqProver) -> None:
-        original = prover._judge_file
+        original, shared, run = prover._judge_file, prover._judge_files, prover._run
 
         def judge_file(load: list[str], parent: Path, module: str, *rest: object, **kw: object) -> object:
             if parent.name == "judge":  # the build's own file (a candidate is judged in its workspace's tree)
                 judged.append(module)
             return original(load, parent, module, *rest, **kw)  # type: ignore[arg-type]
+
+        def judge_files(load: list[str], parent: Path, files: list[tuple[str, list[str]]], *rest: object) -> object:
+            sessions.append(sorted(module for module, _ in files))
+            return shared(load, parent, files, *rest)  # type: ignore[arg-type]
+
+        def running(argv: list[str], cwd: Path, *rest: object, **kw: object) -> object:
+            if argv[0] == prover.coqchk and "tree" not in cwd.parts:  # the build's own files, not a candidate's
+                checks.append([argv[i + 1] for i, word in enumerate(argv) if word == "-norec"])
+            return run(argv, cwd, *rest, **kw)  # type: ignore[arg-type]
         prover._judge_file = judge_file  # type: ignore[method-assign]
+        prover._judge_files = judge_files  # type: ignore[method-assign]
+        prover._run = running  # type: ignore[method-assign]
 
     def candidate(task: Task) -> bytes:  # the stored proof of an admitted lemma, else the project's own
         stored = PROOFS / f"{task.task_id}.v"
@@ -385,7 +399,9 @@ def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(pro
         assert list(records.glob(f"{module}.*.coqchk.json")), f"no coqchk record of {module} ahead of its items"
     verdicts = {tid: verify_candidate(t, prover, candidate(t), timeout=300)
                 for tid, t in tasks.items()}
-    assert sorted(judged) == sorted(modules), judged  # the build's file once each, whoever asked first
+    # one session and one coqchk over every file (the libraries they share loaded once), no file again alone
+    assert sessions == [sorted(modules)] and judged == [], (sessions, judged)
+    assert [sorted(c) for c in checks] == [sorted(modules)], checks
 
     # the same items one file at a time (nothing ahead), in a fresh cache: the same verdicts and the same dumps
     monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 0)
@@ -404,10 +420,13 @@ def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(pro
         assert mine.read_text() == theirs.read_text(), module
 
 
-def test_a_files_failed_session_ahead_stays_that_files_infra(project: Path, tmp_path: Path) -> None:
+def test_a_files_failed_session_ahead_stays_that_files_infra(project: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A judge session that fails while running ahead records nothing: that file's items are infra with that file's
-    reason (from their own call), the other files' items are judged as ever."""
+    reason (from their own call), the other files' items are judged as ever (a shared session that fails is run
+    again one file at a time)."""
     require_tool("coqc")
+    monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 1)  # one session over every file
     tasks = {t.task_id: t for t in load_project(project, {})}
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
     original = prover._judge_file
@@ -422,10 +441,52 @@ def test_a_files_failed_session_ahead_stays_that_files_infra(project: Path, tmp_
         stored = PROOFS / f"{task.task_id}.v"
         return stored.read_bytes() if stored.is_file() else task.meta["own_candidate"].encode()
 
+    shared = prover._judge_files
+    sessions: list[list[str]] = []
+
+    def judge_files(load: list[str], parent: Path, files: list[tuple[str, list[str]]], *rest: object) -> object:
+        sessions.append([module for module, _ in files])
+        if "Demo.Lemmas" in sessions[-1]:  # the shared session dies on that file: none of its files has a dump
+            return {}, "the session was killed"
+        return shared(load, parent, files, *rest)  # type: ignore[arg-type]
+    prover._judge_files = judge_files  # type: ignore[method-assign]
+
     verdicts = {tid: verify_candidate(t, prover, candidate(t), timeout=300) for tid, t in sorted(tasks.items())}
+    assert any(len(s) > 1 and "Demo.Lemmas" in s for s in sessions), sessions
     for tid, verdict in verdicts.items():
         if tid.startswith("Demo__Lemmas__"):
             assert verdict.verdict == "infra" and "own build of Demo.Lemmas: the session was killed" in verdict.reason, \
                 (tid, verdict.reason)
+        else:
+            assert verdict.verdict == "accept", (tid, verdict.reason)
+
+
+def test_a_file_coqchk_rejects_in_the_shared_check_is_that_files_verdict_only(project: Path, tmp_path: Path) -> None:
+    """The build's files are checked by one coqchk; when it fails, each file is checked alone, so the file coqchk
+    rejects gets that rejection and the others pass (#18: one process for the standard library's loading, never one
+    file's verdict for another)."""
+    from pytest_forall.core.proc import ProcResult
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    tasks = {t.task_id: t for t in load_project(project, {})}
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    run = prover._run
+    checks: list[list[str]] = []
+
+    def running(argv: list[str], cwd: Path, *rest: object, **kw: object) -> ProcResult:
+        if argv[0] == prover.coqchk and "tree" not in cwd.parts:
+            checks.append([argv[i + 1] for i, word in enumerate(argv) if word == "-norec"])
+            if "Demo.Lemmas" in checks[-1]:  # coqchk rejects that file's compiled proofs
+                return ProcResult(argv, 1, "", "Error: Anomaly: simulated rejection of Demo.Lemmas", 0.1)
+        return run(argv, cwd, *rest, **kw)  # type: ignore[arg-type]
+    prover._run = running  # type: ignore[method-assign]
+    own = {tid: t for tid, t in tasks.items() if not t.meta["admitted"]}
+    verdicts = {tid: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+                for tid, t in sorted(own.items())}
+    assert any(len(c) > 1 for c in checks) and ["Demo.Lemmas"] in checks, checks
+    for tid, verdict in verdicts.items():
+        if tid.startswith("Demo__Lemmas__"):
+            assert verdict.verdict != "accept" and "simulated rejection" in verdict.reason, (tid, verdict.reason)
         else:
             assert verdict.verdict == "accept", (tid, verdict.reason)
