@@ -490,3 +490,31 @@ def test_a_file_coqchk_rejects_in_the_shared_check_is_that_files_verdict_only(pr
             assert verdict.verdict != "accept" and "simulated rejection" in verdict.reason, (tid, verdict.reason)
         else:
             assert verdict.verdict == "accept", (tid, verdict.reason)
+
+
+def test_an_items_task_record_names_the_files_text_by_digest(tmp_path: Path) -> None:
+    """``task.json`` of a project item records the file up to the target and the project's own proof file by their
+    SHA-256, not in full (#18: one copy per item made a library's audit grow with the square of a file's length);
+    a short text (a benchmark's frozen statement) stays as it is."""
+    import hashlib
+
+    from pytest_forall.core.accept import LONG_TEXT, AuditRecord
+
+    root = tmp_path / "proj"
+    shutil.copytree(PROJECT, root)
+    lemmas = root / "theories" / "Lemmas.v"
+    padding = "".join(f"Definition pad{i} := {i}.\n" for i in range(2 * LONG_TEXT // 20))
+    text = lemmas.read_text()
+    lemmas.write_text(text.replace("Lemma add_zero_r", padding + "Lemma add_zero_r", 1))
+    task = {t.task_id: t for t in load_project(root, {})}["Demo__Lemmas__add_zero_r"]
+    assert len(task.frozen) > LONG_TEXT and len(task.meta["own_candidate"]) > LONG_TEXT
+    record = json.loads((AuditRecord(tmp_path / "audit", task).directory / "task.json").read_text())
+    written = json.dumps(record)
+    assert "pad1 :=" not in written and len(written) < LONG_TEXT + len(json.dumps(task.meta["deps"])) + 2000
+    assert record["frozen_sha256"] == hashlib.sha256(task.frozen.encode()).hexdigest()
+    assert record["meta"]["own_candidate_sha256"] == hashlib.sha256(task.meta["own_candidate"].encode()).hexdigest()
+    assert record["statement"] == task.statement and record["meta"]["qualified_name"] == task.meta["qualified_name"]
+    short = Task(task_id="t", suite="s", track="coq", prover="rocq", source_path="x.v", template="T.",
+                 frozen="Theorem t : True.", theorem_name="t", statement="Theorem t : True.")
+    assert json.loads((AuditRecord(tmp_path / "short", short).directory / "task.json").read_text())["frozen"] == \
+        "Theorem t : True."

@@ -409,6 +409,20 @@ def rocq_proofs(text: str) -> list[RocqProof]:
     return found
 
 
+#: :func:`rocq_proofs` by the text's digest: the collection, the sessions ahead and each file's dump ask for the
+#: same files in one process (a text is lexed once, however many times its items are asked for)
+_PROOFS: dict[str, list[RocqProof]] = {}
+
+
+def _proofs_of(text: str) -> list[RocqProof]:
+    """:func:`rocq_proofs` of ``text``, once per process and text (the result is read, never changed)."""
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    found = _PROOFS.get(key)
+    if found is None:
+        found = _PROOFS[key] = rocq_proofs(text)
+    return found
+
+
 def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
     """Why a proof is not made an item ("" when it is one)."""
     if proof.keyword in ("Next", "Obligation"):
@@ -453,7 +467,7 @@ def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: l
             skipped.append((rel, "outside every -Q/-R directory of the project"))
             continue
         try:
-            proofs = rocq_proofs(text)
+            proofs = _proofs_of(text)
         except NotUnderstood as exc:
             skipped.append((rel, f"cannot split into sentences: {exc}"))
             continue
@@ -992,7 +1006,7 @@ class ProjectRocqProver(RocqProver):
         out = self._out(project, build)
         files = [(rel, str(module)) for rel in project.files
                  if (out / rel).with_suffix(".vo").is_file() and (module := project.logical_module(rel))
-                 and rocq_tasks_of_file(project, rel)]
+                 and _has_items(project, rel)]
         if not files:
             return
         budget = min(timeout, self.checker_timeout or timeout)
@@ -1463,6 +1477,16 @@ def _stored_dump(dump: Any) -> str:
 PROJECT_STATEMENT_CLAUSE = ("kernel statement: the target's type is its type in the project's own build, and every "
                             "declaration of its file before it is the build's (types, bodies of transparent "
                             "definitions), as kernel terms")
+
+
+def _has_items(project: CoqProject, rel: str) -> bool:
+    """The file has items (what :func:`rocq_tasks_of_file` would find, without making them)."""
+    from pytest_forall.lang.common import NotUnderstood
+
+    try:
+        return any(not proof.skip for proof in _proofs_of((project.root / rel).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, NotUnderstood):
+        return False
 
 
 def rocq_tasks_of_file(project: CoqProject, rel: str) -> list[Task]:
