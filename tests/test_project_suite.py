@@ -518,3 +518,33 @@ def test_an_items_task_record_names_the_files_text_by_digest(tmp_path: Path) -> 
                  frozen="Theorem t : True.", theorem_name="t", statement="Theorem t : True.")
     assert json.loads((AuditRecord(tmp_path / "short", short).directory / "task.json").read_text())["frozen"] == \
         "Theorem t : True."
+
+
+def test_the_gates_kernel_digests_of_every_item_equal_a_walk_per_item(tmp_path: Path) -> None:
+    """``kernel_context``/``kernel_lemmas`` of each item come from one pass over its file's dump (#18: a walk of every
+    declaration before the item, per item, was quadratic in a file's length); each equals the digest of the lines
+    that walk gives: the files it rests on and every non-opaque declaration before it, the opaque ones before it."""
+    import hashlib
+
+    from pytest_forall.lang.rocq.judge import FileDump
+    from pytest_forall.suites.project import context_digests
+
+    fields = (("D", "const D def : nat := 0"), ("a", "const a opaque : True"), ("M.b", "const M.b def : nat := 1"),
+              ("c", "const c opaque : D = D"), ("a", "const a def : again"), ("e", "const e opaque : False"))
+    dump = FileDump(fields, (), frozenset({"a", "c", "e", "D"}), {}, frozenset())
+
+    def walk(target: str, deps_key: str) -> tuple[str, str, str] | None:  # the walk per item, as the gate needs it
+        definitions, lemmas = [deps_key], []
+        for path, found in fields:
+            if path == target:
+                def digest(lines: list[str]) -> str:
+                    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
+                return found, digest(definitions), digest(lemmas)
+            (lemmas if found.split(" ")[2:3] == ["opaque"] else definitions).append(f"{path} {found}")
+        return None
+
+    for deps_key in ("k1", "k2"):
+        table = context_digests(dump, deps_key)
+        for target in ("D", "a", "M.b", "c", "e"):
+            assert table[target] == walk(target, deps_key), (target, deps_key)
+    assert context_digests(dump, "k1")["c"] != context_digests(dump, "k2")["c"]  # the files it rests on count

@@ -1216,23 +1216,12 @@ class ProjectRocqProver(RocqProver):
             return {}
         if baseline is None:
             return {}
-        target = str(task.meta["target_path"])
-        definitions: list[str] = [str(task.meta.get("deps_key", ""))]
-        lemmas: list[str] = []
-        entry = ""
-        for path, found in baseline.fields:
-            if path == target:
-                entry = found
-                break
-            (lemmas if found.split(" ")[2:3] == ["opaque"] else definitions).append(f"{path} {found}")
-        if not entry:
+        found = context_digests(baseline, str(task.meta.get("deps_key", ""))).get(str(task.meta["target_path"]))
+        if found is None:
             return {}
-
-        def digest(lines: list[str]) -> str:
-            return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
-
-        fields = {"kernel_statement": digest([" : ".join(statement_key(entry))]),
-                  "kernel_context": digest(definitions), "kernel_lemmas": digest(lemmas)}
+        entry, context, lemmas = found
+        fields = {"kernel_statement": hashlib.sha256(" : ".join(statement_key(entry)).encode()).hexdigest()[:24],
+                  "kernel_context": context, "kernel_lemmas": lemmas}
         proof = proof_digest(task, candidate) if candidate is not None else self._proofs.get(task.task_id)
         return {**fields, "proof_digest": proof} if proof else fields
 
@@ -1461,6 +1450,43 @@ class ProjectRocqProver(RocqProver):
             return "", 0, problem
         self._tactic_load[str(workspace)] = self._load(project, self._out(project, build), True)
         return super().try_tactics(task, workspace, tactics, timeout, prelude, on_attempt)
+
+
+class _LinesDigest:
+    """``sha256("\\n".join(lines))`` of a growing list of lines, readable at any point without re-joining."""
+
+    def __init__(self, first: str | None = None) -> None:
+        self.digest, self.empty = hashlib.sha256(), True
+        if first is not None:
+            self.add(first)
+
+    def add(self, line: str) -> None:
+        self.digest.update(("" if self.empty else "\n").encode() + line.encode())
+        self.empty = False
+
+    def hexdigest(self) -> str:
+        return self.digest.copy().hexdigest()[:24]
+
+
+#: per judge dump (kept alive with its table) and files-it-rests-on key: :func:`context_digests`
+_CONTEXTS: dict[int, tuple[Any, str, dict[str, tuple[str, str, str]]]] = {}
+
+
+def context_digests(dump: Any, deps_key: str) -> dict[str, tuple[str, str, str]]:
+    """Per declaration of a file's dump (its first occurrence): its entry and the digests of what comes before it in
+    the file — ``kernel_context`` (``deps_key``, then every declaration that is not an opaque proof), ``kernel_lemmas``
+    (the opaque ones). One pass per dump, not one per item (a file's items each read all declarations before them)."""
+    known = _CONTEXTS.get(id(dump))
+    if known is not None and known[0] is dump and known[1] == deps_key:
+        return known[2]
+    definitions, lemmas = _LinesDigest(deps_key), _LinesDigest()
+    table: dict[str, tuple[str, str, str]] = {}
+    for path, found in dump.fields:
+        if path not in table:
+            table[path] = (found, definitions.hexdigest(), lemmas.hexdigest())
+        (lemmas if found.split(" ")[2:3] == ["opaque"] else definitions).add(f"{path} {found}")
+    _CONTEXTS[id(dump)] = (dump, deps_key, table)
+    return table
 
 
 def _stored_dump(dump: Any) -> str:
