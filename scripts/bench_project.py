@@ -69,6 +69,8 @@ def main() -> int:
     parser.add_argument("files", nargs="*")
     parser.add_argument("--whole", action="store_true", help="every .v file; the edit on the leaf with most proofs")
     parser.add_argument("--profile", type=Path, default=None, help="cProfile each pytest run into DIR/<step>.prof")
+    parser.add_argument("--timers", type=Path, default=None,
+                        help="CPU seconds per harness step of each pytest run into DIR/<step>.txt")
     parser.add_argument("--clean", action="store_true", help="remove the scratch directory at the end")
     parser.add_argument("--steps", default="cold,warm,one-edit", help="which pytest steps (comma-separated)")
     args = parser.parse_args()
@@ -92,14 +94,19 @@ def main() -> int:
     print(f"make -j2: {make_s:.1f} s, {make_cpu:.1f} CPU s (exit {made.returncode}), {len(files)} files; "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
     (scratch / "pytest.ini").write_text("[pytest]\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    if args.profile:
-        args.profile.mkdir(parents=True, exist_ok=True)
+    here = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": str(here.parent) + (os.pathsep + str(here) if args.timers else "")}
+    for where in (args.profile, args.timers):
+        if where:
+            where.mkdir(parents=True, exist_ok=True)
 
     def run(label: str) -> None:
         profile = ["-m", "cProfile", "-o", str((args.profile / f"{label}.prof").resolve())] if args.profile else []
+        timers = ["-p", "forall_cpu_timers"] if args.timers else []
+        if args.timers:
+            env["FORALL_CPU_TIMERS"] = str((args.timers / f"{label}.txt").resolve())
         started, cpu = time.monotonic(), children_cpu()
-        subprocess.run([sys.executable, *profile, "-m", "pytest", "-p", "no:cacheprovider", "-p",
+        subprocess.run([sys.executable, *profile, "-m", "pytest", *timers, "-p", "no:cacheprovider", "-p",
                         "no:hypothesispytest", "-q", "--forall-project", "proj", "--forall-frontend", "replay", "-m",
                         "not admitted", "--forall-run-id", label], cwd=scratch, env=env, capture_output=True,
                        text=True, check=False)
