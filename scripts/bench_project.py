@@ -1,6 +1,7 @@
 """Cost of project mode against the project's own build (issue 18), on a copy of a real library.
 
     python scripts/bench_project.py [LIBRARY_DIR] [LOGICAL] [EDIT_FILE] [FILE ...]
+    python scripts/bench_project.py --whole [LIBRARY_DIR] [LOGICAL]        # every .v, the edit on a leaf
 
 Copies the FILEs (default: every ``.v``) of LIBRARY_DIR (default: the installed Coquelicot sources) to a scratch
 project under the new logical name LOGICAL (``-R . LOGICAL``), then times, one after the other on the same
@@ -12,14 +13,21 @@ machine:
 3. warm: the same again, nothing changed (verdict cache hits);
 4. one edit: a proof-free line appended to EDIT_FILE (a leaf of the library), the same command again.
 
-Prints one line per step (seconds, ratio to ``make -j2``, item outcomes).
+Prints one line per step: wall seconds and the ratio to ``make -j2``, the CPU seconds of the step's processes
+(user + system, the step's children: less noisy than wall on a shared machine), the item outcomes. ``--whole``
+takes every ``.v`` file and, as EDIT_FILE, the leaf file (one no other file requires, by ``coqdep``) with the most
+proofs. ``--profile DIR`` runs each pytest under ``cProfile`` (``DIR/<step>.prof``); The scratch directory is
+kept (its path is printed: ``reports/<step>/results.jsonl`` there) unless ``--clean``.
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 import json
 import os
+import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -33,47 +41,99 @@ def installed(name: str) -> Path:
     return Path(where) / "user-contrib" / name
 
 
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def leaf_with_most_proofs(project: Path, logical: str, files: list[str]) -> str:
+    """The file no other file requires (``coqdep``), with the most ``Qed``/``Defined``: an edit there rebuilds and
+    re-judges that file alone."""
+    deps = subprocess.run(["coqdep", "-R", ".", logical, *files], cwd=project, capture_output=True, text=True,
+                          check=True).stdout.replace("\\\n", " ")
+    required: set[str] = set()
+    for line in deps.splitlines():
+        target, _, prereqs = line.partition(":")
+        if target.split()[:1] and target.split()[0].endswith(".vo"):
+            required |= {p[:-3] + ".v" for p in prereqs.split() if p.endswith(".vo")}
+    leaves = [f for f in files if f not in required]
+    proofs = {f: len(re.findall(r"\b(?:Qed|Defined)\s*\.", (project / f).read_text(encoding="utf-8"))) for f in leaves}
+    return max(leaves, key=lambda f: (proofs[f], f))
+
+
 def main() -> int:
-    library = Path(sys.argv[1]) if len(sys.argv) > 1 else installed("Coquelicot")
-    logical = sys.argv[2] if len(sys.argv) > 2 else "CQ"
-    leaf = sys.argv[3] if len(sys.argv) > 3 else "Equiv.v"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("library", nargs="?", type=Path, default=None)
+    parser.add_argument("logical", nargs="?", default="CQ")
+    parser.add_argument("edit", nargs="?", default="Equiv.v", help="the file the one-edit step edits")
+    parser.add_argument("files", nargs="*")
+    parser.add_argument("--whole", action="store_true", help="every .v file; the edit on the leaf with most proofs")
+    parser.add_argument("--profile", type=Path, default=None, help="cProfile each pytest run into DIR/<step>.prof")
+    parser.add_argument("--timers", type=Path, default=None,
+                        help="CPU seconds per harness step of each pytest run into DIR/<step>.txt")
+    parser.add_argument("--clean", action="store_true", help="remove the scratch directory at the end")
+    parser.add_argument("--steps", default="cold,warm,one-edit", help="which pytest steps (comma-separated)")
+    args = parser.parse_args()
+    library = args.library or installed("Coquelicot")
     scratch = Path(tempfile.mkdtemp(prefix="bench-project-"))
     project = scratch / "proj"
     project.mkdir()
-    files = sorted(sys.argv[4:]) or sorted(p.name for p in library.glob("*.v"))
+    files = sorted(args.files) or sorted(p.name for p in library.glob("*.v"))
     for name in files:
         text = (library / name).read_text(encoding="utf-8")
         (project / name).write_text(text, encoding="utf-8")
-    (project / "_CoqProject").write_text(f"-R . {logical}\n" + "".join(f"{f}\n" for f in files))
+    (project / "_CoqProject").write_text(f"-R . {args.logical}\n" + "".join(f"{f}\n" for f in files))
+    leaf = leaf_with_most_proofs(project, args.logical, files) if args.whole else args.edit
     reference = scratch / "make"
     shutil.copytree(project, reference)
     subprocess.run(["coq_makefile", "-f", "_CoqProject", "-o", "Makefile"], cwd=reference, check=True,
                    capture_output=True)
-    started = time.monotonic()
+    started, cpu = time.monotonic(), children_cpu()
     made = subprocess.run(["make", "-j2"], cwd=reference, capture_output=True, text=True, check=False)
-    make_s = time.monotonic() - started
-    print(f"make -j2: {make_s:.1f} s (exit {made.returncode}), {len(files)} files")
+    make_s, make_cpu = time.monotonic() - started, children_cpu() - cpu
+    print(f"make -j2: {make_s:.1f} s, {make_cpu:.1f} CPU s (exit {made.returncode}), {len(files)} files; "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
     (scratch / "pytest.ini").write_text("[pytest]\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    here = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": str(here.parent) + (os.pathsep + str(here) if args.timers else "")}
+    for where in (args.profile, args.timers):
+        if where:
+            where.mkdir(parents=True, exist_ok=True)
 
     def run(label: str) -> None:
-        started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q",
-                        "--forall-project", "proj", "--forall-frontend", "replay", "-m", "not admitted",
-                        "--forall-run-id", label], cwd=scratch, env=env, capture_output=True, text=True, check=False)
-        seconds = time.monotonic() - started
+        profile = ["-m", "cProfile", "-o", str((args.profile / f"{label}.prof").resolve())] if args.profile else []
+        timers = ["-p", "forall_cpu_timers"] if args.timers else []
+        if args.timers:
+            env["FORALL_CPU_TIMERS"] = str((args.timers / f"{label}.txt").resolve())
+        started, cpu = time.monotonic(), children_cpu()
+        subprocess.run([sys.executable, *profile, "-m", "pytest", *timers, "-p", "no:cacheprovider", "-p",
+                        "no:hypothesispytest", "-q", "--forall-project", "proj", "--forall-frontend", "replay", "-m",
+                        "not admitted", "--forall-run-id", label], cwd=scratch, env=env, capture_output=True,
+                       text=True, check=False)
+        seconds, used = time.monotonic() - started, children_cpu() - cpu
         rows = [json.loads(line) for line in (scratch / "reports" / label / "results.jsonl").read_text().splitlines()]
         outcomes = collections.Counter(r["outcome"] for r in rows)
         cached = sum(1 for r in rows if r.get("cached"))
-        print(f"{label}: {seconds:.1f} s = {seconds / make_s:.2f}x make -j2; {len(rows)} items {dict(outcomes)}, "
-              f"{cached} from the verdict cache")
+        print(f"{label}: {seconds:.1f} s = {seconds / make_s:.2f}x make -j2, {used:.1f} CPU s = "
+              f"{used / make_cpu:.2f}x; {len(rows)} items {dict(outcomes)}, {cached} from the verdict cache; "
+              f"load average {os.getloadavg()[0]:.1f}", flush=True)
+        for row in rows:
+            if row["outcome"] != "strict":
+                print(f"  not strict: {row.get('task_id')} {row['outcome']}: {str(row.get('reason', ''))[:300]}")
 
-    run("cold")
-    run("warm")
-    edited = project / leaf
-    edited.write_text(edited.read_text(encoding="utf-8") + "\n(* edited *)\nDefinition forall_bench_edit := 0.\n")
-    run("one-edit")
-    print(f"scratch: {scratch}")
+    steps = args.steps.split(",")
+    for step in ("cold", "warm"):
+        if step in steps:
+            run(step)
+    if "one-edit" in steps:
+        edited = project / leaf
+        edited.write_text(edited.read_text(encoding="utf-8") + "\n(* edited *)\nDefinition forall_bench_edit := 0.\n")
+        print(f"edited: {leaf}")
+        run("one-edit")
+    if args.clean:
+        shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        print(f"scratch: {scratch}")
     return 0
 
 

@@ -356,15 +356,29 @@ def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(pro
     require_tool("coqchk")
     tasks = {t.task_id: t for t in load_project(project, {})}
     judged: list[str] = []
+    sessions: list[list[str]] = []
+    checks: list[list[str]] = []
+    monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 1)
 
     def counting(prover: ProjectRocqProver) -> None:
-        original = prover._judge_file
+        original, shared, run = prover._judge_file, prover._judge_files, prover._run
 
         def judge_file(load: list[str], parent: Path, module: str, *rest: object, **kw: object) -> object:
             if parent.name == "judge":  # the build's own file (a candidate is judged in its workspace's tree)
                 judged.append(module)
             return original(load, parent, module, *rest, **kw)  # type: ignore[arg-type]
+
+        def judge_files(load: list[str], parent: Path, files: list[tuple[str, list[str]]], *rest: object) -> object:
+            sessions.append(sorted(module for module, _ in files))
+            return shared(load, parent, files, *rest)  # type: ignore[arg-type]
+
+        def running(argv: list[str], cwd: Path, *rest: object, **kw: object) -> object:
+            if argv[0] == prover.coqchk and "tree" not in cwd.parts:  # the build's own files, not a candidate's
+                checks.append([argv[i + 1] for i, word in enumerate(argv) if word == "-norec"])
+            return run(argv, cwd, *rest, **kw)  # type: ignore[arg-type]
         prover._judge_file = judge_file  # type: ignore[method-assign]
+        prover._judge_files = judge_files  # type: ignore[method-assign]
+        prover._run = running  # type: ignore[method-assign]
 
     def candidate(task: Task) -> bytes:  # the stored proof of an admitted lemma, else the project's own
         stored = PROOFS / f"{task.task_id}.v"
@@ -385,7 +399,9 @@ def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(pro
         assert list(records.glob(f"{module}.*.coqchk.json")), f"no coqchk record of {module} ahead of its items"
     verdicts = {tid: verify_candidate(t, prover, candidate(t), timeout=300)
                 for tid, t in tasks.items()}
-    assert sorted(judged) == sorted(modules), judged  # the build's file once each, whoever asked first
+    # one session and one coqchk over every file (the libraries they share loaded once), no file again alone
+    assert sessions == [sorted(modules)] and judged == [], (sessions, judged)
+    assert [sorted(c) for c in checks] == [sorted(modules)], checks
 
     # the same items one file at a time (nothing ahead), in a fresh cache: the same verdicts and the same dumps
     monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 0)
@@ -404,10 +420,13 @@ def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(pro
         assert mine.read_text() == theirs.read_text(), module
 
 
-def test_a_files_failed_session_ahead_stays_that_files_infra(project: Path, tmp_path: Path) -> None:
+def test_a_files_failed_session_ahead_stays_that_files_infra(project: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A judge session that fails while running ahead records nothing: that file's items are infra with that file's
-    reason (from their own call), the other files' items are judged as ever."""
+    reason (from their own call), the other files' items are judged as ever (a shared session that fails is run
+    again one file at a time)."""
     require_tool("coqc")
+    monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 1)  # one session over every file
     tasks = {t.task_id: t for t in load_project(project, {})}
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
     original = prover._judge_file
@@ -422,10 +441,110 @@ def test_a_files_failed_session_ahead_stays_that_files_infra(project: Path, tmp_
         stored = PROOFS / f"{task.task_id}.v"
         return stored.read_bytes() if stored.is_file() else task.meta["own_candidate"].encode()
 
+    shared = prover._judge_files
+    sessions: list[list[str]] = []
+
+    def judge_files(load: list[str], parent: Path, files: list[tuple[str, list[str]]], *rest: object) -> object:
+        sessions.append([module for module, _ in files])
+        if "Demo.Lemmas" in sessions[-1]:  # the shared session dies on that file: none of its files has a dump
+            return {}, "the session was killed"
+        return shared(load, parent, files, *rest)  # type: ignore[arg-type]
+    prover._judge_files = judge_files  # type: ignore[method-assign]
+
     verdicts = {tid: verify_candidate(t, prover, candidate(t), timeout=300) for tid, t in sorted(tasks.items())}
+    assert any(len(s) > 1 and "Demo.Lemmas" in s for s in sessions), sessions
     for tid, verdict in verdicts.items():
         if tid.startswith("Demo__Lemmas__"):
             assert verdict.verdict == "infra" and "own build of Demo.Lemmas: the session was killed" in verdict.reason, \
                 (tid, verdict.reason)
         else:
             assert verdict.verdict == "accept", (tid, verdict.reason)
+
+
+def test_a_file_coqchk_rejects_in_the_shared_check_is_that_files_verdict_only(project: Path, tmp_path: Path) -> None:
+    """The build's files are checked by one coqchk; when it fails, each file is checked alone, so the file coqchk
+    rejects gets that rejection and the others pass (#18: one process for the standard library's loading, never one
+    file's verdict for another)."""
+    from pytest_forall.core.proc import ProcResult
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    tasks = {t.task_id: t for t in load_project(project, {})}
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    run = prover._run
+    checks: list[list[str]] = []
+
+    def running(argv: list[str], cwd: Path, *rest: object, **kw: object) -> ProcResult:
+        if argv[0] == prover.coqchk and "tree" not in cwd.parts:
+            checks.append([argv[i + 1] for i, word in enumerate(argv) if word == "-norec"])
+            if "Demo.Lemmas" in checks[-1]:  # coqchk rejects that file's compiled proofs
+                return ProcResult(argv, 1, "", "Error: Anomaly: simulated rejection of Demo.Lemmas", 0.1)
+        return run(argv, cwd, *rest, **kw)  # type: ignore[arg-type]
+    prover._run = running  # type: ignore[method-assign]
+    own = {tid: t for tid, t in tasks.items() if not t.meta["admitted"]}
+    verdicts = {tid: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+                for tid, t in sorted(own.items())}
+    assert any(len(c) > 1 for c in checks) and ["Demo.Lemmas"] in checks, checks
+    for tid, verdict in verdicts.items():
+        if tid.startswith("Demo__Lemmas__"):
+            assert verdict.verdict != "accept" and "simulated rejection" in verdict.reason, (tid, verdict.reason)
+        else:
+            assert verdict.verdict == "accept", (tid, verdict.reason)
+
+
+def test_an_items_task_record_names_the_files_text_by_digest(tmp_path: Path) -> None:
+    """``task.json`` of a project item records the file up to the target and the project's own proof file by their
+    SHA-256, not in full (#18: one copy per item made a library's audit grow with the square of a file's length);
+    a short text (a benchmark's frozen statement) stays as it is."""
+    import hashlib
+
+    from pytest_forall.core.accept import LONG_TEXT, AuditRecord
+
+    root = tmp_path / "proj"
+    shutil.copytree(PROJECT, root)
+    lemmas = root / "theories" / "Lemmas.v"
+    padding = "".join(f"Definition pad{i} := {i}.\n" for i in range(2 * LONG_TEXT // 20))
+    text = lemmas.read_text()
+    lemmas.write_text(text.replace("Lemma add_zero_r", padding + "Lemma add_zero_r", 1))
+    task = {t.task_id: t for t in load_project(root, {})}["Demo__Lemmas__add_zero_r"]
+    assert len(task.frozen) > LONG_TEXT and len(task.meta["own_candidate"]) > LONG_TEXT
+    record = json.loads((AuditRecord(tmp_path / "audit", task).directory / "task.json").read_text())
+    written = json.dumps(record)
+    assert "pad1 :=" not in written and len(written) < LONG_TEXT + len(json.dumps(task.meta["deps"])) + 2000
+    assert record["frozen_sha256"] == hashlib.sha256(task.frozen.encode()).hexdigest()
+    assert record["meta"]["own_candidate_sha256"] == hashlib.sha256(task.meta["own_candidate"].encode()).hexdigest()
+    assert record["statement"] == task.statement and record["meta"]["qualified_name"] == task.meta["qualified_name"]
+    short = Task(task_id="t", suite="s", track="coq", prover="rocq", source_path="x.v", template="T.",
+                 frozen="Theorem t : True.", theorem_name="t", statement="Theorem t : True.")
+    assert json.loads((AuditRecord(tmp_path / "short", short).directory / "task.json").read_text())["frozen"] == \
+        "Theorem t : True."
+
+
+def test_the_gates_kernel_digests_of_every_item_equal_a_walk_per_item(tmp_path: Path) -> None:
+    """``kernel_context``/``kernel_lemmas`` of each item come from one pass over its file's dump (#18: a walk of every
+    declaration before the item, per item, was quadratic in a file's length); each equals the digest of the lines
+    that walk gives: the files it rests on and every non-opaque declaration before it, the opaque ones before it."""
+    import hashlib
+
+    from pytest_forall.lang.rocq.judge import FileDump
+    from pytest_forall.suites.project import context_digests
+
+    fields = (("D", "const D def : nat := 0"), ("a", "const a opaque : True"), ("M.b", "const M.b def : nat := 1"),
+              ("c", "const c opaque : D = D"), ("a", "const a def : again"), ("e", "const e opaque : False"))
+    dump = FileDump(fields, (), frozenset({"a", "c", "e", "D"}), {}, frozenset())
+
+    def walk(target: str, deps_key: str) -> tuple[str, str, str] | None:  # the walk per item, as the gate needs it
+        definitions, lemmas = [deps_key], []
+        for path, found in fields:
+            if path == target:
+                def digest(lines: list[str]) -> str:
+                    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
+                return found, digest(definitions), digest(lemmas)
+            (lemmas if found.split(" ")[2:3] == ["opaque"] else definitions).append(f"{path} {found}")
+        return None
+
+    for deps_key in ("k1", "k2"):
+        table = context_digests(dump, deps_key)
+        for target in ("D", "a", "M.b", "c", "e"):
+            assert table[target] == walk(target, deps_key), (target, deps_key)
+    assert context_digests(dump, "k1")["c"] != context_digests(dump, "k2")["c"]  # the files it rests on count

@@ -47,6 +47,29 @@ AUDIT_SECTIONS = {"turn": "turns", "submission": "submissions", "review": "revie
                   "state": "state", "budget": "budget"}
 
 
+#: A task's text longer than this is recorded in ``task.json`` by its digest (see :func:`task_record`).
+LONG_TEXT = 4096
+
+
+def task_record(task: Task) -> dict[str, Any]:
+    """``task.json``: the task as collected, with its template, and its frozen part and any text of its meta longer
+    than :data:`LONG_TEXT` (a project item's file up to the target, its own proof file), recorded by their SHA-256
+    (``<name>_sha256``): the texts themselves are the item's candidate files and the project's sources; written in
+    full per item, they made a library's audit grow with the square of its files' length (#18)."""
+
+    def digested(fields: dict[str, Any], always: tuple[str, ...] = ()) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in fields.items():
+            if isinstance(value, str) and (key in always or len(value) > LONG_TEXT):
+                out[f"{key}_sha256"] = sha256_bytes(value.encode())
+            else:
+                out[key] = value
+        return out
+
+    record = digested(task.to_wire(), always=("template",))
+    return record | {"meta": digested(dict(record.get("meta") or {}))}
+
+
 class AuditRecord:
     """Writes one item's evidence: candidates per round, verdicts, reviews, the final acceptance.
 
@@ -60,8 +83,7 @@ class AuditRecord:
     def __init__(self, directory: Path, task: Task) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
-        self.write_json("task.json", {k: v for k, v in task.to_wire().items() if k != "template"}
-                        | {"template_sha256": sha256_bytes(task.template.encode())})
+        self.write_json("task.json", task_record(task))
 
     def write_json(self, rel: str, data: Any) -> Path:
         path = self.directory / rel

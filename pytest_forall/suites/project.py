@@ -28,7 +28,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import queue
 import re
 import shutil
 import tempfile
@@ -440,6 +439,20 @@ def rocq_proofs(text: str) -> list[RocqProof]:
     return found
 
 
+#: :func:`rocq_proofs` by the text's digest: the collection, the sessions ahead and each file's dump ask for the
+#: same files in one process (a text is lexed once, however many times its items are asked for)
+_PROOFS: dict[str, list[RocqProof]] = {}
+
+
+def _proofs_of(text: str) -> list[RocqProof]:
+    """:func:`rocq_proofs` of ``text``, once per process and text (the result is read, never changed)."""
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    found = _PROOFS.get(key)
+    if found is None:
+        found = _PROOFS[key] = rocq_proofs(text)
+    return found
+
+
 def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
     """Why a proof is not made an item ("" when it is one)."""
     if proof.keyword in ("Next", "Obligation"):
@@ -484,7 +497,7 @@ def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: l
             skipped.append((rel, "outside every -Q/-R directory of the project"))
             continue
         try:
-            proofs = rocq_proofs(text)
+            proofs = _proofs_of(text)
         except NotUnderstood as exc:
             skipped.append((rel, f"cannot split into sentences: {exc}"))
             continue
@@ -687,6 +700,8 @@ class ProjectRocqProver(RocqProver):
     _shared_keys: ClassVar[dict[tuple[str, str, str, str], tuple[tuple[tuple[str, int, int], ...], str]]] = {}
     _shared_vo_digests: ClassVar[dict[tuple[str, int, int, str], str]] = {}
     _shared_dumps: ClassVar[dict[str, Any]] = {}
+    #: finished builds (by directory) and their answer ("" or why the project does not build)
+    _built: ClassVar[dict[str, str]] = {}
     #: build directories whose per-file sessions this process has started ahead of their items (:meth:`_prefetch`)
     _prefetched: ClassVar[set[str]] = set()
     #: per (build directory, declaration): why ``--forall-project-axioms`` does not hold of that build ("": it does)
@@ -784,6 +799,19 @@ class ProjectRocqProver(RocqProver):
         return env
 
     def _build_project(self, project: CoqProject, build: Path, timeout: float) -> str:
+        """"" once the build directory ``build`` (named by its inputs' key) holds a finished build, else why not; a
+        finished build's answer is read once per process (every item asks, a warm run's per-item cost)."""
+        with self._lock:
+            known = ProjectRocqProver._built.get(str(build))
+        if known is not None and (build / "built.json").is_file():
+            return known
+        reason = self._build_project_once(project, build, timeout)
+        if (build / "built.json").is_file():  # finished (a timed-out build is not: retried next time)
+            with self._lock:
+                ProjectRocqProver._built[str(build)] = reason
+        return reason
+
+    def _build_project_once(self, project: CoqProject, build: Path, timeout: float) -> str:
         done = build / "built.json"
         with FileLock(str(build) + ".lock"):
             if done.is_file():
@@ -937,6 +965,18 @@ class ProjectRocqProver(RocqProver):
 
         return run_file_dump(run, parent, load, module, targets, fresh)
 
+    def _judge_files(self, load: list[str], parent: Path, files: list[tuple[str, list[str]]],
+                     timeout: float) -> tuple[dict[str, Any], str]:
+        """:meth:`_judge_file` of several files of the build in one session (per module its dump or why not)."""
+        from pytest_forall.lang.rocq.judge import run_files_dump
+
+        path = PLUGIN_INSIDE if self.sandboxed else str(self.plugin)
+
+        def run(args: list[str], cwd: Path) -> Any:
+            return self._run([self.coqc, *args], cwd, timeout, env={"OCAMLPATH": path})
+
+        return run_files_dump(run, parent, load, files)
+
     def _baseline(self, task: Task, timeout: float) -> tuple[Any, str]:
         """The judge's dump of the target's file in the baseline build, once per file and build (cached beside it:
         one prover session per file, whatever the number of its items)."""
@@ -987,45 +1027,105 @@ class ProjectRocqProver(RocqProver):
         return max(1, (os.cpu_count() or 1) // workers)
 
     def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
-        """Once per build and process: the judge session and ``coqchk -norec`` of every compiled file with items,
-        started in a pool bounded by the cores, so that a cold run pays them side by side rather than one file at a
-        time as the items come (#18). Each result goes where the lazy path looks (the per-file records under their
-        file locks, so another xdist worker never repeats a file); a file whose session fails records nothing and
-        its items get that file's reason from the lazy path, never another file's."""
+        """Once per build and process, ahead of the items: the judge dumps and ``coqchk -norec`` of every compiled file
+        with items, so that a cold run pays them side by side rather than one file at a time as the items come (#18).
+        The files are judged in as many sessions as this worker's share of the cores, each session over a group of
+        files (the plugin and the libraries they share loaded once per group, not per file), and checked by one
+        ``coqchk`` over all of them (the standard library loaded once). Each result goes where the lazy path looks
+        (the per-file records under their file locks, so another xdist worker never repeats a file). When a shared
+        session or the shared coqchk fails, nothing of it is recorded and each of its files is run alone, so a file's
+        failure stays that file's (its items get their own file's reason, never another file's)."""
         workers = self._prefetch_workers()
         with self._lock:
             if workers <= 0 or str(build) in ProjectRocqProver._prefetched:
                 return
             ProjectRocqProver._prefetched.add(str(build))
         out = self._out(project, build)
-        files = [(rel, project.logical_module(rel)) for rel in project.files
-                 if (out / rel).with_suffix(".vo").is_file() and rocq_tasks_of_file(project, rel)]
-        check = self._has(self.coqchk)
+        files = [(rel, str(module)) for rel in project.files
+                 if (out / rel).with_suffix(".vo").is_file() and (module := project.logical_module(rel))
+                 and _has_items(project, rel)]
+        if not files:
+            return
         budget = min(timeout, self.checker_timeout or timeout)
+        # balanced groups, the biggest compiled files first (a file's session time grows with it)
+        ordered = sorted(files, key=lambda f: -(out / f[0]).with_suffix(".vo").stat().st_size)
+        groups: list[list[tuple[str, str]]] = [ordered[i::workers] for i in range(min(workers, len(ordered)))]
 
-        def one(rel: str, module: str) -> None:
+        def judge(group: list[tuple[str, str]], ready: threading.Event) -> None:
             # ahead of need only: a failure here is left for the item's own call to run again and report
             with contextlib.suppress(Exception):
                 if self.plugin is not None:
-                    self._file_dump(project, build, rel, module, timeout)
-                if check:
-                    self._file_check(project, build, rel, module, budget)
+                    self._file_dumps(project, build, group, timeout, ready.set)
+            ready.set()
 
-        todo: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
-        for rel, module in files:
-            if module:
-                todo.put((rel, module))
+        def check(ready: threading.Event) -> None:
+            with contextlib.suppress(Exception):
+                self._file_checks(project, build, files, budget, ready.set)
+            ready.set()
 
-        def drain() -> None:
-            while True:
-                try:
-                    one(*todo.get_nowait())
-                except queue.Empty:
-                    return
+        jobs: list[Callable[[threading.Event], None]] = [
+            lambda ready, g=group: judge(g, ready) for group in groups]  # type: ignore[misc]
+        if self._has(self.coqchk):
+            jobs.append(check)
+        started = []
+        for n, job in enumerate(jobs):
+            # daemon threads: a run that needs fewer files (``-k``, ``-x``) does not wait at exit for the others
+            ready = threading.Event()
+            threading.Thread(target=job, args=(ready,), name=f"forall-prefetch-{n}", daemon=True).start()
+            started.append(ready)
+        for ready in started:  # the shared sessions hold their files' locks before the caller asks for its file
+            ready.wait(60)
 
-        # daemon threads: a run that needs fewer files (``-k``, ``-x``) does not wait at exit for the others
-        for n in range(min(workers, todo.qsize())):
-            threading.Thread(target=drain, name=f"forall-prefetch-{n}", daemon=True).start()
+    def _file_dumps(self, project: CoqProject, build: Path, group: list[tuple[str, str]], timeout: float,
+                    ready: Callable[[], None] = lambda: None) -> None:
+        """The judge dumps of a group of compiled files in one session, each stored as :meth:`_file_dump` stores it;
+        the files the session gave no dump are then dumped one by one (each its own session and its own reason)."""
+        from pytest_forall.lang.rocq.judge import FileDump
+
+        judged = build / "judge"
+        judged.mkdir(exist_ok=True)
+        out = self._out(project, build)
+        stored = {rel: self._per_vo((out / rel).with_suffix(".vo"), module, "dump") for rel, module in group}
+        with contextlib.ExitStack() as held:
+            for rel in sorted(stored, key=lambda r: str(stored[r])):  # one order for every process: no deadlock
+                held.enter_context(FileLock(str(stored[rel]) + ".lock"))
+            ready()
+            todo = [(rel, module) for rel, module in group
+                    if str(stored[rel]) not in self._dumps and not stored[rel].is_file()]
+            if len(todo) > 1:
+                dumps, _ = self._judge_files(self._load(project, out, True), judged, [
+                    (module, [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, rel)])
+                    for rel, module in todo], max(timeout, 300.0) * len(todo))
+                for rel, module in todo:
+                    dump = dumps.get(module)
+                    if isinstance(dump, FileDump):
+                        stored[rel].write_text(_stored_dump(dump), encoding="utf-8")
+                        self._dumps[str(stored[rel])] = dump
+        for rel, module in group:  # what the shared session did not give: one session per file
+            self._file_dump(project, build, rel, module, timeout)
+
+    def _file_checks(self, project: CoqProject, build: Path, files: list[tuple[str, str]], budget: float,
+                     ready: Callable[[], None] = lambda: None) -> None:
+        """``coqchk -norec`` of every file in one process, each file's record the shared check's layer when it passed;
+        when it did not, each file is checked alone (:meth:`_file_check`: which file fails is that file's verdict)."""
+        src = self._out(project, build)
+        stored = {rel: self._per_vo((src / rel).with_suffix(".vo"), module, "coqchk.json") for rel, module in files}
+        with contextlib.ExitStack() as held:
+            for rel in sorted(stored, key=lambda r: str(stored[r])):
+                held.enter_context(FileLock(str(stored[rel]) + ".lock"))
+            ready()
+            todo = [(rel, module) for rel, module in files if not stored[rel].is_file()]
+            if len(todo) > 1:
+                argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False),
+                        *(x for _, module in todo for x in ("-norec", module))]
+                result = self._run(argv, src, budget * len(todo))
+                layer = self._checker_layer(argv, result, budget * len(todo))
+                if layer.ok is True:
+                    for rel, _ in todo:
+                        stored[rel].write_text(json.dumps({"ok": True, "reason": layer.reason,
+                                                           "evidence": layer.evidence}), encoding="utf-8")
+        for rel, module in files:  # what the shared check did not record: one coqchk per file
+            self._file_check(project, build, rel, module, budget)
 
     def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float) -> tuple[Any, str]:
         """The baseline of an item whose file does not build in the project: the item's template (the file up to
@@ -1210,23 +1310,12 @@ class ProjectRocqProver(RocqProver):
             return {}
         if baseline is None:
             return {}
-        target = str(task.meta["target_path"])
-        definitions: list[str] = [str(task.meta.get("deps_key", ""))]
-        lemmas: list[str] = []
-        entry = ""
-        for path, found in baseline.fields:
-            if path == target:
-                entry = found
-                break
-            (lemmas if found.split(" ")[2:3] == ["opaque"] else definitions).append(f"{path} {found}")
-        if not entry:
+        found = context_digests(baseline, str(task.meta.get("deps_key", ""))).get(str(task.meta["target_path"]))
+        if found is None:
             return {}
-
-        def digest(lines: list[str]) -> str:
-            return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
-
-        fields = {"kernel_statement": digest([" : ".join(statement_key(entry))]),
-                  "kernel_context": digest(definitions), "kernel_lemmas": digest(lemmas)}
+        entry, context, lemmas = found
+        fields = {"kernel_statement": hashlib.sha256(" : ".join(statement_key(entry)).encode()).hexdigest()[:24],
+                  "kernel_context": context, "kernel_lemmas": lemmas}
         if self.declared:  # the gate names a changed declaration as a cause (core/gating.py)
             fields["declared_axioms"] = self.project_axioms
         proof = proof_digest(task, candidate) if candidate is not None else self._proofs.get(task.task_id)
@@ -1462,6 +1551,43 @@ class ProjectRocqProver(RocqProver):
         return super().try_tactics(task, workspace, tactics, timeout, prelude, on_attempt)
 
 
+class _LinesDigest:
+    """``sha256("\\n".join(lines))`` of a growing list of lines, readable at any point without re-joining."""
+
+    def __init__(self, first: str | None = None) -> None:
+        self.digest, self.empty = hashlib.sha256(), True
+        if first is not None:
+            self.add(first)
+
+    def add(self, line: str) -> None:
+        self.digest.update(("" if self.empty else "\n").encode() + line.encode())
+        self.empty = False
+
+    def hexdigest(self) -> str:
+        return self.digest.copy().hexdigest()[:24]
+
+
+#: per judge dump (kept alive with its table) and files-it-rests-on key: :func:`context_digests`
+_CONTEXTS: dict[int, tuple[Any, str, dict[str, tuple[str, str, str]]]] = {}
+
+
+def context_digests(dump: Any, deps_key: str) -> dict[str, tuple[str, str, str]]:
+    """Per declaration of a file's dump (its first occurrence): its entry and the digests of what comes before it in
+    the file — ``kernel_context`` (``deps_key``, then every declaration that is not an opaque proof), ``kernel_lemmas``
+    (the opaque ones). One pass per dump, not one per item (a file's items each read all declarations before them)."""
+    known = _CONTEXTS.get(id(dump))
+    if known is not None and known[0] is dump and known[1] == deps_key:
+        return known[2]
+    definitions, lemmas = _LinesDigest(deps_key), _LinesDigest()
+    table: dict[str, tuple[str, str, str]] = {}
+    for path, found in dump.fields:
+        if path not in table:
+            table[path] = (found, definitions.hexdigest(), lemmas.hexdigest())
+        (lemmas if found.split(" ")[2:3] == ["opaque"] else definitions).add(f"{path} {found}")
+    _CONTEXTS[id(dump)] = (dump, deps_key, table)
+    return table
+
+
 def _stored_dump(dump: Any) -> str:
     """A file dump written back in the plugin's format under the fixed nonce ``stored`` (the build's cache)."""
     lines = ["forall-judge stored", *(f"field {p} {e}" for p, e in dump.fields),
@@ -1477,6 +1603,16 @@ def _stored_dump(dump: Any) -> str:
 PROJECT_STATEMENT_CLAUSE = ("kernel statement: the target's type is its type in the project's own build, and every "
                             "declaration of its file before it is the build's (types, bodies of transparent "
                             "definitions), as kernel terms")
+
+
+def _has_items(project: CoqProject, rel: str) -> bool:
+    """The file has items (what :func:`rocq_tasks_of_file` would find, without making them)."""
+    from pytest_forall.lang.common import NotUnderstood
+
+    try:
+        return any(not proof.skip for proof in _proofs_of((project.root / rel).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, NotUnderstood):
+        return False
 
 
 def rocq_tasks_of_file(project: CoqProject, rel: str) -> list[Task]:

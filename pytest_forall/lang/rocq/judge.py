@@ -436,13 +436,23 @@ def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str
     """The audit file of project mode: load the plugin, ``Require`` the project's compiled file, dump it. The
     targets' assumptions come from one shared walk of the file's closure; ``each``: from one Coq
     ``Assumptions.assumptions`` per target (the reference the shared walk is tested against)."""
-    for path in targets:
-        if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in path.split(".")):
-            raise ValueError(f"not a Coq qualified identifier: {path!r}")
-    if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in module.split(".")):
-        raise ValueError(f"not a Coq library name: {module!r}")
-    return (f'Declare ML Module "{PLUGIN_PACKAGE}.plugin".\nRequire {module}.\n'
-            f'ForallJudgeFile{"Each" if each else ""} "{out_name}" "{nonce}" "{module}" "{" ".join(targets)}".\n')
+    return files_audit_source([(module, targets, out_name)], nonce, each)
+
+
+def files_audit_source(files: list[tuple[str, list[str], str]], nonce: str, each: bool = False) -> str:
+    """The audit file of several compiled files of one build, (module, targets, output file) each: the plugin loaded
+    once, then per file its ``Require`` and its dump, in that order (a file is dumped before the next is loaded, as
+    its own session would dump it)."""
+    lines = [f'Declare ML Module "{PLUGIN_PACKAGE}.plugin".\n']
+    for module, targets, out_name in files:
+        for path in targets:
+            if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in path.split(".")):
+                raise ValueError(f"not a Coq qualified identifier: {path!r}")
+        if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in module.split(".")):
+            raise ValueError(f"not a Coq library name: {module!r}")
+        lines.append(f'Require {module}.\nForallJudgeFile{"Each" if each else ""} "{out_name}" "{nonce}" "{module}" '
+                     f'"{" ".join(targets)}".\n')
+    return "".join(lines)
 
 
 def run_file_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, load: list[str], module: str,
@@ -450,26 +460,41 @@ def run_file_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, lo
     """Dump ``module`` as the project's load path ``load`` (coqc ``-Q``/``-R`` arguments) finds it, from a fresh
     directory under ``parent`` (or, ``fresh=False``, from ``parent`` itself: a sandbox binds only the directory it
     runs in). Returns the dump and "" or None and why it failed."""
+    dumps, problem = run_files_dump(run, parent, load, [(module, targets)], fresh, each)
+    found = dumps.get(module, problem)
+    return (None, found) if isinstance(found, str) else (found, "")
+
+
+def run_files_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, load: list[str],
+                   files: list[tuple[str, list[str]]], fresh: bool = True,
+                   each: bool = False) -> tuple[dict[str, FileDump | str], str]:
+    """:func:`run_file_dump` of several files of one build in one session (#18: the plugin and the libraries they
+    share are loaded once). Returns per module its dump or why it has none, and "" or why the whole session failed
+    (then no module has a dump: a caller that needs one file's own reason runs that file alone)."""
     work = Path(tempfile.mkdtemp(prefix="judge-", dir=parent)) if fresh else parent
     nonce = secrets.token_hex(8)
     name = f"ForallJudgeAudit_{nonce}"  # a name no project file has (the audit may run inside the project's tree)
+    outs = {module: f"{name}_{i}.txt" for i, (module, _) in enumerate(files)}
     try:
         try:
-            source = file_audit_source(module, targets, f"{name}.txt", nonce, each)
+            source = files_audit_source([(module, targets, outs[module]) for module, targets in files], nonce, each)
         except ValueError as exc:
-            return None, str(exc)
+            return {}, str(exc)
         (work / f"{name}.v").write_text(source, encoding="utf-8")
         result = run(["-q", *load, f"{name}.v"], work)
         if result.timed_out:
-            return None, "timed out"
+            return {}, "timed out"
         if result.returncode != 0:
-            return None, f"the audit exited with {result.returncode}: {(result.stdout + result.stderr).strip()[-600:]}"
-        try:
-            text = (work / f"{name}.txt").read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            return None, f"the judge wrote no output: {exc}"
-        parsed = parse_file_dump(text, nonce)
-        return (None, parsed) if isinstance(parsed, str) else (parsed, "")
+            return {}, f"the audit exited with {result.returncode}: {(result.stdout + result.stderr).strip()[-600:]}"
+        dumps: dict[str, FileDump | str] = {}
+        for module, out in outs.items():
+            try:
+                text = (work / out).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                dumps[module] = f"the judge wrote no output: {exc}"
+                continue
+            dumps[module] = parse_file_dump(text, nonce)
+        return dumps, ""
     finally:
         if fresh:
             shutil.rmtree(work, ignore_errors=True)

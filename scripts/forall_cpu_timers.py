@@ -1,0 +1,72 @@
+"""A pytest plugin for scripts/bench_project.py ``--timers``: the CPU time (``time.process_time``) spent in the
+harness's per-item steps, without a profiler's overhead (cProfile inflates pure-Python work such as JSON encoding
+several times). Writes one line per step (seconds, calls, ms per call) to ``$FORALL_CPU_TIMERS`` at exit."""
+import atexit
+import collections
+import functools
+import importlib
+import os
+import time
+
+TOTAL = collections.Counter()
+COUNT = collections.Counter()
+TARGETS = [
+    ("pytest_forall.core.accept", "AuditRecord.__init__"),
+    ("pytest_forall.core.accept", "AuditRecord.write_json"),
+    ("pytest_forall.core.accept", "AuditRecord.write_bytes"),
+    ("pytest_forall.core.accept", "AuditRecord.event"),
+    ("pytest_forall.core.accept", "AuditRecord.summarize"),
+    ("pytest_forall.core.cache", "cached_verdict"),
+    ("pytest_forall.core.cache", "task_digest"),
+    ("pytest_forall.core.protocol", "ItemRun._record_submission"),
+    ("pytest_forall.core.protocol", "ItemRun._accept"),
+    ("pytest_forall.core.protocol", "ItemRun._result"),
+    ("pytest_forall.core.protocol", "ItemRun._environment"),
+    ("pytest_forall.core.protocol", "ItemRun._save"),
+    ("pytest_forall.core.protocol", "ItemRun.run"),
+    ("pytest_forall.core.protocol", "ItemRun.__init__"),
+    ("pytest_forall.core.workspace", "prepare"),
+    ("pytest_forall.suites.project", "ProjectRocqProver.__init__"),
+    ("pytest_forall.suites.project", "ProjectRocqProver.change_fields"),
+    ("pytest_forall.suites.project", "load_project"),
+    ("pytest_forall.plugin.runner", "finish_item"),
+    ("pytest_forall.plugin.report", "ForallReporter.record"),
+]
+
+
+def wrap(owner, name, label):
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def timed(*args, **kw):
+        start = time.process_time()
+        try:
+            return original(*args, **kw)
+        finally:
+            TOTAL[label] += time.process_time() - start
+            COUNT[label] += 1
+    setattr(owner, name, timed)
+
+
+def pytest_configure(config):
+    for module, path in TARGETS:
+        try:
+            mod = importlib.import_module(module)
+            parts = path.split(".")
+            owner = mod if len(parts) == 1 else getattr(mod, parts[0])
+            wrap(owner, parts[-1], path)
+        except (ImportError, AttributeError) as exc:
+            print("cannot time", module, path, exc)
+
+
+def report():
+    if "FORALL_CPU_TIMERS" not in os.environ:
+        return
+    total = time.process_time()
+    lines = [f"process CPU {total:.2f} s"] + [f"{k}: {v:.2f} s in {COUNT[k]} calls ({1000 * v / max(1, COUNT[k]):.2f} ms)"
+                                             for k, v in TOTAL.most_common()]
+    with open(os.environ["FORALL_CPU_TIMERS"], "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+atexit.register(report)
