@@ -271,8 +271,45 @@ def vacuity_text(template: str, theorem: str) -> str | None:
         # fully qualified: libraries rebind the short names (ssreflect's ``eq_refl`` is about ``==``)
         shape = (f"Definition {theorem}_audit_shape :\n    @Coq.Init.Logic.eq _ ({_statement(split)})\n    "
                  f"(forall {header}, {rest})\n    := @Coq.Init.Logic.eq_refl _ _.\n")
-    return (f"{split.preamble}{shape}Theorem {theorem}_vacuous\n    {header}\n    : False.\n{HOLE}"
+    tie = _vacuity_tie(split, peeled, theorem)
+    if tie is None:
+        return None
+    return (f"{split.preamble}{shape}Theorem {theorem}_vacuous\n    {header}\n    : False.\n{HOLE}{tie}"
             f"{_trailer(template)}")
+
+
+def _vacuity_tie(split: Split, peeled: list[str], theorem: str) -> str | None:
+    """The frozen sentence after the hole that ties the vacuity theorem to the template's own statement:
+    ``Definition <name>_audit_tie <binders> : <conclusion> := fun <peeled> => False_rect _ (@<name>_vacuous …)``.
+
+    Stated with the template's binders and conclusion, it is elaborated as the template's theorem is (binders
+    first, then the conclusion), whereas the vacuity theorem elaborates its binders and peeled premises without
+    the rest of the conclusion: a binder whose type the rest fixes (an untyped ``forall x``, a type class
+    instance found by default) could get another type there, with premises that contradict each other. The
+    kernel accepts the tie only if the vacuity theorem applies to the statement's own hypotheses, so a proof of
+    it is a proof of ``False`` from them. None when a binder group is not understood.
+    """
+    header = binder_groups(split.binders)
+    if header is None:
+        return None
+    count = 0
+    for binder in peeled:
+        if binder.startswith("(forall_audit_h"):
+            count += 1
+            continue
+        groups = binder_groups(binder)
+        if groups is None:
+            return None
+        count += sum(len(g.args) for g in groups)
+    names = [a for g in header for a in g.args]
+    if "_" in names:
+        return None
+    bound = [f"forall_audit_a{k}" for k in range(count)]
+    body = f"@Coq.Init.Logic.False_rect _ (@{theorem}_vacuous {' '.join(names + bound)})".replace(" )", ")")
+    if bound:
+        body = f"fun {' '.join(bound)} => {body}"
+    binders = f" {split.binders}" if split.binders else ""
+    return f"Definition {theorem}_audit_tie{binders} :\n    {split.conclusion}\n    := {body}.\n"
 
 
 #: At most this many inner premises go into one inner-vacuity task (its statement is their disjunction).
@@ -663,6 +700,21 @@ def search_prelude(preamble: str, hammer: bool) -> str:
             + (MATHCOMP_PRELUDE if "mathcomp" in preamble else ""))
 
 
+def tie_check(template: str, vacuous: str) -> Any:
+    """The vacuity task's tie (:func:`_vacuity_tie`) as a goal for the search, to be tried once the vacuity
+    theorem is proved: a lemma with the tie's binders and type, closed by ``exact`` of its body."""
+    from pytest_forall.lang.rocq.coqtop import Goal
+
+    head = f"Definition {vacuous.removesuffix('_vacuous')}_audit_tie"
+    if head not in template:
+        return None
+    tie = template[template.index(head):]
+    tie = tie[:tie.index(".\n", tie.rindex("\n    := "))]
+    statement, body = tie[len(head):].rsplit("\n    := ", 1)
+    name = f"{vacuous}_tie_check"
+    return Goal(f"Lemma {name}{statement}.\nProof.\n", name, [(f"exact ({body})", SEARCH_SECONDS)], counted=False)
+
+
 class RocqAudit:
     """The audit pack of the Rocq language (registered through ``pytest_forall_audit_pack``)."""
 
@@ -684,6 +736,7 @@ class RocqAudit:
         winners: dict[str, str] = {}
         keys = {f"forall_audit_has_{key}": key for key in FEATURES}
         stated: set[str] = set()
+        untied: set[str] = set()  # a vacuity proof the tie refused (its binders are not the statement's)
 
         def goals() -> Iterator[Goal]:
             for theorem, key in keys.items():  # what the environment has: naming what it lacks fails a script
@@ -702,7 +755,7 @@ class RocqAudit:
                                      (AUDIT_INNER, inner_scripts), (AUDIT_VACUOUS, heavy)):
                 if finding == AUDIT_INNER and any(derived[f].theorem_name in winners for f in derived if f != finding):
                     continue  # contradictory hypotheses or a false statement: that is the finding
-                if finding in derived and derived[finding].theorem_name not in winners:
+                if finding in derived and derived[finding].theorem_name not in winners and finding not in untied:
                     sub = derived[finding]
                     statement = sub.frozen[len(split.preamble):]
                     if finding in stated:
@@ -712,6 +765,14 @@ class RocqAudit:
                         statement = statement[statement.index(f"Theorem {sub.theorem_name}"):]
                     stated.add(finding)
                     yield Goal(statement, sub.theorem_name, scripts)
+                    if finding == AUDIT_VACUOUS and sub.theorem_name in winners:
+                        # the frozen tie must accept the proof, or the certificate's template does not compile
+                        check = tie_check(sub.template, sub.theorem_name)
+                        if check is not None:
+                            yield check
+                        if check is None or check.theorem not in winners:
+                            del winners[sub.theorem_name]
+                            untied.add(finding)
 
         probe = probe_of(workspace)
         _, attempts, log = probe.run_goals(preamble, goals(), workspace, deadline=deadline, winners=winners,
@@ -723,5 +784,5 @@ class RocqAudit:
         for finding, sub in derived.items():
             script = winners.get(sub.theorem_name)
             if script:
-                certificates[finding] = prelude + sub.frozen + f"{script}.\nQed.\n"
+                certificates[finding] = prelude + sub.frozen + f"{script}.\nQed.\n" + _trailer(sub.template)
         return Search(certificates, attempts, log)
