@@ -701,18 +701,24 @@ def search_prelude(preamble: str, hammer: bool) -> str:
 
 
 def tie_check(template: str, vacuous: str) -> Any:
-    """The vacuity task's tie (:func:`_vacuity_tie`) as a goal for the search, to be tried once the vacuity
-    theorem is proved: a lemma with the tie's binders and type, closed by ``exact`` of its body."""
+    """The vacuity task's tie (:func:`_vacuity_tie`) as a goal for the search, tried before the vacuity
+    theorem is: a stand-in of that theorem (same binders, admitted: the search's session only) and a lemma with
+    the tie's binders and type, closed by ``exact`` of its body applied to the stand-in. When it fails, a proof
+    of the vacuity theorem could not pass the verifier (its derived template would not compile)."""
     from pytest_forall.lang.rocq.coqtop import Goal
 
     head = f"Definition {vacuous.removesuffix('_vacuous')}_audit_tie"
     if head not in template:
         return None
+    at = template.index(f"Theorem {vacuous}\n")
+    theorem = template[at:template.index(HOLE, at)]
+    stub = f"{vacuous}_tie_stub"
     tie = template[template.index(head):]
     tie = tie[:tie.index(".\n", tie.rindex("\n    := "))]
     statement, body = tie[len(head):].rsplit("\n    := ", 1)
     name = f"{vacuous}_tie_check"
-    return Goal(f"Lemma {name}{statement}.\nProof.\n", name, [(f"exact ({body})", SEARCH_SECONDS)], counted=False)
+    return Goal(f"{theorem.replace(vacuous, stub, 1)}Admitted.\nLemma {name}{statement}.\nProof.\n", name,
+                [(f"exact ({body.replace(f'@{vacuous} ', f'@{stub} ', 1)})", SEARCH_SECONDS)], counted=False)
 
 
 class RocqAudit:
@@ -763,16 +769,16 @@ class RocqAudit:
                             continue
                         # its definitions exist already (``Abort`` ends only the proof)
                         statement = statement[statement.index(f"Theorem {sub.theorem_name}"):]
-                    stated.add(finding)
-                    yield Goal(statement, sub.theorem_name, scripts)
-                    if finding == AUDIT_VACUOUS and sub.theorem_name in winners:
-                        # the frozen tie must accept the proof, or the certificate's template does not compile
+                    if finding == AUDIT_VACUOUS and finding not in stated:
+                        # the frozen tie must accept a proof, or the certificate's template does not compile
                         check = tie_check(sub.template, sub.theorem_name)
                         if check is not None:
                             yield check
                         if check is None or check.theorem not in winners:
-                            del winners[sub.theorem_name]
                             untied.add(finding)
+                            continue
+                    stated.add(finding)
+                    yield Goal(statement, sub.theorem_name, scripts)
 
         probe = probe_of(workspace)
         _, attempts, log = probe.run_goals(preamble, goals(), workspace, deadline=deadline, winners=winners,
