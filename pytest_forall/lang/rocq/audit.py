@@ -253,7 +253,18 @@ def refutation_text(template: str, theorem: str) -> str | None:
     split = split_theorem(template, theorem)
     if split is None:
         return None
-    return (f"{split.preamble}Theorem {theorem}_is_false :\n    ~ ({_statement(split)}).\n{HOLE}"
+    header = binder_groups(split.binders)
+    names = [a for g in header or [] for a in g.args]
+    if header is None or "_" in names:
+        return None
+    # the tie: stated with the template's own binders and conclusion (elaborated as its theorem is: binders
+    # first), it type-checks only if the refuted statement has the theorem's binder types and conclusion
+    # (an application checks each argument's type and the result by conversion), and is the refuted one
+    binders = f" {split.binders}" if split.binders else ""
+    applied = f"forall_audit_H {' '.join(names)}".strip()
+    tie = (f"Definition {theorem}_audit_refutation_tie (forall_audit_H : {_statement(split)}){binders} :\n    "
+           f"{split.conclusion}\n    := let _ := @{theorem}_is_false forall_audit_H in {applied}.\n")
+    return (f"{split.preamble}Theorem {theorem}_is_false :\n    ~ ({_statement(split)}).\n{HOLE}{tie}"
             f"{_trailer(template)}")
 
 
@@ -700,25 +711,29 @@ def search_prelude(preamble: str, hammer: bool) -> str:
             + (MATHCOMP_PRELUDE if "mathcomp" in preamble else ""))
 
 
-def tie_check(template: str, vacuous: str) -> Any:
-    """The vacuity task's tie (:func:`_vacuity_tie`) as a goal for the search, tried before the vacuity
-    theorem is: a stand-in of that theorem (same binders, admitted: the search's session only) and a lemma with
-    the tie's binders and type, closed by ``exact`` of its body applied to the stand-in. When it fails, a proof
-    of the vacuity theorem could not pass the verifier (its derived template would not compile)."""
+def tie_check(template: str, theorem: str, tie_name: str) -> Any:
+    """A derived task's tie (the frozen sentence ``tie_name`` after its hole: :func:`_vacuity_tie`,
+    :func:`refutation_text`) as a goal for the search, tried before the task's theorem is: an admitted stand-in
+    of that theorem (the search's session only) and a lemma with the tie's binders and type, closed by
+    ``exact`` of its body with the stand-in. When it fails, no proof of the theorem could pass the verifier (its
+    derived template would not compile), or None when the template has no such tie."""
     from pytest_forall.lang.rocq.coqtop import Goal
 
-    head = f"Definition {vacuous.removesuffix('_vacuous')}_audit_tie"
+    head = f"Definition {tie_name}"
     if head not in template:
         return None
-    at = template.index(f"Theorem {vacuous}\n")
-    theorem = template[at:template.index(HOLE, at)]
-    stub = f"{vacuous}_tie_stub"
+    at = template.index(f"Theorem {theorem}")
+    stub, name = f"{theorem}_tie_stub", f"{theorem}_tie_check"
+    stated = template[at:template.index(HOLE, at)].replace(theorem, stub, 1)
     tie = template[template.index(head):]
     tie = tie[:tie.index(".\n", tie.rindex("\n    := "))]
     statement, body = tie[len(head):].rsplit("\n    := ", 1)
-    name = f"{vacuous}_tie_check"
-    return Goal(f"{theorem.replace(vacuous, stub, 1)}Admitted.\nLemma {name}{statement}.\nProof.\n", name,
-                [(f"exact ({body.replace(f'@{vacuous} ', f'@{stub} ', 1)})", SEARCH_SECONDS)], counted=False)
+    return Goal(f"{stated}Admitted.\nLemma {name}{statement}.\nProof.\n", name,
+                [(f"exact ({body.replace(f'@{theorem} ', f'@{stub} ', 1)})", SEARCH_SECONDS)], counted=False)
+
+
+#: The tie sentence after the hole of each derived task (:func:`tie_check`).
+TIES = {AUDIT_VACUOUS: "_audit_tie", AUDIT_FALSE: "_audit_refutation_tie"}
 
 
 class RocqAudit:
@@ -769,9 +784,9 @@ class RocqAudit:
                             continue
                         # its definitions exist already (``Abort`` ends only the proof)
                         statement = statement[statement.index(f"Theorem {sub.theorem_name}"):]
-                    if finding == AUDIT_VACUOUS and finding not in stated:
+                    if finding in TIES and finding not in stated:
                         # the frozen tie must accept a proof, or the certificate's template does not compile
-                        check = tie_check(sub.template, sub.theorem_name)
+                        check = tie_check(sub.template, sub.theorem_name, task.theorem_name + TIES[finding])
                         if check is not None:
                             yield check
                         if check is None or check.theorem not in winners:
