@@ -262,8 +262,12 @@ def refutation_text(template: str, theorem: str) -> str | None:
     # (an application checks each argument's type and the result by conversion), and is the refuted one
     binders = f" {split.binders}" if split.binders else ""
     applied = f"forall_audit_H {' '.join(names)}".strip()
+    # ... up to coercions the application may insert: so the types are also compared, by conversion
     tie = (f"Definition {theorem}_audit_refutation_tie (forall_audit_H : {_statement(split)}){binders} :\n    "
-           f"{split.conclusion}\n    := let _ := @{theorem}_is_false forall_audit_H in {applied}.\n")
+           f"{split.conclusion}\n    := let _ := @{theorem}_is_false forall_audit_H in {applied}.\n"
+           f"Definition {theorem}_audit_refutation_same\n    := ltac:(lazymatch type of "
+           f"{theorem}_audit_refutation_tie with ?A -> ?B => exact (@Coq.Init.Logic.eq_refl _ A : "
+           f"@Coq.Init.Logic.eq _ A B) end).\n")
     return (f"{split.preamble}Theorem {theorem}_is_false :\n    ~ ({_statement(split)}).\n{HOLE}{tie}"
             f"{_trailer(template)}")
 
@@ -711,29 +715,31 @@ def search_prelude(preamble: str, hammer: bool) -> str:
             + (MATHCOMP_PRELUDE if "mathcomp" in preamble else ""))
 
 
-def tie_check(template: str, theorem: str, tie_name: str) -> Any:
-    """A derived task's tie (the frozen sentence ``tie_name`` after its hole: :func:`_vacuity_tie`,
+def tie_check(template: str, theorem: str, ties: tuple[str, ...]) -> Any:
+    """A derived task's ties (the frozen definitions ``ties`` after its hole: :func:`_vacuity_tie`,
     :func:`refutation_text`) as a goal for the search, tried before the task's theorem is: an admitted stand-in
-    of that theorem (the search's session only) and a lemma with the tie's binders and type, closed by
-    ``exact`` of its body with the stand-in. When it fails, no proof of the theorem could pass the verifier (its
-    derived template would not compile), or None when the template has no such tie."""
+    of that theorem (the search's session only) and the ties stated with it; the goal loads only if they are
+    accepted. When it does not, no proof of the theorem could pass the verifier (its derived template would
+    not compile). None when the template has no such tie."""
     from pytest_forall.lang.rocq.coqtop import Goal
 
-    head = f"Definition {tie_name}"
-    if head not in template:
-        return None
     at = template.index(f"Theorem {theorem}")
     stub, name = f"{theorem}_tie_stub", f"{theorem}_tie_check"
-    stated = template[at:template.index(HOLE, at)].replace(theorem, stub, 1)
-    tie = template[template.index(head):]
-    tie = tie[:tie.index(".\n", tie.rindex("\n    := "))]
-    statement, body = tie[len(head):].rsplit("\n    := ", 1)
-    return Goal(f"{stated}Admitted.\nLemma {name}{statement}.\nProof.\n", name,
-                [(f"exact ({body.replace(f'@{theorem} ', f'@{stub} ', 1)})", SEARCH_SECONDS)], counted=False)
+    sentences = [template[at:template.index(HOLE, at)].replace(theorem, stub, 1) + "Admitted.\n"]
+    for tie in ties:
+        if f"Definition {tie}\n" not in template and f"Definition {tie} " not in template:
+            return None
+        start = template.index(f"Definition {tie}")
+        end = template.index(".\n", template.index("\n    := ", start)) + 2
+        sentences.append(template[start:end])
+    text = "".join(sentences).replace(f"@{theorem} ", f"@{stub} ")
+    for tie in ties:
+        text = text.replace(tie, f"{tie}_check")
+    return Goal(f"{text}Lemma {name} : True.\nProof.\n", name, [("exact I", SEARCH_SECONDS)], counted=False)
 
 
 #: The tie sentence after the hole of each derived task (:func:`tie_check`).
-TIES = {AUDIT_VACUOUS: "_audit_tie", AUDIT_FALSE: "_audit_refutation_tie"}
+TIES = {AUDIT_VACUOUS: ("_audit_tie",), AUDIT_FALSE: ("_audit_refutation_tie", "_audit_refutation_same")}
 
 
 class RocqAudit:
@@ -786,7 +792,8 @@ class RocqAudit:
                         statement = statement[statement.index(f"Theorem {sub.theorem_name}"):]
                     if finding in TIES and finding not in stated:
                         # the frozen tie must accept a proof, or the certificate's template does not compile
-                        check = tie_check(sub.template, sub.theorem_name, task.theorem_name + TIES[finding])
+                        check = tie_check(sub.template, sub.theorem_name,
+                                          tuple(task.theorem_name + tie for tie in TIES[finding]))
                         if check is not None:
                             yield check
                         if check is None or check.theorem not in winners:
