@@ -150,9 +150,44 @@ def test_premises_typed_otherwise_without_the_rest_of_the_conclusion_cannot_flag
     assert search is not None
     found = search.search(task, derived_tasks(task), prover, tmp_path, time.monotonic() + 30)
     assert "vacuous" not in found.certificates
-    assert "(@defaulted_vacuous_tie_stub forall_audit_a0 forall_audit_a1)): Error" in found.log
+    # the tie was checked first and refused: no vacuity script was tried
+    assert not any(line.startswith("intros; try cbv zeta") for line in found.log.splitlines()), found.log
     result, _ = run_item(tmp_path / "item", task, AuditFrontend({}))
     assert (result["outcome"], result["statement_audit"]) == ("failed", "unknown"), result["reason"]
+
+
+#: A theorem's header binders are elaborated before its conclusion (``x : unit`` by the default instance; the
+#: coercion ``five`` makes ``x + 0 = 5`` true by computation), the refuted ``forall (x : _) (h : ok x), x + 0 = 5``
+#: all at once (``x : nat``, where it is false).
+HEADER_FIRST = ("Class Bad (T : Type) := { ok : T -> Prop }.\n"
+                "#[global] Instance bad_nat : Bad nat := { ok := fun _ => True }.\n"
+                "#[global] Instance bad_unit : Bad unit := { ok := fun _ => True }.\n"
+                "Coercion five (u : unit) : nat := 5.\n"
+                "Theorem header_first (x : _) (h : ok x) : x + 0 = 5.\nProof. Admitted.\n")
+
+
+@pytest.mark.slow
+def test_a_refutation_of_the_statement_elaborated_otherwise_than_the_theorem_cannot_flag(tmp_path: Path) -> None:
+    require_tool("coqtop")
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    task = task_of(tmp_path, "header_first", HEADER_FIRST)
+    proved = verify_candidate(task, prover, HEADER_FIRST.replace("Proof. Admitted.", "Proof. reflexivity. Qed.").encode())
+    assert proved.accepted, proved.reason  # the theorem is true
+    refutation = derived_tasks(task)["false"]
+    certificate = refutation.template.replace("Proof. Admitted.",
+                                              "Proof. intro H; specialize (H 0 I); discriminate. Qed.")
+    verdict = verify_candidate(refutation, prover, certificate.encode())
+    assert not verdict.accepted and verdict.reason.startswith("template:"), verdict.reason
+    search = audit_pack("rocq")
+    assert search is not None
+    found = search.search(task, derived_tasks(task), prover, tmp_path, time.monotonic() + 30)
+    assert "false" not in found.certificates
+    wrong = task_of(tmp_path, "wrong", FALSE)  # a false statement still is (its tie accepts the refutation)
+    (tmp_path / "w").mkdir()
+    assert "false" in search.search(wrong, derived_tasks(wrong), prover, tmp_path / "w",
+                                    time.monotonic() + 30).certificates
 
 
 def test_a_problem_without_an_audit_pack_or_without_hypotheses_derives_nothing(tmp_path: Path) -> None:
