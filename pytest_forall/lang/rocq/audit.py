@@ -9,6 +9,11 @@ Both tasks keep the template's frozen preamble (imports, definitions, answer val
   (forall <binders> <premises>, <rest>) := eq_refl`` (fully qualified), so a wrong split makes the derived template fail to
   compile, and no certificate can pass.
 
+Both also keep, after the hole, a frozen *tie* to the template's theorem, stated with its own binders and
+conclusion (Coq elaborates a theorem's binders before its conclusion; the derived statements elaborate theirs
+otherwise, and could get other types): ``<name>_audit_tie`` applies the vacuity theorem to the theorem's
+hypotheses, ``<name>_audit_refutation_tie``/``_same`` check that the refuted statement is the theorem's type.
+
 The search runs in one ``coqtop`` per item (the libraries load once), each script under ``Timeout`` with a
 process kill as backstop (:class:`pytest_forall.lang.rocq.coqtop.TacticProbe`): for vacuity, the closing
 ladder after ``intros`` and destructuring, then with every universally quantified hypothesis instantiated
