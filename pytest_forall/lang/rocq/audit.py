@@ -482,6 +482,12 @@ def _kept(scope: tuple[Group, ...], used: set[str]) -> list[Group]:
     return [g for g in scope if g.typed or used & set(g.args)]
 
 
+def _written(group: Group) -> bool:
+    """Whether a binder group's type is written in full (no ``_``), so that it elaborates alike wherever it is
+    restated."""
+    return group.typed and "_" not in _idents(group.text)
+
+
 def inner_text(template: str, theorem: str) -> str | None:
     """The inner-vacuity task's text, or None when the conclusion has no inner premise understood.
 
@@ -512,6 +518,11 @@ def inner_text(template: str, theorem: str) -> str | None:
         outer += groups
     premises = inner_premises(rest, outer)
     if not premises:
+        return None
+    # every binder a disjunct restates is elaborated there without the rest of the statement, which could give
+    # an unwritten type (``forall x``, ``(x : _)``) another value, e.g. a type class instance found by default
+    # (docs/audit.md); the shape equation ties the premise definitions only, so every such type must be written
+    if not all(_written(g) for g in (*outer, *(g for p in premises for g in p.scope))):
         return None
     names = [f"{theorem}_audit_premise{k}" for k in range(len(premises))]
     definitions, applied = [], []
