@@ -113,6 +113,83 @@ def test_peeled_premises_are_checked_by_the_kernel_in_the_derived_template(tmp_p
            "\n    : False.\n" in text
 
 
+#: A type class whose instance is chosen by default when a binder's type is not yet known: the statement
+#: ``forall x, ok x -> x + 0 = x`` is over ``nat`` (the rest fixes it), but the peeled binders alone,
+#: ``x (h : ok x)``, are elaborated over ``unit`` (the last instance declared), where ``ok x`` is ``False``.
+DEFAULTED = ("Class Bad (T : Type) := { ok : T -> Prop }.\n"
+             "#[global] Instance bad_nat : Bad nat := { ok := fun _ => True }.\n"
+             "#[global] Instance bad_unit : Bad unit := { ok := fun _ => False }.\n"
+             "Theorem defaulted : forall x, ok x -> x + 0 = x.\nProof. Admitted.\n")
+
+
+def test_the_vacuity_task_is_tied_to_the_statement_by_a_frozen_definition_after_the_hole() -> None:
+    text = vacuity_text(VACUOUS, "empty")
+    assert text is not None
+    assert text.endswith("Proof. Admitted.\nDefinition empty_audit_tie (f : nat -> nat) :\n    forall n : nat, n > 3 -> "
+                         "n < 2 -> f n = 0\n    := fun forall_audit_a0 forall_audit_a1 forall_audit_a2 => "
+                         "@Coq.Init.Logic.False_rect _ (@empty_vacuous f forall_audit_a0 forall_audit_a1 "
+                         "forall_audit_a2).\n")
+
+
+@pytest.mark.slow
+def test_premises_typed_otherwise_without_the_rest_of_the_conclusion_cannot_flag(tmp_path: Path) -> None:
+    """The vacuity theorem elaborates its binders without the rest of the conclusion; the tie, stated like the
+    template's theorem, makes a proof about differently typed premises fail to compile (no flag)."""
+    require_tool("coqtop")
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    task = task_of(tmp_path, "defaulted", DEFAULTED)
+    vacuity = derived_tasks(task)["vacuous"]
+    assert "defaulted_vacuous\n    x (forall_audit_h1 : ok x)\n    : False." in vacuity.template
+    certificate = vacuity.template.replace("Proof. Admitted.", "Proof. intros; exact forall_audit_h1. Qed.")
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    verdict = verify_candidate(vacuity, prover, certificate.encode())
+    assert not verdict.accepted and verdict.reason.startswith("template:"), verdict.reason
+    assert 'has type "nat" while it is expected to have type\n "unit"' in verdict.reason
+    search = audit_pack("rocq")
+    assert search is not None
+    found = search.search(task, derived_tasks(task), prover, tmp_path, time.monotonic() + 30)
+    assert "vacuous" not in found.certificates
+    # the tie was checked first and refused: no vacuity script was tried
+    assert not any(line.startswith("intros; try cbv zeta") for line in found.log.splitlines()), found.log
+    result, _ = run_item(tmp_path / "item", task, AuditFrontend({}))
+    assert (result["outcome"], result["statement_audit"]) == ("failed", "unknown"), result["reason"]
+
+
+#: A theorem's header binders are elaborated before its conclusion (``x : unit`` by the default instance; the
+#: coercion ``five`` makes ``x + 0 = 5`` true by computation), the refuted ``forall (x : _) (h : ok x), x + 0 = 5``
+#: all at once (``x : nat``, where it is false).
+HEADER_FIRST = ("Class Bad (T : Type) := { ok : T -> Prop }.\n"
+                "#[global] Instance bad_nat : Bad nat := { ok := fun _ => True }.\n"
+                "#[global] Instance bad_unit : Bad unit := { ok := fun _ => True }.\n"
+                "Coercion five (u : unit) : nat := 5.\n"
+                "Theorem header_first (x : _) (h : ok x) : x + 0 = 5.\nProof. Admitted.\n")
+
+
+@pytest.mark.slow
+def test_a_refutation_of_the_statement_elaborated_otherwise_than_the_theorem_cannot_flag(tmp_path: Path) -> None:
+    require_tool("coqtop")
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    task = task_of(tmp_path, "header_first", HEADER_FIRST)
+    proved = verify_candidate(task, prover, HEADER_FIRST.replace("Proof. Admitted.", "Proof. reflexivity. Qed.").encode())
+    assert proved.accepted, proved.reason  # the theorem is true
+    refutation = derived_tasks(task)["false"]
+    certificate = refutation.template.replace("Proof. Admitted.",
+                                              "Proof. intro H; specialize (H 0 I); discriminate. Qed.")
+    verdict = verify_candidate(refutation, prover, certificate.encode())
+    assert not verdict.accepted and verdict.reason.startswith("template:"), verdict.reason
+    search = audit_pack("rocq")
+    assert search is not None
+    found = search.search(task, derived_tasks(task), prover, tmp_path, time.monotonic() + 30)
+    assert "false" not in found.certificates
+    wrong = task_of(tmp_path, "wrong", FALSE)  # a false statement still is (its tie accepts the refutation)
+    (tmp_path / "w").mkdir()
+    assert "false" in search.search(wrong, derived_tasks(wrong), prover, tmp_path / "w",
+                                    time.monotonic() + 30).certificates
+
+
 def test_a_problem_without_an_audit_pack_or_without_hypotheses_derives_nothing(tmp_path: Path) -> None:
     fake = Task(task_id="t", suite="fake", track="fake", prover="fakeprover", source_path="t.txt",
                 template="TEMPLATE\n", theorem_name="t")

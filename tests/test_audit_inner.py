@@ -220,3 +220,23 @@ def test_junit_results_summary_and_report_carry_the_inner_finding(pytester: pyte
     assert out.returncode == 0, out.stderr
     assert ("| `orderly` | inner_vacuous: proves that a premise inside the conclusion can never hold | "
             "`reports/au/items/orderly-coq/accepted/STATEMENT_INNER_VACUOUS.v`") in out.stdout
+
+
+#: ``forall x, ok x -> (…)`` is over ``nat`` (``x + 0`` fixes it) with ``ok x`` true; a disjunct restating ``x``
+#: without the rest is over ``unit`` (the type class's default instance), where ``ok x`` is ``False``: the
+#: former derivation's certificate ``intros; exact forall_audit_h1`` passed the full verifier for this true
+#: statement (docs/audit.md, "Inner vacuity and unwritten types").
+DEFAULTED_INNER = ("Class Bad (T : Type) := { ok : T -> Prop }.\n"
+                   "#[global] Instance bad_nat : Bad nat := { ok := fun _ => True }.\n"
+                   "#[global] Instance bad_unit : Bad unit := { ok := fun _ => False }.\n"
+                   "Theorem defaulted : forall {binder}, ok x -> (x + 0 = x /\\ forall y : nat, y < 5 -> y < 6).\n"
+                   "Proof. Admitted.\n")
+
+
+@pytest.mark.parametrize(("binder", "derived"), [("x", False), ("(x : _)", False), ("(x : nat)", True)])
+def test_no_inner_task_restates_a_binder_whose_type_is_not_written(binder: str, derived: bool) -> None:
+    text = inner_text(DEFAULTED_INNER.replace("{binder}", binder), "defaulted")
+    assert (text is not None) is derived
+    if text is not None:  # the written type is restated as written
+        assert ("Theorem defaulted_inner_vacuous :\n    (forall (x : nat) (forall_audit_h1 : ok x) (y : nat), "
+                "(@defaulted_audit_premise0 x y) -> False).") in text, text

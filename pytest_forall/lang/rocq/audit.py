@@ -9,6 +9,11 @@ Both tasks keep the template's frozen preamble (imports, definitions, answer val
   (forall <binders> <premises>, <rest>) := eq_refl`` (fully qualified), so a wrong split makes the derived template fail to
   compile, and no certificate can pass.
 
+Both also keep, after the hole, a frozen *tie* to the template's theorem, stated with its own binders and
+conclusion (Coq elaborates a theorem's binders before its conclusion; the derived statements elaborate theirs
+otherwise, and could get other types): ``<name>_audit_tie`` applies the vacuity theorem to the theorem's
+hypotheses, ``<name>_audit_refutation_tie``/``_same`` check that the refuted statement is the theorem's type.
+
 The search runs in one ``coqtop`` per item (the libraries load once), each script under ``Timeout`` with a
 process kill as backstop (:class:`pytest_forall.lang.rocq.coqtop.TacticProbe`): for vacuity, the closing
 ladder after ``intros`` and destructuring, then with every universally quantified hypothesis instantiated
@@ -253,7 +258,22 @@ def refutation_text(template: str, theorem: str) -> str | None:
     split = split_theorem(template, theorem)
     if split is None:
         return None
-    return (f"{split.preamble}Theorem {theorem}_is_false :\n    ~ ({_statement(split)}).\n{HOLE}"
+    header = binder_groups(split.binders)
+    names = [a for g in header or [] for a in g.args]
+    if header is None or "_" in names:
+        return None
+    # the tie: stated with the template's own binders and conclusion (elaborated as its theorem is: binders
+    # first), it type-checks only if the refuted statement has the theorem's binder types and conclusion
+    # (an application checks each argument's type and the result by conversion), and is the refuted one
+    binders = f" {split.binders}" if split.binders else ""
+    applied = f"forall_audit_H {' '.join(names)}".strip()
+    # ... up to coercions the application may insert: so the types are also compared, by conversion
+    tie = (f"Definition {theorem}_audit_refutation_tie (forall_audit_H : {_statement(split)}){binders} :\n    "
+           f"{split.conclusion}\n    := let _ := @{theorem}_is_false forall_audit_H in {applied}.\n"
+           f"Definition {theorem}_audit_refutation_same\n    := ltac:(lazymatch type of "
+           f"{theorem}_audit_refutation_tie with ?A -> ?B => exact (@Coq.Init.Logic.eq_refl _ A : "
+           f"@Coq.Init.Logic.eq _ A B) end).\n")
+    return (f"{split.preamble}Theorem {theorem}_is_false :\n    ~ ({_statement(split)}).\n{HOLE}{tie}"
             f"{_trailer(template)}")
 
 
@@ -271,8 +291,45 @@ def vacuity_text(template: str, theorem: str) -> str | None:
         # fully qualified: libraries rebind the short names (ssreflect's ``eq_refl`` is about ``==``)
         shape = (f"Definition {theorem}_audit_shape :\n    @Coq.Init.Logic.eq _ ({_statement(split)})\n    "
                  f"(forall {header}, {rest})\n    := @Coq.Init.Logic.eq_refl _ _.\n")
-    return (f"{split.preamble}{shape}Theorem {theorem}_vacuous\n    {header}\n    : False.\n{HOLE}"
+    tie = _vacuity_tie(split, peeled, theorem)
+    if tie is None:
+        return None
+    return (f"{split.preamble}{shape}Theorem {theorem}_vacuous\n    {header}\n    : False.\n{HOLE}{tie}"
             f"{_trailer(template)}")
+
+
+def _vacuity_tie(split: Split, peeled: list[str], theorem: str) -> str | None:
+    """The frozen sentence after the hole that ties the vacuity theorem to the template's own statement:
+    ``Definition <name>_audit_tie <binders> : <conclusion> := fun <peeled> => False_rect _ (@<name>_vacuous …)``.
+
+    Stated with the template's binders and conclusion, it is elaborated as the template's theorem is (binders
+    first, then the conclusion), whereas the vacuity theorem elaborates its binders and peeled premises without
+    the rest of the conclusion: a binder whose type the rest fixes (an untyped ``forall x``, a type class
+    instance found by default) could get another type there, with premises that contradict each other. The
+    kernel accepts the tie only if the vacuity theorem applies to the statement's own hypotheses, so a proof of
+    it is a proof of ``False`` from them. None when a binder group is not understood.
+    """
+    header = binder_groups(split.binders)
+    if header is None:
+        return None
+    count = 0
+    for binder in peeled:
+        if binder.startswith("(forall_audit_h"):
+            count += 1
+            continue
+        groups = binder_groups(binder)
+        if groups is None:
+            return None
+        count += sum(len(g.args) for g in groups)
+    names = [a for g in header for a in g.args]
+    if "_" in names:
+        return None
+    bound = [f"forall_audit_a{k}" for k in range(count)]
+    body = f"@Coq.Init.Logic.False_rect _ (@{theorem}_vacuous {' '.join(names + bound)})".replace(" )", ")")
+    if bound:
+        body = f"fun {' '.join(bound)} => {body}"
+    binders = f" {split.binders}" if split.binders else ""
+    return f"Definition {theorem}_audit_tie{binders} :\n    {split.conclusion}\n    := {body}.\n"
 
 
 #: At most this many inner premises go into one inner-vacuity task (its statement is their disjunction).
@@ -425,6 +482,12 @@ def _kept(scope: tuple[Group, ...], used: set[str]) -> list[Group]:
     return [g for g in scope if g.typed or used & set(g.args)]
 
 
+def _written(group: Group) -> bool:
+    """Whether a binder group's type is written in full (no ``_``), so that it elaborates alike wherever it is
+    restated."""
+    return group.typed and "_" not in _idents(group.text)
+
+
 def inner_text(template: str, theorem: str) -> str | None:
     """The inner-vacuity task's text, or None when the conclusion has no inner premise understood.
 
@@ -455,6 +518,11 @@ def inner_text(template: str, theorem: str) -> str | None:
         outer += groups
     premises = inner_premises(rest, outer)
     if not premises:
+        return None
+    # every binder a disjunct restates is elaborated there without the rest of the statement, which could give
+    # an unwritten type (``forall x``, ``(x : _)``) another value, e.g. a type class instance found by default
+    # (docs/audit.md); the shape equation ties the premise definitions only, so every such type must be written
+    if not all(_written(g) for g in (*outer, *(g for p in premises for g in p.scope))):
         return None
     names = [f"{theorem}_audit_premise{k}" for k in range(len(premises))]
     definitions, applied = [], []
@@ -663,6 +731,33 @@ def search_prelude(preamble: str, hammer: bool) -> str:
             + (MATHCOMP_PRELUDE if "mathcomp" in preamble else ""))
 
 
+def tie_check(template: str, theorem: str, ties: tuple[str, ...]) -> Any:
+    """A derived task's ties (the frozen definitions ``ties`` after its hole: :func:`_vacuity_tie`,
+    :func:`refutation_text`) as a goal for the search, tried before the task's theorem is: an admitted stand-in
+    of that theorem (the search's session only) and the ties stated with it; the goal loads only if they are
+    accepted. When it does not, no proof of the theorem could pass the verifier (its derived template would
+    not compile). None when the template has no such tie."""
+    from pytest_forall.lang.rocq.coqtop import Goal
+
+    at = template.index(f"Theorem {theorem}")
+    stub, name = f"{theorem}_tie_stub", f"{theorem}_tie_check"
+    sentences = [template[at:template.index(HOLE, at)].replace(theorem, stub, 1) + "Admitted.\n"]
+    for tie in ties:
+        if f"Definition {tie}\n" not in template and f"Definition {tie} " not in template:
+            return None
+        start = template.index(f"Definition {tie}")
+        end = template.index(".\n", template.index("\n    := ", start)) + 2
+        sentences.append(template[start:end])
+    text = "".join(sentences).replace(f"@{theorem} ", f"@{stub} ")
+    for tie in ties:
+        text = text.replace(tie, f"{tie}_check")
+    return Goal(f"{text}Lemma {name} : True.\nProof.\n", name, [("exact I", SEARCH_SECONDS)], counted=False)
+
+
+#: The tie sentence after the hole of each derived task (:func:`tie_check`).
+TIES = {AUDIT_VACUOUS: ("_audit_tie",), AUDIT_FALSE: ("_audit_refutation_tie", "_audit_refutation_same")}
+
+
 class RocqAudit:
     """The audit pack of the Rocq language (registered through ``pytest_forall_audit_pack``)."""
 
@@ -684,6 +779,7 @@ class RocqAudit:
         winners: dict[str, str] = {}
         keys = {f"forall_audit_has_{key}": key for key in FEATURES}
         stated: set[str] = set()
+        untied: set[str] = set()  # a vacuity proof the tie refused (its binders are not the statement's)
 
         def goals() -> Iterator[Goal]:
             for theorem, key in keys.items():  # what the environment has: naming what it lacks fails a script
@@ -702,7 +798,7 @@ class RocqAudit:
                                      (AUDIT_INNER, inner_scripts), (AUDIT_VACUOUS, heavy)):
                 if finding == AUDIT_INNER and any(derived[f].theorem_name in winners for f in derived if f != finding):
                     continue  # contradictory hypotheses or a false statement: that is the finding
-                if finding in derived and derived[finding].theorem_name not in winners:
+                if finding in derived and derived[finding].theorem_name not in winners and finding not in untied:
                     sub = derived[finding]
                     statement = sub.frozen[len(split.preamble):]
                     if finding in stated:
@@ -710,6 +806,15 @@ class RocqAudit:
                             continue
                         # its definitions exist already (``Abort`` ends only the proof)
                         statement = statement[statement.index(f"Theorem {sub.theorem_name}"):]
+                    if finding in TIES and finding not in stated:
+                        # the frozen tie must accept a proof, or the certificate's template does not compile
+                        check = tie_check(sub.template, sub.theorem_name,
+                                          tuple(task.theorem_name + tie for tie in TIES[finding]))
+                        if check is not None:
+                            yield check
+                        if check is None or check.theorem not in winners:
+                            untied.add(finding)
+                            continue
                     stated.add(finding)
                     yield Goal(statement, sub.theorem_name, scripts)
 
@@ -723,5 +828,5 @@ class RocqAudit:
         for finding, sub in derived.items():
             script = winners.get(sub.theorem_name)
             if script:
-                certificates[finding] = prelude + sub.frozen + f"{script}.\nQed.\n"
+                certificates[finding] = prelude + sub.frozen + f"{script}.\nQed.\n" + _trailer(sub.template)
         return Search(certificates, attempts, log)
