@@ -7,7 +7,7 @@ on it; a finding counts only when the verifier accepts its certificate. Prints t
 class and the flags on the unmutated controls; ``--write`` records the rates in the corpus (checked by
 tests/test_audit_mutants.py).
 
-    PUTNAMBENCH_ROOT=... python3 scripts/audit_mutants.py [--cpu 20] [--write]
+    PUTNAMBENCH_ROOT=... python3 scripts/audit_mutants.py [--cpu 20] [--workers 2] [--write]
 """
 
 from __future__ import annotations
@@ -98,14 +98,14 @@ def measure_one(spec: dict[str, Any], root: Path, directory: Path, cpu: float,
 
 
 def measure(corpus: dict[str, Any], root: Path, cpu: float, check_proofs: bool = True,
-            echo: bool = False, workers: int = 1, only: set[str] | None = None) -> dict[str, Any]:
+            echo: bool = False, workers: int = 1) -> dict[str, Any]:
     """{"rows": [...], "rates": {class: [caught, total]}, "false_flags": n, "unproven": [ids]}.
 
     ``workers`` entries run at once (separate processes: the audit's budget is CPU seconds of its own
-    coqtop, so parallel entries find what serial ones find); ``only`` restricts the run to those ids."""
+    coqtop, so parallel entries find what serial ones find)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    specs = [spec for spec in corpus["mutants"] if only is None or spec["id"] in only]
+    specs = corpus["mutants"]
     rows: list[dict[str, Any]] = []
     rates: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     unproven, false_flags = [], 0

@@ -220,7 +220,14 @@ def test_two_disagreeing_instances_of_an_equivalence_with_a_quantifier_moved_out
     """``forall n a b c, A n <-> a >= 0 /\\ … /\\ a ^ 3 + … = n`` (the ``exists`` of putnam_2019_a1 moved out of
     the equivalence): ``A 0`` holds at ``a = 0`` and fails at ``a = 1``. Four variables deep at 0 and 1, then the
     implications with decided premises applied; without that step the closers fail on the 32 instances."""
-    from pytest_forall.lang.rocq.audit import BREAK, DESTRUCT, MODUS_PONENS, SATURATION_VALUES, closer, saturate
+    from pytest_forall.lang.rocq.audit import (
+        BREAK,
+        DESTRUCT,
+        MODUS_PONENS,
+        SATURATION_VALUES,
+        closer,
+        saturate,
+    )
 
     loaded, goal, _ = _mutant_goal(
         tmp_path, "putnam_2019_a1",
