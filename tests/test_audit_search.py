@@ -273,3 +273,17 @@ def test_a_refuted_instance_is_searched_again_and_two_argument_constant_function
     assert all(inversion in script for script in scripts[1:])
     closed = _closed(tmp_path / "b", loaded, goal, scripts + [s.replace(inversion, "") for s in scripts[1:]])
     assert closed == scripts[1:], [scripts.index(s) if s in scripts else "without inversion" for s in closed]
+
+
+@pytest.mark.slow
+def test_saturated_instances_are_combined_nonlinearly(tmp_path: Path) -> None:
+    """putnam_1993_a2 with ``x n <> 0`` negated: every ``x n`` is zero, against ``x 1 ^ 2 - x 0 * x 2 = 1``.
+    The saturated instances hold it; the linear closers do not see it, ``nra`` does."""
+    from pytest_forall.lang.rocq.audit import vacuity_scripts
+
+    loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1993_a2", "(xnonzero : forall n : nat, x n <> 0)",
+                                   "(xnonzero : forall n : nat, ~ (x n <> 0))", "vacuous")
+    scopes = ("nat", "Z", "R")
+    script = next(s for s, _ in vacuity_scripts(scopes, False)[0] if "| nra | nia ]" in s)
+    linear = script.replace(" | nra | nia ]", " ]")
+    assert _closed(tmp_path, loaded, goal, [linear, script]) == [script]

@@ -650,7 +650,8 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              (f"{DESTRUCT}; {specialise(scopes, features, 2)}", SEARCH_SECONDS),
              (f"{DESTRUCT}; {context_instances()}; {close}", SEARCH_SECONDS),
              (f"{DESTRUCT}; {literal_instances(scopes)}; {close}", SEARCH_SECONDS),
-             (f"{DESTRUCT}; {saturate(scopes)}; {BREAK}; {close}", SEARCH_SECONDS),
+             # the instances combined nonlinearly too (``x 1 ^ 2 - x 0 * x 2 = 1`` with every ``x n`` zero)
+             (f"{DESTRUCT}; {saturate(scopes)}; {BREAK}; first [ {close} | nra | nia ]", SEARCH_SECONDS),
              # four variables deep at two values: two instances of one hypothesis with several variables
              (f"{DESTRUCT}; {saturate(scopes, 4, SATURATION_VALUES[:2])}; {BREAK}; {MODUS_PONENS}; {close}",
               SEARCH_SECONDS),
