@@ -670,21 +670,23 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
     values = witnesses(scopes, "T", f"specialize ({h} v); go ()")
     refute = (f"solve [ {BREAK}; {closer(features)} | "
               f"{negated_existentials(scopes, features)} ]")
-    # the instance's conclusion, negated, may itself be universal (``forall x y, f x y = g x - g y``): the
-    # same search with that hypothesis specialised at literals
-    # or nonlinear (``0 = a * b + b * c + c * a + 1`` with positive ``a b c``)
+    # the instance's negated conclusion may itself be universal (``forall x y, f x y = g x - g y``: the same
+    # search with that hypothesis specialised at literals) or nonlinear (``0 = a * b + b * c + c * a + 1``)
     deep = f"solve [ {BREAK}; {specialise(scopes, features, 2)} | {BREAK}; nia ]"
     definitional = " | ".join(
         f"match type of {h} with forall g : _, (forall {xs}, g {xs} = @?R {xs}) -> _ => specialize ({h} R); "
         f"match type of {h} with ?A -> _ => let p := fresh in assert (p : A) by (intros; reflexivity); "
         f"specialize ({h} p); go () end end"
         for xs in ("x", "x y", "x y z"))
-    search = (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
-              "forall _ : ?T, _ => lazymatch type of T with Prop => "
-              f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
-              f"| _ => first [ {definitional} | {values} ] end end | {refute} ] in go ()")
-    return [(f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS), (search, 2 * SEARCH_SECONDS),
-            (search.replace(f"| {refute} ] in go ()", f"| {deep} ] in go ()"), SEARCH_SECONDS)]
+
+    def search(leaf: str) -> str:
+        return (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
+                "forall _ : ?T, _ => lazymatch type of T with Prop => "
+                f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
+                f"| _ => first [ {definitional} | {values} ] end end | {leaf} ] in go ()")
+
+    return [(f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS), (search(refute), 2 * SEARCH_SECONDS),
+            (search(deep), SEARCH_SECONDS)]
 
 
 # --- the search ------------------------------------------------------------------------------------------
