@@ -7,7 +7,7 @@ on it; a finding counts only when the verifier accepts its certificate. Prints t
 class and the flags on the unmutated controls; ``--write`` records the rates in the corpus (checked by
 tests/test_audit_mutants.py).
 
-    PUTNAMBENCH_ROOT=... python3 scripts/audit_mutants.py [--cpu 20] [--write]
+    PUTNAMBENCH_ROOT=... python3 scripts/audit_mutants.py [--cpu 20] [--workers 2] [--write]
 """
 
 from __future__ import annotations
@@ -82,29 +82,45 @@ def audit(task: Any, prover: Any, workspace: Path, cpu: float) -> tuple[list[str
     return sorted(accepted), search.log.splitlines()[-1] if search.log else ""
 
 
-def measure(corpus: dict[str, Any], root: Path, cpu: float, check_proofs: bool = True,
-            echo: bool = False) -> dict[str, Any]:
-    """{"rows": [...], "rates": {class: [caught, total]}, "false_flags": n, "unproven": [ids]}."""
+def measure_one(spec: dict[str, Any], root: Path, directory: Path, cpu: float,
+                check_proofs: bool = True) -> dict[str, Any]:
+    """One corpus entry: its proof judged (unless a control) and the audit's findings (a row)."""
     from pytest_forall.lang.rocq.backend import RocqProver
 
-    rows, rates, unproven, false_flags = [], defaultdict(lambda: [0, 0]), [], 0
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp)
-        prover = RocqProver({"cache_dir": str(directory / "cache")})
-        for spec in corpus["mutants"]:
-            task = task_of(spec, root, directory / "src")
-            if check_proofs and spec["expected"] != "sound" and not proof_holds(spec, task, prover):
-                unproven.append(spec["id"])
-            started = time.monotonic()
-            found, spent = audit(task, prover, directory / "ws" / spec["id"], cpu)
-            row = {"id": spec["id"], "class": spec["class"], "expected": spec["expected"], "found": found,
-                   "seconds": round(time.monotonic() - started, 1), "spent": spent}
+    # each entry its own cache: entries run in parallel processes
+    prover = RocqProver({"cache_dir": str(directory / "cache" / spec["id"])})
+    task = task_of(spec, root, directory / "src")
+    proven = not check_proofs or spec["expected"] == "sound" or proof_holds(spec, task, prover)
+    started = time.monotonic()
+    found, spent = audit(task, prover, directory / "ws" / spec["id"], cpu)
+    return {"id": spec["id"], "class": spec["class"], "expected": spec["expected"], "found": found,
+            "seconds": round(time.monotonic() - started, 1), "spent": spent, "proven": proven}
+
+
+def measure(corpus: dict[str, Any], root: Path, cpu: float, check_proofs: bool = True,
+            echo: bool = False, workers: int = 1) -> dict[str, Any]:
+    """{"rows": [...], "rates": {class: [caught, total]}, "false_flags": n, "unproven": [ids]}.
+
+    ``workers`` entries run at once (separate processes: the audit's budget is CPU seconds of its own
+    coqtop, so parallel entries find what serial ones find)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    specs = corpus["mutants"]
+    rows: list[dict[str, Any]] = []
+    rates: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    unproven, false_flags = [], 0
+    with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(measure_one, spec, root, Path(tmp), cpu, check_proofs) for spec in specs]
+        for future in futures:
+            row = future.result()
             rows.append(row)
-            if spec["expected"] == "sound":
-                false_flags += bool(found)
+            if not row.pop("proven"):
+                unproven.append(row["id"])
+            if row["expected"] == "sound":
+                false_flags += bool(row["found"])
             else:
-                rates[spec["class"]][1] += 1
-                rates[spec["class"]][0] += spec["expected"] in found
+                rates[row["class"]][1] += 1
+                rates[row["class"]][0] += row["expected"] in row["found"]
             if echo:
                 print(json.dumps(row), flush=True)
     return {"rows": rows, "rates": dict(rates), "false_flags": false_flags, "unproven": unproven}
@@ -115,13 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--cpu", type=float, default=20.0, help="the audit's CPU seconds per mutant")
     parser.add_argument("--write", action="store_true", help="record the measured rates in the corpus")
+    parser.add_argument("--workers", type=int, default=1, help="entries measured at once (processes)")
     args = parser.parse_args(argv)
     root = Path(os.environ.get("PUTNAMBENCH_ROOT", "")).resolve()
     if not (root / "coq" / "src").is_dir():
         print(f"audit_mutants: PUTNAMBENCH_ROOT={root} has no coq/src", file=sys.stderr)
         return 2
     corpus = load(args.corpus)
-    result = measure(corpus, root, args.cpu, echo=True)
+    result = measure(corpus, root, args.cpu, echo=True, workers=args.workers)
     print("| class | caught | mutants |\n|---|---|---|")
     for name, (caught, total) in sorted(result["rates"].items()):
         print(f"| {name} | {caught} | {total} |")

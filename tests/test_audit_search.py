@@ -169,3 +169,121 @@ def test_fraction_comparisons_over_an_abstract_real_type_are_decided(tmp_path: P
     compared there by computation."""
     found, log = audit_of(tmp_path, "putnam_1967_a4", "(lambda : R)\n", "(lambda : R := 1 / 3)\n")
     assert found == ["vacuous"], log[-3000:]
+
+
+def _mutant_goal(tmp_path: Path, name: str, find: str, replace: str, kind: str) -> tuple[str, Goal, str]:
+    """(what the search loads, the derived task's goal with no script yet, its theorem) of a template with one
+    replacement."""
+    from pytest_forall.core.audit import derived_tasks
+    from pytest_forall.lang.rocq.audit import search_prelude
+
+    text = template(name)
+    assert text.count(find) == 1, find
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / f"{name}.v"
+    path.write_text(text.replace(find, replace))
+    task = parse_coq(name, path, path.read_text())
+    derived = derived_tasks(task)[kind]
+    return search_prelude(task.template, hammer=False), Goal(derived.frozen, derived.theorem_name, []), \
+        derived.theorem_name
+
+
+def _closed(tmp_path: Path, loaded: str, goal: Goal, scripts: list[str], seconds: float = 10.0) -> list[str]:
+    """The scripts that close the goal (each tried on its own, in a session of its own)."""
+    closed = []
+    for index, script in enumerate(scripts):
+        (tmp_path / str(index)).mkdir(parents=True)
+        winners, _, log = probe(tmp_path / str(index)).run_goals(
+            loaded, [Goal(goal.statement, goal.theorem, [(script, seconds)])], tmp_path / str(index))
+        assert "load failed" not in log, log[-2000:]
+        closed += [script] if winners else []
+    return closed
+
+
+@pytest.mark.slow
+def test_depth_counters_are_peano_terms_so_the_files_open_scope_cannot_stop_the_search(tmp_path: Path) -> None:
+    """The specialisation's depth was a bare numeral matched against ``S ?m``: under ``Open Scope Z`` (or R,
+    or mathcomp's ring_scope: most of PutnamBench) ``2`` is an integer, so no hypothesis was ever instantiated.
+    ``forall x y : Z, x = y`` needs two literals; the script with the old counter fails, the new one closes."""
+    from pytest_forall.lang.rocq.audit import DESTRUCT, peano, specialise
+
+    loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1988_b1", "forall (n: Z),",
+                                   "forall (n: Z) (hz : forall x y : Z, x = y),", "vacuous")
+    script = f"{DESTRUCT}; {specialise(('nat', 'Z'), (), 2)}"
+    assert f"({peano(2)})" in script
+    old = script.replace(f"({peano(2)})", "2")
+    assert _closed(tmp_path, loaded, goal, [old, script]) == [script]
+
+
+@pytest.mark.slow
+def test_two_disagreeing_instances_of_an_equivalence_with_a_quantifier_moved_out_are_combined(tmp_path: Path) -> None:
+    """``forall n a b c, A n <-> a >= 0 /\\ … /\\ a ^ 3 + … = n`` (the ``exists`` of putnam_2019_a1 moved out of
+    the equivalence): ``A 0`` holds at ``a = 0`` and fails at ``a = 1``. Four variables deep at 0 and 1, then the
+    implications with decided premises applied; without that step the closers fail on the 32 instances."""
+    from pytest_forall.lang.rocq.audit import (
+        BREAK,
+        DESTRUCT,
+        MODUS_PONENS,
+        SATURATION_VALUES,
+        closer,
+        saturate,
+    )
+
+    loaded, goal, _ = _mutant_goal(
+        tmp_path, "putnam_2019_a1",
+        "(hA : forall (n: Z), A n <-> exists (A B C: Z), A >= 0 /\\ B >= 0 /\\ C >= 0 /\\ A ^ 3 + B ^ 3 + C ^ 3 - 3 * A * B * C = n)",
+        "(hA : forall (n a b c: Z), A n <-> a >= 0 /\\ b >= 0 /\\ c >= 0 /\\ a ^ 3 + b ^ 3 + c ^ 3 - 3 * a * b * c = n)",
+        "vacuous")
+    scopes = ("nat", "Z")
+    base = f"{DESTRUCT}; {saturate(scopes, 4, SATURATION_VALUES[:2])}; {BREAK}"
+    without, with_mp = f"{base}; {closer(scopes)}", f"{base}; {MODUS_PONENS}; {closer(scopes)}"
+    assert _closed(tmp_path, loaded, goal, [without, with_mp]) == [with_mp]
+
+
+@pytest.mark.slow
+def test_constant_polynomials_witness_a_forall_moved_outside_an_equivalence(tmp_path: Path) -> None:
+    """``forall P n, Pcoeff P <-> P`_n = 0 \\/ P`_n = 1`` (putnam_2021_a6's ``forall n`` moved out): ``2%:P`` has
+    coefficient 2 at 0 and 0 at 1. No value of the grid was a polynomial; constant ones are, with ``coefC``."""
+    from pytest_forall.lang.rocq.audit import BREAK, DESTRUCT, POLY, POLY_EVAL, SATURATION_VALUES, saturate
+
+    loaded, goal, _ = _mutant_goal(
+        tmp_path, "putnam_2021_a6", "(hPcoeff : forall P, Pcoeff P <-> forall n : nat, (P`_n = 0) \\/ (P`_n = 1))",
+        "(hPcoeff : forall P (n : nat), Pcoeff P <-> (P`_n = 0) \\/ (P`_n = 1))", "vacuous")
+    scopes = ("nat", "Z", "R")
+    scripts = [f"{DESTRUCT}; {saturate(scopes, 2, SATURATION_VALUES[:3], features)}; {BREAK}; {POLY_EVAL}"
+               for features in ((), (POLY,))]
+    assert _closed(tmp_path, loaded, goal, scripts, seconds=15.0) == scripts[1:]
+
+
+@pytest.mark.slow
+def test_a_refuted_instance_is_searched_again_and_two_argument_constant_functions_are_witnesses(
+        tmp_path: Path) -> None:
+    """putnam_2008_a1 without its functional equation is false at ``f := fun _ _ => 1`` (``1 = g 0 - g 0``): the
+    third refutation script closes it, the first two do not; putnam_1988_b1 without ``n > 3`` is false at a
+    small ``n``, whose premise ``~ prime n`` is decided by inverting ``prime n`` (before: by nothing)."""
+    from pytest_forall.lang.rocq.audit import refutation_scripts
+
+    loaded, goal, _ = _mutant_goal(tmp_path / "a", "putnam_2008_a1",
+                                   "(hf : forall (x y z: R), f x y + f y z + f z x = 0)\n", "", "false")
+    scripts = [script for script, _ in refutation_scripts(("nat", "Z", "R"))]
+    assert _closed(tmp_path / "a", loaded, goal, scripts) == scripts[2:]
+    loaded, goal, _ = _mutant_goal(tmp_path / "b", "putnam_1988_b1", "n > 3 /\\ ", "", "false")
+    scripts = [script for script, _ in refutation_scripts(("nat", "Z"))]
+    inversion = "| (let h := fresh in intro h; inversion h; first [ lia | easy ]) "
+    assert all(inversion in script for script in scripts[1:])
+    closed = _closed(tmp_path / "b", loaded, goal, scripts + [s.replace(inversion, "") for s in scripts[1:]])
+    assert closed == scripts[1:], [scripts.index(s) if s in scripts else "without inversion" for s in closed]
+
+
+@pytest.mark.slow
+def test_saturated_instances_are_combined_nonlinearly(tmp_path: Path) -> None:
+    """putnam_1993_a2 with ``x n <> 0`` negated: every ``x n`` is zero, against ``x 1 ^ 2 - x 0 * x 2 = 1``.
+    The saturated instances hold it; the linear closers do not see it, ``nra`` does."""
+    from pytest_forall.lang.rocq.audit import vacuity_scripts
+
+    loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1993_a2", "(xnonzero : forall n : nat, x n <> 0)",
+                                   "(xnonzero : forall n : nat, ~ (x n <> 0))", "vacuous")
+    scopes = ("nat", "Z", "R")
+    script = next(s for s, _ in vacuity_scripts(scopes, False)[0] if "| nra | nia ]" in s)
+    linear = script.replace(" | nra | nia ]", " ]")
+    assert _closed(tmp_path, loaded, goal, [linear, script]) == [script]

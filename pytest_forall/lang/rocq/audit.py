@@ -54,12 +54,23 @@ UNREADABLE = {"nat": ("(-1)", "(1/2)"), "Z": ("(1/2)",)}
 #: mathcomp's ``0%R``, whose ring is inferred from where it is used, is accepted too) and ssreflect's
 #: ``unlock`` for ``rewrite ?unlock`` (mathcomp's big operators are locked: no computation passes them before it;
 #: without ssreflect, ``rewrite ?unlock`` parses too, as a rewrite with an evar, and fails).
-SSR, NUM, RAT = "ssr", "num", "rat"
+SSR, NUM, RAT, POLY = "ssr", "num", "rat", "poly"
 #: mathcomp's rationals and their embedding ``ratr`` into any numeric field
 RATR = "mathcomp.algebra.rat"
 FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in exact I" for scope in SCOPES},
             SSR: "let x := uconstr:(unlock) in exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I",
-            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in exact I"}
+            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in exact I",
+            POLY: "let x := uconstr:(polyC) in exact I"}
+#: Every implication of the context whose premise is decided (or in the context) applied, until none is: the
+#: instances of an equivalence (split by BREAK) combined, where ``intuition`` on a hundred instances ran out of
+#: time (two instances of one hypothesis that disagree: ``A 0`` from one, ``A 0 -> 1 = 0`` from the other).
+MODUS_PONENS = ("repeat match goal with H : ?B -> _ |- _ => lazymatch type of B with Prop => let b := fresh in "
+                "assert (b : B) by solve [ assumption | lia ]; specialize (H b) end end")
+#: With mathcomp's polynomials: the coefficients of constant polynomials (``(c%:P)`_i``, the saturation's
+#: polynomial values) evaluated (``coefC``; everything reverted first so that the rewrite reaches every
+#: hypothesis), then the implications applied and ``lia``.
+POLY_EVAL = ("repeat match goal with H : _ |- _ => revert H end; rewrite ?coefC; intros; simpl in *; "
+             f"{MODUS_PONENS}; first [ lia | easy ]")
 #: With mathcomp's ordered rings: a hypothesis comparing numerals of an abstract ring (``(2 : R) = 3``, ``3 < 1``)
 #: moved to the goal and its numerals turned into comparisons of naturals (``eqr_nat``, ``ltr_nat``, ``ler_nat``).
 NUMERAL_CHECK = ("first [ move/eqP: H | move: H ]; (try rewrite -[1%R]/(1%:R)%R); (try rewrite -[0%R]/(0%:R)%R); "
@@ -581,6 +592,12 @@ def derive(task: Task) -> dict[str, Task]:
 
 # --- scripts -------------------------------------------------------------------------------------------
 
+def peano(n: int) -> str:
+    """``n`` as a term of ``nat`` built from its constructors: a bare numeral is read in the file's open scope
+    (``2`` is ``2%R`` under ``Open Scope R``), where a depth counter matched against ``S ?m`` never matched."""
+    return "S (" * n + "O" + ")" * n
+
+
 def literals(scopes: tuple[str, ...]) -> list[str]:
     """The small values as terms of each numeral scope, then the booleans."""
     return [f"{v}%{s}" for s in scopes for v in VALUES if v not in UNREADABLE.get(s, ())] + ["true", "false"]
@@ -599,7 +616,7 @@ def witnesses(scopes: tuple[str, ...], typ: str, then: str) -> str:
         return " | ".join(f"forall_try uconstr:({v})" for v in values)
 
     return (f"let forall_try v := {then} in lazymatch {typ} with "
-            f"| forall _ : _, _ => first [ {tries([f'fun _ => {v}' for v in seeds(scopes)])} ] "
+            f"| forall _ : _, _ => first [ {tries([f'fun {xs} => {v}' for xs in ('_', '_ _') for v in seeds(scopes)])} ] "
             f"| list _ => first [ {tries(['@nil _'] + [f'cons {v} nil' for v in seeds(scopes)])} ] "
             f"| _ => first [ {tries(literals(scopes))} ] end")
 
@@ -619,8 +636,10 @@ def closer(features: tuple[str, ...]) -> str:
 def prove(features: tuple[str, ...]) -> str:
     """The deciders of a closed side condition (a premise at literal values, a witness's property)."""
     unlock = f"{UNLOCK}; " if SSR in features else ""
+    # a negated inductive predicate at literals (``~ prime 1``) refuted by inverting it (``1 < 1``)
     return (f"solve [ easy | lia | lra | (repeat split; first [ easy | lia | lra ]) | reflexivity "
-            f"| ({unlock}vm_compute; first [ easy | lia ]) | nia ]")
+            f"| ({unlock}vm_compute; first [ easy | lia ]) | nia "
+            "| (let h := fresh in intro h; inversion h; first [ lia | easy ]) ]")
 
 
 def context_instances(rounds: int = 2) -> str:
@@ -656,23 +675,27 @@ def specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int) -
             "| lazymatch n with S ?m => lazymatch type of h with forall _ : ?T, _ => "
             "lazymatch type of T with Prop => let p := fresh in assert (p : T) by "
             f"{prove(features)}; inst (h p) m | _ => {values} end end end ] in "
-            f"match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} inst H {depth} end end")
+            f"match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} inst H ({peano(depth)}) end end")
 
 
 #: The values a saturation instantiates every variable at (all of them, not one at a time).
 SATURATION_VALUES = ("0", "1", "2", "3")
 
 
-def saturate(scopes: tuple[str, ...], depth: int = 3) -> str:
+def saturate(scopes: tuple[str, ...], depth: int = 3, small: tuple[str, ...] = SATURATION_VALUES,
+             features: tuple[str, ...] = ()) -> str:
     """Every universally quantified hypothesis replaced by all its instances at a few small values (up to
     ``depth`` variables; an instance whose premise is not decided at once is dropped): for contradictions that
-    need several instances together (``f 1 < f 2``, ``f 2 < f 3`` and ``0 < f 1`` against ``f 3 = 2``)."""
-    values = [f"{v}%{s}" for s in scopes for v in SATURATION_VALUES if v not in UNREADABLE.get(s, ())]
+    need several instances together (``f 1 < f 2``, ``f 2 < f 3`` and ``0 < f 1`` against ``f 3 = 2``; two
+    instances of one equivalence that disagree). With mathcomp's polynomials, constant polynomials of the same
+    values too (``polyC 2``: a quantifier over polynomials moved outside an equivalence)."""
+    values = [f"{v}%{s}" for s in scopes for v in small if v not in UNREADABLE.get(s, ())]
+    values += [f"(polyC {v})" for v in values] if POLY in features else []
     tries = "; ".join(f"try (full (h {v}) m)" for v in values)
     return ("let rec full h n := lazymatch type of h with forall _ : ?T, _ => lazymatch type of T with "
             "Prop => let p := fresh in assert (p : T) by solve [ easy | lia | reflexivity ]; full (h p) n "
             f"| _ => lazymatch n with S ?m => {tries} end end | _ => pose proof h end in "
-            f"repeat match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} full H {depth}; clear H end end")
+            f"repeat match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} full H ({peano(depth)}); clear H end end")
 
 
 def negated_existentials(scopes: tuple[str, ...], features: tuple[str, ...], depth: int = 2) -> str:
@@ -681,7 +704,7 @@ def negated_existentials(scopes: tuple[str, ...], features: tuple[str, ...], dep
     values = witnesses(scopes, "T", "exists v; wit m")
     return (f"let rec wit n := first [ {prove(features)} | lazymatch n with S ?m => lazymatch goal with "
             f"|- exists _ : ?T, _ => {values} | |- _ /\\ _ => split; wit n end end ] in "
-            f"match goal with H : ~ _ |- _ => apply H; wit {depth} end")
+            f"match goal with H : ~ _ |- _ => apply H; wit ({peano(depth)}) end")
 
 
 def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
@@ -695,7 +718,13 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              (f"{DESTRUCT}; {specialise(scopes, features, 2)}", SEARCH_SECONDS),
              (f"{DESTRUCT}; {context_instances()}; {close}", SEARCH_SECONDS),
              (f"{DESTRUCT}; {literal_instances(scopes)}; {close}", SEARCH_SECONDS),
-             (f"{DESTRUCT}; {saturate(scopes)}; {BREAK}; {close}", SEARCH_SECONDS),
+             # the instances combined nonlinearly too (``x 1 ^ 2 - x 0 * x 2 = 1`` with every ``x n`` zero)
+             (f"{DESTRUCT}; {saturate(scopes)}; {BREAK}; first [ {close} | nra | nia ]", SEARCH_SECONDS),
+             # four variables deep at two values: two instances of one hypothesis with several variables
+             (f"{DESTRUCT}; {saturate(scopes, 4, SATURATION_VALUES[:2])}; {BREAK}; {MODUS_PONENS}; {close}",
+              SEARCH_SECONDS),
+             *([(f"{DESTRUCT}; {saturate(scopes, 2, SATURATION_VALUES[:3], features)}; {BREAK}; {POLY_EVAL}",
+                 2 * SEARCH_SECONDS)] if POLY in features else []),
              (f"{DESTRUCT}; {specialise(scopes, features, 3)}", 2 * SEARCH_SECONDS)]
     return cheap, ([(f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS) for tactic in heavy]
                    + [(f"{DESTRUCT}; {literal_instances(scopes)}; {tactic}", AUTOMATION_SECONDS) for tactic in heavy])
@@ -709,16 +738,23 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
     values = witnesses(scopes, "T", f"specialize ({h} v); go ()")
     refute = (f"solve [ {BREAK}; {closer(features)} | "
               f"{negated_existentials(scopes, features)} ]")
+    # the instance's negated conclusion may itself be universal (``forall x y, f x y = g x - g y``: the same
+    # search with that hypothesis specialised at literals) or nonlinear (``0 = a * b + b * c + c * a + 1``)
+    deep = f"solve [ {BREAK}; {specialise(scopes, features, 2)} | {BREAK}; nia ]"
     definitional = " | ".join(
         f"match type of {h} with forall g : _, (forall {xs}, g {xs} = @?R {xs}) -> _ => specialize ({h} R); "
         f"match type of {h} with ?A -> _ => let p := fresh in assert (p : A) by (intros; reflexivity); "
         f"specialize ({h} p); go () end end"
         for xs in ("x", "x y", "x y z"))
-    search = (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
-              "forall _ : ?T, _ => lazymatch type of T with Prop => "
-              f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
-              f"| _ => first [ {definitional} | {values} ] end end | {refute} ] in go ()")
-    return [(f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS), (search, 2 * SEARCH_SECONDS)]
+
+    def search(leaf: str) -> str:
+        return (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
+                "forall _ : ?T, _ => lazymatch type of T with Prop => "
+                f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
+                f"| _ => first [ {definitional} | {values} ] end end | {leaf} ] in go ()")
+
+    return [(f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS), (search(refute), 2 * SEARCH_SECONDS),
+            (search(deep), SEARCH_SECONDS)]
 
 
 # --- the search ------------------------------------------------------------------------------------------
