@@ -35,9 +35,11 @@ from pathlib import Path
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
+from pytest_forall.lang import statement
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.lean.lexer import COMMENT, DOC, MODDOC, spans
 from pytest_forall.lang.lean.lexer import tokens as lex
+from pytest_forall.lang.statement import Grammar, Lexeme
 
 OPENING, CLOSING = "([{⦃⟨", ")]}⦄⟩"
 VACUITY_TACTICS = ("omega", "linarith", "norm_num at *", "simp_all", "tauto")
@@ -104,8 +106,6 @@ QUANTIFIERS = frozenset({"∀", "∃", "forall", "exists"})
 BINDING_HEADS = frozenset({"∀", "∃", "forall", "exists", "fun", "λ", "let", "have", "show", "if", "match", "do",
                            "by", "calc", "∑", "∏", "⋃", "⋂", "⨆", "⨅", "∫", "∮", "Σ", "Π", "∃!"})
 
-Lexeme = tuple[int, str, str]
-
 
 def _lexemes(text: str) -> list[Lexeme]:
     """(offset, kind, text) of each lexeme of a fragment, comments left out, ASCII connectives joined."""
@@ -128,40 +128,6 @@ def _lexemes(text: str) -> list[Lexeme]:
     return out
 
 
-def _depth_change(kind: str, text: str) -> int:
-    if kind != "symbol":
-        return 0
-    return sum(text.count(c) for c in OPENING) - sum(text.count(c) for c in CLOSING)
-
-
-def _depth0(tokens: list[Lexeme], wanted: Callable[[str, str], bool],
-            stop: frozenset[str] = frozenset()) -> tuple[int, str] | None:
-    """The first token at bracket depth 0 that ``wanted(kind, text)`` accepts, unless a ``stop`` word comes first."""
-    depth = 0
-    for offset, kind, text in tokens:
-        if depth == 0 and text in stop:
-            return None
-        if depth == 0 and wanted(kind, text):
-            return offset, text
-        depth += _depth_change(kind, text)
-    return None
-
-
-def _among(ops: frozenset[str]) -> Callable[[str, str], bool]:
-    """A ``_depth0`` test for a symbol among ``ops``."""
-    return lambda kind, text: kind == "symbol" and text in ops
-
-
-def _closing(tokens: list[Lexeme]) -> int | None:
-    """The index of the token that closes the bracket the first token opens."""
-    depth = 0
-    for index, (_, kind, text) in enumerate(tokens):
-        depth += _depth_change(kind, text)
-        if depth <= 0:
-            return index
-    return None
-
-
 def _unwrapped(text: str) -> str:
     """``text`` without parentheses around the whole of it (``(∀ x, A → B)`` reads as ``∀ x, A → B``)."""
     while True:
@@ -169,7 +135,7 @@ def _unwrapped(text: str) -> str:
             tokens = _lexemes(text)
         except NotUnderstood:
             return text
-        if not tokens or tokens[0][2] != "(" or _closing(tokens) != len(tokens) - 1:
+        if not tokens or tokens[0][2] != "(" or GRAMMAR.closing_index(tokens) != len(tokens) - 1:
             return text
         text = text[tokens[0][0] + 1:tokens[-1][0]].strip()
 
@@ -206,7 +172,7 @@ def binder_groups(text: str) -> list[Group] | None:
     except NotUnderstood:
         return None
     if tokens[0][2] not in ("(", "{", "[", "⦃"):
-        colon = _depth0(tokens, lambda kind, t: kind == "symbol" and t in (":", ":="))
+        colon = GRAMMAR.depth0(tokens, lambda kind, t: kind == "symbol" and t in (":", ":="))
         names = tokens if colon is None else [t for t in tokens if t[0] < colon[0]]
         if not _plain_names(names) or (colon and colon[1] == ":="):
             return None
@@ -220,7 +186,7 @@ def binder_groups(text: str) -> list[Group] | None:
             if t not in ("(", "{", "[", "⦃"):
                 return None
             start = offset
-        depth += _depth_change(kind, t)
+        depth += GRAMMAR.depth_change(kind, t)
         if depth < 0:
             return None
         if depth == 0:
@@ -244,7 +210,7 @@ def _group(written: str) -> Group | None:
     opener = written[0]
     inner = written[1:-1]
     tokens = _lexemes(inner)
-    stop = _depth0(tokens, lambda kind, s: kind == "symbol" and s in (":", ":=", "|"))
+    stop = GRAMMAR.depth0(tokens, lambda kind, s: kind == "symbol" and s in (":", ":=", "|"))
     if opener == "[":
         if stop is None:
             return Group(written, ("_",), (), inner.strip(), True)
@@ -252,7 +218,7 @@ def _group(written: str) -> Group | None:
         if stop[1] != ":" or len(names) != 1 or not _plain_names(names):
             return None
         return Group(written, (names[0][2],), (), inner[stop[0] + 1:].strip(), True)
-    default = _depth0(tokens, lambda kind, s: s == ":=", stop=LOCAL_DEFINITIONS)  # ``(x : T := v)``
+    default = GRAMMAR.depth0(tokens, lambda kind, s: s == ":=", stop=LOCAL_DEFINITIONS)  # ``(x : T := v)``
     if stop is None or stop[1] != ":" or default is not None:
         return None
     names = [t for t in tokens if t[0] < stop[0]]
@@ -301,7 +267,7 @@ def _peel_one(rest: str, index: int) -> tuple[str, str] | None:
     if not tokens:
         return None
     if tokens[0][2] in ("∀", "forall"):
-        comma = _depth0(tokens[1:], lambda kind, text: kind == "symbol" and text == ",")
+        comma = GRAMMAR.depth0(tokens[1:], lambda kind, text: kind == "symbol" and text == ",")
         if comma is None or len(tokens) < 2:
             return None
         written = rest[tokens[1][0]:comma[0]].strip()
@@ -314,9 +280,9 @@ def _peel_one(rest: str, index: int) -> tuple[str, str] | None:
         if not written.startswith(("(", "{", "[", "⦃")):
             written = f"({written})"
         return written, rest[comma[0] + 1:].strip()
-    if _depth0(tokens, lambda kind, text: kind == "symbol" and text in BELOW_ARROW, stop=BINDING_HEADS):
+    if GRAMMAR.depth0(tokens, lambda kind, text: kind == "symbol" and text in BELOW_ARROW, stop=BINDING_HEADS):
         return None  # ``A → B ↔ C`` is ``(A → B) ↔ C``
-    arrow = _depth0(tokens, lambda kind, text: kind == "symbol" and text in ARROWS, stop=BINDING_HEADS)
+    arrow = GRAMMAR.depth0(tokens, lambda kind, text: kind == "symbol" and text in ARROWS, stop=BINDING_HEADS)
     before = [t for t in tokens if t[0] < arrow[0]] if arrow is not None else []
     if arrow is None or not before:
         return None
@@ -324,77 +290,19 @@ def _peel_one(rest: str, index: int) -> tuple[str, str] | None:
     return f"(forall_audit_h{index} : {premise})", rest[arrow[0] + len(arrow[1]):].strip()
 
 
-@dataclasses.dataclass(frozen=True)
-class InnerPremise:
-    """A premise inside the conclusion: its span in the remaining conclusion, the groups in scope and the
-    earlier premises on its path (hypotheses of its certificate)."""
-
-    start: int
-    end: int
-    scope: tuple[Group, ...]
-    before: tuple[int, ...]
-
-
-#: At most this many inner premises go into one inner-vacuity task (its statement is their disjunction).
-MAX_INNER = 8
+#: The walk's view of Lean's syntax (pytest_forall/lang/statement.py walks every pack's statements).
+GRAMMAR: Grammar[Group] = Grammar(
+    lex=_lexemes, opening=OPENING, closing=CLOSING, quantifiers=QUANTIFIERS, connectives=CONNECTIVES, arrows=ARROWS,
+    binding_heads=BINDING_HEADS, binder_groups=binder_groups, unique="!", refused=BELOW_ARROW - CONNECTIVES[0],
+    end_at_token=True)
+InnerPremise = statement.InnerPremise[Group]
 
 
 def inner_premises(rest: str, scope: list[Group]) -> list[InnerPremise]:
     """The premises inside ``rest`` (the conclusion after the peel) in positive positions: under ``∀``/``∃``
     bodies, the right side of ``→`` and both sides of ``↔``, ``∨``, ``∧`` (a part that starts with a construct
     extending to the right is not split, nor one with an operator below ``↔`` at its top)."""
-    found: list[InnerPremise] = []
-
-    def walk(lo: int, hi: int, groups: tuple[Group, ...], before: tuple[int, ...]) -> None:
-        while lo < hi and rest[lo].isspace():
-            lo += 1
-        while hi > lo and rest[hi - 1].isspace():
-            hi -= 1
-        if lo >= hi or len(found) >= MAX_INNER:
-            return
-        try:
-            tokens = _lexemes(rest[lo:hi])
-        except NotUnderstood:
-            return
-        if not tokens:
-            return
-        if tokens[0][2] == "(" and _closing(tokens) == len(tokens) - 1:
-            walk(lo + 1, lo + tokens[-1][0], groups, before)
-            return
-        if tokens[0][2] in QUANTIFIERS and len(tokens) > 1:
-            first = 2 if tokens[1][2] == "!" else 1  # ``∃!``
-            comma = _depth0(tokens[first:], lambda kind, text: kind == "symbol" and text == ",")
-            if comma is None or len(tokens) <= first:
-                return
-            bound = binder_groups(rest[lo + tokens[first][0]:lo + comma[0]])
-            if bound is None:
-                return
-            walk(lo + comma[0] + 1, hi, groups + tuple(bound), before)
-            return
-        if _depth0(tokens, lambda kind, text: text in BELOW_ARROW - CONNECTIVES[0], stop=BINDING_HEADS):
-            return
-        for ops in CONNECTIVES:
-            at = _depth0(tokens, _among(ops), stop=BINDING_HEADS)
-            if at is None:
-                continue
-            if at[1] in ARROWS:
-                last = [t for t in tokens if t[0] < at[0]]
-                if not last:
-                    return
-                found.append(InnerPremise(lo, lo + last[-1][0] + len(last[-1][2]), groups, before))
-                walk(lo + at[0] + len(at[1]), hi, groups, before + (len(found) - 1,))
-            else:
-                walk(lo, lo + at[0], groups, before)
-                walk(lo + at[0] + len(at[1]), hi, groups, before)
-            return
-
-    walk(0, len(rest), tuple(scope), ())
-    return found
-
-
-def _kept(scope: tuple[Group, ...], used: set[str]) -> list[Group]:
-    """The groups a definition over ``used`` names needs: every typed group, an untyped one only when used."""
-    return [g for g in scope if g.typed or used & set(g.names)]
+    return statement.inner_premises(GRAMMAR, rest, scope)
 
 
 # --- the derived tasks -----------------------------------------------------------------------------------
@@ -485,7 +393,7 @@ def inner_text(template: str, theorem: str) -> str | None:
     definitions, applied = [], []
     for name, premise in zip(names, premises):
         body = rest[premise.start:premise.end].strip()
-        params = _kept(premise.scope, _idents(body))
+        params = statement.kept(premise.scope, _idents(body))
         definitions.append(f"def {name}{''.join(' ' + g.text for g in params)} : Prop :=\n    {body}\n")
         arguments = [a for g in params for a in g.args]
         applied.append(f"({name} {' '.join(arguments)})" if arguments else name)
@@ -498,7 +406,7 @@ def inner_text(template: str, theorem: str) -> str | None:
     disjuncts = []
     for k, premise in enumerate(premises):
         used = set().union(*(_idents(rest[premises[j].start:premises[j].end]) for j in (*premise.before, k)))
-        inner = [g for g in _kept(premise.scope, used) if g not in outer]
+        inner = [g for g in statement.kept(premise.scope, used) if g not in outer]
         binders = " ".join(b for b in (outer_binders, *(g.text for g in inner)) if b)
         hyps = "".join(f"{applied[j]} → " for j in premise.before)
         disjuncts.append(f"({'∀ ' + binders + ', ' if binders else ''}{hyps}{applied[k]} → False)")
@@ -574,7 +482,7 @@ def _leading_variables(written_type: str) -> int:
         return 0
     if not tokens or tokens[0][2] not in ("∀", "forall"):
         return 0
-    comma = _depth0(tokens[1:], lambda kind, text: kind == "symbol" and text == ",")
+    comma = GRAMMAR.depth0(tokens[1:], lambda kind, text: kind == "symbol" and text == ",")
     written = written_type[tokens[1][0]:comma[0]] if comma and len(tokens) > 1 else ""
     groups = binder_groups(written)
     if not groups:
@@ -618,7 +526,7 @@ def _function_type(written: str) -> tuple[int, bool] | None:
         if depth == 0 and text in ARROWS:
             parts.append(written[last:offset])
             last = offset + len(text)
-        depth += _depth_change(kind, text)
+        depth += GRAMMAR.depth_change(kind, text)
     parts.append(written[last:])
     if len(parts) < 2 or not all(_number_type(p) for p in parts):
         return None
@@ -656,13 +564,13 @@ def definitional_witnesses(groups: list[Group]) -> dict[str, tuple[str, str, str
         binders: list[Group] = []
         body = g.type
         if tokens and tokens[0][2] in ("∀", "forall"):
-            comma = _depth0(tokens[1:], lambda kind, text: kind == "symbol" and text == ",")
+            comma = GRAMMAR.depth0(tokens[1:], lambda kind, text: kind == "symbol" and text == ",")
             parsed = binder_groups(g.type[tokens[1][0]:comma[0]]) if comma and len(tokens) > 1 else None
             if not parsed:
                 continue
             binders, body = parsed, g.type[comma[0] + 1:].strip() if comma else body
         body_tokens = _lexemes(body)
-        equals = _depth0(body_tokens, lambda kind, text: kind == "symbol" and text == "=", stop=BINDING_HEADS)
+        equals = GRAMMAR.depth0(body_tokens, lambda kind, text: kind == "symbol" and text == "=", stop=BINDING_HEADS)
         if equals is None:
             continue
         left, right = body[:equals[0]].split(), body[equals[0] + 1:].strip()
@@ -721,7 +629,7 @@ def inner_scripts(task: Task) -> list[str]:
     scripts = []
     for k, premise in enumerate(premises):
         used = set().union(*(_idents(rest[premises[j].start:premises[j].end]) for j in (*premise.before, k)))
-        inner_groups = [g for g in _kept(premise.scope, used) if g not in outer]
+        inner_groups = [g for g in statement.kept(premise.scope, used) if g not in outer]
         names = _bound_names(split, peeled) + [n for g in inner_groups for n in g.names]
         premise_names = [f"forall_audit_p{j}" for j in (*premise.before, k)]
         pick = "Or.inr (" * k + ("Or.inl ?_" if k < count - 1 else "?_") + ")" * k

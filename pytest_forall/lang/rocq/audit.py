@@ -33,11 +33,13 @@ from typing import Any
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
+from pytest_forall.lang import statement
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.lexer import tokens as lex
 from pytest_forall.lang.rocq.screen import template_shape
 from pytest_forall.lang.rocq.tactics import HAMMER_PRELUDE, PRELUDE, hammer_installed
+from pytest_forall.lang.statement import Grammar, kept
 
 OPENING, CLOSING = "([{", ")]}"
 #: Heads of constructs that extend as far right as possible: a ``->`` after one of them is inside it.
@@ -144,7 +146,7 @@ def split_theorem(template: str, theorem: str) -> Split | None:
             if text == ":" and depth == 0:
                 colon = index
                 break
-            depth += _depth_change(text)
+            depth += GRAMMAR.depth_change("symbol", text)
     if colon is None:
         return None
     return Split(template[:offset(0)], template[offset(2):offset(colon)].strip(),
@@ -156,10 +158,6 @@ def _line_starts(text: str) -> list[int]:
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
     return starts
-
-
-def _depth_change(text: str) -> int:
-    return sum(text.count(c) for c in OPENING) - sum(text.count(c) for c in CLOSING)
 
 
 def _tokens(text: str) -> list[tuple[int, str, str]]:
@@ -203,7 +201,7 @@ def _unwrapped(text: str) -> str:
             return text
         depth = 0
         for position, (_, kind, token) in enumerate(tokens):
-            depth += _depth_change(token) if kind == "symbol" else 0
+            depth += GRAMMAR.depth_change(kind, token)
             if depth == 0:
                 break
         if position != len(tokens) - 1:
@@ -220,7 +218,7 @@ def _peel_one(rest: str, index: int) -> tuple[str, str, bool] | None:
     if not tokens:
         return None
     if tokens[0][1:] == ("ident", "forall"):
-        comma = _depth0(tokens[1:], lambda kind, text: kind == "symbol" and "," in text, stop=frozenset())
+        comma = GRAMMAR.depth0(tokens[1:], lambda kind, text: kind == "symbol" and "," in text, stop=frozenset())
         if comma is None or len(tokens) < 2:
             return None
         cut = comma[0] + comma[1].index(",")
@@ -229,27 +227,14 @@ def _peel_one(rest: str, index: int) -> tuple[str, str, bool] | None:
             return None
         typed = True
         if not group.startswith(("(", "{", "`", "[")):
-            typed = _depth0(_tokens(group), lambda kind, text: kind == "symbol" and text == ":",
-                            stop=frozenset()) is not None
+            typed = GRAMMAR.depth0(_tokens(group), lambda kind, text: kind == "symbol" and text == ":",
+                                   stop=frozenset()) is not None
             group = f"({group})" if typed else group
         return group, rest[cut + 1:].strip(), typed
-    arrow = _depth0(tokens, lambda kind, text: kind == "symbol" and text == "->", stop=BINDING_HEADS)
+    arrow = GRAMMAR.depth0(tokens, lambda kind, text: kind == "symbol" and text == "->", stop=BINDING_HEADS)
     if arrow is None or not rest[:arrow[0]].strip():
         return None
     return f"(forall_audit_h{index} : {rest[:arrow[0]].strip()})", rest[arrow[0] + 2:].strip(), True
-
-
-def _depth0(tokens: list[tuple[int, str, str]], wanted: Any, stop: frozenset[str]) -> tuple[int, str] | None:
-    """The first token at bracket depth 0 that ``wanted(kind, text)`` accepts, unless a ``stop`` word comes first."""
-    depth = 0
-    for offset, kind, text in tokens:
-        if depth == 0 and kind == "ident" and text in stop:
-            return None
-        if depth == 0 and wanted(kind, text):
-            return offset, text
-        if kind == "symbol":
-            depth += _depth_change(text)
-    return None
 
 
 def _statement(split: Split) -> str:
@@ -343,8 +328,6 @@ def _vacuity_tie(split: Split, peeled: list[str], theorem: str) -> str | None:
     return f"Definition {theorem}_audit_tie{binders} :\n    {split.conclusion}\n    := {body}.\n"
 
 
-#: At most this many inner premises go into one inner-vacuity task (its statement is their disjunction).
-MAX_INNER = 8
 #: The connectives an inner premise is looked for under (lowest precedence first); a premise is the left side
 #: of an ``->``, whose right side is walked further. Negations and the premises themselves are not entered:
 #: a premise there is in a negative position, and its failing would not make the statement hold.
@@ -362,17 +345,6 @@ class Group:
     typed: bool
 
 
-@dataclasses.dataclass(frozen=True)
-class InnerPremise:
-    """A premise inside the conclusion: its span in the remaining conclusion, the groups in scope and the
-    earlier premises on its path (hypotheses of its certificate)."""
-
-    start: int
-    end: int
-    scope: tuple[Group, ...]
-    before: tuple[int, ...]
-
-
 def binder_groups(text: str) -> list[Group] | None:
     """The groups of a binder list as written (``(x y : T) {R : realType} (a := 3)``, ``x y``, ``x y : T``),
     or None when a form is not understood (patterns, generalisation)."""
@@ -386,7 +358,7 @@ def binder_groups(text: str) -> list[Group] | None:
     # a pattern (``'(a, b)``) or generalisation (`` `{…} ``) binder starts with a symbol that is not a bracket
     # and fails below; a ``'`` or backtick inside a type (``'I_n``, ``P`_n``) is no concern
     if tokens[0][2][:1] not in "({[":
-        colon = _depth0(tokens, lambda kind, t: kind == "symbol" and t in (":", ":="), stop=frozenset())
+        colon = GRAMMAR.depth0(tokens, lambda kind, t: kind == "symbol" and t in (":", ":="), stop=frozenset())
         names = tokens if colon is None else [t for t in tokens if t[0] < colon[0]]
         if not names or any(kind != "ident" for _, kind, _ in names) or (colon and colon[1] == ":="):
             return None
@@ -402,82 +374,35 @@ def binder_groups(text: str) -> list[Group] | None:
             if t[:1] not in "({[":
                 return None
             start = offset
-        depth += _depth_change(t)
+        depth += GRAMMAR.depth_change(kind, t)
         if depth < 0:
             return None
         if depth == 0:
             end = offset + len(t)
             inner = _tokens(text[start + 1:end - 1])
-            stop = _depth0(inner, lambda kind, s: kind == "symbol" and s in (":", ":=", "|"), stop=frozenset())
+            stop = GRAMMAR.depth0(inner, lambda kind, s: kind == "symbol" and s in (":", ":=", "|"), stop=frozenset())
             names = [i for i in inner if stop is None or i[0] < stop[0]]
             if not names or any(kind != "ident" for _, kind, _ in names) or stop is None or stop[1] == "|":
                 return None
-            is_let = stop[1] == ":=" or _depth0(inner, lambda kind, s: kind == "symbol" and s == ":=",
-                                                  stop=frozenset()) is not None
+            is_let = stop[1] == ":=" or GRAMMAR.depth0(inner, lambda kind, s: kind == "symbol" and s == ":=",
+                                                         stop=frozenset()) is not None
             groups.append(Group(text[start:end], () if is_let else tuple(i[2] for i in names), True))
     return groups if depth == 0 else None
+
+
+#: The walk's view of Rocq's syntax (pytest_forall/lang/statement.py walks every pack's statements).
+GRAMMAR: Grammar[Group] = Grammar(
+    lex=_tokens, opening=OPENING, closing=CLOSING, quantifiers=QUANTIFIERS,
+    connectives=tuple(frozenset({op}) for op in CONNECTIVES), arrows=frozenset({"->"}), binding_heads=BINDING_HEADS,
+    binder_groups=binder_groups, heads_are_idents=True, joined_comma=True)
+InnerPremise = statement.InnerPremise[Group]
 
 
 def inner_premises(rest: str, scope: list[Group]) -> list[InnerPremise]:
     """The premises inside ``rest`` (the conclusion after its leading binders and premises are peeled) in
     positive positions: under ``forall``/``exists`` bodies, the right side of ``->`` and both sides of
     ``<->``, ``\\/``, ``/\\`` (a part that starts with a construct extending to the right is not split)."""
-    found: list[InnerPremise] = []
-
-    def walk(lo: int, hi: int, groups: tuple[Group, ...], before: tuple[int, ...]) -> None:
-        while lo < hi and rest[lo].isspace():
-            lo += 1
-        while hi > lo and rest[hi - 1].isspace():
-            hi -= 1
-        if lo >= hi or len(found) >= MAX_INNER:
-            return
-        try:
-            tokens = _tokens(rest[lo:hi])
-        except NotUnderstood:
-            return
-        if not tokens:
-            return
-        if tokens[0][2] == "(" and _closing(tokens) == len(tokens) - 1:
-            walk(lo + 1, lo + tokens[-1][0], groups, before)
-            return
-        if tokens[0][1] == "ident" and tokens[0][2] in QUANTIFIERS and len(tokens) > 1:
-            comma = _depth0(tokens[1:], lambda kind, text: kind == "symbol" and "," in text, stop=frozenset())
-            if comma is None:
-                return
-            cut = comma[0] + comma[1].index(",")
-            bound = binder_groups(rest[lo + tokens[1][0]:lo + cut])
-            if bound is None:
-                return
-            walk(lo + cut + 1, hi, groups + tuple(bound), before)
-            return
-        for op in CONNECTIVES:
-            at = _depth0(tokens, lambda kind, text, op=op: kind == "symbol" and text == op, stop=BINDING_HEADS)
-            if at is None:
-                continue
-            if op == "->":
-                end = lo + at[0]
-                while end > lo and rest[end - 1].isspace():
-                    end -= 1
-                found.append(InnerPremise(lo, end, groups, before))
-                walk(lo + at[0] + len(op), hi, groups, before + (len(found) - 1,))
-            else:
-                walk(lo, lo + at[0], groups, before)
-                walk(lo + at[0] + len(op), hi, groups, before)
-            return
-
-    walk(0, len(rest), tuple(scope), ())
-    return found
-
-
-def _closing(tokens: list[tuple[int, str, str]]) -> int | None:
-    """The index of the token that closes the bracket the first token opens."""
-    depth = 0
-    for index, (_, kind, text) in enumerate(tokens):
-        if kind == "symbol":
-            depth += _depth_change(text)
-            if depth <= 0:
-                return index
-    return None
+    return statement.inner_premises(GRAMMAR, rest, scope)
 
 
 def _idents(text: str) -> set[str]:
@@ -485,12 +410,6 @@ def _idents(text: str) -> set[str]:
         return {t[2] for t in _tokens(text) if t[1] == "ident"}
     except NotUnderstood:
         return set()
-
-
-def _kept(scope: tuple[Group, ...], used: set[str]) -> list[Group]:
-    """The groups a definition over ``used`` names needs: every typed group, an untyped one only when used
-    (otherwise its type could not be inferred)."""
-    return [g for g in scope if g.typed or used & set(g.args)]
 
 
 def _written(group: Group) -> bool:
@@ -539,7 +458,7 @@ def inner_text(template: str, theorem: str) -> str | None:
     definitions, applied = [], []
     for name, premise in zip(names, premises):
         body = rest[premise.start:premise.end].strip()
-        params = _kept(premise.scope, _idents(body))
+        params = kept(premise.scope, _idents(body))
         definitions.append(f"Definition {name} {' '.join(g.text for g in params)} : Prop :=\n    {body}.\n")
         applied.append(f"(@{name} {' '.join(a for g in params for a in g.args)})".replace(" )", ")"))
     replaced = rest
@@ -553,7 +472,7 @@ def inner_text(template: str, theorem: str) -> str | None:
     disjuncts = []
     for k, premise in enumerate(premises):
         used = set().union(*(_idents(rest[premises[j].start:premises[j].end]) for j in (*premise.before, k)))
-        inner = [g for g in _kept(premise.scope, used) if g not in outer]
+        inner = [g for g in kept(premise.scope, used) if g not in outer]
         binders = " ".join(b for b in (outer_binders, *(g.text for g in inner)) if b)
         hyps = "".join(f"{applied[j]} -> " for j in premise.before)
         disjuncts.append(f"({'forall ' + binders + ', ' if binders else ''}{hyps}{applied[k]} -> False)")
