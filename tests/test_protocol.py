@@ -257,8 +257,16 @@ def rocq_task(tmp_path: Path) -> Task:
 def test_refutation_task_negates_the_whole_statement(tmp_path: Path) -> None:
     refutation = derived_tasks(rocq_task(tmp_path)).get("false")
     assert refutation is not None and refutation.theorem_name == "forall_demo_is_false"
-    assert refutation.template == ("Require Import Arith.\nTheorem forall_demo_is_false :\n"
-                                   "    ~ (forall (n : nat) (h : n > 2), n + n = 3).\nProof. Admitted.\n")
+    # the task, then the frozen ties after the hole that make the refuted statement the theorem's own type
+    # (docs/audit.md: a statement elaborated otherwise than the theorem cannot be refuted in its place)
+    assert refutation.template.startswith("Require Import Arith.\nTheorem forall_demo_is_false :\n"
+                                          "    ~ (forall (n : nat) (h : n > 2), n + n = 3).\nProof. Admitted.\n"
+                                          "Definition forall_demo_audit_refutation_tie (forall_audit_H : forall (n : "
+                                          "nat) (h : n > 2), n + n = 3) (n : nat) (h : n > 2) :\n    n + n = 3\n")
+    assert refutation.template.rstrip().endswith("Definition forall_demo_audit_refutation_same\n    := ltac:("
+                                                 "lazymatch type of forall_demo_audit_refutation_tie with ?A -> ?B "
+                                                 "=> exact (@Coq.Init.Logic.eq_refl _ A : @Coq.Init.Logic.eq _ A B)"
+                                                 " end).")
     assert derived_tasks(fake_task()) == {}
 
 
