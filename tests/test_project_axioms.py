@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_project_blocks import compiled_candidate
 
 from conftest import require_tool
 from pytest_forall.core.cache import cache_key
@@ -36,13 +37,7 @@ def _setup(tmp_path: Path, declared: list[str]) -> tuple[dict[str, Task], Projec
 
 def _kernel_audit(prover: ProjectRocqProver, task: Task, candidate: str, build: Path) -> AxiomAudit:
     """The kernel judge's axiom audit alone on ``candidate`` (no text screen)."""
-    build.mkdir(parents=True, exist_ok=True)
-    assert prover.check_template(task, build, 300).ok
-    (build / "cand").mkdir(exist_ok=True)
-    source = build / "cand" / task.candidate_name
-    source.write_text(candidate)
-    compiled = prover.compile(task, build, source, 300)
-    assert compiled.ok, compiled.first_error
+    source = compiled_candidate(prover, task, candidate, build)
     audit: AxiomAudit = prover.audit_axioms(task, build, source, 300)
     return audit
 

@@ -18,8 +18,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BLOCKS = FIXTURES / "project_rocq_sections"
 
 
-def kernel_statement(prover: ProjectRocqProver, task: Task, candidate: str, build: Path) -> Layer:
-    """The kernel judge alone on ``candidate`` (no text screen): compile it as the target's file, compare."""
+def compiled_candidate(prover: ProjectRocqProver, task: Task, candidate: str, build: Path) -> Path:
+    """``candidate`` compiled as the target's file in ``build`` (the project's template checked first): its source."""
     build.mkdir(parents=True, exist_ok=True)
     assert prover.check_template(task, build, 300).ok
     (build / "cand").mkdir(exist_ok=True)
@@ -27,6 +27,12 @@ def kernel_statement(prover: ProjectRocqProver, task: Task, candidate: str, buil
     source.write_text(candidate)
     compiled = prover.compile(task, build, source, 300)
     assert compiled.ok, compiled.first_error
+    return source
+
+
+def kernel_statement(prover: ProjectRocqProver, task: Task, candidate: str, build: Path) -> Layer:
+    """The kernel judge alone on ``candidate`` (no text screen): compile it as the target's file, compare."""
+    compiled_candidate(prover, task, candidate, build)
     return prover.statement_check(task, build, 300)
 
 

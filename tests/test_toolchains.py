@@ -16,7 +16,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -258,15 +260,11 @@ def test_every_prover_process_runs_from_the_root_sandboxed_or_not(sandbox: str, 
     assert winner == "reflexivity", log[-500:]
 
 
-@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
-def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(toolchain: str, tmp_path: Path) -> None:
-    """The project judge's one closure walk per file (forall_judge.mlg, through each version's compat shim) gives
-    every target the assumptions one `Assumptions.assumptions` per target gives, on 8.20 and on 9.2 (whose walk
-    also follows an axiom's type: there an axiom typed by an axiom brings both)."""
-    from test_judge import SHARED_WALK_FILES
-
+def _coqc_with_judge_plugin(toolchain: str, tmp_path: Path) -> tuple[Callable[[list[str], Path], Any], Path]:
+    """The root's ``coqc`` with the judge plugin built for it bound in (as project mode runs it), and a fresh
+    project directory."""
     from pytest_forall.core.proc import ProcResult
-    from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE, plugin_dir, run_file_dump
+    from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE, plugin_dir
     from pytest_forall.lang.rocq.toolchain import root_prefix
 
     found = resolve(str(root(toolchain)))
@@ -282,6 +280,20 @@ def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(tool
                 "coqc", *args]
         done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
         return ProcResult(argv, done.returncode, done.stdout, done.stderr, 0.0)
+
+    return run, work
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(toolchain: str, tmp_path: Path) -> None:
+    """The project judge's one closure walk per file (forall_judge.mlg, through each version's compat shim) gives
+    every target the assumptions one `Assumptions.assumptions` per target gives, on 8.20 and on 9.2 (whose walk
+    also follows an axiom's type: there an axiom typed by an axiom brings both)."""
+    from test_judge import SHARED_WALK_FILES
+
+    from pytest_forall.lang.rocq.judge import run_file_dump
+
+    run, work = _coqc_with_judge_plugin(toolchain, tmp_path)
 
     for name, text in SHARED_WALK_FILES.items():
         (work / name).write_text(text, encoding="utf-8")
@@ -307,23 +319,9 @@ def test_project_judge_reads_a_lemmas_statement_universes_on_toolchain(toolchain
     """`ForallJudgeFile`'s statement universes through each version's compat shim (`push_universes`): a
     universe-polymorphic lemma's relations come from its own context, a monomorphic one's from the global graph; a
     proof that puts the argument's universe under the result's adds `1 <= 2` to both (the project judge refuses it)."""
-    from pytest_forall.core.proc import ProcResult
-    from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE, plugin_dir, run_file_dump
-    from pytest_forall.lang.rocq.toolchain import root_prefix
+    from pytest_forall.lang.rocq.judge import run_file_dump
 
-    found = resolve(str(root(toolchain)))
-    assert isinstance(found, Toolchain)
-    plugin, why = plugin_dir(tmp_path / "cache", toolchain, found)
-    assert plugin is not None, why
-    work = tmp_path / "proj"
-    work.mkdir()
-
-    def run(args: list[str], cwd: Path) -> ProcResult:
-        argv = [*root_prefix(found.root, cwd, [(plugin, PLUGIN_INSIDE)]), "--clearenv", "--setenv", "PATH",
-                "/usr/bin:/bin", "--setenv", "HOME", str(cwd), "--setenv", "OCAMLPATH", PLUGIN_INSIDE, "--",
-                "coqc", *args]
-        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
-        return ProcResult(argv, done.returncode, done.stdout, done.stderr, 0.0)
+    run, work = _coqc_with_judge_plugin(toolchain, tmp_path)
 
     universes = {}
     for label, proof in (("honest", "intros _. exact unit."), ("narrower", "intros A. exact A.")):
