@@ -115,7 +115,7 @@ def test_real_literals_are_tried_in_a_mathcomp_real_template(tmp_path: Path) -> 
     literal was ever tried and ``g 2`` never met ``forall x, g x = x``; nor could ``(2 : R) = 3`` be refuted."""
     found, log = audit_of(tmp_path, "putnam_1962_b5", "(n : nat)",
                           "(n : nat) (g : R -> R) (hg : forall x : R, g x = x) (hg2 : g 2 = 3)")
-    assert "uconstr:(0%R) in exact I: closed the goal" in log
+    assert "uconstr:(0%R) in exact Coq.Init.Logic.I: closed the goal" in log
     assert found == ["vacuous"], log[-3000:]
 
 
@@ -287,3 +287,58 @@ def test_saturated_instances_are_combined_nonlinearly(tmp_path: Path) -> None:
     script = next(s for s, _ in vacuity_scripts(scopes, False)[0] if "| nra | nia ]" in s)
     linear = script.replace(" | nra | nia ]", " ]")
     assert _closed(tmp_path, loaded, goal, [linear, script]) == [script]
+
+
+def _tie_goal(tmp_path: Path, text: str, theorem: str, finding: str) -> tuple[str, Goal]:
+    """(what the search loads, the tie check of ``finding``'s derived task) of a template written here."""
+    from pytest_forall.core.audit import derived_tasks
+    from pytest_forall.lang.rocq.audit import TIES, search_prelude, split_theorem, tie_check
+
+    path = tmp_path / f"{theorem}.v"
+    path.write_text(text)
+    task = parse_coq(theorem, path, text)
+    sub = derived_tasks(task)[finding]
+    check = tie_check(sub.template, sub.theorem_name, tuple(theorem + tie for tie in TIES[finding]))
+    assert check is not None
+    split = split_theorem(task.template, theorem)
+    assert split is not None
+    return search_prelude(split.preamble, hammer=False) + split.preamble, check
+
+
+@pytest.mark.slow
+def test_a_template_that_declares_its_own_I_is_still_searched(tmp_path: Path) -> None:
+    """putnam_2021_a5 declares ``Variables (I : finType)``: every probe ended ``exact I``, which then named the
+    finType, so no feature was found, no tie checked and nothing searched (the item was infra, "never ran")."""
+    _, log = audit_of(tmp_path, "putnam_2021_a5", "Theorem", "Theorem", cpu=3.0)
+    from pytest_forall.lang.rocq.audit import TRIVIAL
+
+    assert f"uconstr:(0%nat) in {TRIVIAL}: closed the goal" in log, log[-2000:]
+    assert "\nintros; " in log, log[-2000:]  # a vacuity script was tried: the search went past its ties
+
+
+def test_the_vacuity_tie_of_a_statement_with_only_let_binders_is_checked(tmp_path: Path) -> None:
+    """With only let-binders the tie applies the vacuity theorem to nothing, ``(@t_vacuous)``: the check renamed
+    ``@t_vacuous `` (with a space) only, so it named a theorem not yet stated and never loaded."""
+    require_tool("coqtop")
+    loaded, check = _tie_goal(tmp_path, "Theorem t (x := 3) : x = 4.\nProof. Admitted.\n", "t", "vacuous")
+    winners, _, log = probe(tmp_path).run_goals(loaded, [check], tmp_path)
+    assert winners == {check.theorem: check.tactics[0][0]}, log[-2000:]
+
+
+@pytest.mark.slow
+def test_a_tie_that_unfolds_a_recursive_let_without_end_fails_within_its_time(tmp_path: Path) -> None:
+    """A ``let`` of a recursive function at a big numeral (putnam_2007_b3's shape) made the tie's conversion run
+    until coqtop's memory limit or the 120 s load limit, far past the item's CPU budget. A tie that does not
+    load within ``TIE_SECONDS`` is not accepted (no flag can rest on it) and the session goes on."""
+    from pytest_forall.lang.rocq.audit import TIE_SECONDS
+
+    require_tool("coqtop")
+    text = ("Require Import Reals. Open Scope R_scope.\nTheorem t (X := fix x (n : nat) := match n with O => 1 | "
+            "S m => 3 * x m + IZR (Int_part (x m * sqrt 5)) end) : X 2007%nat = 0.\nProof. Admitted.\n")
+    loaded, check = _tie_goal(tmp_path, text, "t", "false")
+    session = probe(tmp_path)
+    began = time.monotonic()
+    winners, _, log = session.run_goals(loaded, [check, Goal("Lemma after : True.\nProof.\n", "after",
+                                                             [("exact Coq.Init.Logic.I", 5.0)])], tmp_path)
+    assert winners == {"after": "exact Coq.Init.Logic.I"}, log[-2000:]
+    assert "Timeout!" in log and time.monotonic() - began < TIE_SECONDS + 30, log[-2000:]

@@ -26,6 +26,7 @@ a certificate, which the protocol verifies like any submission.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -59,10 +60,17 @@ UNREADABLE = {"nat": ("(-1)", "(1/2)"), "Z": ("(1/2)",)}
 SSR, NUM, RAT, POLY = "ssr", "num", "rat", "poly"
 #: mathcomp's rationals and their embedding ``ratr`` into any numeric field
 RATR = "mathcomp.algebra.rat"
-FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in exact I" for scope in SCOPES},
-            SSR: "let x := uconstr:(unlock) in exact I", NUM: "let x := uconstr:(Num.Theory.eqr_nat) in exact I",
-            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in exact I",
-            POLY: "let x := uconstr:(polyC) in exact I"}
+#: ``True``'s proof by its full name: a template may declare its own ``I`` (``Variables (I : finType)``), and a
+#: bare ``exact I`` then failed every probe, so nothing was searched
+TRIVIAL = "exact Coq.Init.Logic.I"
+#: Wall seconds a tie check may take to load (``Timeout``): a tie is checked by conversion, which a ``let`` of a
+#: recursive function at a big numeral made unfold without end (past the CPU budget, then coqtop's memory
+#: limit); a tie that does not load in time is not accepted, so no flag can rest on it
+TIE_SECONDS = 10
+FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in {TRIVIAL}" for scope in SCOPES},
+            SSR: f"let x := uconstr:(unlock) in {TRIVIAL}", NUM: f"let x := uconstr:(Num.Theory.eqr_nat) in {TRIVIAL}",
+            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in {TRIVIAL}",
+            POLY: f"let x := uconstr:(polyC) in {TRIVIAL}"}
 #: Every implication of the context whose premise is decided (or in the context) applied, until none is: the
 #: instances of an equivalence (split by BREAK) combined, where ``intuition`` on a hundred instances ran out of
 #: time (two instances of one hypothesis that disagree: ``A 0`` from one, ``A 0 -> 1 = 0`` from the other).
@@ -703,10 +711,12 @@ def tie_check(template: str, theorem: str, ties: tuple[str, ...]) -> Any:
         start = template.index(f"Definition {tie}")
         end = template.index(".\n", template.index("\n    := ", start)) + 2
         sentences.append(template[start:end])
-    text = "".join(sentences).replace(f"@{theorem} ", f"@{stub} ")
+    # ``@<theorem>`` ends with a space, or with ``)`` when the tie applies it to nothing (let-binders only)
+    text = re.sub(rf"@{re.escape(theorem)}(?![\w'])", f"@{stub}", "".join(sentences))
     for tie in ties:
+        text = text.replace(f"Definition {tie}", f"Timeout {TIE_SECONDS} Definition {tie}")
         text = text.replace(tie, f"{tie}_check")
-    return Goal(f"{text}Lemma {name} : True.\nProof.\n", name, [("exact I", SEARCH_SECONDS)], counted=False)
+    return Goal(f"{text}Lemma {name} : Coq.Init.Logic.True.\nProof.\n", name, [(TRIVIAL, SEARCH_SECONDS)], counted=False)
 
 
 #: The tie sentence after the hole of each derived task (:func:`tie_check`).
@@ -738,7 +748,7 @@ class RocqAudit:
 
         def goals() -> Iterator[Goal]:
             for theorem, key in keys.items():  # what the environment has: naming what it lacks fails a script
-                yield Goal(f"Lemma {theorem} : True.\nProof.\n", theorem, [(FEATURES[key], 1.0)], counted=False)
+                yield Goal(f"Lemma {theorem} : Coq.Init.Logic.True.\nProof.\n", theorem, [(FEATURES[key], 1.0)], counted=False)
             features = tuple(keys[t] for t in keys if t in winners)
             scopes = tuple(f for f in features if f in SCOPES)
             cheap, heavy = vacuity_scripts(scopes, hammer, features)
