@@ -259,14 +259,15 @@ def test_constant_polynomials_witness_a_forall_moved_outside_an_equivalence(tmp_
 def test_a_refuted_instance_is_searched_again_and_two_argument_constant_functions_are_witnesses(
         tmp_path: Path) -> None:
     """putnam_2008_a1 without its functional equation is false at ``f := fun _ _ => 1`` (``1 = g 0 - g 0``): the
-    third refutation script closes it, the first two do not; putnam_1988_b1 without ``n > 3`` is false at a
-    small ``n``, whose premise ``~ prime n`` is decided by inverting ``prime n`` (before: by nothing)."""
+    last refutation script (the refuted instance searched again) closes it, the others do not; putnam_1988_b1
+    without ``n > 3`` is false at a small ``n``, whose premise ``~ prime n`` is decided by inverting ``prime n``
+    (before: by nothing)."""
     from pytest_forall.lang.rocq.audit import refutation_scripts
 
     loaded, goal, _ = _mutant_goal(tmp_path / "a", "putnam_2008_a1",
                                    "(hf : forall (x y z: R), f x y + f y z + f z x = 0)\n", "", "false")
     scripts = [script for script, _ in refutation_scripts(("nat", "Z", "R"))]
-    assert _closed(tmp_path / "a", loaded, goal, scripts) == scripts[2:]
+    assert _closed(tmp_path / "a", loaded, goal, scripts) == scripts[-1:]
     loaded, goal, _ = _mutant_goal(tmp_path / "b", "putnam_1988_b1", "n > 3 /\\ ", "", "false")
     scripts = [script for script, _ in refutation_scripts(("nat", "Z"))]
     inversion = "| (let h := fresh in intro h; inversion h; first [ lia | easy ]) "
@@ -342,3 +343,83 @@ def test_a_tie_that_unfolds_a_recursive_let_without_end_fails_within_its_time(tm
                                                              [("exact Coq.Init.Logic.I", 5.0)])], tmp_path)
     assert winners == {"after": "exact Coq.Init.Logic.I"}, log[-2000:]
     assert "Timeout!" in log and time.monotonic() - began < TIE_SECONDS + 30, log[-2000:]
+
+
+def _closing(tmp_path: Path, loaded: str, goal: Goal, scripts: list[tuple[str, float]]) -> list[str]:
+    """The scripts that close the goal within their own CPU budgets (each in a session of its own)."""
+    closed = []
+    for index, (script, seconds) in enumerate(scripts):
+        (tmp_path / str(index)).mkdir(parents=True)
+        winners, _, log = probe(tmp_path / str(index)).run_goals(
+            loaded, [Goal(goal.statement, goal.theorem, [(script, seconds)])], tmp_path / str(index))
+        assert "load failed" not in log, log[-2000:]
+        closed += [script] if winners else []
+    return closed
+
+
+#: What the search finds in a mathcomp ``realType`` file (the scopes and features it asks Coq about).
+REAL_SCOPES, REAL_FEATURES = ("nat", "R"), ("nat", "R", "ssr", "num", "rat", "poly")
+
+
+@pytest.mark.slow
+def test_rational_constants_of_an_abstract_real_type_are_decided_and_false_ones_are_not(tmp_path: Path) -> None:
+    """Over an abstract ``realType`` ``lia``/``lra`` see nothing: ``1 <> 0``, ``0 < 1 / 2 < 1``, ``1 / 2 <> 1 / 3``,
+    ``(1 + 1 + 1 = 1) -> False``, ``(7 / 4 < 1) -> False`` (with natural numerals ``1%:R``) are decided by taking
+    the constants to ``rat``; the false ones (``0 <> 0``, ``1 < 1 / 2``) and one with a variable are not."""
+    from pytest_forall.lang.rocq.audit import rational, search_prelude
+
+    text = template("putnam_1977_a2")
+    loaded = search_prelude(text, hammer=False) + text[:text.index("Definition putnam_1977_a2_solution")]
+    true = ["(1 : R) <> 0", "0 < (1 / 2 : R) < 1", "1 / 2 <> 1 / 3 :> R", "(1 + 1 + 1 : R) = 1 -> False",
+            "(3 * (1%N%:R + 1) + 1) / (2 * 1%N%:R + 2) < ((1%N%:R / 1%N%:R) ^+ 1 + 0 : R) -> False", "1 / 2 = 2 / 4 :> R"]
+    false = ["(0 : R) <> 0", "(1 : R) < 1 / 2", "forall x : R, x < 1 / 2 -> False"]
+    decided = []
+    for index, statement in enumerate(true + false):
+        (tmp_path / str(index)).mkdir()
+        winners, _, log = probe(tmp_path / str(index)).run_goals(
+            loaded, [Goal(f"Lemma rational_{index} : {statement}.\nProof.\n", f"rational_{index}",
+                          [(rational(REAL_FEATURES), 5.0)])], tmp_path / str(index))
+        assert "load failed" not in log, log[-2000:]
+        decided += [statement] if winners else []
+    assert decided == true
+
+
+@pytest.mark.slow
+def test_a_rational_premise_and_an_equation_inside_an_implication_refute_an_answer_over_a_real_type(
+        tmp_path: Path) -> None:
+    """putnam_1977_a2 with its answer ``c = -a`` changed to ``c = a`` is false at ``a = b = c = d = 1``: the
+    premises ``1 <> 0`` decided, the answer's definition proved at the literals (``hnf``, a disjunct, reflexivity)
+    so the equivalence yields ``1 + 1 + 1 = 1``, refuted in ``rat``. Every variable at the same value is a
+    handful of instances; the search over all values never reached ``1`` for all four within its budget."""
+    from pytest_forall.lang.rocq.audit import refutation_scripts
+
+    loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1977_a2", "(c = -a /\\ d = b)", "(c = a /\\ d = b)", "false")
+    scripts = refutation_scripts(REAL_SCOPES, REAL_FEATURES)
+    assert _closing(tmp_path, loaded, goal, scripts) != []
+
+
+@pytest.mark.slow
+def test_a_one_term_real_sum_is_expanded_and_compared_over_a_real_type(tmp_path: Path) -> None:
+    """putnam_1962_b5 with ``n > 1`` made ``n >= 1`` is false at ``n = 1``: ``\\sum_(1 <= i < 2) (i%:R / 1%:R) ^+ 1``
+    unlocked and expanded (``F 1 + 0``), then ``7 / 4 < 1 + 0`` decided false in ``rat``."""
+    from pytest_forall.lang.rocq.audit import refutation_scripts
+
+    loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1962_b5", "(ng1 : gt n 1)", "(ng1 : ge n 1)", "false")
+    scripts = refutation_scripts(REAL_SCOPES, REAL_FEATURES)
+    assert _closing(tmp_path, loaded, goal, scripts) != []
+
+
+@pytest.mark.slow
+def test_two_distinct_rationals_in_the_unit_interval_witness_an_existential_moved_outside_an_iff(
+        tmp_path: Path) -> None:
+    """putnam_1967_a3 with ``exists z1 z2`` moved outside the equivalence: at ``p = 0``, ``z1 = 1/2``, ``z2 = 1/3``
+    the right side holds (``0 < 1/2 < 1``, ``1/2 <> 1/3``, ``0.[z] = 0``), so ``pzeros 0``; at ``z1 = z2 = 0`` it
+    gives ``0 < 0``. The saturation at 0, 1/2 and 1/3 with the rational premises decided closes it."""
+    from pytest_forall.lang.rocq.audit import vacuity_scripts
+
+    loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1967_a3",
+                                   "(hpzeros : forall p, pzeros p <-> exists z1 z2 : R, 0 < z1 < 1",
+                                   "(hpzeros : forall p (z1 z2 : R), pzeros p <-> 0 < z1 < 1", "vacuous")
+    cheap, _ = vacuity_scripts(REAL_SCOPES, False, REAL_FEATURES)
+    thirds = [(script, seconds) for script, seconds in cheap if "(1/3)" in script]
+    assert thirds and _closing(tmp_path, loaded, goal, thirds) == [script for script, _ in thirds]

@@ -51,7 +51,7 @@ VALUES = ("0", "1", "2", "3", "4", "(-1)", "(1/2)")
 SEEDS = ("0", "1")
 SCOPES = ("nat", "Z", "R", "Q")
 #: Values a scope cannot read (a numeral error is raised when the script is read, failing all of it).
-UNREADABLE = {"nat": ("(-1)", "(1/2)"), "Z": ("(1/2)",)}
+UNREADABLE = {"nat": ("(-1)", "(1/2)", "(1/3)"), "Z": ("(1/2)", "(1/3)")}
 #: What the environment offers, each asked of Coq on a goal ``True`` (a script naming what is not there fails
 #: as a whole when it is read): the numeral scopes by their keys (``uconstr`` only interprets the term, so
 #: mathcomp's ``0%R``, whose ring is inferred from where it is used, is accepted too) and ssreflect's
@@ -112,6 +112,73 @@ FRACTIONS = ("match goal with H : context [@GRing.inv _ ?x] |- _ => let T := typ
              "-?(GRing.rmorph0 M) -?(GRing.rmorphM M) -?(GRing.rmorphD M) -?(GRing.rmorphN M) -?(GRing.rmorphB M) "
              f"; first [ rewrite {RATR}.ltr_rat | rewrite {RATR}.ler_rat | move=> /(GRing.fmorph_inj M) /eqP ]; "
              "by vm_compute end")
+#: With mathcomp's rationals, the goal a comparison (``=``, ``<>``, ``<``, ``<=``, ``&&`` of them, or one of them
+#: ``-> False``) of rational constants of an abstract numeric field (``1 <> 0``, ``0 < 1 / 2 < 1``, ``1 + 1 + 1 = 1
+#: -> False``): the field read from the first ``1`` (or ``0``) of the goal in a numeric field (only once: retrying the
+#: rest at every other ``1`` made each failure cost ten times more); natural and integer numerals, ``1`` and ``0`` rewritten as
+#: images under ``ratr`` (the morphism ``M`` into that field), then the field operations (inverse, power, product,
+#: sum, opposite) folded through it level by level until nothing changes, the comparison taken to ``rat``
+#: (``ltr_rat``/``ler_rat``, the injectivity of ``M`` for ``==`` of an equation) and decided by computation, only
+#: once no image under ``M`` is left (a goal with a variable, or ``size (1 / 2)%:P``, would have ``vm_compute``
+#: unfold the abstract field: seconds to fail); each shape picked by matching (a failed ``rewrite inj_eq`` on a
+#: boolean goal tried to unify it with ``ratr``'s definition: half a second).
+RATIONAL = ("let M := match goal with |- context [@GRing.one ?U] => let T := type of (@GRing.one U) in "
+            f"constr:({RATR}.ratr_rmorphism _ : {{rmorphism rat -> T}}) "
+            "| |- context [@GRing.zero ?U] => let T := type of (@GRing.zero U) in "
+            f"constr:({RATR}.ratr_rmorphism _ : {{rmorphism rat -> T}}) end in "
+            f"lazymatch M with {RATR}.ratr_rmorphism ?F => "
+            "rewrite -?(GRing.rmorph_nat M) -?(mathcomp.algebra.ssrint.rmorph_int M) -?(GRing.rmorph1 M) "
+            "-?(GRing.rmorph0 M); repeat progress rewrite -?(GRing.fmorphV M) -?(GRing.rmorphX M) -?(GRing.rmorphM M) "
+            f"-?(GRing.rmorphD M) -?(GRing.rmorphN M); rewrite ?(@{RATR}.ltr_rat F) ?(@{RATR}.ler_rat F); "
+            "lazymatch goal with |- context [M] => lazymatch goal with "
+            "| |- is_true _ => fail | |- (is_true _ -> False) => fail | |- @eq bool _ _ => fail "
+            "| |- (@eq bool _ _ -> False) => fail "
+            "| |- @eq _ _ _ => apply/eqP; rewrite (inj_eq (GRing.fmorph_inj M)); by vm_compute "
+            "| |- ~ (@eq _ _ _) => move=> /eqP; rewrite (inj_eq (GRing.fmorph_inj M)); by vm_compute "
+            "| |- (@eq _ _ _ -> False) => move=> /eqP; rewrite (inj_eq (GRing.fmorph_inj M)); by vm_compute end "
+            "| _ => by vm_compute end end")
+#: Big operators over literal ranges expanded (``\sum_(i < 3) F i`` by ``big_ord_recr`` down to ``big_ord0``;
+#: ``\sum_(1 <= i < 2) F i`` unlocked, its index range computed by ``simpl``: ``F 1 + 0``) and beta-reduced.
+EXPAND = "rewrite ?big_ord_recr ?big_ord0 ?unlock /="
+
+
+def rational(features: tuple[str, ...]) -> str:
+    """:data:`RATIONAL`, with mathcomp's polynomials after constant polynomials are evaluated (``hornerC``:
+    ``(2%:P).[1 / 2] = 2``, ``horner0``: ``0.[1 / 2] = 0``)."""
+    # matched, not ``rewrite ?hornerC``: unifying ``?c%:P`` with a polynomial ``1 / 3`` took a fifth of a second
+    horner = ("repeat match goal with |- context [@horner _ (@polyC _ ?c) ?x] => rewrite (hornerC c x) "
+              "| |- context [@horner _ (@GRing.zero _) ?x] => rewrite (horner0 x) end; ")
+    # a polynomial left unevaluated (``(1 / 3).[1 / 2]`` of the polynomial ``1 / 3``) is not decided: failing at
+    # once, where the folds tried to unify its ring with the field's (a fifth of a second each)
+    left = "lazymatch goal with |- context [@horner _ _ _] => fail | _ => idtac end; "
+    return f"{horner}{left}{RATIONAL}" if POLY in features else RATIONAL
+
+
+def rational_hypotheses(features: tuple[str, ...]) -> str:
+    """A hypothesis comparing rational constants (an equation, a boolean comparison, a negation) refuted, after
+    its big operators are expanded."""
+    return (f"match goal with H : ?P |- _ => lazymatch P with @eq _ _ _ => idtac | ~ _ => idtac end; "
+            f"move: H; {EXPAND}; {rational(features)} end")
+
+
+def rational_premises(features: tuple[str, ...]) -> str:
+    """The implications of the context whose premises are decided applied: each premise once, unfolded
+    (``hnf``: a definition such as ``sol a b c d := (c = a /\\ d = b) \\/ …`` at literals), one side of a
+    disjunction picked, its conjunctions split and each piece proved by reflexivity, as a rational comparison
+    (``0 < 1 / 2 < 1``, ``1 / 2 <> 1 / 3``) or from the context; an implication whose premise is not decided is
+    set aside (reverted: a hundred instances were retried after every success, tens of seconds), and once all
+    are tried, those whose premise is now in the context applied, until none is."""
+    # ``reflexivity`` only on syntactically equal sides and a hypothesis only when it is the piece: conversions
+    # (``size (1 / 2)%:P = 3``, ``(1 / 3).[0] = 0`` against ``0.[0] = 0``) took seconds
+    pieces = (f"repeat match goal with |- _ /\\ _ => split end; "
+              "first [ match goal with h : ?g |- ?g => exact h | |- ?a = ?a => reflexivity end "
+              f"| ({rational(features)}) ]")
+    return ("repeat match goal with H : ?B -> _ |- _ => lazymatch type of B with Prop => first [ let b := fresh in "
+            f"assert (b : B) by (hnf; solve [ {pieces} | left; {pieces} | right; {pieces} ]); specialize (H b) "
+            "| revert H ] end end; intros; "
+            "repeat match goal with H : ?B -> _, b : ?B |- _ => lazymatch type of B with Prop => specialize (H b) end end")
+
+
 #: Libraries loaded before a mathcomp file (chosen from the preamble's text; a certificate that depends on
 #: them still has to pass the verifier): ``lia`` through mathcomp's arithmetic, ``ring``/``field`` on its rings.
 MATHCOMP_PRELUDE = "From mathcomp Require Import zify ring.\n"
@@ -554,7 +621,10 @@ def closer(features: tuple[str, ...]) -> str:
     cheap = " | ".join(CHEAP)
     unlock = f"{UNLOCK}; " if SSR in features else ""
     numerals = f" | ({NUMERALS}) | ({ORDER_CYCLE})" if NUM in features else ""
-    numerals += f" | ({FRACTIONS})" if RAT in features else ""
+    # a hypothesis comparing rational constants of an abstract field, then the implications whose premises are
+    # decided applied first (``1 + 1 + 1 = 1`` inside an implication)
+    numerals += (f" | ({FRACTIONS}) | ({rational_premises(features)}; {BREAK}; {rational_hypotheses(features)})"
+                 if RAT in features else "")
     return (f"first [ {cheap} | (simpl in *; first [ {cheap} ]) "
             f"| ({unlock}vm_compute in *; first [ easy | discriminate | lia ]) "
             f"| intuition (first [ discriminate | lia | lra ]){numerals} ]")
@@ -566,7 +636,8 @@ def prove(features: tuple[str, ...]) -> str:
     # a negated inductive predicate at literals (``~ prime 1``) refuted by inverting it (``1 < 1``)
     return (f"solve [ easy | lia | lra | (repeat split; first [ easy | lia | lra ]) | reflexivity "
             f"| ({unlock}vm_compute; first [ easy | lia ]) | nia "
-            "| (let h := fresh in intro h; inversion h; first [ lia | easy ]) ]")
+            "| (let h := fresh in intro h; inversion h; first [ lia | easy ]) "
+            + (f"| ({rational(features)}) ]" if RAT in features else "]"))
 
 
 def context_instances(rounds: int = 2) -> str:
@@ -607,6 +678,9 @@ def specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int) -
 
 #: The values a saturation instantiates every variable at (all of them, not one at a time).
 SATURATION_VALUES = ("0", "1", "2", "3")
+#: ... and, with mathcomp's rationals, two distinct rationals strictly between 0 and 1 besides 0 (two distinct
+#: points of ``(0, 1)``: an existential over them moved outside an equivalence).
+RATIONAL_VALUES = ("0", "(1/2)", "(1/3)")
 
 
 def saturate(scopes: tuple[str, ...], depth: int = 3, small: tuple[str, ...] = SATURATION_VALUES,
@@ -645,6 +719,12 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              (f"{DESTRUCT}; {specialise(scopes, features, 2)}", SEARCH_SECONDS),
              (f"{DESTRUCT}; {context_instances()}; {close}", SEARCH_SECONDS),
              (f"{DESTRUCT}; {literal_instances(scopes)}; {close}", SEARCH_SECONDS),
+             # with mathcomp's rationals: three variables deep at 0, 1/2 and 1/3 (in any ring: polynomials too),
+             # the implications whose premises are rational comparisons applied (before the saturations that run to
+             # their limit in most files, or an item's budget ended before it; 6 s: deciding the premises of the
+             # 66 implications among the instances of a file with three predicates on polynomials took 2.5 to 4 s)
+             *([((f"{DESTRUCT}; {saturate(scopes, 3, RATIONAL_VALUES)}; {BREAK}; "
+                  f"{rational_premises(features)}; {BREAK}; {close}"), 3 * SEARCH_SECONDS)] if RAT in features else []),
              # the instances combined nonlinearly too (``x 1 ^ 2 - x 0 * x 2 = 1`` with every ``x n`` zero)
              (f"{DESTRUCT}; {saturate(scopes)}; {BREAK}; first [ {close} | nra | nia ]", SEARCH_SECONDS),
              # four variables deep at two values: two instances of one hypothesis with several variables
@@ -680,8 +760,16 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
                 f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
                 f"| _ => first [ {definitional} | {values} ] end end | {leaf} ] in go ()")
 
-    return [(f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS), (search(refute), 2 * SEARCH_SECONDS),
-            (search(deep), SEARCH_SECONDS)]
+    # every variable at the same value, one value at a time (``a = b = c = d = 1``): a handful of instances,
+    # where the search above visits the values of the last variables first (thousands for four variables)
+    same = witnesses(scopes, "T", f"let rec go u := lazymatch type of {h} with forall _ : ?T, _ => "
+                     "lazymatch type of T with Prop => "
+                     f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
+                     f"| _ => specialize ({h} v); go () end | _ => {refute} end in go ()")
+    uniform = (f"intro {h}; try cbv zeta in {h}; match type of {h} with forall _ : ?T, _ => "
+               f"lazymatch type of T with Prop => fail | _ => {same} end end")
+    return [(f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS), (uniform, SEARCH_SECONDS),
+            (search(refute), 2 * SEARCH_SECONDS), (search(deep), SEARCH_SECONDS)]
 
 
 # --- the search ------------------------------------------------------------------------------------------
