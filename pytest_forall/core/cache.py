@@ -66,10 +66,13 @@ def verifier_version(prover: Prover) -> str:
     entry; nobody has to remember to bump a version number.
     """
     module = sys.modules.get(type(prover).__module__)
-    extra = str(getattr(module, "__file__", None) or "")
-    if extra and Path(extra).resolve().is_relative_to(_PACKAGE):
-        extra = ""
-    return _source_digest(extra)
+    return _source_digest(_outside_package(str(getattr(module, "__file__", None) or "")))
+
+
+@functools.cache
+def _outside_package(path: str) -> str:
+    """``path`` when it lies outside pytest-forall's own package, else "" (resolved once per process and path)."""
+    return "" if path and Path(path).resolve().is_relative_to(_PACKAGE) else path
 
 
 def describe_environment(task: Task, prover: Prover) -> tuple[dict[str, str] | None, str]:

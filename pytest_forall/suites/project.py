@@ -1075,9 +1075,10 @@ class ProjectRocqProver(RocqProver):
     def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
         """Once per build and process, ahead of the items: the judge dumps and ``coqchk -norec`` of every compiled file
         with items, so that a cold run pays them side by side rather than one file at a time as the items come (#18).
-        The files are judged in as many sessions as this worker's share of the cores, each session over a group of
-        files (the plugin and the libraries they share loaded once per group, not per file), and checked by one
-        ``coqchk`` over all of them (the standard library loaded once). Each result goes where the lazy path looks
+        The files are judged in as many sessions as there are cores, each session over a group of files (the plugin
+        and the libraries they share loaded once per group, not per file), and checked by one ``coqchk`` over all of
+        them (the standard library loaded once); under pytest-xdist each worker starts its own share of the groups and
+        one of them the ``coqchk``. Each result goes where the lazy path looks
         (the per-file records under their file locks, so another xdist worker never repeats a file). When a shared
         session or the shared coqchk fails, nothing of it is recorded and each of its files is run alone, so a file's
         failure stays that file's (its items get their own file's reason, never another file's)."""
