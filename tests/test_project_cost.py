@@ -51,6 +51,17 @@ def test_a_provers_copy_is_the_prover_its_options_build(tmp_path: Path) -> None:
     assert cache_key(task, declared, data, {"t": 1}) != cache_key(task, first, data, {"t": 1})
 
 
+def test_a_prover_that_sandboxes_itself_is_built_for_each_caller(tmp_path: Path) -> None:
+    """``forall verify`` builds a prover that puts itself in a sandbox with a sandbox log of its own: never a copy."""
+    require_tool("coqc")
+    require_tool("bwrap")
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300, "sandbox": "bwrap",
+               "sandbox_audit_dir": str(tmp_path / "log")}
+    first, second = pytest_forall_make_prover("rocq-project", options), pytest_forall_make_prover("rocq-project", options)
+    assert first.sandboxed and second.sandboxed, first.sandbox_problem
+    assert first.runner is not second.runner
+
+
 def test_lexed_proofs_kept_in_the_cache_equal_lexing_and_nothing_else_is_served(tmp_path: Path,
                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A file's lexed proofs come from the cache (HMAC entry keyed by the text's SHA-256 and pytest-forall's sources)

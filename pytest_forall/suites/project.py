@@ -1814,12 +1814,13 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
     return unique
 
 
-def not_items(root: Path) -> list[tuple[str, str]]:
+def not_items(root: Path, options: dict[str, Any] | None = None) -> list[tuple[str, str]]:
     """The proofs of a Rocq project that are not items, with the reason, read from its text alone (no build, no
-    coqdep): the listing of a process that did not collect (the pytest-xdist controller)."""
+    coqdep): the listing of a process that did not collect (the pytest-xdist controller). ``options``: the run's, for
+    its lexed files kept in the verdict cache (:func:`_proofs_of`)."""
     skipped: list[tuple[str, str]] = []
     if is_rocq_project(root):
-        rocq_tasks(read_coqproject(root), {}, skipped)
+        rocq_tasks(read_coqproject(root), {}, skipped, _lex_store(options or {}))
     return skipped
 
 
@@ -1856,6 +1857,8 @@ def _project_rocq_prover(options: dict[str, Any]) -> ProjectRocqProver:
     if (known is None or type(known) is not ProjectRocqProver
             or (known.plugin is not None and not known.plugin.is_dir())):
         known = _PROTOTYPES[key] = ProjectRocqProver(options)
+    if known.sandboxed:  # it put itself in a sandbox of its own (``forall verify``): its sandbox log is its own too
+        return ProjectRocqProver(options)
     return known.fresh()
 
 
