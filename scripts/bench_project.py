@@ -16,7 +16,8 @@ machine:
 Prints one line per step: wall seconds and the ratio to ``make -j2``, the CPU seconds of the step's processes
 (user + system, the step's children: less noisy than wall on a shared machine), the item outcomes. ``--whole``
 takes every ``.v`` file and, as EDIT_FILE, the leaf file (one no other file requires, by ``coqdep``) with the most
-proofs. ``--profile DIR`` runs each pytest under ``cProfile`` (``DIR/<step>.prof``); The scratch directory is
+proofs. ``--workers N`` runs each pytest under pytest-xdist (``-n N``; the line says how many rows each process
+wrote). ``--profile DIR`` runs each pytest under ``cProfile`` (``DIR/<step>.prof``); The scratch directory is
 kept (its path is printed: ``reports/<step>/results.jsonl`` there) unless ``--clean``.
 """
 
