@@ -16,7 +16,8 @@ machine:
 Prints one line per step: wall seconds and the ratio to ``make -j2``, the CPU seconds of the step's processes
 (user + system, the step's children: less noisy than wall on a shared machine), the item outcomes. ``--whole``
 takes every ``.v`` file and, as EDIT_FILE, the leaf file (one no other file requires, by ``coqdep``) with the most
-proofs. ``--profile DIR`` runs each pytest under ``cProfile`` (``DIR/<step>.prof``); The scratch directory is
+proofs. ``--workers N`` runs each pytest under pytest-xdist (``-n N``; the line says how many rows each process
+wrote). ``--profile DIR`` runs each pytest under ``cProfile`` (``DIR/<step>.prof``); The scratch directory is
 kept (its path is printed: ``reports/<step>/results.jsonl`` there) unless ``--clean``.
 """
 
@@ -73,6 +74,10 @@ def main() -> int:
                         help="CPU seconds per harness step of each pytest run into DIR/<step>.txt")
     parser.add_argument("--clean", action="store_true", help="remove the scratch directory at the end")
     parser.add_argument("--steps", default="cold,warm,one-edit", help="which pytest steps (comma-separated)")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="pytest-xdist workers (-n N; 0: one process). Every item sits in the one scope "
+                             "project.forall.toml, so --dist loadfile/loadscope would send all to one worker: "
+                             "the default --dist load")
     args = parser.parse_args()
     library = args.library or installed("Coquelicot")
     scratch = Path(tempfile.mkdtemp(prefix="bench-project-"))
@@ -91,6 +96,7 @@ def main() -> int:
     started, cpu = time.monotonic(), children_cpu()
     made = subprocess.run(["make", "-j2"], cwd=reference, capture_output=True, text=True, check=False)
     make_s, make_cpu = time.monotonic() - started, children_cpu() - cpu
+    print(f"pytest workers: {args.workers or 'one process'}", flush=True)
     print(f"make -j2: {make_s:.1f} s, {make_cpu:.1f} CPU s (exit {made.returncode}), {len(files)} files; "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
     (scratch / "pytest.ini").write_text("[pytest]\n")
@@ -103,19 +109,21 @@ def main() -> int:
     def run(label: str) -> None:
         profile = ["-m", "cProfile", "-o", str((args.profile / f"{label}.prof").resolve())] if args.profile else []
         timers = ["-p", "forall_cpu_timers"] if args.timers else []
+        workers = ["-n", str(args.workers)] if args.workers else []
         if args.timers:
             env["FORALL_CPU_TIMERS"] = str((args.timers / f"{label}.txt").resolve())
         started, cpu = time.monotonic(), children_cpu()
         subprocess.run([sys.executable, *profile, "-m", "pytest", *timers, "-p", "no:cacheprovider", "-p",
-                        "no:hypothesispytest", "-q", "--forall-project", "proj", "--forall-frontend", "replay", "-m",
+                        "no:hypothesispytest", *workers, "-q", "--forall-project", "proj", "--forall-frontend", "replay", "-m",
                         "not admitted", "--forall-run-id", label], cwd=scratch, env=env, capture_output=True,
                        text=True, check=False)
         seconds, used = time.monotonic() - started, children_cpu() - cpu
         rows = [json.loads(line) for line in (scratch / "reports" / label / "results.jsonl").read_text().splitlines()]
         outcomes = collections.Counter(r["outcome"] for r in rows)
         cached = sum(1 for r in rows if r.get("cached"))
+        by_worker = dict(sorted(collections.Counter(str(r.get("worker")) for r in rows).items()))
         print(f"{label}: {seconds:.1f} s = {seconds / make_s:.2f}x make -j2, {used:.1f} CPU s = "
-              f"{used / make_cpu:.2f}x; {len(rows)} items {dict(outcomes)}, {cached} from the verdict cache; "
+              f"{used / make_cpu:.2f}x; {len(rows)} items {dict(outcomes)}, {cached} from the verdict cache, per process {by_worker}; "
               f"load average {os.getloadavg()[0]:.1f}", flush=True)
         for row in rows:
             if row["outcome"] != "strict":

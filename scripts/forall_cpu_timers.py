@@ -65,8 +65,14 @@ def report():
     total = time.process_time()
     lines = [f"process CPU {total:.2f} s"] + [f"{k}: {v:.2f} s in {COUNT[k]} calls ({1000 * v / max(1, COUNT[k]):.2f} ms)"
                                              for k, v in TOTAL.most_common()]
-    with open(os.environ["FORALL_CPU_TIMERS"], "w") as f:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # one file per process under pytest-xdist (the controller's too)
+    path = os.environ["FORALL_CPU_TIMERS"] + (f".{worker}" if worker else "")
+    with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def pytest_unconfigure(config):
+    report()  # a pytest-xdist worker may end without running atexit handlers
 
 
 atexit.register(report)

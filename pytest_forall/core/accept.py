@@ -88,7 +88,9 @@ class AuditRecord:
     def write_json(self, rel: str, data: Any) -> Path:
         path = self.directory / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str), encoding="utf-8")
+        # no indent: json's C encoder runs only without one (indented, the five files of an item cost it 0.6 ms
+        # against 0.2 ms, #18); any JSON reader (``python -m json.tool``, ``jq``) shows it indented
+        path.write_text(json.dumps(data, sort_keys=True, default=str), encoding="utf-8")
         return path
 
     def write_bytes(self, rel: str, data: bytes) -> Path:

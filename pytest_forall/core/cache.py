@@ -54,6 +54,11 @@ def _source_digest(extra: str) -> str:
     return digest.hexdigest()
 
 
+def harness_version() -> str:
+    """Digest of pytest-forall's own sources: a value derived by the harness is keyed by it, as a verdict is."""
+    return _source_digest("")
+
+
 def verifier_version(prover: Prover) -> str:
     """Digest of pytest-forall's own sources and of the module defining the backend's class.
 
@@ -61,10 +66,13 @@ def verifier_version(prover: Prover) -> str:
     entry; nobody has to remember to bump a version number.
     """
     module = sys.modules.get(type(prover).__module__)
-    extra = str(getattr(module, "__file__", None) or "")
-    if extra and Path(extra).resolve().is_relative_to(_PACKAGE):
-        extra = ""
-    return _source_digest(extra)
+    return _source_digest(_outside_package(str(getattr(module, "__file__", None) or "")))
+
+
+@functools.cache
+def _outside_package(path: str) -> str:
+    """``path`` when it lies outside pytest-forall's own package, else "" (resolved once per process and path)."""
+    return "" if path and Path(path).resolve().is_relative_to(_PACKAGE) else path
 
 
 def describe_environment(task: Task, prover: Prover) -> tuple[dict[str, str] | None, str]:
@@ -92,10 +100,22 @@ def _environment_key(env: dict[str, str]) -> dict[str, str]:
     return {"prover_version": env["version"], "libraries": env["libraries"], **extra}
 
 
+#: :func:`task_digest` per task object (kept alive here, so its id is not reused): an item's cache key and its row
+#: ask for the same task's digest, and a project item's task holds its file up to the target (#18)
+_TASK_DIGESTS: dict[int, tuple[Task, str]] = {}
+
+
 def task_digest(task: Task) -> str:
     """Digest of everything the adapter parsed for the task (template, frozen part, theorem, files, meta)."""
+    known = _TASK_DIGESTS.get(id(task))
+    if known is not None and known[0] is task:
+        return known[1]
     wire = {k: v for k, v in task.to_wire().items() if k not in ("source_path",)}
-    return sha256_bytes(json.dumps(wire, sort_keys=True, default=str).encode())
+    digest = sha256_bytes(json.dumps(wire, sort_keys=True, default=str).encode())
+    if len(_TASK_DIGESTS) >= 100_000:
+        _TASK_DIGESTS.clear()
+    _TASK_DIGESTS[id(task)] = (task, digest)
+    return digest
 
 
 def environment_digest(env: dict[str, str] | None) -> str:
@@ -157,6 +177,10 @@ def _consistent(verdict: Verdict, digest: str) -> bool:
     return failed and not verdict.strict
 
 
+#: each cache directory's HMAC key, read once per process
+_SECRETS: dict[str, bytes] = {}
+
+
 class VerdictCache:
     """Entries under ``root/<2 hex>/<64 hex>.json``; ``mode`` is one of :data:`CACHE_MODES`."""
 
@@ -179,7 +203,12 @@ class VerdictCache:
 
     def _key_secret(self) -> bytes:
         if self._secret is None:
-            self._secret = load_secret(self.root / ".hmac-key")
+            # once per process and cache (pytest makes a cache object per item); a key replaced on disk meanwhile
+            # only makes this process's entries misses elsewhere (a bad HMAC), never a served verdict
+            where = str((self.root / ".hmac-key").absolute())
+            self._secret = _SECRETS.get(where)
+            if self._secret is None:
+                self._secret = _SECRETS[where] = load_secret(self.root / ".hmac-key")
         return self._secret
 
     @staticmethod
@@ -250,6 +279,15 @@ class VerdictCache:
             return False
         self._write(key, verdict.to_wire())
         return True
+
+    def value(self, key: dict[str, str]) -> Any:
+        """A plain value the harness stored under ``key`` (:meth:`remember`) after the HMAC and key checks, else None."""
+        return self._read(key)[0]
+
+    def remember(self, key: dict[str, str], value: Any) -> None:
+        """Store a plain value the harness derived from ``key``'s inputs alone (e.g. where a text's proofs are)."""
+        if self.writes:
+            self._write(key, value)
 
     def template_compiles(self, key: dict[str, str]) -> bool:
         """Whether the template of ``key`` (see :func:`template_key`) is recorded as compiling here."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import shutil
 import time
@@ -719,7 +720,9 @@ class ItemRun:
     def _tool_counts(self) -> dict[str, int]:
         """Navigation and compilation tool calls over every session of the item (from each tools.json)."""
         counts = {"navigation": 0, "compilation": 0}
-        for path in sorted(self.ctx.audit.directory.rglob("tools.json")):
+        # os.walk, not Path.rglob: the same files at a fraction of the cost (every item asks, a cached one too)
+        found = [Path(d) / "tools.json" for d, _, files in os.walk(self.ctx.audit.directory) if "tools.json" in files]
+        for path in sorted(found):
             summary = json.loads(path.read_text(encoding="utf-8"))
             for key in counts:
                 counts[key] += int(summary.get(key) or 0)

@@ -101,7 +101,9 @@ def _not_items_report(config: pytest.Config) -> list[str]:
     root = _configured_project(config)
     if root is None:
         return []
-    skipped = NOT_ITEMS[str(root)] if str(root) in NOT_ITEMS else not_items(root)
+    from pytest_forall.plugin.options import resolved_options
+
+    skipped = NOT_ITEMS[str(root)] if str(root) in NOT_ITEMS else not_items(root, resolved_options(config))
     if not skipped:
         return []
     lines = [f"forall project: {len(skipped)} proof(s) of {root} are not items:"]

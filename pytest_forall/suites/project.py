@@ -24,6 +24,7 @@ from any other frontend is written there.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import hashlib
 import json
@@ -444,13 +445,38 @@ def rocq_proofs(text: str) -> list[RocqProof]:
 _PROOFS: dict[str, list[RocqProof]] = {}
 
 
-def _proofs_of(text: str) -> list[RocqProof]:
-    """:func:`rocq_proofs` of ``text``, once per process and text (the result is read, never changed)."""
+def _proofs_of(text: str, store: Any = None) -> list[RocqProof]:
+    """:func:`rocq_proofs` of ``text``, once per process and text (the result is read, never changed). With ``store``
+    (the run's :class:`~pytest_forall.core.cache.VerdictCache`), once per text and pytest-forall version: lexing a
+    library is most of its collection (1.1 s of 1.5 s for Coquelicot, in every process of a run, #18), so the result
+    is kept in an HMAC-checked entry keyed by the text's SHA-256 and pytest-forall's own sources; an entry that is
+    absent, foreign or malformed is lexed again."""
+    from pytest_forall.core.cache import harness_version
+
     key = hashlib.sha256(text.encode("utf-8")).hexdigest()
     found = _PROOFS.get(key)
+    if found is not None:
+        return found
+    entry = {"kind": "rocq-proofs", "text": key, "harness": harness_version()}
+    if store is not None:
+        found = _proofs_from_wire(store.value(entry))
     if found is None:
-        found = _PROOFS[key] = rocq_proofs(text)
+        found = rocq_proofs(text)
+        if store is not None:
+            store.remember(entry, [dataclasses.asdict(proof) for proof in found])
+    _PROOFS[key] = found
     return found
+
+
+def _proofs_from_wire(value: Any) -> list[RocqProof] | None:
+    """The proofs :func:`_proofs_of` stored, or None when ``value`` is not such a list."""
+    if not isinstance(value, list):
+        return None
+    try:
+        return [RocqProof(**{**proof, "blocks": [RocqBlock(**block) for block in proof["blocks"]]})
+                for proof in value]
+    except (TypeError, KeyError):
+        return None
 
 
 def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
@@ -479,9 +505,11 @@ def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
     return next((f"inside {b.unsupported}" for b in proof.blocks if b.unsupported), "")
 
 
-def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: list[tuple[str, str]]) -> list[Task]:
+def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: list[tuple[str, str]],
+               store: Any = None) -> list[Task]:
     """Every proof of the project an item: the template is the proof's own file up to its statement, its proof the
-    hole, the blocks around it closed. Proofs that are not items go to ``skipped`` as (name, reason)."""
+    hole, the blocks around it closed. Proofs that are not items go to ``skipped`` as (name, reason). ``store``: where
+    a file's lexed proofs are kept between runs (:func:`_proofs_of`)."""
     from pytest_forall.lang.common import NotUnderstood
 
     tasks = []
@@ -497,7 +525,7 @@ def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: l
             skipped.append((rel, "outside every -Q/-R directory of the project"))
             continue
         try:
-            proofs = _proofs_of(text)
+            proofs = _proofs_of(text, store)
         except NotUnderstood as exc:
             skipped.append((rel, f"cannot split into sentences: {exc}"))
             continue
@@ -679,6 +707,14 @@ def toolchain_version(options: dict[str, Any]) -> str:
 
 # --- Rocq: the prover in the project's own build -----------------------------------------------------------
 
+def _xdist_share() -> tuple[int, int]:
+    """(this process's index, the number of processes) of a pytest-xdist run (``gw3`` of 4: (3, 4)); (0, 1) alone."""
+    count = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    return index % count, count
+
+
 class ProjectRocqProver(RocqProver):
     """:class:`~pytest_forall.lang.rocq.backend.RocqProver` judging a candidate against the project's own build.
 
@@ -732,6 +768,16 @@ class ProjectRocqProver(RocqProver):
         self._proofs: dict[str, str] = {}
         self._vo_digests = ProjectRocqProver._shared_vo_digests
         self._dumps = ProjectRocqProver._shared_dumps
+
+    def fresh(self) -> ProjectRocqProver:
+        """A copy of this prover as its constructor left it: the same settings, its own containers (the records of
+        one item's candidates) except those the class shares on purpose between the provers of a process."""
+        other = copy.copy(self)
+        shared = {id(value) for klass in type(self).__mro__ for value in vars(klass).values()}
+        for name, value in vars(other).items():
+            if isinstance(value, (dict, list, set)) and id(value) not in shared:
+                setattr(other, name, copy.copy(value))
+        return other
 
     # -- the baseline build -------------------------------------------------------------------------------
 
@@ -1022,16 +1068,17 @@ class ProjectRocqProver(RocqProver):
             return dump, ""
 
     def _prefetch_workers(self) -> int:
-        """How many per-file sessions run at once after a build: this worker's share of the cores (0: none ahead)."""
-        workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1))
-        return max(1, (os.cpu_count() or 1) // workers)
+        """How many judge sessions run ahead after a build, over every process of the run: one per core (0: none
+        ahead). Under pytest-xdist each worker starts its share of them (:func:`_xdist_share`)."""
+        return max(1, os.cpu_count() or 1)
 
     def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
         """Once per build and process, ahead of the items: the judge dumps and ``coqchk -norec`` of every compiled file
         with items, so that a cold run pays them side by side rather than one file at a time as the items come (#18).
-        The files are judged in as many sessions as this worker's share of the cores, each session over a group of
-        files (the plugin and the libraries they share loaded once per group, not per file), and checked by one
-        ``coqchk`` over all of them (the standard library loaded once). Each result goes where the lazy path looks
+        The files are judged in as many sessions as there are cores, each session over a group of files (the plugin
+        and the libraries they share loaded once per group, not per file), and checked by one ``coqchk`` over all of
+        them (the standard library loaded once); under pytest-xdist each worker starts its own share of the groups and
+        one of them the ``coqchk``. Each result goes where the lazy path looks
         (the per-file records under their file locks, so another xdist worker never repeats a file). When a shared
         session or the shared coqchk fails, nothing of it is recorded and each of its files is run alone, so a file's
         failure stays that file's (its items get their own file's reason, never another file's)."""
@@ -1050,6 +1097,11 @@ class ProjectRocqProver(RocqProver):
         # balanced groups, the biggest compiled files first (a file's session time grows with it)
         ordered = sorted(files, key=lambda f: -(out / f[0]).with_suffix(".vo").stat().st_size)
         groups: list[list[tuple[str, str]]] = [ordered[i::workers] for i in range(min(workers, len(ordered)))]
+        # under pytest-xdist every worker computes the same groups and starts only its own (another worker's group
+        # is not waited for behind its locks: that worker judges it on its core), and one worker runs the coqchk
+        index, count = _xdist_share()
+        checker = len(groups) % count == index
+        groups = groups[index::count]
 
         def judge(group: list[tuple[str, str]], ready: threading.Event) -> None:
             # ahead of need only: a failure here is left for the item's own call to run again and report
@@ -1065,7 +1117,7 @@ class ProjectRocqProver(RocqProver):
 
         jobs: list[Callable[[threading.Event], None]] = [
             lambda ready, g=group: judge(g, ready) for group in groups]  # type: ignore[misc]
-        if self._has(self.coqchk):
+        if checker and self._has(self.coqchk):
             jobs.append(check)
         started = []
         for n, job in enumerate(jobs):
@@ -1729,6 +1781,19 @@ def lean_tasks(root: Path) -> list[Task]:
 
 # --- hooks --------------------------------------------------------------------------------------------
 
+def _lex_store(options: dict[str, Any]) -> Any:
+    """The run's verdict cache as the store of lexed files (None with ``--forall-cache=off`` or no cache directory,
+    and, as the verdict cache itself (``plugin.runner.verdict_cache``), outside a sandbox unless the frontend is a
+    non-agent one: an unsandboxed coding agent could write the cache and its key)."""
+    from pytest_forall.core.cache import CACHE_MODES, VerdictCache
+
+    mode, where = str(options.get("cache") or "off"), options.get("cache_dir")
+    if options.get("sandbox") == "none" and str(options.get("frontend") or "") not in ("replay", "portfolio"):
+        return None
+    return VerdictCache(Path(str(where)).expanduser() / "verdicts", mode) if where and mode in CACHE_MODES \
+        and mode != "off" else None
+
+
 def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
     tasks: list[Task] = []
     skipped: list[tuple[str, str]] = []
@@ -1736,7 +1801,7 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
         project = read_coqproject(root)
         tasks += rocq_tasks(project, cone_keys(project, toolchain_version(options),
                                                str(options.get("project_build") or "").strip(),
-                                               project_toolchain(options)), skipped)
+                                               project_toolchain(options)), skipped, _lex_store(options))
     NOT_ITEMS[str(root)] = skipped
     if is_lean_project(root):
         tasks += lean_tasks(root)
@@ -1749,12 +1814,13 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
     return unique
 
 
-def not_items(root: Path) -> list[tuple[str, str]]:
+def not_items(root: Path, options: dict[str, Any] | None = None) -> list[tuple[str, str]]:
     """The proofs of a Rocq project that are not items, with the reason, read from its text alone (no build, no
-    coqdep): the listing of a process that did not collect (the pytest-xdist controller)."""
+    coqdep): the listing of a process that did not collect (the pytest-xdist controller). ``options``: the run's, for
+    its lexed files kept in the verdict cache (:func:`_proofs_of`)."""
     skipped: list[tuple[str, str]] = []
     if is_rocq_project(root):
-        rocq_tasks(read_coqproject(root), {}, skipped)
+        rocq_tasks(read_coqproject(root), {}, skipped, _lex_store(options or {}))
     return skipped
 
 
@@ -1773,10 +1839,33 @@ def pytest_forall_languages() -> list[Language]:
     return [dataclasses.replace(ROCQ, name=ROCQ_PROVER, aliases=()), dataclasses.replace(LEAN, name=LEAN_PROVER, aliases=())]
 
 
+#: one built :class:`ProjectRocqProver` per options, environment and process, copied for each item
+_PROTOTYPES: dict[str, ProjectRocqProver] = {}
+
+
+def _project_rocq_prover(options: dict[str, Any]) -> ProjectRocqProver:
+    """A prover as ``ProjectRocqProver(options)`` makes it, for one item: pytest asks once per item, and building one
+    resolves the tools on PATH, hashes the judge plugin's source and lists the sandbox binds (about 1 ms each, the
+    same answer for every item of a run, #18). A copy of the first one built for the same options and environment is
+    that answer; each copy has its own per-item records (:meth:`ProjectRocqProver.fresh`)."""
+    try:
+        key = json.dumps([options, sorted(kv for kv in os.environ.items() if kv[0] != "PYTEST_CURRENT_TEST")],
+                         sort_keys=True)
+    except (TypeError, ValueError):  # an option that is not plain data: nothing to compare it by
+        return ProjectRocqProver(options)
+    known = _PROTOTYPES.get(key)
+    if (known is None or type(known) is not ProjectRocqProver
+            or (known.plugin is not None and not known.plugin.is_dir())):
+        known = _PROTOTYPES[key] = ProjectRocqProver(options)
+    if known.sandboxed:  # it put itself in a sandbox of its own (``forall verify``): its sandbox log is its own too
+        return ProjectRocqProver(options)
+    return known.fresh()
+
+
 @hookimpl(trylast=True)
 def pytest_forall_make_prover(name: str, options: dict[str, Any]) -> Any:
     if name == ROCQ_PROVER:
-        return ProjectRocqProver(options)
+        return _project_rocq_prover(options)
     if name == LEAN_PROVER:
         from pytest_forall.lang.lean.backend import LeanProver
 

@@ -1,0 +1,200 @@
+"""Project mode's per-item fast paths (#18 point 4) give what the slow paths give.
+
+The fixture project (tests/fixtures/project_rocq, `-Q theories Demo`) has five proofs in three files, three of them
+admitted with a stored proof in tests/fixtures/project_rocq_proofs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import require_tool
+from pytest_forall.core.cache import VerdictCache, cache_key, harness_version
+from pytest_forall.suites import project as suite
+from pytest_forall.suites.project import ProjectRocqProver, load_project, pytest_forall_make_prover, rocq_proofs
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PROJECT = FIXTURES / "project_rocq"
+PROOFS = FIXTURES / "project_rocq_proofs"
+BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+#: what a row says about the proof and its judgement (timings, paths and the worker aside)
+JUDGED = ("outcome", "stop", "reason", "digest", "axioms", "project_axioms", "independent", "candidate_digest",
+          "template_digest", "kernel_statement", "kernel_context", "kernel_lemmas", "proof_digest", "environment",
+          "verifier", "kernel", "toolchain")
+
+
+def test_a_provers_copy_is_the_prover_its_options_build(tmp_path: Path) -> None:
+    """pytest asks for a prover per item; the project suite hands out copies of the first it built for the same
+    options and environment. A copy has every attribute a fresh construction has (so the same cache key and
+    settings), its own per-item records, and other options give another prover."""
+    require_tool("coqc")
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
+    first, second = pytest_forall_make_prover("rocq-project", options), pytest_forall_make_prover("rocq-project", options)
+    built = ProjectRocqProver(options)
+    assert type(first) is ProjectRocqProver and first is not second
+    assert vars(first) == vars(built) == vars(second)
+    for name, value in vars(first).items():  # per-item containers are the copy's own; the class's shared ones shared
+        if isinstance(value, (dict, list, set)):
+            shared = any(value is getattr(ProjectRocqProver, n) for n in dir(ProjectRocqProver) if n.startswith("_shared"))
+            assert (value is getattr(second, name)) == shared, name
+    first._own["x"] = "y"
+    assert "x" not in second._own and "x" not in pytest_forall_make_prover("rocq-project", options)._own
+    task = load_project(PROJECT, {})[0]
+    data = str(task.meta["own_candidate"] or "x").encode()
+    assert cache_key(task, first, data, {"t": 1}) == cache_key(task, built, data, {"t": 1})
+    declared = pytest_forall_make_prover("rocq-project", {**options, "project_axioms": ["Demo.Base.ax"]})
+    assert declared.project_axioms == "Demo.Base.ax" and first.project_axioms == ""
+    assert cache_key(task, declared, data, {"t": 1}) != cache_key(task, first, data, {"t": 1})
+
+
+def test_a_prover_that_sandboxes_itself_is_built_for_each_caller(tmp_path: Path) -> None:
+    """``forall verify`` builds a prover that puts itself in a sandbox with a sandbox log of its own: never a copy."""
+    require_tool("coqc")
+    require_tool("bwrap")
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300, "sandbox": "bwrap",
+               "sandbox_audit_dir": str(tmp_path / "log")}
+    first, second = pytest_forall_make_prover("rocq-project", options), pytest_forall_make_prover("rocq-project", options)
+    assert first.sandboxed and second.sandboxed, first.sandbox_problem
+    assert first.runner is not second.runner
+
+
+def test_lexed_proofs_kept_in_the_cache_equal_lexing_and_nothing_else_is_served(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file's lexed proofs come from the cache (HMAC entry keyed by the text's SHA-256 and pytest-forall's sources)
+    only as lexing gives them; a planted entry, another text or another pytest-forall version is lexed again."""
+    store = VerdictCache(tmp_path / "verdicts", "readwrite")
+    texts = [p.read_text(encoding="utf-8") for p in sorted((PROJECT / "theories").glob("*.v"))]
+    monkeypatch.setattr(suite, "_PROOFS", {})
+    lexed = [suite._proofs_of(text, store) for text in texts]
+    assert lexed == [rocq_proofs(text) for text in texts] and all(lexed)
+
+    calls: list[str] = []
+
+    def counting(text: str) -> list[suite.RocqProof]:
+        calls.append(text)
+        return rocq_proofs(text)
+    monkeypatch.setattr(suite, "rocq_proofs", counting)
+    monkeypatch.setattr(suite, "_PROOFS", {})
+    assert [suite._proofs_of(text, store) for text in texts] == lexed and calls == []  # all from the cache
+
+    edited = texts[0].replace("Lemma", "Lemma  ", 1)  # another text: its own entry, lexed
+    monkeypatch.setattr(suite, "_PROOFS", {})
+    assert suite._proofs_of(edited, store) == rocq_proofs(edited) and calls == [edited]
+
+    import hashlib
+
+    entry = {"kind": "rocq-proofs", "text": hashlib.sha256(texts[1].encode()).hexdigest(), "harness": harness_version()}
+    stored = json.loads(store._path(entry).read_text())
+    body = json.loads(stored["body"])
+    body["value"][0]["name"] = "planted"  # a changed value without the key's HMAC
+    store._path(entry).write_text(json.dumps({"body": json.dumps(body, sort_keys=True), "mac": stored["mac"]}))
+    monkeypatch.setattr(suite, "_PROOFS", {})
+    assert suite._proofs_of(texts[1], store) == lexed[1] and calls[-1] == texts[1]
+
+    import pytest_forall.core.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "harness_version", lambda: "another pytest-forall")
+    monkeypatch.setattr(suite, "_PROOFS", {})
+    calls.clear()
+    assert suite._proofs_of(texts[2], store) == lexed[2] and calls == [texts[2]]
+
+
+def _rows(path: Path, run_id: str) -> dict[str, dict]:
+    lines = (path / "reports" / run_id / "results.jsonl").read_text().splitlines()
+    return {json.loads(line)["task_id"]: json.loads(line) for line in lines}
+
+
+def test_two_xdist_workers_give_the_rows_of_one_process(pytester: pytest.Pytester) -> None:
+    """``-n 2``: one build for both workers, every item's row present once, and every row's judgement (outcome,
+    digests, axioms, kernel fields) the one a single process gives, cold and then warm from the verdict cache."""
+    require_tool("coqc")
+    require_tool("coqchk")
+    shutil.copytree(PROJECT, pytester.path / "proj")
+    proofs = pytester.path / "proofs"  # the stored proofs of the admitted lemmas, the project's own of the others
+    shutil.copytree(PROOFS, proofs)
+    for task in load_project(PROJECT, {}):
+        if not task.meta["admitted"]:
+            (proofs / task.candidate_name).write_text(str(task.meta["own_candidate"]), encoding="utf-8")
+    pytester.makeini("[pytest]\n")
+    args = [*BASE, "--forall-project", "proj", "--forall-frontend", "replay", "--forall-proofs", str(proofs)]
+    one = pytester.runpytest_subprocess(*args, "--forall-run-id", "one", "--forall-cache-dir", "cache-one")
+    assert one.ret == 0, one.stdout.str()[-3000:]
+    runs = {}
+    for run_id in ("cold", "warm"):
+        result = pytester.runpytest_subprocess(*args, "-n", "2", "--forall-run-id", run_id,
+                                               "--forall-cache-dir", "cache-two")
+        assert result.ret == 0, result.stdout.str()[-3000:]
+        runs[run_id] = _rows(pytester.path, run_id)
+    single = _rows(pytester.path, "one")
+    assert len(single) == 5 and all(r["outcome"] == "strict" for r in single.values()), single
+    for run_id, rows in runs.items():
+        assert sorted(rows) == sorted(single), run_id
+        assert {r["worker"] for r in rows.values()} == {"gw0", "gw1"}, run_id
+        for task_id, row in rows.items():
+            assert {k: row.get(k) for k in JUDGED} == {k: single[task_id].get(k) for k in JUDGED}, (run_id, task_id)
+    assert not any(r["cached"] for r in runs["cold"].values()) and all(r["cached"] for r in runs["warm"].values())
+    builds = [p for p in (pytester.path / "cache-two" / "project-rocq").iterdir() if p.is_dir() and p.name != "by-vo"]
+    assert len(builds) == 1, builds  # one build, shared by the two workers
+    dumps = sorted(p.name.split(".")[1] for p in (pytester.path / "cache-two" / "project-rocq" / "by-vo").glob("*.dump"))
+    assert dumps == ["Base", "Lemmas", "More"], dumps  # each file's judge dump made once
+
+
+def test_under_xdist_each_worker_starts_its_own_share_of_the_sessions_ahead(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``-n 2`` every worker computes the same groups of files (one per core) and starts only its own, and one
+    worker runs the shared coqchk: the second worker's group is judged on its core, not queued behind the first
+    worker's locks; what a worker did not start ahead it still judges on its own items' demand."""
+    import time
+
+    from pytest_forall.core.verify import verify_candidate
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    tasks = {t.task_id: t for t in load_project(project, {})}
+    monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 2)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    ahead: list[str] = []
+    checks: list[list[str]] = []
+    judge_file, judge_files, run = prover._judge_file, prover._judge_files, prover._run
+
+    def one(load: list[str], parent: Path, module: str, *rest: object, **kw: object) -> object:
+        if parent.name == "judge" and threading_name().startswith("forall-prefetch"):
+            ahead.append(module)
+        return judge_file(load, parent, module, *rest, **kw)  # type: ignore[arg-type]
+
+    def shared(load: list[str], parent: Path, files: list[tuple[str, list[str]]], *rest: object) -> object:
+        ahead.extend(module for module, _ in files)
+        return judge_files(load, parent, files, *rest)  # type: ignore[arg-type]
+
+    def running(argv: list[str], cwd: Path, *rest: object, **kw: object) -> object:
+        if argv[0] == prover.coqchk and "tree" not in cwd.parts and threading_name().startswith("forall-prefetch"):
+            checks.append([argv[i + 1] for i, word in enumerate(argv) if word == "-norec"])
+        return run(argv, cwd, *rest, **kw)  # type: ignore[arg-type]
+    prover._judge_file, prover._judge_files, prover._run = one, shared, running  # type: ignore[method-assign]
+
+    first = tasks["Demo__Base__double_S"]
+    assert verify_candidate(first, prover, str(first.meta["own_candidate"]).encode(), timeout=300).verdict == "accept"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not ahead:
+        time.sleep(0.2)
+    out = prover._out(prover._project(first), prover._build(first, 300)[1])
+    sizes = sorted(("Base", "Lemmas", "More"), key=lambda m: -(out / "theories" / f"{m}.vo").stat().st_size)
+    assert ahead == [f"Demo.{sizes[1]}"], (ahead, sizes)  # gw1 of 2: the second group of two, alone
+    assert checks == []  # two groups, two workers: gw0 runs the coqchk
+    for task_id, task in tasks.items():  # the other files on demand: every verdict as ever
+        data = (PROOFS / f"{task_id}.v").read_bytes() if task.meta["admitted"] else str(task.meta["own_candidate"]).encode()
+        assert verify_candidate(task, prover, data, timeout=300).verdict == "accept", task_id
+
+
+def threading_name() -> str:
+    import threading
+
+    return threading.current_thread().name
