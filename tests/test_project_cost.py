@@ -158,9 +158,10 @@ def test_under_xdist_each_worker_starts_its_own_share_of_the_sessions_ahead(tmp_
     shutil.copytree(PROJECT, project)
     tasks = {t.task_id: t for t in load_project(project, {})}
     monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 2)
+    # the share comes from the plugin (xdist's workerinput), not the environment, which a nested run inherits
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
-    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
-    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300, "worker_share": [1, 2]})
     ahead: list[str] = []
     checks: list[list[str]] = []
     judge_file, judge_files, run = prover._judge_file, prover._judge_files, prover._run

@@ -136,6 +136,13 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
         options["cache_dir"] = str(Path(options["reports"]) / ".cache")
     _validate_gating(config, options)
     _validate_toolchains(config, options)
+    # this process's place among pytest-xdist's workers, from xdist itself (a nested run inherits the outer
+    # worker's environment variables, so those would name another run's share): [index, count], [0, 1] alone
+    workerinput = getattr(config, "workerinput", None)
+    options["worker_share"] = [0, 1]
+    if workerinput is not None and str(workerinput.get("workerid", "")).removeprefix("gw").isdigit():
+        count = max(1, int(workerinput.get("workercount") or 1))
+        options["worker_share"] = [int(str(workerinput["workerid"])[2:]) % count, count]
     config.stash[OPTIONS_KEY] = options
     return options
 

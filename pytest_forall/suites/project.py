@@ -707,12 +707,14 @@ def toolchain_version(options: dict[str, Any]) -> str:
 
 # --- Rocq: the prover in the project's own build -----------------------------------------------------------
 
-def _xdist_share() -> tuple[int, int]:
-    """(this process's index, the number of processes) of a pytest-xdist run (``gw3`` of 4: (3, 4)); (0, 1) alone."""
-    count = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1))
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
-    return index % count, count
+def _worker_share(options: dict[str, Any]) -> tuple[int, int]:
+    """(this process's index, the number of processes) of the run, as the plugin read it from pytest-xdist
+    (``options["worker_share"]``; ``gw3`` of 4: (3, 4)); (0, 1) alone or when not given."""
+    share = options.get("worker_share")
+    if isinstance(share, (list, tuple)) and len(share) == 2 and all(isinstance(v, int) for v in share) \
+            and share[1] >= 1:
+        return share[0] % share[1], share[1]
+    return 0, 1
 
 
 class ProjectRocqProver(RocqProver):
@@ -753,6 +755,8 @@ class ProjectRocqProver(RocqProver):
         self.build_command = str((options or {}).get("project_build") or "").strip()
         #: ``--forall-project-axioms``: the project's own axioms its maintainer declares as foundations (strict)
         self.declared = declared_axioms((options or {}).get("project_axioms"))
+        #: this process's share of the judge sessions ahead under pytest-xdist (:func:`_worker_share`)
+        self.worker_share = _worker_share(options or {})
         #: the declaration as one plain setting: part of the verdict cache's policy (``core.cache.prover_settings``),
         #: so a verdict judged under another declaration is never served
         self.project_axioms = " ".join(self.declared)
@@ -1069,7 +1073,7 @@ class ProjectRocqProver(RocqProver):
 
     def _prefetch_workers(self) -> int:
         """How many judge sessions run ahead after a build, over every process of the run: one per core (0: none
-        ahead). Under pytest-xdist each worker starts its share of them (:func:`_xdist_share`)."""
+        ahead). Under pytest-xdist each worker starts its share of them (:func:`_worker_share`)."""
         return max(1, os.cpu_count() or 1)
 
     def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
@@ -1099,7 +1103,7 @@ class ProjectRocqProver(RocqProver):
         groups: list[list[tuple[str, str]]] = [ordered[i::workers] for i in range(min(workers, len(ordered)))]
         # under pytest-xdist every worker computes the same groups and starts only its own (another worker's group
         # is not waited for behind its locks: that worker judges it on its core), and one worker runs the coqchk
-        index, count = _xdist_share()
+        index, count = self.worker_share
         checker = len(groups) % count == index
         groups = groups[index::count]
 
