@@ -188,16 +188,21 @@ def _mutant_goal(tmp_path: Path, name: str, find: str, replace: str, kind: str) 
         derived.theorem_name
 
 
-def _closed(tmp_path: Path, loaded: str, goal: Goal, scripts: list[str], seconds: float = 10.0) -> list[str]:
-    """The scripts that close the goal (each tried on its own, in a session of its own)."""
+def _closing(tmp_path: Path, loaded: str, goal: Goal, scripts: list[tuple[str, float]]) -> list[str]:
+    """The scripts that close the goal within their own CPU budgets (each in a session of its own)."""
     closed = []
-    for index, script in enumerate(scripts):
+    for index, (script, seconds) in enumerate(scripts):
         (tmp_path / str(index)).mkdir(parents=True)
         winners, _, log = probe(tmp_path / str(index)).run_goals(
             loaded, [Goal(goal.statement, goal.theorem, [(script, seconds)])], tmp_path / str(index))
         assert "load failed" not in log, log[-2000:]
         closed += [script] if winners else []
     return closed
+
+
+def _closed(tmp_path: Path, loaded: str, goal: Goal, scripts: list[str], seconds: float = 10.0) -> list[str]:
+    """The scripts that close the goal, each given ``seconds`` of CPU (:func:`_closing`)."""
+    return _closing(tmp_path, loaded, goal, [(script, seconds) for script in scripts])
 
 
 @pytest.mark.slow
@@ -343,18 +348,6 @@ def test_a_tie_that_unfolds_a_recursive_let_without_end_fails_within_its_time(tm
                                                              [("exact Coq.Init.Logic.I", 5.0)])], tmp_path)
     assert winners == {"after": "exact Coq.Init.Logic.I"}, log[-2000:]
     assert "Timeout!" in log and time.monotonic() - began < TIE_SECONDS + 30, log[-2000:]
-
-
-def _closing(tmp_path: Path, loaded: str, goal: Goal, scripts: list[tuple[str, float]]) -> list[str]:
-    """The scripts that close the goal within their own CPU budgets (each in a session of its own)."""
-    closed = []
-    for index, (script, seconds) in enumerate(scripts):
-        (tmp_path / str(index)).mkdir(parents=True)
-        winners, _, log = probe(tmp_path / str(index)).run_goals(
-            loaded, [Goal(goal.statement, goal.theorem, [(script, seconds)])], tmp_path / str(index))
-        assert "load failed" not in log, log[-2000:]
-        closed += [script] if winners else []
-    return closed
 
 
 #: What the search finds in a mathcomp ``realType`` file (the scopes and features it asks Coq about).
