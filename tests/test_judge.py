@@ -582,3 +582,57 @@ def test_shared_walk_equals_one_walk_per_target_on_a_real_library_file(judge_plu
     assert shared.findings == each.findings
     assert all(any("ClassicalDedekindReals.sig_forall_dec" in line for line in lines)
                for lines in shared.assumptions.values() if lines) and any(shared.assumptions.values())
+
+
+def _session_and_alone(plugin: Path, work: Path, load: list[str], modules: list[str]) -> tuple[Any, Any]:
+    """Every constant of each module a target: the dumps of one session over all the modules (their assumptions
+    from one walk at the end) and of one session per module."""
+    from pytest_forall.core.proc import run_command
+
+    def run(args: list[str], cwd: Path) -> Any:
+        return run_command(["coqc", *args], cwd=cwd, timeout=1200,
+                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OCAMLPATH": str(plugin)})
+
+    files = []
+    for module in modules:
+        fields, problem = judge_module.run_file_dump(run, work, load, module, [])
+        assert fields is not None, problem
+        files.append((module, [path for path, entry in fields.fields if entry.startswith("const ")]))
+    assert "ForallJudgeFlush" in judge_module.files_audit_source([(m, t, f"{m}.txt") for m, t in files], "n")
+    together, problem = judge_module.run_files_dump(run, work, load, files)
+    assert not problem, problem
+    alone = {}
+    for module, targets in files:
+        alone[module], problem = judge_module.run_file_dump(run, work, load, module, targets)
+        assert alone[module] is not None, problem
+    return together, alone
+
+
+def test_one_session_over_several_files_gives_each_file_its_own_dump(judge_plugin: Path, tmp_path: Path) -> None:
+    """Several files judged in one session, their targets' assumptions from one walk over all of them at the end
+    (after later files are loaded), give each file exactly the dump its own session gives: the fixture's axiom
+    reached through other files' opaque proofs, the admitted lemma, the unguarded fixpoint, the non-positive block;
+    and on three files of a real library whose closures share the standard library's real numbers."""
+    for name, text in SHARED_WALK_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    for name in SHARED_WALK_FILES:
+        done = subprocess.run(["coqc", "-q", "-Q", ".", "P", name], cwd=tmp_path, capture_output=True, text=True,
+                              check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    modules = ["P.Deep", "P.Mid", "P.Top"]
+    together, alone = _session_and_alone(judge_plugin, tmp_path, ["-Q", str(tmp_path), "P"], modules)
+    assert sorted(together) == modules
+    for module in modules:
+        assert together[module] == alone[module], module
+    assert together["P.Top"].assumptions["t9"] == ("axiom P.Top.t8",)
+    assert together["P.Mid"].assumptions["l1"] == ("axiom P.Deep.deep_ax",)
+
+    where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, check=True).stdout.strip()
+    require_path(Path(where) / "user-contrib" / "Coquelicot" / "Equiv.vo", "Coquelicot (scripts/setup.sh installs it)")
+    real = ["Coquelicot.Rcomplements", "Coquelicot.Rbar", "Coquelicot.Equiv"]
+    work = tmp_path / "real"
+    work.mkdir()
+    together, alone = _session_and_alone(judge_plugin, work, [], real)
+    for module in real:
+        assert together[module] == alone[module], module
+    assert any(together["Coquelicot.Equiv"].assumptions.values())

@@ -288,10 +288,11 @@ def _coqc_with_judge_plugin(toolchain: str, tmp_path: Path) -> tuple[Callable[[l
 def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(toolchain: str, tmp_path: Path) -> None:
     """The project judge's one closure walk per file (forall_judge.mlg, through each version's compat shim) gives
     every target the assumptions one `Assumptions.assumptions` per target gives, on 8.20 and on 9.2 (whose walk
-    also follows an axiom's type: there an axiom typed by an axiom brings both)."""
+    also follows an axiom's type: there an axiom typed by an axiom brings both); one session over several files
+    (one walk at its end) gives each file the dump its own session gives."""
     from test_judge import SHARED_WALK_FILES
 
-    from pytest_forall.lang.rocq.judge import run_file_dump
+    from pytest_forall.lang.rocq.judge import run_file_dump, run_files_dump
 
     run, work = _coqc_with_judge_plugin(toolchain, tmp_path)
 
@@ -312,6 +313,13 @@ def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(tool
     assert "unsafe guarded P.Top.loop" in shared.assumptions["t10"]
     expected = ("axiom P.Deep.el_ax", "axiom P.Deep.ty_ax") if toolchain == "sid" else ("axiom P.Deep.el_ax",)
     assert shared.assumptions["t11"] == expected
+    # several files in one session (their assumptions from one walk at the end) give each file its own dump
+    together, problem = run_files_dump(run, work, load, [("P.Mid", ["l1", "d1"]), ("P.Top", targets)], fresh=False)
+    assert not problem, problem
+    mid, problem = run_file_dump(run, work, load, "P.Mid", ["l1", "d1"], fresh=False)
+    assert mid is not None, problem
+    assert together == {"P.Mid": mid, "P.Top": shared}
+    assert mid.assumptions["l1"] == ("axiom P.Deep.deep_ax",)
 
 
 @pytest.mark.parametrize("toolchain", ["trixie", "sid"])

@@ -442,7 +442,11 @@ def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str
 def files_audit_source(files: list[tuple[str, list[str], str]], nonce: str, each: bool = False) -> str:
     """The audit file of several compiled files of one build, (module, targets, output file) each: the plugin loaded
     once, then per file its ``Require`` and its dump, in that order (a file is dumped before the next is loaded, as
-    its own session would dump it)."""
+    its own session would dump it), except its targets' assumptions: those are fixed once a target is declared, so
+    with several files they come from one walk over every file's targets at the end (``ForallJudgeFlush``; one walk
+    per file went over the libraries they share again each time)."""
+    later = len(files) > 1 and not each
+    command = "ForallJudgeFileEach" if each else "ForallJudgeFileLater" if later else "ForallJudgeFile"
     lines = [f'Declare ML Module "{PLUGIN_PACKAGE}.plugin".\n']
     for module, targets, out_name in files:
         for path in targets:
@@ -450,9 +454,8 @@ def files_audit_source(files: list[tuple[str, list[str], str]], nonce: str, each
                 raise ValueError(f"not a Coq qualified identifier: {path!r}")
         if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in module.split(".")):
             raise ValueError(f"not a Coq library name: {module!r}")
-        lines.append(f'Require {module}.\nForallJudgeFile{"Each" if each else ""} "{out_name}" "{nonce}" "{module}" '
-                     f'"{" ".join(targets)}".\n')
-    return "".join(lines)
+        lines.append(f'Require {module}.\n{command} "{out_name}" "{nonce}" "{module}" "{" ".join(targets)}".\n')
+    return "".join(lines) + ("ForallJudgeFlush.\n" if later else "")
 
 
 def run_file_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, load: list[str], module: str,
