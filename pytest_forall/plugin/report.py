@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from filelock import FileLock
 
 from pytest_forall.core.gating import annotate, gate_lines, load_baseline, parse_shard, shard_of, task_key
 from pytest_forall.core.model import (
@@ -139,6 +138,9 @@ class ForallReporter:
         #: node ids with a final row in this run (results.jsonl never gets a second), and every recorded one
         self.final_ids: set[str] = set()
         self.recorded_ids: set[str] = set()
+        #: results.jsonl, opened for appending at the first row of this session (:meth:`record`)
+        self._results: int | None = None
+        self._torn = False
         self.shard = parse_shard(options["shard"]) if options["shard"] else None
         self.gate = options["gate"]
         self.baseline = load_baseline(Path(options["baseline"])) if options["baseline"] and not hasattr(
@@ -292,7 +294,9 @@ class ForallReporter:
     def record(self, result: dict[str, Any]) -> None:
         """Append one line to results.jsonl; only the controller writes it (results arrive in the reports).
 
-        A row that cannot be written stops the run with that message: going on would lose rows.
+        A row that cannot be written stops the run with that message: going on would lose rows. The file is opened
+        once per session (append only, one ``write`` per row): the controller holds the run's owner lock, so no
+        other process appends to it meanwhile, and a row is in the file as soon as its ``write`` returns.
         """
         path = self.run_dir / "results.jsonl"
         nodeid, final = str(result.get("nodeid")), is_final(str(result.get("outcome")))
@@ -301,16 +305,27 @@ class ForallReporter:
                                 "the run's first final row stands")
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(path) + ".lock"), path.open("a+b") as handle:
+            if self._results is None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._results = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                size = os.fstat(self._results).st_size
                 # after a writer killed mid-line, the row starts on a line of its own (else both are lost)
-                torn = handle.tell() > 0 and handle.seek(handle.tell() - 1) >= 0 and handle.read(1) != b"\n"
-                handle.write((("\n" if torn else "") + json.dumps(result, sort_keys=True) + "\n").encode())
+                self._torn = size > 0 and os.pread(self._results, 1, size - 1) != b"\n"
+            line = memoryview((("\n" if self._torn else "") + json.dumps(result, sort_keys=True) + "\n").encode())
+            self._torn = True  # until the whole line is in: a failed write leaves a torn line behind
+            while line:
+                line = line[os.write(self._results, line):]
+            self._torn = False
         except OSError as exc:
             pytest.exit(f"forall: cannot record the result of {result.get('nodeid')} in {path}: "
                         f"{exc.strerror or exc}; the run stops so no result is lost", returncode=4)
         if final:
             self.final_ids.add(nodeid)
+
+    def close_results(self) -> None:
+        if self._results is not None:
+            os.close(self._results)
+            self._results = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -476,6 +491,7 @@ class ForallReporter:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """The session is over: the run is no longer owned (a process that dies drops the lock all the same)."""
+        self.close_results()
         self.owner.release()
         self.worker_hold.release()
 
