@@ -195,3 +195,30 @@ def test_the_events_kept_in_memory_are_the_files(tmp_path: Path) -> None:
     again = AuditRecord(tmp_path / "a", task)  # a resumed run: the earlier run's events are read
     again.event(kind="review", approved=False)
     assert again.events() == on_disk() and len(on_disk()) == 5
+
+
+def test_the_verdict_caches_writers_need_no_lock(tmp_path: Path) -> None:
+    """Entries are written to a file of the writer's own and renamed into place: threads (and processes) writing the
+    same and other keys at once leave whole entries, each read back as written, and no lock or scratch file."""
+    import threading
+
+    cache = VerdictCache(tmp_path / "cache", "readwrite")
+    keys = [{"kind": "test", "n": str(n % 5)} for n in range(40)]
+    problems: list[str] = []
+
+    def writer(offset: int) -> None:
+        for n, key in enumerate(keys):
+            cache.remember(key, {"n": key["n"], "text": "x" * 20_000})
+            value = cache.value(keys[(n + offset) % len(keys)])
+            if value is not None and value != {"n": keys[(n + offset) % len(keys)]["n"], "text": "x" * 20_000}:
+                problems.append(repr(value)[:80])
+    threads = [threading.Thread(target=writer, args=(offset,)) for offset in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+    assert all(cache.value(key) == {"n": key["n"], "text": "x" * 20_000} for key in keys)
+    left = [p.name for p in (tmp_path / "cache").rglob("*") if p.is_file() and (p.suffix != ".json" or
+                                                                               p.name.startswith(".tmp-"))]
+    assert sorted(left) == [".hmac-key", ".hmac-key.lock"], left  # the key's own lock (made once), nothing else
