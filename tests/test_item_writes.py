@@ -222,3 +222,38 @@ def test_the_verdict_caches_writers_need_no_lock(tmp_path: Path) -> None:
     left = [p.name for p in (tmp_path / "cache").rglob("*") if p.is_file() and (p.suffix != ".json" or
                                                                                p.name.startswith(".tmp-"))]
     assert sorted(left) == [".hmac-key", ".hmac-key.lock"], left  # the key's own lock (made once), nothing else
+
+
+def test_a_tasks_wire_is_asdicts(tmp_path: Path) -> None:
+    """``Task.to_wire`` builds what ``dataclasses.asdict`` builds (a copy: changing it changes no task), without its
+    deep copy when the task holds plain data, and by it when the task holds anything else."""
+    import dataclasses
+    from collections import namedtuple
+
+    from pytest_forall.suites.project import load_project
+
+    project = Path(__file__).resolve().parent / "fixtures" / "project_rocq"
+    Pair = namedtuple("Pair", "a b")
+
+    @dataclasses.dataclass
+    class Inner:
+        x: list[int]
+
+    tasks = [*load_project(project, {}),
+             Task(task_id="t", suite="s", track="k", prover="p", source_path="t", template="x",
+                  context_files={"a.txt": "A"}, meta={"n": [1, (2, 3.5)], "d": {"k": None, "b": True}}),
+             Task(task_id="u", suite="s", track="k", prover="p", source_path="u", template="x",
+                  meta={"pair": Pair(1, [2]), "inner": Inner([1])}),
+             Task(task_id="v", suite="s", track="k", prover="p", source_path="v", template="x",
+                  meta={"set": frozenset({1})})]
+    for task in tasks:
+        wire = task.to_wire()
+        assert wire == dataclasses.asdict(task) and list(wire) == list(dataclasses.asdict(task))
+        assert json.dumps(wire, sort_keys=True, default=str) == json.dumps(dataclasses.asdict(task), sort_keys=True,
+                                                                           default=str)
+        wire["meta"]["added"] = 1
+        for value in wire["meta"].values():
+            if isinstance(value, list):
+                value.append("added")
+        assert "added" not in task.meta and all("added" not in v for v in task.meta.values() if isinstance(v, list))
+    assert type(tasks[-2].to_wire()["meta"]["pair"]) is Pair  # as asdict gives it
