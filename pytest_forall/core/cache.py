@@ -23,12 +23,10 @@ import hmac
 import json
 import os
 import sys
-import tempfile
+import threading
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
-
-from filelock import FileLock
 
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
 from pytest_forall.core.prover import Fingerprinted, Prover
@@ -177,6 +175,23 @@ def _consistent(verdict: Verdict, digest: str) -> bool:
     return failed and not verdict.strict
 
 
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to a file of this process and thread beside ``path`` and rename it over ``path``: a reader sees
+    the old file or the new one, and two writers of the same entry (the same text) leave one of theirs. No lock is
+    needed for that; the directory is made only when the write finds it missing (each entry's directory once)."""
+    scratch = path.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{path.name}")
+    try:
+        try:
+            scratch.write_text(text, encoding="utf-8")
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, path)
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise
+
+
 #: each cache directory's HMAC key, read once per process
 _SECRETS: dict[str, bytes] = {}
 
@@ -245,20 +260,9 @@ class VerdictCache:
             return None, f"corrupt entry: {type(exc).__name__}: {exc}"
 
     def _write(self, key: dict[str, str], value: Any) -> None:
-        """Atomically (write, then rename) under the entry's lock: parallel workers never see half an entry."""
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Atomically (:func:`_replace`): parallel workers never see half an entry."""
         body = json.dumps({"format": FORMAT, "key": key, "value": value}, sort_keys=True)
-        text = json.dumps({"body": body, "mac": self._mac(body)})
-        with FileLock(str(path) + ".lock"):
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+        _replace(self._path(key), json.dumps({"body": body, "mac": self._mac(body)}))
 
     def get(self, key: dict[str, str]) -> tuple[Verdict | None, str]:
         """(verdict, "") on a valid hit; (None, why) on a miss (absent, corrupt, foreign or inconsistent)."""
@@ -314,13 +318,8 @@ def _last_key_path(cache: VerdictCache, key: dict[str, str]) -> Path:
 
 def remember_key(cache: VerdictCache, key: dict[str, str]) -> None:
     """Record the key this proof was last judged under, so a later miss can say what changed."""
-    path = _last_key_path(cache, key)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(key, handle, sort_keys=True)
-        os.replace(tmp, path)
+        _replace(_last_key_path(cache, key), json.dumps(key, sort_keys=True))
     except OSError:
         pass  # only an explanation is lost, never a verdict
 

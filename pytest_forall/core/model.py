@@ -8,7 +8,7 @@ builtin types (enums, paths, dataclasses) and then fails the run *silently* with
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 # Outcome names are plain strings on purpose (see module docstring).
@@ -71,7 +71,37 @@ class Task:
         return f"{self.task_id}.{language_or_plain(self.prover).extension}"
 
     def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+        """``dataclasses.asdict``: built here without its deep copy of every string when the fields hold only dicts,
+        lists, tuples and JSON leaves (a project item's meta holds its file up to the target, #18)."""
+        try:
+            return {name: _plain_copy(getattr(self, name)) for name in _TASK_FIELDS}
+        except _NotPlain:
+            return asdict(self)
+
+
+class _NotPlain(Exception):
+    """A value :func:`_plain_copy` leaves to ``dataclasses.asdict``."""
+
+
+_LEAVES = (str, int, float, bool, type(None))
+
+
+def _plain_copy(value: Any) -> Any:
+    """What ``dataclasses.asdict`` makes of ``value`` built of dicts, lists, tuples and JSON leaves: the containers
+    copied, the leaves (immutable, which ``copy.deepcopy`` returns as they are) shared; :class:`_NotPlain` otherwise."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    if kind is dict:
+        return {_plain_copy(k): _plain_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain_copy(v) for v in value]
+    if kind is tuple:
+        return tuple(_plain_copy(v) for v in value)
+    raise _NotPlain(kind.__name__)
+
+
+_TASK_FIELDS = tuple(f.name for f in fields(Task))
 
 
 @dataclass(frozen=True)

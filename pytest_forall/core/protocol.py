@@ -116,7 +116,8 @@ def answer_note(task: Task) -> str:
     """The frozen answer, named so the actor does not try to change it."""
     if task.answer:
         return f" The answer is given and frozen: `{task.answer}`."
-    solution = re.search(r"\b(\w+_solution)\b", task.frozen)
+    # the search only where the name can be: a project item's frozen part is its whole file up to the target
+    solution = re.search(r"\b(\w+_solution)\b", task.frozen) if "_solution" in task.frozen else None
     return f" The answer `{solution.group(1)}` is already filled in and frozen." if solution else ""
 
 
@@ -206,6 +207,9 @@ class ItemRun:
         self.outcome = ""  # set once, when the item ends (a resumed state may still hold an earlier infra)
         self.store = (StateStore(ctx.audit.directory / "state.json", ctx.run_secret, ctx.task.task_id,
                                  ctx.workspace_root / ctx.workspace_name) if ctx.run_secret else None)
+        #: the actor's turns are free and instant (replay copies a stored file): nothing a turn does is lost by a
+        #: crash, so the state and progress between its steps are not written (see :meth:`_step_saved`)
+        self.free_turns = bool(getattr(ctx.frontend, "free_turns", False))
         self.state, self.resumed = self._load_state()
         self.wall_before = self.state.wall_s
         self.accepted_verdict: Verdict | None = None
@@ -252,10 +256,24 @@ class ItemRun:
         return state, True
 
     def _save(self) -> None:
+        """Write the resume state and the progress.
+
+        The state of an item that ends final is written only over state of an earlier step or run: with no state on
+        disk a resumed run starts the item afresh, which is what a final state makes it do (:meth:`_load_state`).
+        """
         self.state.wall_s = round(self._wall(), 3)
-        if self.store is not None:
+        if self.store is not None and (self.store.present or not (self.outcome and is_final(self.outcome))):
             self.store.save(self.state)
         self._write_progress()
+
+    def _step_saved(self) -> None:
+        """:meth:`_save` between two steps of an actor session, unless its turns are free (:attr:`free_turns`).
+
+        Then a crash at any step loses nothing a fresh start does not redo the same way (no tokens, no session to
+        continue), and a resumed run runs the item again from its start (or from the state an earlier run left); the
+        steps that can take long write progress when they start (the verification, a review, the template check)."""
+        if not self.free_turns:
+            self._save()
 
     def _write_progress(self, activity: str = "") -> None:
         """What the item is doing now and what it has spent so far, for ``forall watch``."""
@@ -334,7 +352,10 @@ class ItemRun:
             prompt=prompt, transcript=self.ctx.audit.relative(transcript) if transcript else "",
             stderr=self.ctx.audit.relative(transcript.with_suffix(".stderr.txt")) if transcript else "",
             compiles=turn.compiles, compile_commands=turn.compile_commands, final_text=turn.final_text[-2000:])
-        self._save()
+        if role == ACTOR:
+            self._step_saved()
+        else:
+            self._save()
 
     def _turn_infra(self, turn: TurnResult, frontend: Frontend) -> str:
         if turn.infra:
@@ -459,7 +480,8 @@ class ItemRun:
         if resume is not None and state.infra and not skip_turn:
             prompt = interrupted_prompt(state.infra, prompt)
         self.resumed = False
-        workspace = ws.prepare(self.ctx.workspace_root, self.ctx.workspace_name, task, reset=resume is None)
+        workspace = ws.prepare(self.ctx.workspace_root, self.ctx.workspace_name, task, reset=resume is None,
+                               brief=self.ctx.frontend.is_agent)
         session_ctx = SessionContext(task=task, workspace=workspace, audit_dir=self.ctx.audit.directory / f"s{state.sample}",
                                      role=ACTOR, prover=self.ctx.prover, budget=self.ctx.budget,
                                      options=self.ctx.options, charge_compile=self._charge_compile, resume=resume,
@@ -491,7 +513,7 @@ class ItemRun:
                         return self._exhausted(stop, why)
                     state.prompt, state.phase = prompt, ACTOR_PHASE
                     self.activity = f"actor turn s{state.sample}/r{state.sample_rounds + 1}"
-                    self._save()
+                    self._step_saved()
                     turn = session.turn(prompt, timeout=self._turn_limit())
                     state.rounds += 1
                     state.sample_rounds += 1
@@ -601,7 +623,7 @@ class ItemRun:
                                              policy={"prover_sandboxed": self.prover_sandboxed})
         self.cache_miss = self.ctx.cache.last_miss if self.ctx.cache is not None and not self.cached else ""
         self._record_submission(task, data, tag, kind, name, verdict)
-        self._save()
+        self._step_saved()
         return verdict
 
     def _record_submission(self, task: Task, data: bytes, tag: str, kind: str, name: str, verdict: Verdict,
@@ -643,7 +665,7 @@ class ItemRun:
             (workspace / REVIEW_FILE).write_text(
                 f"# Review of sha256 {verdict.digest}\n\n{decision.reason}\n\n"
                 + (review.text[-6000:] if review else ""), encoding="utf-8")
-            self._save()
+            self._step_saved()
             return None, review_feedback(verdict.digest, decision.reason)
         assert on_disk is not None
         return self._accept(verdict, on_disk, tag, review), None

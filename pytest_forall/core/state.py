@@ -13,6 +13,7 @@ and the item starts afresh: progress is lost, but nothing forged is trusted.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -98,7 +99,15 @@ class StateStore:
     def __init__(self, path: Path, secret: bytes, task_id: str, workspace: Path) -> None:
         self.path = path
         self.secret = secret
-        self.binding = f"{task_id}\0{workspace.resolve()}"
+        self.task_id, self.workspace = task_id, workspace
+        #: whether the file may exist (known after :meth:`load` and :meth:`save`): state written over it, or none
+        self.present = True
+
+    @functools.cached_property
+    def binding(self) -> str:
+        """What the HMAC binds the state to: the item and its workspace (resolved when a state is first read or
+        written; an item that keeps none never pays for it)."""
+        return f"{self.task_id}\0{self.workspace.resolve()}"
 
     def _mac(self, payload: str) -> str:
         return hmac.new(self.secret, f"{self.binding}\0{payload}".encode(), hashlib.sha256).hexdigest()
@@ -106,10 +115,12 @@ class StateStore:
     def save(self, state: ItemState) -> None:
         payload = json.dumps({"version": STATE_VERSION, "state": state.to_wire()}, sort_keys=True)
         write_json_atomic(self.path, {"payload": payload, "hmac": self._mac(payload)})
+        self.present = True
 
     def load(self) -> tuple[ItemState | None, str]:
         """(state, "") when there is valid state; (None, why) after quarantining bad state; (None, "") if none."""
-        if not self.path.exists():
+        self.present = self.path.exists()
+        if not self.present:
             return None, ""
         try:
             envelope = json.loads(self.path.read_text(encoding="utf-8"))
@@ -121,7 +132,9 @@ class StateStore:
                 raise ValueError(f"state version {data.get('version')!r} is not {STATE_VERSION}")
             return ItemState.from_wire(data["state"]), ""
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            return None, f"{exc.__class__.__name__}: {exc}; moved to {self._quarantine().name}"
+            moved = self._quarantine()
+            self.present = False
+            return None, f"{exc.__class__.__name__}: {exc}; moved to {moved.name}"
 
     def _quarantine(self) -> Path:
         number = 1

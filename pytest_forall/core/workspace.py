@@ -29,8 +29,9 @@ def task_brief(task: Task) -> str:
             "lemmas may be added before the theorem.\n")
 
 
-def prepare(root: Path, name: str, task: Task, *, reset: bool) -> Path:
-    """Create (or, with ``reset``, recreate) the workspace ``root/name`` for ``task``."""
+def prepare(root: Path, name: str, task: Task, *, reset: bool, brief: bool = True) -> Path:
+    """Create (or, with ``reset``, recreate) the workspace ``root/name`` for ``task``; ``brief``: with TASK.md (what
+    a coding agent reads; an offline frontend reads nothing)."""
     workspace = root / name
     if reset and workspace.exists():
         shutil.rmtree(workspace)
@@ -38,7 +39,8 @@ def prepare(root: Path, name: str, task: Task, *, reset: bool) -> Path:
     candidate = workspace / task.candidate_name
     if not candidate.exists():
         candidate.write_text(task.template, encoding="utf-8")
-    (workspace / "TASK.md").write_text(task_brief(task), encoding="utf-8")
+    if brief:
+        (workspace / "TASK.md").write_text(task_brief(task), encoding="utf-8")
     for rel, text in task.context_files.items():
         target = workspace / rel
         target.parent.mkdir(parents=True, exist_ok=True)

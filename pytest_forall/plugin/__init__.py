@@ -85,13 +85,14 @@ def forall_task(request: pytest.FixtureRequest) -> Task:
 
 @pytest.fixture
 def forall_workspace(request: pytest.FixtureRequest, forall_task: Task) -> Path:
-    """The directory the actor works in: only the problem file and TASK.md, under an opaque name."""
+    """The directory the actor works in, under an opaque name: the protocol makes it when a sample starts (only the
+    problem file, and TASK.md for a coding agent; :func:`pytest_forall.core.workspace.prepare`), so an item whose
+    verdict comes from the cache makes none."""
     from pytest_forall.core import workspace as ws
     from pytest_forall.plugin.report import ForallReporter
 
     reporter: ForallReporter = request.config.pluginmanager.getplugin("forall-reporter")
-    name = ws.opaque_name(reporter.secret(), request.node.nodeid)
-    return ws.prepare(reporter.run_dir / "ws", name, forall_task, reset=False)
+    return reporter.run_dir / "ws" / ws.opaque_name(reporter.secret(), request.node.nodeid)
 
 
 @pytest.fixture

@@ -1,0 +1,259 @@
+"""What one replay item writes (#18 point 4: a library's every proof is an item, and this machine's file operations
+cost 50-120 µs each): the resume state and progress only where a resume or ``forall watch`` needs them, the audit
+record's files each made once, and after a crash at any of its file operations a resumed run still ends the item as
+an uninterrupted run does.
+
+The fake prover of ``example_suites/fake_conftest.py`` judges (``OK`` compiles), named by a fingerprint here so the
+verdict cache keeps its verdicts; the frontend is the real ``replay``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_forall.agents.replay import ReplayFrontend
+from pytest_forall.core.accept import AuditRecord
+from pytest_forall.core.cache import VerdictCache
+from pytest_forall.core.model import Budget, Task
+from pytest_forall.core.progress import PROGRESS_FILE
+from pytest_forall.core.protocol import ItemContext, ItemRun
+
+sys.path.insert(0, str(Path(__file__).parent / "example_suites"))
+from fake_conftest import FakeProver
+
+SECRET = b"unit-test-run-secret"
+#: what a row says about the proof and its judgement, the same however many crashes came before it
+JUDGED = ("outcome", "stop", "reason", "digest", "axioms", "rounds", "compiles", "samples", "candidate_digest",
+          "template_digest", "statement_audit")
+
+
+class NamedProver(FakeProver):  # type: ignore[misc]
+    """The fake prover with an environment name (so its verdicts are cached); ``during_compile`` runs mid-compile."""
+
+    during_compile: Callable[[], None] | None = None
+
+    def fingerprint(self, task: Task) -> dict[str, str]:
+        return {"version": "fake 1", "libraries": "none"}
+
+    def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Any:
+        if self.during_compile is not None:
+            self.during_compile()
+        return super().compile(task, workspace, candidate, timeout)
+
+
+def replay_item(tmp_path: Path, run: str, prover: Any = None) -> ItemContext:
+    """One replay item of run ``run`` (its own audit dir and workspace), the stored proof ``OK``, a shared cache."""
+    task = Task(task_id="t", suite="fake", track="fake", prover="fakeprover", source_path="t.txt",
+                template="TEMPLATE\n", theorem_name="t")
+    proofs = tmp_path / "proofs"
+    proofs.mkdir(parents=True, exist_ok=True)
+    (proofs / task.candidate_name).write_text("OK\n")
+    return ItemContext(task=task, workspace_root=tmp_path / run / "ws", workspace_name="w",
+                       audit=AuditRecord(tmp_path / run / "items" / "t", task), prover=prover or NamedProver(),
+                       frontend=ReplayFrontend({"proofs": str(proofs)}), reviewer=None, budget=Budget(rounds=1),
+                       options={"sandbox": "none"}, run_secret=SECRET,
+                       cache=VerdictCache(tmp_path / "cache", "readwrite"))
+
+
+class Crash(BaseException):
+    """The process dies here (nothing after it runs, nothing catches it)."""
+
+
+@contextmanager
+def file_operations(monkeypatch: pytest.MonkeyPatch, crash_at: int = 0) -> Iterator[list[tuple[str, str]]]:
+    """Every file written, renamed over or made, as (operation, file name), in order; with ``crash_at`` = n the n-th
+    of them raises :class:`Crash` instead of happening."""
+    seen: list[tuple[str, str]] = []
+
+    def note(operation: str, path: Any) -> None:
+        seen.append((operation, Path(os.fsdecode(path)).name))
+        if len(seen) == crash_at:
+            raise Crash(seen[-1])
+
+    real_open, real_replace, real_mkdir = io.open, os.replace, os.mkdir
+
+    def counting_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, (str, bytes, os.PathLike)) and any(c in mode for c in "wax+"):
+            note("write", file)
+        return real_open(file, mode, *args, **kwargs)
+
+    def counting_replace(src: Any, dst: Any, **kwargs: Any) -> None:
+        note("rename", dst)
+        real_replace(src, dst, **kwargs)
+
+    def counting_mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        note("mkdir", path)
+        real_mkdir(path, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(io, "open", counting_open)
+        patch.setattr(builtins, "open", counting_open)
+        patch.setattr(os, "replace", counting_replace)
+        patch.setattr(os, "mkdir", counting_mkdir)
+        yield seen
+
+
+def judged(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row.get(k) for k in JUDGED}
+
+
+def test_a_replay_item_writes_its_state_and_progress_only_where_a_resume_or_watch_reads_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cold (the verdict judged): progress when the item starts, when its verification starts and when it ends, no
+    resume state (the item ends final, and a resumed run starts it afresh either way), no workspace brief; warm (the
+    verdict from the cache): progress at the start and the end, no workspace at all. Was: 10 renames of state and
+    progress per cold item (6 progress, 4 state), 3 per warm one, every audit file's directory made before it."""
+    ctx = replay_item(tmp_path, "cold")
+    with file_operations(monkeypatch) as cold:
+        row = ItemRun(ctx).run()
+    assert row["outcome"] == "strict" and not row["cached"], row
+    renamed = Counter(name for op, name in cold if op == "rename")
+    assert renamed[PROGRESS_FILE] == 3 and "state.json" not in renamed, cold
+    assert sum(renamed.values()) == 5, cold  # with the verdict cache's entry and the key it was judged under
+    written = [name for op, name in cold if op == "write"]
+    # the workspace without the agent's brief; the audit record's files (7), the cache's entry and key, progress (3)
+    assert "TASK.md" not in written and len(written) <= 19, written
+    made = Counter(name for op, name in cold if op == "mkdir")
+    assert made["t"] == 0 and all(made[d] == 1 for d in ("s0", "r1", "accepted")), cold  # each audit dir once
+    progress = json.loads((ctx.audit.directory / PROGRESS_FILE).read_text())
+    assert (progress["state"], progress["outcome"], progress["compiles"]) == ("finished", "strict", 1)
+    assert not (ctx.audit.directory / "state.json").exists()
+
+    warm_ctx = replay_item(tmp_path, "warm")
+    with file_operations(monkeypatch) as warm:
+        warm_row = ItemRun(warm_ctx).run()
+    assert warm_row["cached"] and judged(warm_row) == judged(row), warm_row
+    renamed = Counter(name for op, name in warm if op == "rename")
+    assert renamed == Counter({PROGRESS_FILE: 2}), warm
+    assert not (tmp_path / "warm" / "ws").exists()  # no session: no workspace
+    assert sorted(p.name for p in warm_ctx.audit.directory.rglob("*")) == sorted(
+        p.name for p in ctx.audit.directory.rglob("*")), "a warm item's audit record has a cold one's files"
+
+
+def test_a_replay_item_cut_off_at_any_file_operation_is_resumed_to_the_row_of_an_uninterrupted_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process dies at the n-th file operation of the item, for every n; the next run of the item (resume state
+    as the dead one left it, and a cache holding whatever was written) ends it as a run never interrupted does:
+    the same outcome, one round, one compile. Was: cut off while its proof was judged, the resume state (written
+    after the turn) made the resumed item a second round, over the budget of one: ``failed``."""
+    reference = judged(ItemRun(replay_item(tmp_path / "reference", "run")).run())
+    assert reference["outcome"] == "strict"
+    crash_at = 1
+    while True:
+        base = tmp_path / f"crash-{crash_at}"
+        ctx = replay_item(base, "run")
+        with file_operations(monkeypatch, crash_at) as seen:
+            try:
+                ItemRun(ctx).run()
+            except Crash:
+                pass
+            else:
+                break  # the item ended before its n-th operation: every point was tried
+        assert len(seen) == crash_at
+        resumed = ItemRun(replay_item(base, "run")).run()
+        assert judged(resumed) == reference, (crash_at, seen[-1], resumed["reason"])
+        crash_at += 1
+    assert crash_at > 20, crash_at
+
+
+def test_watch_sees_a_replay_item_while_its_proof_is_judged(tmp_path: Path) -> None:
+    """A verification can take long (a project's build, its judge session): the item's progress says so meanwhile."""
+    prover = NamedProver()
+    ctx = replay_item(tmp_path, "run", prover)
+    seen: list[dict[str, Any]] = []
+    prover.during_compile = lambda: seen.append(json.loads((ctx.audit.directory / PROGRESS_FILE).read_text()))
+    assert ItemRun(ctx).run()["outcome"] == "strict"
+    assert [(p["state"], p["activity"], p["compiles"]) for p in seen] == [("running", "verifying s0/r1", 1)], seen
+
+
+def test_the_events_kept_in_memory_are_the_files(tmp_path: Path) -> None:
+    """``AuditRecord.events`` is the file's content: from memory while the record wrote all of it, read back after an
+    earlier run's events or another writer's line."""
+    task = Task(task_id="t", suite="fake", track="fake", prover="fakeprover", source_path="t.txt", template="x\n")
+    record = AuditRecord(tmp_path / "a", task)
+    record.event(kind="turn", path=tmp_path, n=(1, 2))
+    record.event(kind="state", action="resumed")
+
+    def on_disk() -> list[dict[str, Any]]:
+        return [json.loads(line) for line in (record.directory / "events.jsonl").read_text().splitlines()]
+    assert record._events is not None and record.events() == on_disk() and len(on_disk()) == 2
+    with (record.directory / "events.jsonl").open("a") as handle:
+        handle.write(json.dumps({"kind": "budget", "stop": "wall"}) + "\n")  # another writer
+    record.event(kind="acceptance", accepted=True)
+    assert record.events() == on_disk() and len(on_disk()) == 4
+    again = AuditRecord(tmp_path / "a", task)  # a resumed run: the earlier run's events are read
+    again.event(kind="review", approved=False)
+    assert again.events() == on_disk() and len(on_disk()) == 5
+
+
+def test_the_verdict_caches_writers_need_no_lock(tmp_path: Path) -> None:
+    """Entries are written to a file of the writer's own and renamed into place: threads (and processes) writing the
+    same and other keys at once leave whole entries, each read back as written, and no lock or scratch file."""
+    import threading
+
+    cache = VerdictCache(tmp_path / "cache", "readwrite")
+    keys = [{"kind": "test", "n": str(n % 5)} for n in range(40)]
+    problems: list[str] = []
+
+    def writer(offset: int) -> None:
+        for n, key in enumerate(keys):
+            cache.remember(key, {"n": key["n"], "text": "x" * 20_000})
+            value = cache.value(keys[(n + offset) % len(keys)])
+            if value is not None and value != {"n": keys[(n + offset) % len(keys)]["n"], "text": "x" * 20_000}:
+                problems.append(repr(value)[:80])
+    threads = [threading.Thread(target=writer, args=(offset,)) for offset in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+    assert all(cache.value(key) == {"n": key["n"], "text": "x" * 20_000} for key in keys)
+    left = [p.name for p in (tmp_path / "cache").rglob("*") if p.is_file() and (p.suffix != ".json" or
+                                                                               p.name.startswith(".tmp-"))]
+    assert sorted(left) == [".hmac-key", ".hmac-key.lock"], left  # the key's own lock (made once), nothing else
+
+
+def test_a_tasks_wire_is_asdicts(tmp_path: Path) -> None:
+    """``Task.to_wire`` builds what ``dataclasses.asdict`` builds (a copy: changing it changes no task), without its
+    deep copy when the task holds plain data, and by it when the task holds anything else."""
+    import dataclasses
+    from collections import namedtuple
+
+    from pytest_forall.suites.project import load_project
+
+    project = Path(__file__).resolve().parent / "fixtures" / "project_rocq"
+    Pair = namedtuple("Pair", "a b")
+
+    @dataclasses.dataclass
+    class Inner:
+        x: list[int]
+
+    tasks = [*load_project(project, {}),
+             Task(task_id="t", suite="s", track="k", prover="p", source_path="t", template="x",
+                  context_files={"a.txt": "A"}, meta={"n": [1, (2, 3.5)], "d": {"k": None, "b": True}}),
+             Task(task_id="u", suite="s", track="k", prover="p", source_path="u", template="x",
+                  meta={"pair": Pair(1, [2]), "inner": Inner([1])}),
+             Task(task_id="v", suite="s", track="k", prover="p", source_path="v", template="x",
+                  meta={"set": frozenset({1})})]
+    for task in tasks:
+        wire = task.to_wire()
+        assert wire == dataclasses.asdict(task) and list(wire) == list(dataclasses.asdict(task))
+        assert json.dumps(wire, sort_keys=True, default=str) == json.dumps(dataclasses.asdict(task), sort_keys=True,
+                                                                           default=str)
+        wire["meta"]["added"] = 1
+        for value in wire["meta"].values():
+            if isinstance(value, list):
+                value.append("added")
+        assert "added" not in task.meta and all("added" not in v for v in task.meta.values() if isinstance(v, list))
+    assert type(tasks[-2].to_wire()["meta"]["pair"]) is Pair  # as asdict gives it
