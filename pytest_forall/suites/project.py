@@ -1506,15 +1506,14 @@ class ProjectRocqProver(RocqProver):
             # asked by the statement, audit and advisory layers: judged once per item (its baseline is the item's)
             own = ("own", str(workspace), self._own[str(workspace)])
             item = self._for_item(task)
-            if own in item:
-                judged: tuple[Any, str, bool] = item[own]
-                return judged
-            baseline, problem = self._baseline(task, timeout)
-            if baseline is None:
-                return None, problem, True
-            item[own] = (judge_project_file(baseline, baseline, module, target, roots, self.info.strict_axioms,
-                                            self._installed_roots(), frozenset(self.declared)), "", False)
-            return item[own]  # type: ignore[no-any-return]
+            if own not in item:
+                baseline, problem = self._baseline(task, timeout)
+                if baseline is None:
+                    return None, problem, True
+                item[own] = (judge_project_file(baseline, baseline, module, target, roots, self.info.strict_axioms,
+                                                self._installed_roots(), frozenset(self.declared)), "", False)
+            judged: tuple[Any, str, bool] = item[own]
+            return judged
         vo = (workspace / "tree" / rel).with_suffix(".vo")
         digest = self._candidate_vo.get(str(workspace))
         if digest is None:
