@@ -199,3 +199,76 @@ def threading_name() -> str:
     import threading
 
     return threading.current_thread().name
+
+
+def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest makes a prover per item and asks it for the baseline from every layer (template, compile, statement,
+    audit, advisories, coqchk, the gate's digests): one item's verification reads ``_CoqProject`` at most once (not
+    again while it is unchanged), stats each build input once, judges the candidate once and makes no record
+    directory once they exist; the next item, with its own prover, stats them again, so an edit between items is seen
+    (an edited ``_CoqProject`` is read again). Every verdict is the one a prover that re-reads everything gives:
+    ``strict``."""
+    import pathlib
+
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.lang.rocq import judge
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    tasks = load_project(project, {})
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
+    sources = {project / rel for rel in suite.read_coqproject(project).files}
+
+    def candidate(task: suite.Task) -> bytes:
+        return (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
+            str(task.meta["own_candidate"]).encode()
+
+    counts: dict[str, int] = {}
+
+    def counted(name: str, wrapped: object) -> object:
+        def call(*args: object, **kwargs: object) -> object:
+            counts[name] = counts.get(name, 0) + 1
+            return wrapped(*args, **kwargs)  # type: ignore[operator]
+        return call
+    stat, mkdir = pathlib.Path.stat, pathlib.Path.mkdir
+
+    def stat_counted(self: pathlib.Path, **kwargs: object) -> object:
+        if self in sources:
+            counts[f"stat {self.name}"] = counts.get(f"stat {self.name}", 0) + 1
+        return stat(self, **kwargs)  # type: ignore[arg-type]
+
+    def mkdir_counted(self: pathlib.Path, *args: object, **kwargs: object) -> None:
+        if str(self).startswith(str(tmp_path / "cache" / "project-rocq")):
+            counts["mkdir"] = counts.get("mkdir", 0) + 1
+        mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def verify(task: suite.Task) -> None:
+        prover = pytest_forall_make_prover("rocq-project", options)
+        counts.clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(suite, "read_coqproject", counted("read_coqproject", suite.read_coqproject))
+            patched.setattr(suite, "build_inputs", counted("build_inputs", suite.build_inputs))
+            patched.setattr(judge, "judge_project_file", counted("judge_project_file", judge.judge_project_file))
+            patched.setattr(pathlib.Path, "stat", stat_counted)
+            patched.setattr(pathlib.Path, "mkdir", mkdir_counted)
+            verdict = verify_candidate(task, prover, candidate(task), timeout=300)
+            fields = prover.change_fields(task, candidate(task))
+        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+        assert fields.get("kernel_statement") and fields.get("proof_digest"), fields
+
+    for task in tasks:  # the first item builds; then every item as a warm process has it
+        verify(task)
+    for task in tasks:
+        verify(task)
+        assert counts.get("read_coqproject", 0) <= 1, (task.task_id, counts)
+        assert counts.get("build_inputs") == 1, (task.task_id, counts)
+        assert all(counts.get(f"stat {path.name}") == 1 for path in sources), (task.task_id, counts)
+        assert counts.get("judge_project_file") == 1, (task.task_id, counts)
+        assert "mkdir" not in counts, (task.task_id, counts)
+    declared = project / "_CoqProject"
+    declared.write_text(declared.read_text() + "# edited between two items\n")
+    verify(tasks[0])
+    assert counts.get("read_coqproject") == 1, counts

@@ -178,6 +178,8 @@ class CoqProject:
     tool: str = "coq_makefile"
     #: where the build puts the compiled files, relative to the copy's root ("" = beside the sources)
     compiled: str = ""
+    #: the files were found by walking the tree (``_CoqProject`` lists none, or there is none), not read from it
+    walked: bool = False
 
     def load_args(self, base: Path) -> list[str]:
         """coqc arguments mapping the copy at ``base`` the way the project maps itself."""
@@ -208,7 +210,7 @@ def read_coqproject(root: Path) -> CoqProject:
         logical = re.sub(r"\W", "_", root.name) or "Project"
         logical = logical if logical[0].isalpha() else "P" + logical
         files = [p.relative_to(root).as_posix() for p in source_files(root, ".v")]
-        return CoqProject(root, [("-R", ".", logical)], [], files, own_file=False)
+        return CoqProject(root, [("-R", ".", logical)], [], files, own_file=False, walked=True)
     words = []
     for line in path.read_text(encoding="utf-8").splitlines():
         words += line.split("#", 1)[0].split()
@@ -229,10 +231,11 @@ def read_coqproject(root: Path) -> CoqProject:
             i += 1
         else:
             i += 1
-    if not files:  # a _CoqProject with only the mapping: every .v under the mapped directories
+    walked = not files
+    if walked:  # a _CoqProject with only the mapping: every .v under the mapped directories
         for _, directory, _ in mappings:
             files += [p.relative_to(root).as_posix() for p in source_files(root / directory, ".v")]
-    return CoqProject(root, mappings or [("-R", ".", "Project")], args, sorted(set(files)))
+    return CoqProject(root, mappings or [("-R", ".", "Project")], args, sorted(set(files)), walked=walked)
 
 
 def _sexp(text: str) -> list[Any]:
@@ -707,6 +710,15 @@ def toolchain_version(options: dict[str, Any]) -> str:
 
 # --- Rocq: the prover in the project's own build -----------------------------------------------------------
 
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, mtime, size) of a file, None when there is none: what says it was not written since."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_ino, info.st_mtime_ns, info.st_size
+
+
 def _worker_share(options: dict[str, Any]) -> tuple[int, int]:
     """(this process's index, the number of processes) of the run, as the plugin read it from pytest-xdist
     (``options["worker_share"]``; ``gw3`` of 4: (3, 4)); (0, 1) alone or when not given."""
@@ -744,6 +756,18 @@ class ProjectRocqProver(RocqProver):
     _prefetched: ClassVar[set[str]] = set()
     #: per (build directory, declaration): why ``--forall-project-axioms`` does not hold of that build ("": it does)
     _declarations: ClassVar[dict[tuple[str, str], str]] = {}
+    #: per finished build directory and file: the SHA-256 of the source the build compiled (the copy does not change
+    #: once built: its directory is named by its inputs)
+    _shared_sources: ClassVar[dict[tuple[str, str], str]] = {}
+    #: per stored ``coqchk`` record (named by its compiled file's digest): its text, read once per process
+    _shared_checks: ClassVar[dict[str, str]] = {}
+    #: per ``user-contrib`` directory: its mtime and the installed libraries' logical roots (re-listed when it moves)
+    _shared_contrib: ClassVar[dict[str, tuple[int, tuple[str, ...]]]] = {}
+    #: per project root: the stamps of its ``_CoqProject`` and ``dune-project`` and the project read from them, when
+    #: they alone declare it (its files listed, not found by walking the tree; no dune theories)
+    _shared_projects: ClassVar[dict[str, tuple[tuple[tuple[int, int, int] | None, ...], CoqProject]]] = {}
+    #: makes one item's project, build directory and answer once, when the compile and the layers ask at once
+    _item_lock: ClassVar[threading.RLock] = threading.RLock()
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Any = None) -> None:
         from pytest_forall.core.proc import run_command as default_runner
@@ -772,6 +796,11 @@ class ProjectRocqProver(RocqProver):
         self._proofs: dict[str, str] = {}
         self._vo_digests = ProjectRocqProver._shared_vo_digests
         self._dumps = ProjectRocqProver._shared_dumps
+        #: what this prover found about the item it verifies (:meth:`_for_item`): every layer asks for the project,
+        #: its build and the baseline, which are read once per item, not once per layer
+        self._item: dict[Any, Any] = {}
+        #: per verification directory, the SHA-256 of its compiled candidate (forgotten when it is compiled again)
+        self._candidate_vo: dict[str, str] = {}
 
     def fresh(self) -> ProjectRocqProver:
         """A copy of this prover as its constructor left it: the same settings, its own containers (the records of
@@ -785,8 +814,33 @@ class ProjectRocqProver(RocqProver):
 
     # -- the baseline build -------------------------------------------------------------------------------
 
+    def _for_item(self, task: Task) -> dict[Any, Any]:
+        """This prover's records about ``task`` (the same Task object: one item's verification, whose layers all ask
+        for the project, the build and the baseline). Another task, or the same item collected again (a new Task),
+        starts them afresh, so an edit between items (or between two collections) is seen as before."""
+        with ProjectRocqProver._item_lock:
+            if self._item.get("task") is not task:
+                self._item.clear()
+                self._item["task"] = task
+            return self._item
+
     def _project(self, task: Task) -> CoqProject:
-        return read_coqproject(Path(task.meta["project_root"]))
+        """The project's ``_CoqProject`` (or dune files), read once per item; a ``_CoqProject`` that lists the files
+        is read once per process and whenever it (or a ``dune-project``) changes: two stats per item."""
+        with ProjectRocqProver._item_lock:
+            item = self._for_item(task)
+            if "project" not in item:
+                root = Path(task.meta["project_root"])
+                stamp = (_stamp(root / "_CoqProject"), _stamp(root / "dune-project"))
+                known = ProjectRocqProver._shared_projects.get(str(root))
+                if known is None or known[0] != stamp:
+                    project = read_coqproject(root)
+                    known = (stamp, project)
+                    if project.own_file and project.tool == "coq_makefile" and not project.walked and stamp[1] is None:
+                        ProjectRocqProver._shared_projects[str(root)] = known
+                item["project"] = known[1]
+            found: CoqProject = item["project"]
+            return found
 
     def _build_dir(self, project: CoqProject) -> Path:
         """The build directory of the project as it is now (its key re-read when a source's size or mtime moved)."""
@@ -810,9 +864,18 @@ class ProjectRocqProver(RocqProver):
         is the project's or the machine's fault, never the candidate's)."""
         if "project_root" not in task.meta:
             return read_coqproject(Path(task.source_path).parent), Path(), "not a project item"
-        project = self._project(task)
-        build = self._build_dir(project)
-        return project, build, self._build_project(project, build, timeout)
+        with ProjectRocqProver._item_lock:  # the build inputs are stat'ed once per item
+            item = self._for_item(task)
+            if "build" not in item:
+                project = self._project(task)
+                item["build"] = (project, self._build_dir(project))
+            project, build = item["build"]
+            answer = item.get("built")
+        if answer is None:
+            answer = self._build_project(project, build, timeout)
+            if str(build) in ProjectRocqProver._built:  # finished: the item's answer (a timed-out build is asked again)
+                self._for_item(task)["built"] = answer
+        return project, build, answer
 
     @staticmethod
     def _out(project: CoqProject, build: Path) -> Path:
@@ -970,9 +1033,7 @@ class ProjectRocqProver(RocqProver):
         if known not in self._vo_digests:
             self._vo_digests[known] = hashlib.sha256(vo.read_bytes() + b"\0" + str(self.plugin).encode()).hexdigest()
         digest = self._vo_digests[known][:24]
-        records = self.builds / "by-vo"
-        records.mkdir(exist_ok=True)
-        return records / f"{module}.{digest}.{suffix}"
+        return self.builds / "by-vo" / f"{module}.{digest}.{suffix}"  # (made by who writes the first record)
 
     def _declared(self, project: CoqProject) -> str:
         """A digest of how the project's build is declared (command, ``_CoqProject`` or dune files, toolchain)."""
@@ -1029,9 +1090,19 @@ class ProjectRocqProver(RocqProver):
 
     def _baseline(self, task: Task, timeout: float) -> tuple[Any, str]:
         """The judge's dump of the target's file in the baseline build, once per file and build (cached beside it:
-        one prover session per file, whatever the number of its items)."""
+        one prover session per file, whatever the number of its items), found once per item (every layer asks)."""
         if self.plugin is None:
             return None, f"the kernel judge is unavailable: {self.plugin_problem}"
+        item = self._for_item(task)
+        if "baseline" not in item:
+            found = self._find_baseline(task, timeout)
+            if found[0] is None:
+                return found  # (asked again: an infra reason may pass)
+            item["baseline"] = found
+        baseline: tuple[Any, str] = item["baseline"]
+        return baseline
+
+    def _find_baseline(self, task: Task, timeout: float) -> tuple[Any, str]:
         project, build, problem = self._build(task, timeout)
         if problem:
             return None, problem
@@ -1048,19 +1119,20 @@ class ProjectRocqProver(RocqProver):
         from pytest_forall.lang.rocq.judge import parse_file_dump
 
         judged = build / "judge"
-        judged.mkdir(exist_ok=True)
         vo = (self._out(project, build) / rel).with_suffix(".vo")
         # keyed by the compiled file itself (its bytes name its dependencies' digests too): an unchanged file of an
         # edited project is not dumped again
         stored = self._per_vo(vo, module, "dump")
         if str(stored) in self._dumps:  # content-addressed: the same record for the life of the process
             return self._dumps[str(stored)], ""
+        stored.parent.mkdir(exist_ok=True)
         with FileLock(str(stored) + ".lock"):
             if stored.is_file():
                 parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
                 if not isinstance(parsed, str):
                     self._dumps[str(stored)] = parsed
                     return parsed, ""
+            judged.mkdir(exist_ok=True)
             targets = [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, rel)]
             dump, problem = self._judge_file(self._load(project, self._out(project, build), True), judged, module,
                                              targets,
@@ -1142,6 +1214,7 @@ class ProjectRocqProver(RocqProver):
         judged.mkdir(exist_ok=True)
         out = self._out(project, build)
         stored = {rel: self._per_vo((out / rel).with_suffix(".vo"), module, "dump") for rel, module in group}
+        (self.builds / "by-vo").mkdir(exist_ok=True)
         with contextlib.ExitStack() as held:
             for rel in sorted(stored, key=lambda r: str(stored[r])):  # one order for every process: no deadlock
                 held.enter_context(FileLock(str(stored[rel]) + ".lock"))
@@ -1166,6 +1239,7 @@ class ProjectRocqProver(RocqProver):
         when it did not, each file is checked alone (:meth:`_file_check`: which file fails is that file's verdict)."""
         src = self._out(project, build)
         stored = {rel: self._per_vo((src / rel).with_suffix(".vo"), module, "coqchk.json") for rel, module in files}
+        (self.builds / "by-vo").mkdir(exist_ok=True)
         with contextlib.ExitStack() as held:
             for rel in sorted(stored, key=lambda r: str(stored[r])):
                 held.enter_context(FileLock(str(stored[rel]) + ".lock"))
@@ -1314,6 +1388,7 @@ class ProjectRocqProver(RocqProver):
         data = candidate.read_bytes()
         rel = str(task.meta["project_file"])
         self._proofs[task.task_id] = proof_digest(task, data)
+        self._candidate_vo.pop(str(workspace), None)  # compiled again: its .vo is read again
         if self._is_own(task, data, project, build):
             # the project's own proof, as the project's build compiled it: judged from the build's .vo (one judge
             # session and one coqchk per file, not one compile per lemma)
@@ -1385,8 +1460,15 @@ class ProjectRocqProver(RocqProver):
         found = list(self.info.installed_roots)
         for base in coq_library_dirs(self.coqc, self.toolchain.root)[:1]:
             contrib = base / "user-contrib"
-            if contrib.is_dir():
-                found += [f"{d.name}." for d in sorted(contrib.iterdir()) if d.is_dir()]
+            try:  # listed again when a library is installed or removed (the directory's mtime moves)
+                info = contrib.stat()
+            except OSError:
+                continue
+            known = ProjectRocqProver._shared_contrib.get(str(contrib))
+            if known is None or known[0] != info.st_mtime_ns:
+                roots = tuple(f"{d.name}." for d in sorted(contrib.iterdir()) if d.is_dir()) if contrib.is_dir() else ()
+                known = ProjectRocqProver._shared_contrib[str(contrib)] = (info.st_mtime_ns, roots)
+            found += known[1]
         return tuple(dict.fromkeys(found))
 
     def _is_own(self, task: Task, data: bytes, project: CoqProject, build: Path) -> bool:
@@ -1394,13 +1476,18 @@ class ProjectRocqProver(RocqProver):
         own = str(task.meta.get("own_candidate") or "")
         if not own or data != own.encode("utf-8"):
             return False
-        try:
-            built = (build / "src" / str(task.meta["project_file"])).read_bytes()
-        except OSError:
-            return False
+        key = (str(build), str(task.meta["project_file"]))
+        digest = ProjectRocqProver._shared_sources.get(key)
+        if digest is None:
+            try:
+                digest = hashlib.sha256((build / "src" / key[1]).read_bytes()).hexdigest()
+            except OSError:
+                return False
+            if key[0] in ProjectRocqProver._built:  # a finished build's copy: the same bytes from now on
+                ProjectRocqProver._shared_sources[key] = digest
         if not (self._out(project, build) / str(task.meta["project_file"])).with_suffix(".vo").is_file():
             return False
-        return hashlib.sha256(built).hexdigest() == task.meta.get("file_digest")
+        return digest == task.meta.get("file_digest")
 
     def _is_own_compiled(self, task: Task, data: bytes) -> bool:
         return sha256_bytes(data) in self._own.values() and data == str(task.meta.get("own_candidate")).encode()
@@ -1416,15 +1503,24 @@ class ProjectRocqProver(RocqProver):
         project = self._project(task)
         roots = tuple(f"{logical}." for _, _, logical in project.mappings)
         if str(workspace) in self._own:
-            baseline, problem = self._baseline(task, timeout)
-            if baseline is None:
-                return None, problem, True
-            return judge_project_file(baseline, baseline, module, target, roots, self.info.strict_axioms,
-                                      self._installed_roots(), frozenset(self.declared)), "", False
+            # asked by the statement, audit and advisory layers: judged once per item (its baseline is the item's)
+            own = ("own", str(workspace), self._own[str(workspace)])
+            item = self._for_item(task)
+            if own not in item:
+                baseline, problem = self._baseline(task, timeout)
+                if baseline is None:
+                    return None, problem, True
+                item[own] = (judge_project_file(baseline, baseline, module, target, roots, self.info.strict_axioms,
+                                                self._installed_roots(), frozenset(self.declared)), "", False)
+            judged: tuple[Any, str, bool] = item[own]
+            return judged
         vo = (workspace / "tree" / rel).with_suffix(".vo")
-        if not vo.is_file():
-            return None, "the candidate has no compiled .vo", False
-        key = (sha256_bytes(vo.read_bytes()), task.task_id)
+        digest = self._candidate_vo.get(str(workspace))
+        if digest is None:
+            if not vo.is_file():
+                return None, "the candidate has no compiled .vo", False
+            digest = self._candidate_vo[str(workspace)] = sha256_bytes(vo.read_bytes())
+        key = (digest, task.task_id)
         if key in self._judged_project:
             return self._judged_project[key]
         baseline, problem = self._baseline(task, timeout)
@@ -1490,9 +1586,16 @@ class ProjectRocqProver(RocqProver):
         """coqchk on one compiled file of the build; its layer is stored beside it unless it is infra."""
         vo = (self._out(project, build) / rel).with_suffix(".vo")
         stored = self._per_vo(vo, module, "coqchk.json")
+        known = ProjectRocqProver._shared_checks.get(str(stored))  # content-addressed, as the judge dumps
+        if known is not None:
+            record = json.loads(known)
+            return Layer("independent_check", record["ok"], record["reason"], record["evidence"])
+        stored.parent.mkdir(exist_ok=True)
         with FileLock(str(stored) + ".lock"):
             if stored.is_file():
-                record = json.loads(stored.read_text(encoding="utf-8"))
+                text = stored.read_text(encoding="utf-8")
+                record = json.loads(text)
+                ProjectRocqProver._shared_checks[str(stored)] = text
                 return Layer("independent_check", record["ok"], record["reason"], record["evidence"])
             src = self._out(project, build)
             argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]

@@ -21,6 +21,7 @@ Versions compare numerically (``8.16.1`` < ``9.0.1``); a bug is in force when ``
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -115,8 +116,14 @@ def version_of(banner: str) -> str:
 
 def in_force(version: str) -> list[Advisory]:
     """The advisories affecting ``version``; an unknown version is affected by every advisory (fail closed)."""
+    return list(_in_force(version))
+
+
+@functools.lru_cache(maxsize=64)
+def _in_force(version: str) -> tuple[Advisory, ...]:
+    """:func:`in_force`, once per version and process (each item's layers ask two or three times)."""
     try:
         parsed = parse_version(version)
     except ValueError:
-        return list(ADVISORIES)
-    return [a for a in ADVISORIES if a.affects(parsed)]
+        return ADVISORIES
+    return tuple(a for a in ADVISORIES if a.affects(parsed))
