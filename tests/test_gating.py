@@ -506,8 +506,10 @@ def test_remote_socket_workers_report_every_item_to_the_controller(counting_suit
     # one secret for the whole run, the controller's: remote workers name their workspaces with it, keep no copy
     secret = (counting_suite.path / "reports" / "remote" / ".secret").read_bytes()
     assert not list(tmp_path.rglob(".secret")) and len(secret) == 32
+    # (an item whose template does not compile ends before a workspace is made)
+    assert rows["t_infra"]["stop"] == "template"
     assert {p.name for p in tmp_path.glob("host*/**/reports/remote/ws/*")} == {
-        ws.opaque_name(secret, row["nodeid"]) for row in rows.values()}
+        ws.opaque_name(secret, row["nodeid"]) for row in rows.values() if row["stop"] != "template"}
     for row in rows.values():
         where = Path(row["audit_dir"])
         assert where.is_relative_to(tmp_path) and where.is_dir()  # the audit record stays on its worker
