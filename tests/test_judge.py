@@ -545,18 +545,23 @@ def _file_dumps(plugin: Path, work: Path, load: list[str], module: str) -> tuple
     return shared, each, targets
 
 
+def _compile_shared_walk_files(where: Path) -> None:
+    """The shared-walk fixture's files written and compiled in ``where`` as the library ``P``."""
+    for name, text in SHARED_WALK_FILES.items():
+        (where / name).write_text(text, encoding="utf-8")
+    for name in SHARED_WALK_FILES:
+        done = subprocess.run(["coqc", "-q", "-Q", ".", "P", name], cwd=where, capture_output=True, text=True,
+                              check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_shared_walk_gives_each_targets_own_assumptions(judge_plugin: Path, tmp_path: Path) -> None:
     """One walk for all targets of a file gives, per target, exactly what one `Assumptions.assumptions` per target
     gives: an axiom reached only through two opaque proofs of other files, an admitted lemma, a section variable
     discharged, a fixpoint without guard checking, a non-positive mutual block reached through a constructor of
     its other type, a lemma inside a module, an axiom whose type is an axiom (Rocq 9 walks axioms' types; the
     same fixture is compared on the 8.20 and 9.2 roots by hand, see docs/measurements.md); and the detectors' findings per target are the same too."""
-    for name, text in SHARED_WALK_FILES.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    for name in SHARED_WALK_FILES:
-        done = subprocess.run(["coqc", "-q", "-Q", ".", "P", name], cwd=tmp_path, capture_output=True, text=True,
-                              check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
+    _compile_shared_walk_files(tmp_path)
     shared, each, targets = _file_dumps(judge_plugin, tmp_path, ["-Q", str(tmp_path), "P"], "P.Top")
     assert {"t1", "t3", "t4", "t5", "t6", "M.t7", "t9", "t10"} <= set(targets)
     assert shared.assumptions == each.assumptions
@@ -613,12 +618,7 @@ def test_one_session_over_several_files_gives_each_file_its_own_dump(judge_plugi
     (after later files are loaded), give each file exactly the dump its own session gives: the fixture's axiom
     reached through other files' opaque proofs, the admitted lemma, the unguarded fixpoint, the non-positive block;
     and on three files of a real library whose closures share the standard library's real numbers."""
-    for name, text in SHARED_WALK_FILES.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    for name in SHARED_WALK_FILES:
-        done = subprocess.run(["coqc", "-q", "-Q", ".", "P", name], cwd=tmp_path, capture_output=True, text=True,
-                              check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
+    _compile_shared_walk_files(tmp_path)
     modules = ["P.Deep", "P.Mid", "P.Top"]
     together, alone = _session_and_alone(judge_plugin, tmp_path, ["-Q", str(tmp_path), "P"], modules)
     assert sorted(together) == modules
