@@ -82,7 +82,8 @@ def test_a_forall_session_has_its_run_dir_before_the_first_item(fake_suite: pyte
     assert meta["selected"] == 5 and meta["finished_at"] is not None and meta["exitstatus"] == result.ret
     assert len((run / "results.jsonl").read_text().splitlines()) == 5
     secret = (run / ".secret").read_bytes()
-    names = {ws.opaque_name(secret, nodeid) for nodeid, _, _ in seen}
+    # (t_infra ends on its template before a sample starts: the protocol makes no workspace for it)
+    names = {ws.opaque_name(secret, nodeid) for nodeid, _, _ in seen if "t_infra" not in nodeid}
     assert names == {p.name for p in (run / "ws").iterdir()}, "every worker names workspaces with the run's secret"
 
 
