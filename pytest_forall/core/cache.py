@@ -21,14 +21,13 @@ import functools
 import hashlib
 import hmac
 import json
-import os
 import sys
-import threading
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
+from pytest_forall.core.progress import replace_text_atomic
 from pytest_forall.core.prover import Fingerprinted, Prover
 from pytest_forall.core.state import load_secret
 from pytest_forall.core.verify import DEFAULT_TIMEOUT, verify_candidate
@@ -176,20 +175,13 @@ def _consistent(verdict: Verdict, digest: str) -> bool:
 
 
 def _replace(path: Path, text: str) -> None:
-    """Write ``text`` to a file of this process and thread beside ``path`` and rename it over ``path``: a reader sees
-    the old file or the new one, and two writers of the same entry (the same text) leave one of theirs. No lock is
-    needed for that; the directory is made only when the write finds it missing (each entry's directory once)."""
-    scratch = path.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{path.name}")
+    """:func:`~pytest_forall.core.progress.replace_text_atomic`, which needs no lock; the directory is made only when
+    the write finds it missing (each entry's directory once)."""
     try:
-        try:
-            scratch.write_text(text, encoding="utf-8")
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            scratch.write_text(text, encoding="utf-8")
-        os.replace(scratch, path)
-    except BaseException:
-        scratch.unlink(missing_ok=True)
-        raise
+        replace_text_atomic(path, text)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        replace_text_atomic(path, text)
 
 
 #: each cache directory's HMAC key, read once per process

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,18 @@ RUN_FILE = "run.json"
 RUNNING, FINISHED = "running", "finished"
 
 
+def replace_text_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one rename: a reader sees the old file or the new one, and two writers leave
+    one of theirs (the temporary file is unique to this process and thread, removed if the write fails)."""
+    scratch = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    try:
+        scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, path)
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Replace ``path`` with ``data`` in one rename (the temporary file is unique to this process)."""
-    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    scratch.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-    os.replace(scratch, path)
+    """Replace ``path`` with ``data`` as JSON (:func:`replace_text_atomic`)."""
+    replace_text_atomic(path, json.dumps(data, sort_keys=True))

@@ -397,7 +397,7 @@ class ItemRun:
             if isinstance(runner, str):
                 return self._result("sandbox", f"sandbox: {runner}")
             prover.runner, prover.sandboxed = runner, True
-        self.template_unchecked = bool(getattr(self.ctx.frontend, "free_turns", False))
+        self.template_unchecked = self.free_turns
         infra = "" if self.template_unchecked else self._template_infra()
         if infra:
             return self._result("template", infra)
