@@ -55,12 +55,14 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
     finished_dirs = {Path(str(row.get("audit_dir") or "")).name for row in results.values()}
     running: list[tuple[str, dict[str, Any]]] = []
     items = run_dir / "items"
-    started = 0
+    # an item is started once it shows progress or has a row (one that ended at once, e.g. from the verdict cache,
+    # never wrote progress)
+    started_dirs = {name for name in finished_dirs if name}
     for path in sorted(items.glob(f"*/{PROGRESS_FILE}")) if items.is_dir() else []:
         progress = read_json(path)
         if progress is None:
             continue
-        started += 1
+        started_dirs.add(path.parent.name)
         if progress.get("state") == RUNNING and path.parent.name not in finished_dirs:
             running.append((path.parent.name, progress))
     agg = Aggregate(list(results.values()))
@@ -72,7 +74,7 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
     if ended:  # nothing runs once the run is over: an item still "running" on disk was cut off, never finished
         unfinished, running = [name for name, _ in running], []
     lines = [(f"forall watch: run {run_dir.name} ({state}) at {time.strftime('%H:%M:%S', time.localtime(now))}: "
-             f"{selected if selected is not None else '?'} selected, {started} started, {agg.items} finished, "
+             f"{selected if selected is not None else '?'} selected, {len(started_dirs)} started, {agg.items} finished, "
              f"{len(running)} running")]
     if ended and meta.get("exitstatus") is not None:
         lines.append(f"run ended: exit status {meta['exitstatus']}")

@@ -8,6 +8,7 @@ written to the item's audit directory, which lives outside the workspace.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,10 +92,21 @@ class AuditRecord:
         self.write_json("task.json", task_record(task))
 
     def _dir_of(self, path: Path) -> Path:
-        if path.parent not in self._dirs:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._dirs.add(path.parent)
+        """``path`` once its directory exists: each missing directory made once, from the top (a ``mkdir(parents=True)``
+        of ``s0/r1`` first fails on the missing ``s0``, then makes it, then ``s0/r1`` again: three calls for two)."""
+        missing: list[Path] = []
+        parent = path.parent
+        while parent not in self._dirs and parent != parent.parent:
+            missing.append(parent)
+            parent = parent.parent
+        for directory in reversed(missing):
+            directory.mkdir(exist_ok=True)
+            self._dirs.add(directory)
         return path
+
+    def subdir(self, rel: str) -> Path:
+        """The record's directory ``rel``, made (once) when missing: a session's audit directory."""
+        return self._dir_of(self.directory / rel / "_").parent
 
     def write_json(self, rel: str, data: Any) -> Path:
         path = self._dir_of(self.directory / rel)
@@ -104,8 +116,30 @@ class AuditRecord:
         return path
 
     def write_bytes(self, rel: str, data: bytes) -> Path:
+        """A new file ``rel`` holding ``data``: one written over (a re-run item) is replaced, never rewritten in place,
+        so a file linked to it (:meth:`link_bytes`) keeps what it recorded."""
         path = self._dir_of(self.directory / rel)
-        path.write_bytes(data)
+        try:
+            handle = path.open("xb")
+        except FileExistsError:
+            path.unlink()
+            handle = path.open("xb")
+        with handle:
+            handle.write(data)
+        return path
+
+    def link_bytes(self, rel: str, data: bytes, same: Path) -> Path:
+        """:meth:`write_bytes` of ``data`` that ``same`` (a file of this record) already holds: a hard link to it (one
+        call instead of a file's creation and its bytes, #18), else a copy where the file system links nothing."""
+        path = self._dir_of(self.directory / rel)
+        try:
+            try:
+                os.link(same, path)
+            except FileExistsError:  # a re-run item's earlier file: replaced
+                path.unlink()
+                os.link(same, path)
+        except OSError:
+            return self.write_bytes(rel, data)
         return path
 
     def relative(self, path: str | Path) -> str:
@@ -114,15 +148,19 @@ class AuditRecord:
 
     def event(self, **fields: Any) -> None:
         """Append one line to events.jsonl: the item's history in order."""
-        line = json.dumps(fields, sort_keys=True, default=str) + "\n"
+        self.append_events(fields)
+
+    def append_events(self, *events: dict[str, Any]) -> None:
+        """Append one line per event to events.jsonl, all in one write (events that happen together, #18)."""
+        lines = "".join(json.dumps(fields, sort_keys=True, default=str) + "\n" for fields in events)
         with (self.directory / "events.jsonl").open("a", encoding="utf-8") as handle:
             # the file as this record left it (empty before its first event): its events are known without reading
             # it back; anything else (an earlier run's events, another writer) is read when asked for
             known = handle.tell() == self._events_size and (self._events is not None or self._events_size == 0)
-            handle.write(line)
+            handle.write(lines)
             self._events_size = handle.tell()
         if known:
-            self._events = [*(self._events or []), json.loads(line)]
+            self._events = [*(self._events or []), *(json.loads(line) for line in lines.splitlines())]
         else:
             self._events = None
 

@@ -211,6 +211,14 @@ class ItemRun:
         #: crash, so the state and progress between its steps are not written (see :meth:`_step_saved`)
         self.free_turns = bool(getattr(ctx.frontend, "free_turns", False))
         self.state, self.resumed = self._load_state()
+        #: whether the item continues a resumed state (its sessions may have left ``tools.json`` files, read for the row)
+        self.resumed_at_start = self.resumed
+        #: whether this run opened a session with the item's tools (which writes ``tools.json``, see :meth:`_tools`)
+        self.tools_opened = False
+        #: whether this run wrote the item's progress (an item ending before it needs no final one: :meth:`_save`)
+        self.progress_shown = False
+        #: the file of the audit record holding the item's last candidate submission (``candidate_data``)
+        self.candidate_file: Path | None = None
         self.wall_before = self.state.wall_s
         self.accepted_verdict: Verdict | None = None
         #: the bytes of the item's last candidate submission (the gate's proof digest reads them, core/gating.py)
@@ -259,12 +267,16 @@ class ItemRun:
         """Write the resume state and the progress.
 
         The state of an item that ends final is written only over state of an earlier step or run: with no state on
-        disk a resumed run starts the item afresh, which is what a final state makes it do (:meth:`_load_state`).
+        disk a resumed run starts the item afresh, which is what a final state makes it do (:meth:`_load_state`). The
+        progress of an item that ends is written only over progress (of this run, or one an interrupted run left):
+        an item that ends before any step that can take long (a verdict from the cache, a probe's infra) is never
+        seen running, and ``forall watch`` counts it from its row.
         """
         self.state.wall_s = round(self._wall(), 3)
         if self.store is not None and (self.store.present or not (self.outcome and is_final(self.outcome))):
             self.store.save(self.state)
-        self._write_progress()
+        if not self.outcome or self.progress_shown or (self.ctx.audit.directory / PROGRESS_FILE).exists():
+            self._write_progress()
 
     def _step_saved(self) -> None:
         """:meth:`_save` between two steps of an actor session, unless its turns are free (:attr:`free_turns`).
@@ -280,6 +292,7 @@ class ItemRun:
         self.activity = activity or self.activity
         state, usage = self.state, self.state.usage
         self.progress_written = time.monotonic()
+        self.progress_shown = True
         write_json_atomic(self.ctx.audit.directory / PROGRESS_FILE, {
             "task_id": self.ctx.task.task_id, "state": PROGRESS_FINISHED if self.outcome else RUNNING,
             "outcome": self.outcome, "activity": self.activity, "sample": state.sample,
@@ -334,8 +347,8 @@ class ItemRun:
         """Count compiles (the verifier's and the actor's own); False once the sample's budget is spent."""
         self.state.compiles += count
         self.state.sample_compiles += count
-        if time.monotonic() - self.progress_written >= 1.0:  # a frontend charging as it goes is seen live
-            self._write_progress()
+        if self.progress_shown and time.monotonic() - self.progress_written >= 1.0:
+            self._write_progress()  # a frontend charging as it goes is seen live
         limit = self.ctx.budget.compiles
         return limit is None or self.state.sample_compiles <= limit
 
@@ -374,7 +387,9 @@ class ItemRun:
 
     def run(self) -> dict[str, Any]:
         task = self.ctx.task
-        self._write_progress("probing the prover and frontend")
+        self.activity = "probing the prover and frontend"
+        if not self.free_turns:  # a free-turn item writes progress at its first step that can take long
+            self._write_progress()
         if task.problem:
             return self._result("malformed-task", f"{task.source_path}: {task.problem}")
         for probe, who in ((self.ctx.prover.probe(self.ctx.workspace_root), "prover"),
@@ -437,8 +452,9 @@ class ItemRun:
         self._charge_compile()
         self.cached, self.cache_miss = True, ""
         self._record_submission(task, data, tag, "candidate", "", verdict,
-                                stored=f"{frontend.name}: the stored submission, judged from the verdict cache")
-        self.ctx.audit.event(kind="acceptance", round=tag, accepted=True, reason="", digest=verdict.digest)
+                                stored=f"{frontend.name}: the stored submission, judged from the verdict cache",
+                                then=({"kind": "acceptance", "round": tag, "accepted": True, "reason": "",
+                                       "digest": verdict.digest},))
         return self._accept(verdict, data, tag, None)
 
     def _template_infra(self) -> str:
@@ -482,11 +498,10 @@ class ItemRun:
         self.resumed = False
         workspace = ws.prepare(self.ctx.workspace_root, self.ctx.workspace_name, task, reset=resume is None,
                                brief=self.ctx.frontend.is_agent)
-        session_ctx = SessionContext(task=task, workspace=workspace, audit_dir=self.ctx.audit.directory / f"s{state.sample}",
+        session_ctx = SessionContext(task=task, workspace=workspace, audit_dir=self.ctx.audit.subdir(f"s{state.sample}"),
                                      role=ACTOR, prover=self.ctx.prover, budget=self.ctx.budget,
                                      options=self.ctx.options, charge_compile=self._charge_compile, resume=resume,
                                      progress=self._write_progress)
-        session_ctx.audit_dir.mkdir(parents=True, exist_ok=True)
         with self._tools(ACTOR, workspace, session_ctx.audit_dir) as options:
             session_ctx.options = options
             return self._actor_turns(session_ctx, workspace, prompt, skip_turn)
@@ -627,19 +642,21 @@ class ItemRun:
         return verdict
 
     def _record_submission(self, task: Task, data: bytes, tag: str, kind: str, name: str, verdict: Verdict,
-                           **event: Any) -> None:
-        """A judged submission's bytes, verdict and event in the audit record, and the item's view of it."""
+                           then: tuple[dict[str, Any], ...] = (), **event: Any) -> None:
+        """A judged submission's bytes, verdict and event in the audit record, and the item's view of it; ``then``:
+        events that follow it at once, written with it (one append)."""
         self.candidate_digest = verdict.digest
-        if task is self.ctx.task and kind == "candidate":
-            self.candidate_data = data
-        if task is self.ctx.task and any(layer.name == "template" and layer.ok for layer in verdict.layers):
-            self.template_unchecked = False
         name = name or task.candidate_name
         saved = self.ctx.audit.write_bytes(f"{tag}/{name}", data)
+        if task is self.ctx.task and kind == "candidate":
+            self.candidate_data, self.candidate_file = data, saved
+        if task is self.ctx.task and any(layer.name == "template" and layer.ok for layer in verdict.layers):
+            self.template_unchecked = False
         evidence = self.ctx.audit.write_json(f"{tag}/{kind}-verdict.json", verdict.to_wire())
-        self.ctx.audit.event(kind="submission", submission=kind, round=tag, digest=verdict.digest,
-                             verdict=verdict.verdict, strict=verdict.strict, reason=verdict.reason, cached=self.cached,
-                             file=self.ctx.audit.relative(saved), evidence=self.ctx.audit.relative(evidence), **event)
+        self.ctx.audit.append_events(
+            {"kind": "submission", "submission": kind, "round": tag, "digest": verdict.digest,
+             "verdict": verdict.verdict, "strict": verdict.strict, "reason": verdict.reason, "cached": self.cached,
+             "file": self.ctx.audit.relative(saved), "evidence": self.ctx.audit.relative(evidence), **event}, *then)
         self.state.last_digest, self.state.last_verdict = verdict.digest, verdict.verdict
 
     def _review_and_accept(self, verdict: Verdict, data: bytes, workspace: Path,
@@ -675,7 +692,11 @@ class ItemRun:
         self.accepted_verdict = verdict
         independent = next((layer for layer in verdict.layers if layer.name == "independent_check"), None)
         self.independent = independent.ok if independent else None
-        self.ctx.audit.write_bytes(f"accepted/{self.ctx.task.candidate_name}", data)
+        saved, name = self.candidate_file, f"accepted/{self.ctx.task.candidate_name}"
+        if saved is not None and data == self.candidate_data:  # the submission's file holds these bytes: linked
+            self.ctx.audit.link_bytes(name, data, saved)
+        else:
+            self.ctx.audit.write_bytes(name, data)
         self.ctx.audit.write_json("accepted/acceptance.json", {
             "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
             "verdict": verdict.to_wire(), "review": None if review is None else review.__dict__,
@@ -728,6 +749,7 @@ class ItemRun:
                 or self.ctx.open_tools is None):
             yield self.ctx.options
             return
+        self.tools_opened = True
         charge = self._charge_compile if role == ACTOR else None
         with self.ctx.open_tools(task=self.ctx.task, role=role, workspace=workspace, audit_dir=audit_dir,
                                  prover=self.ctx.prover, timeout=self.ctx.verify_timeout,
@@ -742,6 +764,8 @@ class ItemRun:
     def _tool_counts(self) -> dict[str, int]:
         """Navigation and compilation tool calls over every session of the item (from each tools.json)."""
         counts = {"navigation": 0, "compilation": 0}
+        if not (self.tools_opened or self.resumed_at_start):
+            return counts  # no session of this item had tools: nothing to list (a warm item's directories, #18)
         # os.walk, not Path.rglob: the same files at a fraction of the cost (every item asks, a cached one too)
         found = [Path(d) / "tools.json" for d, _, files in os.walk(self.ctx.audit.directory) if "tools.json" in files]
         for path in sorted(found):
