@@ -71,6 +71,22 @@ def task_record(task: Task) -> dict[str, Any]:
     return record | {"meta": digested(dict(record.get("meta") or {}))}
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_file(path: Path, data: bytes, mode: int) -> None:
+    """Create ``path`` (``mode``: ``os.O_TRUNC`` to write over a file, ``os.O_EXCL`` to refuse one) holding ``data``:
+    open, write, close (a Python file object adds a stat, an ioctl, two seeks and its buffers to each, #18)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | mode, 0o666)
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
 class AuditRecord:
     """Writes one item's evidence: candidates per round, verdicts, reviews, the final acceptance.
 
@@ -112,7 +128,7 @@ class AuditRecord:
         path = self._dir_of(self.directory / rel)
         # no indent: json's C encoder runs only without one (indented, the five files of an item cost it 0.6 ms
         # against 0.2 ms, #18); any JSON reader (``python -m json.tool``, ``jq``) shows it indented
-        path.write_text(json.dumps(data, sort_keys=True, default=str), encoding="utf-8")
+        _write_file(path, json.dumps(data, sort_keys=True, default=str).encode("utf-8"), os.O_TRUNC)
         return path
 
     def write_bytes(self, rel: str, data: bytes) -> Path:
@@ -120,12 +136,10 @@ class AuditRecord:
         so a file linked to it (:meth:`link_bytes`) keeps what it recorded."""
         path = self._dir_of(self.directory / rel)
         try:
-            handle = path.open("xb")
+            _write_file(path, data, os.O_EXCL)
         except FileExistsError:
             path.unlink()
-            handle = path.open("xb")
-        with handle:
-            handle.write(data)
+            _write_file(path, data, os.O_EXCL)
         return path
 
     def link_bytes(self, rel: str, data: bytes, same: Path) -> Path:
@@ -144,7 +158,11 @@ class AuditRecord:
 
     def relative(self, path: str | Path) -> str:
         """A path inside the audit dir as written in the record (relative, so the record can be moved)."""
-        return str(Path(path).relative_to(self.directory)) if Path(path).is_relative_to(self.directory) else str(path)
+        text, base = str(path if isinstance(path, Path) else Path(path)), str(self.directory)
+        if text == base:
+            return "."
+        # as ``Path.relative_to`` (lexical), by the text: every submission and turn asks (#18)
+        return text[len(base) + 1:] if text.startswith(base) and text[len(base)] == os.sep else text
 
     def event(self, **fields: Any) -> None:
         """Append one line to events.jsonl: the item's history in order."""
@@ -153,12 +171,16 @@ class AuditRecord:
     def append_events(self, *events: dict[str, Any]) -> None:
         """Append one line per event to events.jsonl, all in one write (events that happen together, #18)."""
         lines = "".join(json.dumps(fields, sort_keys=True, default=str) + "\n" for fields in events)
-        with (self.directory / "events.jsonl").open("a", encoding="utf-8") as handle:
+        fd = os.open(self.directory / "events.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
             # the file as this record left it (empty before its first event): its events are known without reading
             # it back; anything else (an earlier run's events, another writer) is read when asked for
-            known = handle.tell() == self._events_size and (self._events is not None or self._events_size == 0)
-            handle.write(lines)
-            self._events_size = handle.tell()
+            size = os.lseek(fd, 0, os.SEEK_END)
+            known = size == self._events_size and (self._events is not None or self._events_size == 0)
+            _write_all(fd, lines.encode("utf-8"))
+            self._events_size = os.lseek(fd, 0, os.SEEK_CUR)
+        finally:
+            os.close(fd)
         if known:
             self._events = [*(self._events or []), *(json.loads(line) for line in lines.splitlines())]
         else:

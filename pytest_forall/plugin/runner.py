@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 from pathlib import Path
@@ -29,7 +30,8 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     prompt = item.ihook.pytest_forall_actor_prompt(task=task, options=options)
     if prompt is not None:  # a suite's conftest (or a plugin) words the actor's first prompt
         options = {**options, "actor_prompt": prompt}
-    audit = AuditRecord(reporter.run_dir / "items" / reporter.item_dirname(item.nodeid), task)
+    items = reporter.run_dir / "items"
+    audit = AuditRecord(items / reporter.item_dirname(item.nodeid), task)
     ledger = SpendLedger(reporter.run_dir / "spend.json")
     from pytest_forall.isolation.sandbox import sandboxed_prover_runner
 
@@ -44,12 +46,19 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     result["nodeid"] = item.nodeid
     result["run_id"] = reporter.run_id
     result["sandbox"] = options["sandbox"]
-    result["audit_dir"] = str(audit.directory.resolve())
+    result["audit_dir"] = str(resolved(items) / audit.directory.name)
     result["audit_host"] = socket.gethostname()
     result["worker"] = str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
     result = json.loads(json.dumps(result))  # builtin types only: it crosses execnet to the controller
     item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
     conclude(item, task.task_id, result)
+
+
+@functools.cache
+def resolved(directory: Path) -> Path:
+    """``directory`` resolved, once per process (the run's ``items`` directory: each item's record is made in it, and
+    resolving the record's own path stats each of its components again, #18)."""
+    return directory.resolve()
 
 
 def report_carried(item: pytest.Item, row: dict[str, Any]) -> None:
