@@ -346,3 +346,18 @@ def test_watch_counts_an_item_that_ended_without_progress_as_started(tmp_path: P
     shown = "\n".join(frame(run))
     assert "4 selected, 3 started, 2 finished, 1 running" in shown, shown
     assert "live: verifying s0/r1" in shown and "stale:" not in shown, shown
+
+
+def test_a_resumed_items_row_counts_the_tool_calls_of_its_earlier_sessions(tmp_path: Path) -> None:
+    """The row's ``tool_calls`` sum every ``tools.json`` of the item's sessions: a resumed item's (its earlier run's
+    sessions are the item's) are read; an item that opened no session with tools this run and resumes nothing lists
+    no directory for them (the warm item above)."""
+    from pytest_forall.core.state import ItemState, StateStore
+
+    ctx = replay_item(tmp_path, "run")
+    (ctx.audit.directory / "s0").mkdir()
+    (ctx.audit.directory / "s0" / "tools.json").write_text(json.dumps({"navigation": 2, "compilation": 3}))
+    StateStore(ctx.audit.directory / "state.json", SECRET, ctx.task.task_id, ctx.workspace_root / ctx.workspace_name
+               ).save(ItemState(frontend="replay", sessions=["earlier"]))
+    row = ItemRun(ctx).run()
+    assert row["outcome"] == "strict" and row["tool_calls"] == {"navigation": 2, "compilation": 3}, row
