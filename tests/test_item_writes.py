@@ -361,3 +361,35 @@ def test_a_resumed_items_row_counts_the_tool_calls_of_its_earlier_sessions(tmp_p
                ).save(ItemState(frontend="replay", sessions=["earlier"]))
     row = ItemRun(ctx).run()
     assert row["outcome"] == "strict" and row["tool_calls"] == {"navigation": 2, "compilation": 3}, row
+
+
+def test_a_tasks_digest_is_the_sha256_of_its_json_text(tmp_path: Path) -> None:
+    """``task_digest`` escapes a long text once where another starts with it (a project item's template, frozen part
+    and own proof, #18): still the SHA-256 of ``json.dumps(wire, sort_keys=True, default=str)``, byte for byte, for
+    real project items and for texts built to break it (quotes, backslashes, control and non-ASCII characters, lone
+    surrogates, characters beyond the BMP at the seam, equal and nested texts, the digest's own marker)."""
+    import hashlib
+    import random
+
+    from pytest_forall.core import cache
+    from pytest_forall.suites.project import load_project
+
+    def plain(data: Any) -> str:
+        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+    project = Path(__file__).resolve().parent / "fixtures" / "project_rocq"
+    for task in load_project(project, {}):
+        long_task = Task(**{**task.to_wire(), "template": task.template * 40, "frozen": task.template * 39,
+                            "meta": {**task.meta, "own_candidate": task.template * 41}})
+        for one in (task, long_task):
+            assert cache.task_digest(one) == plain({k: v for k, v in one.to_wire().items() if k != "source_path"})
+    rng = random.Random(18)
+    alphabet = ['"', "\\", "\n", "\t", "\x00", "\x1f", "é", "\u2028", "\ud800", "\udfff", "😀", "a", "b", " ", "/"]
+    for _ in range(200):
+        base = "".join(rng.choice(alphabet) for _ in range(rng.randint(4000, 4200)))
+        longer = base + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 50)))
+        data = {"frozen": base, "template": longer, "meta": {"own": longer + "😀", "same": base, "n": [1, (2, base)],
+                                                             "path": tmp_path, "short": "x"}, "z": None}
+        assert cache.json_digest(data) == plain(data)
+    marked = {"a": cache._MARK + "0" + "x" * 5000, "b": "y" * 5000, "c": f'"{cache._MARK}1"'}
+    assert cache.json_digest(marked) == plain(marked)

@@ -272,3 +272,45 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
     declared.write_text(declared.read_text() + "# edited between two items\n")
     verify(tasks[0])
     assert counts.get("read_coqproject") == 1, counts
+
+
+def test_a_warm_items_row_digests_read_no_build_input_once_its_file_was_read(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm item (its verdict from the cache) still gets the gate's kernel digests (``change_fields``): from the
+    baseline an earlier item of the same file, as collected, was given, without reading ``_CoqProject`` or stating the
+    build's inputs again (#18: 25 stats per item on Coquelicot). The digests are the ones a prover that looks
+    everything up gives; the same file collected with other contents (another ``cone_key``) is looked up afresh.
+    Was: every item stated every input of the build."""
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    tasks = load_project(project, {})
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
+    by_file: dict[str, list[suite.Task]] = {}
+    for task in tasks:
+        by_file.setdefault(str(task.meta["project_file"]), []).append(task)
+    first, second = next(group for group in by_file.values() if len(group) >= 2)[:2]
+    monkeypatch.setattr(ProjectRocqProver, "_shared_row_baselines", {}, raising=False)
+    looked_up = pytest_forall_make_prover("rocq-project", options).change_fields(first)  # builds the project
+    assert looked_up.get("kernel_statement") and looked_up.get("kernel_context"), looked_up
+    full = ProjectRocqProver(options).change_fields(second)  # (a prover of its own: its build's lookup)
+
+    reads: list[str] = []
+    build_inputs, read_coqproject = suite.build_inputs, suite.read_coqproject
+
+    def counted_inputs(*args: object, **kwargs: object) -> list[str]:
+        reads.append("build_inputs")
+        return build_inputs(*args, **kwargs)  # type: ignore[arg-type]
+
+    def counted_read(*args: object, **kwargs: object) -> suite.CoqProject:
+        reads.append("read_coqproject")
+        return read_coqproject(*args, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(suite, "build_inputs", counted_inputs)
+    monkeypatch.setattr(suite, "read_coqproject", counted_read)
+    warm = pytest_forall_make_prover("rocq-project", options).change_fields(second)
+    assert warm == full and reads == [], (warm, full, reads)
+
+    recollected = suite.Task(**{**second.to_wire(), "meta": {**second.meta, "cone_key": "another content"}})
+    assert pytest_forall_make_prover("rocq-project", options).change_fields(recollected) == full
+    assert "build_inputs" in reads, reads  # looked up: the build's inputs stated again

@@ -768,6 +768,9 @@ class ProjectRocqProver(RocqProver):
     _shared_projects: ClassVar[dict[str, tuple[tuple[tuple[int, int, int] | None, ...], CoqProject]]] = {}
     #: makes one item's project, build directory and answer once, when the compile and the layers ask at once
     _item_lock: ClassVar[threading.RLock] = threading.RLock()
+    #: per file's content as collected (its cone's key) and judge: the baseline dump a row's kernel digests were read
+    #: from (:meth:`change_fields`), so a file's next items read none of the build's inputs again
+    _shared_row_baselines: ClassVar[dict[tuple[str, ...], Any]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Any = None) -> None:
         from pytest_forall.core.proc import run_command as default_runner
@@ -1435,10 +1438,7 @@ class ProjectRocqProver(RocqProver):
 
         if "target_path" not in task.meta or self.plugin is None:
             return {}
-        try:
-            baseline, _ = self._baseline(task, 600.0)
-        except OSError:
-            return {}
+        baseline = self._row_baseline(task)
         if baseline is None:
             return {}
         found = context_digests(baseline, str(task.meta.get("deps_key", ""))).get(str(task.meta["target_path"]))
@@ -1451,6 +1451,29 @@ class ProjectRocqProver(RocqProver):
             fields["declared_axioms"] = self.project_axioms
         proof = proof_digest(task, candidate) if candidate is not None else self._proofs.get(task.task_id)
         return {**fields, "proof_digest": proof} if proof else fields
+
+    def _row_baseline(self, task: Task) -> Any:
+        """The baseline dump of :meth:`change_fields`: the one this item's verification read, else the one read for an
+        earlier item of the same file as collected (its ``cone_key``: the toolchain, the build's declaration, the file
+        and every file it requires), else :meth:`_baseline`'s (which stats every input of the build). A warm item's
+        verdict comes from the cache under the task as collected, so its row's digests are those of the same sources
+        (#18: the build's 25 inputs were stat'ed per item for the same answer). None when there is no answer."""
+        found = self._for_item(task).get("baseline")
+        if found is not None:
+            return found[0]
+        cone = str(task.meta.get("cone_key") or "")
+        key = (str(task.meta.get("project_root")), str(task.meta.get("project_file")), cone,
+               str(task.meta.get("deps_key") or ""), str(self.plugin), self.version(), self.toolchain.spec, self.coqc,
+               self.build_command)
+        baseline = ProjectRocqProver._shared_row_baselines.get(key) if cone else None
+        if baseline is None:
+            try:
+                baseline, _ = self._baseline(task, 600.0)
+            except OSError:
+                return None
+            if baseline is not None and cone:
+                ProjectRocqProver._shared_row_baselines[key] = baseline
+        return baseline
 
     def _installed_roots(self) -> tuple[str, ...]:
         """Logical roots of the installed libraries (the backend's list and every ``user-contrib`` directory): an
