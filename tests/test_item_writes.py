@@ -367,7 +367,8 @@ def test_a_tasks_digest_is_the_sha256_of_its_json_text(tmp_path: Path) -> None:
     """``task_digest`` escapes a long text once where another starts with it (a project item's template, frozen part
     and own proof, #18): still the SHA-256 of ``json.dumps(wire, sort_keys=True, default=str)``, byte for byte, for
     real project items and for texts built to break it (quotes, backslashes, control and non-ASCII characters, lone
-    surrogates, characters beyond the BMP at the seam, equal and nested texts, the digest's own marker)."""
+    surrogates, characters beyond the BMP at the seam, equal and nested texts, the digest's own marker); task.json's
+    digests of the long texts, hashed past a shared start once, are each text's SHA-256."""
     import hashlib
     import random
 
@@ -393,3 +394,20 @@ def test_a_tasks_digest_is_the_sha256_of_its_json_text(tmp_path: Path) -> None:
         assert cache.json_digest(data) == plain(data)
     marked = {"a": cache._MARK + "0" + "x" * 5000, "b": "y" * 5000, "c": f'"{cache._MARK}1"'}
     assert cache.json_digest(marked) == plain(marked)
+
+    from pytest_forall.core.accept import LONG_TEXT, task_record, text_digests
+
+    def plain_record(task: Task) -> dict[str, Any]:  # task.json as it was written: each long text hashed whole
+        def digested(fields: dict[str, Any], always: tuple[str, ...] = ()) -> dict[str, Any]:
+            return {(f"{k}_sha256" if isinstance(v, str) and (k in always or len(v) > LONG_TEXT) else k):
+                    (hashlib.sha256(v.encode()).hexdigest() if isinstance(v, str) and (k in always or len(v) > LONG_TEXT)
+                     else v) for k, v in fields.items()}
+        record = digested(task.to_wire(), always=("template",))
+        return record | {"meta": digested(dict(record.get("meta") or {}))}
+    for task in load_project(project, {}):
+        long_task = Task(**{**task.to_wire(), "template": task.template * 40, "frozen": task.template * 39,
+                            "meta": {**task.meta, "own_candidate": task.template * 41}})
+        assert task_record(task) == plain_record(task) and task_record(long_task) == plain_record(long_task)
+    texts = ["".join(rng.choice(alphabet[:8] + alphabet[10:]) for _ in range(n)) for n in (0, 5, 300)]
+    texts += [texts[2] + "é😀", texts[2] + "x", texts[1]]
+    assert text_digests(texts) == {t: hashlib.sha256(t.encode()).hexdigest() for t in texts}

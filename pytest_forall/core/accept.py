@@ -7,6 +7,7 @@ written to the item's audit directory, which lives outside the workspace.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -58,17 +59,32 @@ def task_record(task: Task) -> dict[str, Any]:
     (``<name>_sha256``): the texts themselves are the item's candidate files and the project's sources; written in
     full per item, they made a library's audit grow with the square of its files' length (#18)."""
 
-    def digested(fields: dict[str, Any], always: tuple[str, ...] = ()) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in fields.items():
-            if isinstance(value, str) and (key in always or len(value) > LONG_TEXT):
-                out[f"{key}_sha256"] = sha256_bytes(value.encode())
-            else:
-                out[key] = value
-        return out
+    def long(key: str, value: Any, always: tuple[str, ...] = ()) -> bool:
+        return isinstance(value, str) and (key in always or len(value) > LONG_TEXT)
 
-    record = digested(task.to_wire(), always=("template",))
-    return record | {"meta": digested(dict(record.get("meta") or {}))}
+    wire = task.to_wire()
+    meta = dict(wire.get("meta") or {})
+    digests = text_digests([v for k, v in wire.items() if long(k, v, ("template",))]
+                           + [v for k, v in meta.items() if long(k, v)])
+
+    def digested(fields: dict[str, Any], always: tuple[str, ...] = ()) -> dict[str, Any]:
+        return {(f"{key}_sha256" if long(key, value, always) else key): (digests[value] if long(key, value, always)
+                                                                          else value) for key, value in fields.items()}
+
+    return digested(wire, always=("template",)) | {"meta": digested(meta)}
+
+
+def text_digests(texts: list[str]) -> dict[str, str]:
+    """{text: its UTF-8 bytes' SHA-256}, hashing a text that starts with another only past it (a project item's
+    template and own proof start with its frozen part, the file up to the target: one pass over it, not three)."""
+    states: dict[str, Any] = {}
+    found: dict[str, str] = {}
+    for text in sorted(set(texts), key=len):
+        base = next((s for s in sorted(states, key=len, reverse=True) if text.startswith(s)), "")
+        state = states[base].copy() if base else hashlib.sha256()
+        state.update(text[len(base):].encode())
+        states[text], found[text] = state, state.hexdigest()
+    return found
 
 
 def _write_all(fd: int, data: bytes) -> None:
