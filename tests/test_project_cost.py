@@ -272,3 +272,53 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
     declared.write_text(declared.read_text() + "# edited between two items\n")
     verify(tasks[0])
     assert counts.get("read_coqproject") == 1, counts
+
+
+def test_the_projects_own_proof_is_judged_without_a_thread_per_layer(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replayed candidate that is the project's own proof is judged from the build's records (no process of its
+    own): the verifier starts no thread beside its layers for it (two per item before, #18 cold path); a stored proof
+    of an admitted lemma is compiled, its compile beside the template check and coqchk beside the audit as ever. Every
+    verdict is ``strict``, with the layers a concurrent verification gives."""
+    import threading
+
+    from pytest_forall.core.verify import verify_candidate
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    tasks = load_project(project, {})
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counted(self: threading.Thread) -> None:
+        started.append(self.name)
+        start(self)
+    monkeypatch.setattr(threading.Thread, "start", counted)
+
+    def layers(task: suite.Task, concurrent: bool) -> tuple[list[str], list[str]]:
+        prover = pytest_forall_make_prover("rocq-project", options)
+        prover.concurrent_layers = concurrent
+        data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
+            str(task.meta["own_candidate"]).encode()
+        started.clear()
+        verdict = verify_candidate(task, prover, data, timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+        return [f"{layer.name} {layer.ok} {layer.reason}" for layer in verdict.layers], \
+            [name for name in started if name.startswith("forall-layer")]
+
+    for task in tasks:  # the first item builds the project and judges its files ahead
+        layers(task, True)
+    own = [t for t in tasks if not t.meta["admitted"]]
+    stored = [t for t in tasks if t.meta["admitted"]]
+    assert own and stored
+    for task in own:
+        found, threads = layers(task, True)
+        assert threads == [], (task.task_id, threads)
+        assert found == layers(task, False)[0], task.task_id
+    for task in stored:
+        found, threads = layers(task, True)
+        assert len(threads) == 2, (task.task_id, threads)
+        assert found == layers(task, False)[0], task.task_id

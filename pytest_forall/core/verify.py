@@ -151,13 +151,20 @@ def _alongside(concurrent: bool, step: Callable[..., Any], *args: Any) -> Iterat
         yield future
 
 
+def _judged_from_records(prover: Prover, task: Task, data: bytes) -> bool:
+    """The backend judges ``data`` from what it already has, no prover process of its own (``judged_from_records``,
+    see :class:`~pytest_forall.core.prover.Prover`): no thread beside its layers."""
+    judged = getattr(prover, "judged_from_records", None)
+    return bool(judged(task, data)) if callable(judged) else False
+
+
 def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer], build: Path,
                      timeout: float) -> Verdict:
     digest = sha256_bytes(data)
     problem = prover.probe(build)
     if problem:
         return _decide(layers + [Layer("toolchain", False, problem, infra=True)], digest, (), False, 0)
-    concurrent = bool(getattr(prover, "concurrent_layers", False))
+    concurrent = bool(getattr(prover, "concurrent_layers", False)) and not _judged_from_records(prover, task, data)
     cand_dir = build / "cand"
     cand_dir.mkdir(parents=True, exist_ok=True)
     candidate = cand_dir / task.candidate_name

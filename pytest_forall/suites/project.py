@@ -1489,6 +1489,14 @@ class ProjectRocqProver(RocqProver):
             return False
         return digest == task.meta.get("file_digest")
 
+    def judged_from_records(self, task: Task, data: bytes) -> bool:
+        """``data`` is the project's own proof of the target, as its text reads: judged from the project's build (its
+        judge dump and ``coqchk`` record, :meth:`compile`), no process of its own, so the verifier runs no thread
+        beside its layers. (Should the build's copy of the file differ, :meth:`compile` compiles it after all: one
+        layer after the other, the same verdict.)"""
+        own = task.meta.get("own_candidate")
+        return bool(own) and data == str(own).encode("utf-8")
+
     def _is_own_compiled(self, task: Task, data: bytes) -> bool:
         return sha256_bytes(data) in self._own.values() and data == str(task.meta.get("own_candidate")).encode()
 
