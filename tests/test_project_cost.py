@@ -145,9 +145,9 @@ def test_two_xdist_workers_give_the_rows_of_one_process(pytester: pytest.Pyteste
 
 def test_under_xdist_each_worker_starts_its_own_share_of_the_sessions_ahead(tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """Under ``-n 2`` every worker computes the same chunks of files (in the order of their items) and starts only its
-    own, its judge session and its coqchk: the second worker's chunk is judged on its core, not queued behind the
-    first worker's locks; what a worker did not start ahead it still judges on its own items' demand."""
+    """Under ``-n 2`` every worker computes the same groups of files (one per core) and starts only its own, and one
+    worker runs the shared coqchk: the second worker's group is judged on its core, not queued behind the first
+    worker's locks; what a worker did not start ahead it still judges on its own items' demand."""
     import time
 
     from pytest_forall.core.verify import verify_candidate
@@ -187,15 +187,9 @@ def test_under_xdist_each_worker_starts_its_own_share_of_the_sessions_ahead(tmp_
     while time.monotonic() < deadline and not ahead:
         time.sleep(0.2)
     out = prover._out(prover._project(first), prover._build(first, 300)[1])
-    files = [(f"theories/{m}.v", f"Demo.{m}") for m in ("Base", "Lemmas", "More")]
-    plan = ProjectRocqProver._ahead_chunks(files, {rel: (out / rel).with_suffix(".vo").stat().st_size
-                                                   for rel, _ in files})
-    assert len(plan) == 2, plan
-    second = [module for _, module in plan[1]]
-    while time.monotonic() < deadline and not checks:
-        time.sleep(0.2)
-    assert ahead == second, (ahead, plan)  # gw1 of 2: the second chunk, judged and checked on its own core
-    assert checks == [second], (checks, plan)
+    sizes = sorted(("Base", "Lemmas", "More"), key=lambda m: -(out / "theories" / f"{m}.vo").stat().st_size)
+    assert ahead == [f"Demo.{sizes[1]}"], (ahead, sizes)  # gw1 of 2: the second group of two, alone
+    assert checks == []  # two groups, two workers: gw0 runs the coqchk
     for task_id, task in tasks.items():  # the other files on demand: every verdict as ever
         data = (PROOFS / f"{task_id}.v").read_bytes() if task.meta["admitted"] else str(task.meta["own_candidate"]).encode()
         assert verify_candidate(task, prover, data, timeout=300).verdict == "accept", task_id
@@ -330,13 +324,12 @@ def test_the_projects_own_proof_is_judged_without_a_thread_per_layer(tmp_path: P
         assert found == layers(task, False)[0], task.task_id
 
 
-def test_the_first_items_are_judged_while_the_later_files_sessions_run(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """After the build, the files are judged and checked ahead in the order of their items, in two chunks: the first
-    item's verdict comes as soon as the first chunk's session and coqchk are done, while the second chunk's are still
-    running (before, every item waited for one coqchk over every file, #18 cold path). Its verdict is the one the
-    one-file-at-a-time path gives (the dumps' equality: test_project_suite's run-ahead test)."""
-    import threading
+def test_the_collection_starts_the_build_and_the_items_use_it(tmp_path: Path) -> None:
+    """A pytest run that will run items (``build_ahead``, not ``--collect-only``) starts the project's build as the
+    collection finds the project, so the collection's lexing runs while coqc compiles (#18 cold path): the build
+    finishes with no item asking, the items wait for it and judge from it (one build), every verdict ``strict``.
+    Without ``build_ahead`` the collection builds nothing."""
+    import time
 
     from pytest_forall.core.verify import verify_candidate
 
@@ -344,43 +337,76 @@ def test_the_first_items_are_judged_while_the_later_files_sessions_run(tmp_path:
     require_tool("coqchk")
     project = tmp_path / "proj"
     shutil.copytree(PROJECT, project)
-    tasks = sorted(load_project(project, {}), key=lambda t: t.task_id)
-    monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 1)
-    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
-    first = tasks[0]
-    later: set[str] = set()
-    answered = threading.Event()
-    held: list[str] = []  # what the second chunk's processes saw when they were let go
-    judge_files, run = prover._judge_files, prover._run
-
-    def wait_for_the_first_item(what: str) -> None:
-        held.append(f"{what}: {'after the first verdict' if answered.wait(60) else 'timed out'}")
-
-    def blocked_judge(load: list[str], parent: Path, files: list[tuple[str, list[str]]], *rest: object) -> object:
-        if later & {module for module, _ in files}:
-            wait_for_the_first_item("judge")
-        return judge_files(load, parent, files, *rest)  # type: ignore[arg-type]
-
-    def blocked_run(argv: list[str], cwd: Path, *rest: object, **kw: object) -> object:
-        if argv[0] == prover.coqchk and "tree" not in cwd.parts and \
-                later & {argv[i + 1] for i, w in enumerate(argv) if w == "-norec"}:  # the build's, not a candidate's
-            wait_for_the_first_item("coqchk")
-        return run(argv, cwd, *rest, **kw)  # type: ignore[arg-type]
-    prover._judge_files, prover._run = blocked_judge, blocked_run  # type: ignore[method-assign]
-    project_, build, problem = prover._build(first, 300)
-    assert not problem, problem
-    out = prover._out(project_, build)
-    files = [(rel, str(project_.logical_module(rel))) for rel in project_.files]
-    plan = ProjectRocqProver._ahead_chunks(files, {rel: (out / rel).with_suffix(".vo").stat().st_size
-                                                   for rel, _ in files})
-    assert [[module for _, module in chunk] for chunk in plan][:1] == [[first.meta["coq_module"]]], plan
-    later.update(module for _, module in files if module != first.meta["coq_module"])  # what the first item needs not
-    verdict = verify_candidate(first, prover, str(first.meta["own_candidate"]).encode(), timeout=300)
-    answered.set()
-    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
-    for task in tasks[1:]:  # the later files' items get their records once the second chunk runs
+    builds = tmp_path / "cache" / "project-rocq"
+    quiet = {"cache_dir": str(tmp_path / "quiet"), "timeout": 300}
+    load_project(project, quiet)
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300, "build_ahead": True}
+    tasks = load_project(project, options)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not list(builds.glob("*/built.json")):
+        time.sleep(0.2)
+    assert [json.loads(p.read_text())["ok"] for p in builds.glob("*/built.json")] == [True]
+    assert not (tmp_path / "quiet" / "project-rocq").is_dir() or not list(
+        (tmp_path / "quiet" / "project-rocq").glob("*/src"))
+    for task in tasks:
+        prover = pytest_forall_make_prover("rocq-project", options)
         data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
             str(task.meta["own_candidate"]).encode()
-        assert verify_candidate(task, prover, data, timeout=300).verdict == "accept", task.task_id
-    assert sorted(held) == ["coqchk: after the first verdict", "judge: after the first verdict"] or \
-        held == ["coqchk: after the first verdict"] and len(plan[1]) == 1, held  # (one file: judged by _judge_file)
+        verdict = verify_candidate(task, prover, data, timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+    assert len([p for p in builds.iterdir() if p.is_dir() and p.name != "by-vo"]) == 1
+
+
+def test_a_build_started_ahead_is_killed_when_the_run_ends(tmp_path: Path) -> None:
+    """A build the collection started and no item waited for (``-k`` selecting nothing, Ctrl-C) is killed when the
+    process exits (:func:`_stop_ahead`, registered at exit), its thread ends, and nothing says it finished: the next
+    run builds again. No process of it outlives the run."""
+    import os
+    import threading
+    import time
+
+    require_tool("coqc")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    pid = tmp_path / "build.pid"
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300, "build_ahead": True,
+               "project_build": f"echo $$ > {pid}; exec sleep 120"}
+    load_project(project, options)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (pid.is_file() and pid.read_text().strip()):
+        time.sleep(0.1)
+    build = int(pid.read_text())
+    os.kill(build, 0)  # running
+    assert any(t.name == "forall-build-ahead" and t.is_alive() for t in threading.enumerate())
+    started = time.monotonic()
+    suite._stop_ahead()
+    assert time.monotonic() - started < 10
+    assert not any(t.name == "forall-build-ahead" and t.is_alive() for t in threading.enumerate())
+    with pytest.raises(ProcessLookupError):
+        os.kill(build, 0)
+    assert not list((tmp_path / "cache" / "project-rocq").glob("*/built.json"))
+
+
+def test_a_killed_coqchk_of_the_build_is_not_judged_and_not_kept(tmp_path: Path) -> None:
+    """``coqchk`` of a build's file killed under the run (its end, Ctrl-C, the machine) says nothing about the file:
+    the layer is "not judged" with the accident, never a rejection, and no record of it is kept (the next item runs
+    it again), so killing the checks still running ahead at exit never leaves a false verdict."""
+    from pytest_forall.core.proc import ProcResult
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    task = load_project(project, {})[0]
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    project_, build, problem = prover._build(task, 300)
+    assert not problem, problem
+    run = prover._run
+    prover._run = lambda argv, cwd, *rest, **kw: ProcResult(list(argv), -9, "", "", 0.1) \
+        if argv[0] == prover.coqchk else run(argv, cwd, *rest, **kw)  # type: ignore[method-assign]
+    rel, module = str(task.meta["project_file"]), str(task.meta["coq_module"])
+    layer = prover._file_check(project_, build, rel, module, 300)
+    assert layer.ok is None and not layer.infra and layer.evidence.get("accident") == "killed by signal 9", layer
+    assert not list((tmp_path / "cache" / "project-rocq" / "by-vo").glob("*.coqchk.json"))
+    prover._run = run  # type: ignore[method-assign]
+    assert prover._file_check(project_, build, rel, module, 300).ok is True

@@ -23,6 +23,7 @@ from any other frontend is written there.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import dataclasses
@@ -729,6 +730,41 @@ def _worker_share(options: dict[str, Any]) -> tuple[int, int]:
     return 0, 1
 
 
+#: the work this process started ahead of its items (the build at collection, the judge sessions and coqchk after
+#: it): each thread with its cancel scope, so that none of their processes outlives the run (:func:`_stop_ahead`)
+_AHEAD: list[tuple[threading.Thread, Any]] = []
+_AHEAD_LOCK = threading.Lock()
+
+
+def _start_ahead(name: str, step: Callable[..., None], *args: Any) -> None:
+    """``step(*args)`` in a daemon thread (the run never waits for it at exit), in a cancel scope that
+    :func:`_stop_ahead` cancels when the process exits: its processes are killed then, never left running."""
+    from pytest_forall.core.proc import CancelScope, scoped
+
+    scope = CancelScope()
+    thread = threading.Thread(target=scoped(scope, step), args=args, name=name, daemon=True)
+    with _AHEAD_LOCK:
+        if not _AHEAD:
+            atexit.register(_stop_ahead)
+        _AHEAD.append((thread, scope))
+    thread.start()
+
+
+def _stop_ahead(grace: float = 10.0) -> None:
+    """Kill the processes of the work started ahead that is still running (the run ended, normally or by Ctrl-C,
+    before it was needed) and give its threads ``grace`` seconds to unwind (nothing is recorded of a killed build,
+    judge session or coqchk: the next run does it again)."""
+    with _AHEAD_LOCK:
+        running = [(thread, scope) for thread, scope in _AHEAD if thread.is_alive()]
+        _AHEAD.clear()
+        atexit.unregister(_stop_ahead)
+    for _, scope in running:
+        scope.cancel()
+    deadline = time.monotonic() + grace
+    for thread, _ in running:
+        thread.join(max(0.0, deadline - time.monotonic()))
+
+
 class ProjectRocqProver(RocqProver):
     """:class:`~pytest_forall.lang.rocq.backend.RocqProver` judging a candidate against the project's own build.
 
@@ -754,6 +790,8 @@ class ProjectRocqProver(RocqProver):
     _built: ClassVar[dict[str, str]] = {}
     #: build directories whose per-file sessions this process has started ahead of their items (:meth:`_prefetch`)
     _prefetched: ClassVar[set[str]] = set()
+    #: build directories this process has started building at collection (:meth:`build_ahead`)
+    _ahead: ClassVar[set[str]] = set()
     #: per (build directory, declaration): why ``--forall-project-axioms`` does not hold of that build ("": it does)
     _declarations: ClassVar[dict[tuple[str, str], str]] = {}
     #: per finished build directory and file: the SHA-256 of the source the build compiled (the copy does not change
@@ -910,6 +948,25 @@ class ProjectRocqProver(RocqProver):
         if os.path.isabs(self.coqc):
             env["PATH"] = os.path.dirname(self.coqc) + os.pathsep + env.get("PATH", "")
         return env
+
+    def build_ahead(self, project: CoqProject, timeout: float) -> None:
+        """Start the project's build in the background (once per build and process; nothing when it is finished):
+        the collection calls it as it finds the project, so its lexing runs while coqc compiles (#18). An item waits
+        for it under the build's lock as for a build of its own, and reads its answer (a failed build is infra for
+        every item, as ever); a build still running when the process exits is killed (:func:`_stop_ahead`), left
+        unfinished, and built again by the next run."""
+        build = self._build_dir(project)
+        with self._lock:
+            if str(build) in ProjectRocqProver._built or str(build) in ProjectRocqProver._ahead:
+                return
+            ProjectRocqProver._ahead.add(str(build))
+        if (build / "built.json").is_file():
+            return
+
+        def step() -> None:
+            with contextlib.suppress(Exception):  # ahead of need only: the first item builds and reports
+                self._build_project(project, build, timeout)
+        _start_ahead("forall-build-ahead", step)
 
     def _build_project(self, project: CoqProject, build: Path, timeout: float) -> str:
         """"" once the build directory ``build`` (named by its inputs' key) holds a finished build, else why not; a
@@ -1132,53 +1189,32 @@ class ProjectRocqProver(RocqProver):
                 if not isinstance(parsed, str):
                     self._dumps[str(stored)] = parsed
                     return parsed, ""
-            return self._dump_held(project, build, rel, module, stored, timeout)
-
-    def _dump_held(self, project: CoqProject, build: Path, rel: str, module: str, stored: Path,
-                   timeout: float) -> tuple[Any, str]:
-        """:meth:`_file_dump`'s session of one file, its record ``stored`` locked by the caller."""
-        judged = build / "judge"
-        judged.mkdir(exist_ok=True)
-        targets = [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, rel)]
-        dump, problem = self._judge_file(self._load(project, self._out(project, build), True), judged, module,
-                                         targets,
-                                         max(timeout, 300.0))
-        if dump is None:
-            return None, f"the judge could not read the project's own build of {module}: {problem}"
-        stored.write_text(_stored_dump(dump), encoding="utf-8")
-        self._dumps[str(stored)] = dump
-        return dump, ""
+            judged.mkdir(exist_ok=True)
+            targets = [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, rel)]
+            dump, problem = self._judge_file(self._load(project, self._out(project, build), True), judged, module,
+                                             targets,
+                                             max(timeout, 300.0))
+            if dump is None:
+                return None, f"the judge could not read the project's own build of {module}: {problem}"
+            stored.write_text(_stored_dump(dump), encoding="utf-8")
+            self._dumps[str(stored)] = dump
+            return dump, ""
 
     def _prefetch_workers(self) -> int:
-        """How many judge sessions (and as many ``coqchk``) run ahead at once after a build, over every process of the
-        run: one per two cores, the items running on a core of their own (0: none ahead). Under pytest-xdist each
-        worker starts its own share of them (:func:`_worker_share`)."""
-        return max(1, (os.cpu_count() or 1) // 2)
-
-    @staticmethod
-    def _ahead_chunks(files: list[tuple[str, str]], sizes: dict[str, int]) -> list[list[tuple[str, str]]]:
-        """``files`` (rel, module) in the order their items run (by task id), in two chunks: the first files up to a
-        third of the compiled bytes (``sizes``, what a session's time grows with), then the rest. The first items wait
-        for the first chunk only, the second is judged while they run; each chunk loads the plugin and the libraries
-        its files share once (a session's start is most of a small file's time: more chunks cost more than they
-        overlap on a machine the items already keep busy)."""
-        ordered = sorted(files, key=lambda f: task_id_of(f[1]) + "__")
-        total, cut, first = sum(sizes.get(rel, 0) for rel, _ in ordered), 0, 0
-        while cut < len(ordered) - 1 and (not cut or 3 * first < total):
-            first += sizes.get(ordered[cut][0], 0)
-            cut += 1
-        return [chunk for chunk in (ordered[:cut], ordered[cut:]) if chunk]
+        """How many judge sessions run ahead after a build, over every process of the run: one per core (0: none
+        ahead). Under pytest-xdist each worker starts its share of them (:func:`_worker_share`)."""
+        return max(1, os.cpu_count() or 1)
 
     def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
         """Once per build and process, ahead of the items: the judge dumps and ``coqchk -norec`` of every compiled file
-        with items, so that a cold run pays them beside the items rather than one file at a time as the items come
-        (#18). The files go in the order of their items, in chunks (:meth:`_ahead_chunks`): each chunk's files are
-        judged in one session and checked by one ``coqchk`` (the plugin and the libraries they share loaded once), and
-        each chunk's records are released as soon as they are written, so the first items run while the later files
-        are judged. Under pytest-xdist each worker starts its own share of the chunks. Each result goes where the lazy
-        path looks (the per-file records under their file locks, so another xdist worker never repeats a file). When
-        a shared session or a shared coqchk fails, nothing of it is recorded and each of its files is run alone, so a
-        file's failure stays that file's (its items get their own file's reason, never another file's)."""
+        with items, so that a cold run pays them side by side rather than one file at a time as the items come (#18).
+        The files are judged in as many sessions as there are cores, each session over a group of files (the plugin
+        and the libraries they share loaded once per group, not per file), and checked by one ``coqchk`` over all of
+        them (the standard library loaded once); under pytest-xdist each worker starts its own share of the groups and
+        one of them the ``coqchk``. Each result goes where the lazy path looks
+        (the per-file records under their file locks, so another xdist worker never repeats a file). When a shared
+        session or the shared coqchk fails, nothing of it is recorded and each of its files is run alone, so a file's
+        failure stays that file's (its items get their own file's reason, never another file's)."""
         workers = self._prefetch_workers()
         with self._lock:
             if workers <= 0 or str(build) in ProjectRocqProver._prefetched:
@@ -1191,119 +1227,91 @@ class ProjectRocqProver(RocqProver):
         if not files:
             return
         budget = min(timeout, self.checker_timeout or timeout)
-        # under pytest-xdist every worker computes the same chunks and starts only its own (another worker's chunk is
-        # not waited for behind its locks: that worker judges it on its core)
+        # balanced groups, the biggest compiled files first (a file's session time grows with it)
+        ordered = sorted(files, key=lambda f: -(out / f[0]).with_suffix(".vo").stat().st_size)
+        groups: list[list[tuple[str, str]]] = [ordered[i::workers] for i in range(min(workers, len(ordered)))]
+        # under pytest-xdist every worker computes the same groups and starts only its own (another worker's group
+        # is not waited for behind its locks: that worker judges it on its core), and one worker runs the coqchk
         index, count = self.worker_share
-        sizes = {rel: (out / rel).with_suffix(".vo").stat().st_size for rel, _ in files}
-        mine = self._ahead_chunks(files, sizes)[index::count]
-        lanes = [mine[i::workers] for i in range(min(workers, len(mine)))]
+        checker = len(groups) % count == index
+        groups = groups[index::count]
 
-        def judge(chunks: list[list[tuple[str, str]]], ready: threading.Event) -> None:
+        def judge(group: list[tuple[str, str]], ready: threading.Event) -> None:
             # ahead of need only: a failure here is left for the item's own call to run again and report
             with contextlib.suppress(Exception):
                 if self.plugin is not None:
-                    self._file_dumps(project, build, chunks, timeout, ready.set)
+                    self._file_dumps(project, build, group, timeout, ready.set)
             ready.set()
 
-        def check(chunks: list[list[tuple[str, str]]], ready: threading.Event) -> None:
+        def check(ready: threading.Event) -> None:
             with contextlib.suppress(Exception):
-                self._file_checks(project, build, chunks, budget, ready.set)
+                self._file_checks(project, build, files, budget, ready.set)
             ready.set()
 
         jobs: list[Callable[[threading.Event], None]] = [
-            lambda ready, lane=lane: judge(lane, ready) for lane in lanes]  # type: ignore[misc]
-        if self._has(self.coqchk):
-            jobs += [lambda ready, lane=lane: check(lane, ready) for lane in lanes]  # type: ignore[misc]
+            lambda ready, g=group: judge(g, ready) for group in groups]  # type: ignore[misc]
+        if checker and self._has(self.coqchk):
+            jobs.append(check)
         started = []
         for n, job in enumerate(jobs):
-            # daemon threads: a run that needs fewer files (``-k``, ``-x``) does not wait at exit for the others
+            # a run that needs fewer files (``-k``, ``-x``) does not wait at exit for the others: killed (_stop_ahead)
             ready = threading.Event()
-            threading.Thread(target=job, args=(ready,), name=f"forall-prefetch-{n}", daemon=True).start()
+            _start_ahead(f"forall-prefetch-{n}", job, ready)
             started.append(ready)
-        for ready in started:  # the sessions ahead hold their files' locks before the caller asks for its file
+        for ready in started:  # the shared sessions hold their files' locks before the caller asks for its file
             ready.wait(60)
 
-    @staticmethod
-    @contextlib.contextmanager
-    def _holding(records: dict[str, Path]) -> Iterator[Callable[[list[str]], None]]:
-        """The locks of ``records`` (per file), taken in one order for every process (no deadlock); the block releases
-        a chunk's with the function it is given (as soon as their records are written), the rest at its end."""
-        held: dict[str, FileLock] = {}
-        try:
-            for rel in sorted(records, key=lambda r: str(records[r])):
-                lock = FileLock(str(records[rel]) + ".lock")
-                lock.acquire()
-                held[rel] = lock
-
-            def release(rels: list[str]) -> None:
-                for rel in rels:
-                    lock = held.pop(rel, None)
-                    if lock is not None:
-                        lock.release()
-            yield release
-        finally:
-            for lock in held.values():
-                lock.release()
-
-    def _file_dumps(self, project: CoqProject, build: Path, chunks: list[list[tuple[str, str]]], timeout: float,
+    def _file_dumps(self, project: CoqProject, build: Path, group: list[tuple[str, str]], timeout: float,
                     ready: Callable[[], None] = lambda: None) -> None:
-        """The judge dumps of chunks of compiled files, each chunk in one session (one file: its own session, as
-        :meth:`_file_dump` runs it), each stored as :meth:`_file_dump` stores it and released when written; the files
-        a shared session gave no dump are then dumped one by one (each its own session and its own reason)."""
+        """The judge dumps of a group of compiled files in one session, each stored as :meth:`_file_dump` stores it;
+        the files the session gave no dump are then dumped one by one (each its own session and its own reason)."""
         from pytest_forall.lang.rocq.judge import FileDump
 
         judged = build / "judge"
         judged.mkdir(exist_ok=True)
         out = self._out(project, build)
-        group = [file for chunk in chunks for file in chunk]
         stored = {rel: self._per_vo((out / rel).with_suffix(".vo"), module, "dump") for rel, module in group}
         (self.builds / "by-vo").mkdir(exist_ok=True)
-        with self._holding(stored) as release:
+        with contextlib.ExitStack() as held:
+            for rel in sorted(stored, key=lambda r: str(stored[r])):  # one order for every process: no deadlock
+                held.enter_context(FileLock(str(stored[rel]) + ".lock"))
             ready()
-            for chunk in chunks:
-                todo = [(rel, module) for rel, module in chunk
-                        if str(stored[rel]) not in self._dumps and not stored[rel].is_file()]
-                if len(todo) == 1:
-                    self._dump_held(project, build, todo[0][0], todo[0][1], stored[todo[0][0]], timeout)
-                elif todo:
-                    dumps, _ = self._judge_files(self._load(project, out, True), judged, [
-                        (module, [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, rel)])
-                        for rel, module in todo], max(timeout, 300.0) * len(todo))
-                    for rel, module in todo:
-                        dump = dumps.get(module)
-                        if isinstance(dump, FileDump):
-                            stored[rel].write_text(_stored_dump(dump), encoding="utf-8")
-                            self._dumps[str(stored[rel])] = dump
-                release([rel for rel, _ in chunk])
+            todo = [(rel, module) for rel, module in group
+                    if str(stored[rel]) not in self._dumps and not stored[rel].is_file()]
+            if len(todo) > 1:
+                dumps, _ = self._judge_files(self._load(project, out, True), judged, [
+                    (module, [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, rel)])
+                    for rel, module in todo], max(timeout, 300.0) * len(todo))
+                for rel, module in todo:
+                    dump = dumps.get(module)
+                    if isinstance(dump, FileDump):
+                        stored[rel].write_text(_stored_dump(dump), encoding="utf-8")
+                        self._dumps[str(stored[rel])] = dump
         for rel, module in group:  # what the shared session did not give: one session per file
             self._file_dump(project, build, rel, module, timeout)
 
-    def _file_checks(self, project: CoqProject, build: Path, chunks: list[list[tuple[str, str]]], budget: float,
+    def _file_checks(self, project: CoqProject, build: Path, files: list[tuple[str, str]], budget: float,
                      ready: Callable[[], None] = lambda: None) -> None:
-        """``coqchk -norec`` of chunks of files, each chunk in one process (one file: as :meth:`_file_check` runs it),
-        each file's record the shared check's layer when it passed, released when written; when it did not, each file
-        is checked alone (:meth:`_file_check`: which file fails is that file's verdict)."""
+        """``coqchk -norec`` of every file in one process, each file's record the shared check's layer when it passed;
+        when it did not, each file is checked alone (:meth:`_file_check`: which file fails is that file's verdict)."""
         src = self._out(project, build)
-        group = [file for chunk in chunks for file in chunk]
-        stored = {rel: self._per_vo((src / rel).with_suffix(".vo"), module, "coqchk.json") for rel, module in group}
+        stored = {rel: self._per_vo((src / rel).with_suffix(".vo"), module, "coqchk.json") for rel, module in files}
         (self.builds / "by-vo").mkdir(exist_ok=True)
-        with self._holding(stored) as release:
+        with contextlib.ExitStack() as held:
+            for rel in sorted(stored, key=lambda r: str(stored[r])):
+                held.enter_context(FileLock(str(stored[rel]) + ".lock"))
             ready()
-            for chunk in chunks:
-                todo = [(rel, module) for rel, module in chunk if not stored[rel].is_file()]
-                if len(todo) == 1:
-                    self._check_held(project, build, todo[0][1], stored[todo[0][0]], budget)
-                elif todo:
-                    argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False),
-                            *(x for _, module in todo for x in ("-norec", module))]
-                    result = self._run(argv, src, budget * len(todo))
-                    layer = self._checker_layer(argv, result, budget * len(todo))
-                    if layer.ok is True:
-                        for rel, _ in todo:
-                            stored[rel].write_text(json.dumps({"ok": True, "reason": layer.reason,
-                                                               "evidence": layer.evidence}), encoding="utf-8")
-                release([rel for rel, _ in chunk])
-        for rel, module in group:  # what the shared check did not record: one coqchk per file
+            todo = [(rel, module) for rel, module in files if not stored[rel].is_file()]
+            if len(todo) > 1:
+                argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False),
+                        *(x for _, module in todo for x in ("-norec", module))]
+                result = self._run(argv, src, budget * len(todo))
+                layer = self._checker_layer(argv, result, budget * len(todo))
+                if layer.ok is True:
+                    for rel, _ in todo:
+                        stored[rel].write_text(json.dumps({"ok": True, "reason": layer.reason,
+                                                           "evidence": layer.evidence}), encoding="utf-8")
+        for rel, module in files:  # what the shared check did not record: one coqchk per file
             self._file_check(project, build, rel, module, budget)
 
     def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float) -> tuple[Any, str]:
@@ -1654,18 +1662,14 @@ class ProjectRocqProver(RocqProver):
                 record = json.loads(text)
                 ProjectRocqProver._shared_checks[str(stored)] = text
                 return Layer("independent_check", record["ok"], record["reason"], record["evidence"])
-            return self._check_held(project, build, module, stored, budget)
-
-    def _check_held(self, project: CoqProject, build: Path, module: str, stored: Path, budget: float) -> Layer:
-        """:meth:`_file_check`'s ``coqchk`` of one file, its record ``stored`` locked by the caller."""
-        src = self._out(project, build)
-        argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]
-        result = self._run(argv, src, budget)
-        layer = self._checker_layer(argv, result, budget)
-        if layer.ok is not None and not layer.infra:
-            stored.write_text(json.dumps({"ok": layer.ok, "reason": layer.reason, "evidence": layer.evidence}),
-                              encoding="utf-8")
-        return layer
+            src = self._out(project, build)
+            argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]
+            result = self._run(argv, src, budget)
+            layer = self._checker_layer(argv, result, budget)
+            if layer.ok is not None and not layer.infra:
+                stored.write_text(json.dumps({"ok": layer.ok, "reason": layer.reason, "evidence": layer.evidence}),
+                                  encoding="utf-8")
+            return layer
 
     def _checker_layer(self, argv: list[str], result: Any, budget: float) -> Layer:
         output = (result.stdout + result.stderr).strip()
@@ -1674,6 +1678,9 @@ class ProjectRocqProver(RocqProver):
         if result.timed_out:
             return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
                          "budget and was killed", {**evidence, "budget_s": budget})
+        if result.accident:  # killed (the run ending under it, the machine): not a verdict on the file, never stored
+            return Layer("independent_check", None, f"not judged: coqchk was {result.accident}",
+                         {**evidence, "accident": result.accident})
         if result.returncode == 127:
             return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
                          infra=True)
@@ -1967,6 +1974,8 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
     skipped: list[tuple[str, str]] = []
     if is_rocq_project(root):
         project = read_coqproject(root)
+        if options.get("build_ahead"):
+            _build_ahead(project, options)
         tasks += rocq_tasks(project, cone_keys(project, toolchain_version(options),
                                                str(options.get("project_build") or "").strip(),
                                                project_toolchain(options)), skipped, _lex_store(options))
@@ -1980,6 +1989,18 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
         seen[task.task_id] = count + 1
         unique.append(task if not count else Task(**{**task.to_wire(), "task_id": f"{task.task_id}_{count + 1}"}))
     return unique
+
+
+def _build_ahead(project: CoqProject, options: dict[str, Any]) -> None:
+    """The project's build started in the background as the collection finds the project (``options["build_ahead"]``:
+    a pytest run that will run items, not ``--collect-only``), so that the collection's lexing runs while coqc
+    compiles (:meth:`ProjectRocqProver.build_ahead`). Nothing when the toolchain cannot run: every item says why."""
+    if not project.files:
+        return
+    with contextlib.suppress(Exception):  # ahead of need only: the first item builds and reports
+        prover = _project_rocq_prover(options)
+        if not prover.probe(project.root):
+            prover.build_ahead(project, float(options.get("timeout") or 300))
 
 
 def not_items(root: Path, options: dict[str, Any] | None = None) -> list[tuple[str, str]]:
