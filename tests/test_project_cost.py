@@ -410,3 +410,58 @@ def test_a_killed_coqchk_of_the_build_is_not_judged_and_not_kept(tmp_path: Path)
     assert not list((tmp_path / "cache" / "project-rocq" / "by-vo").glob("*.coqchk.json"))
     prover._run = run  # type: ignore[method-assign]
     assert prover._file_check(project_, build, rel, module, 300).ok is True
+
+
+def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verifier's copy of a candidate judged from the build's records (the project's own proof: nothing is
+    compiled) goes to one scratch directory per thread, made once: a cold item makes and removes no directory of its
+    own (two made and two removed per item before: ``mkdtemp`` and ``cand``); its verdict's layers are the ones a
+    directory of its own gives, and a compiled candidate still gets a directory of its own, removed after."""
+    import os
+
+    from pytest_forall.core import verify
+    from pytest_forall.core.verify import verify_candidate
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    tasks = load_project(project, {})
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
+    calls: list[str] = []
+    mkdir, rmdir = os.mkdir, os.rmdir
+
+    def counted_mkdir(path: object, *args: object, **kwargs: object) -> None:
+        mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+        calls.append(f"mkdir {path}")  # (made: an existing directory raises first)
+
+    def counted_rmdir(path: object, *args: object, **kwargs: object) -> None:
+        calls.append(f"rmdir {path}")
+        rmdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    def verify_one(task: suite.Task, builddir: Path | None = None) -> tuple[list[str], list[str]]:
+        prover = pytest_forall_make_prover("rocq-project", options)
+        data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
+            str(task.meta["own_candidate"]).encode()
+        calls.clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "mkdir", counted_mkdir)
+            patched.setattr(os, "rmdir", counted_rmdir)
+            verdict = verify_candidate(task, prover, data, builddir=builddir, timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+        return [f"{layer.name} {layer.ok} {layer.reason}" for layer in verdict.layers], list(calls)
+
+    for task in tasks:  # the first item builds and judges the files ahead; the scratch directory is made once
+        verify_one(task)
+    scratch = set(getattr(verify, "_SCRATCH", {}).values())
+    for task in tasks:
+        layers, made = verify_one(task)
+        if task.meta["admitted"]:  # a stored proof: compiled in a directory of its own, removed after
+            assert any(c.startswith("mkdir") and "forall-build-" in c for c in made), made
+            assert any(c.startswith("rmdir") and "forall-build-" in c for c in made), made
+            continue
+        assert not [c for c in made if "forall-build-" in c], made
+        own = tmp_path / "own" / task.task_id
+        own.mkdir(parents=True)
+        assert layers == verify_one(task, builddir=own)[0], task.task_id
+    assert set(verify._SCRATCH.values()) == scratch and all(not any((d / "cand").iterdir()) for d in scratch)
