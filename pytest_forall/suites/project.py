@@ -1201,9 +1201,12 @@ class ProjectRocqProver(RocqProver):
             return dump, ""
 
     def _prefetch_workers(self) -> int:
-        """How many judge sessions run ahead after a build, over every process of the run: one per core (0: none
-        ahead). Under pytest-xdist each worker starts its share of them (:func:`_worker_share`)."""
-        return max(1, os.cpu_count() or 1)
+        """How many judge sessions run ahead after a build, over every process of the run (0: none ahead): one, beside
+        the one ``coqchk``. A session's start (the plugin, the libraries) is most of a small file's time (1.7 s of
+        Coquelicot's 4.6 s over all its files, alone), and the ``coqchk`` over every file takes longer than one session
+        over them: a second session only took a core from it (#18: the items waited as long, for 1.7 s more CPU).
+        Under pytest-xdist one worker starts the session and another the ``coqchk`` (:func:`_worker_share`)."""
+        return 1
 
     def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
         """Once per build and process, ahead of the items: the judge dumps and ``coqchk -norec`` of every compiled file
