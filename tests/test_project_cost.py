@@ -465,3 +465,35 @@ def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, monk
         own.mkdir(parents=True)
         assert layers == verify_one(task, builddir=own)[0], task.task_id
     assert set(verify._SCRATCH.values()) == scratch and all(not any((d / "cand").iterdir()) for d in scratch)
+
+
+def test_judging_the_builds_own_file_against_itself_is_the_full_comparison(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The own proof is judged with the build's dump as both baseline and candidate: the judge skips comparing the
+    file's declarations with themselves and reads the file's names once per dump, not once per item; each judgement
+    is the one a copy of the dump (the full comparison) gives."""
+    import copy
+
+    from pytest_forall.lang.rocq import judge
+
+    require_tool("coqc")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    tasks = load_project(project, {})
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    names = judge._entry_name
+    calls: list[str] = []
+    monkeypatch.setattr(judge, "_entry_name", lambda entry: calls.append(entry) or names(entry))
+    for rel in sorted({str(t.meta["project_file"]) for t in tasks}):
+        mine = [t for t in tasks if t.meta["project_file"] == rel]
+        baseline, problem = prover._baseline(mine[0], 300)
+        assert baseline is not None, problem
+        calls.clear()
+        own = [judge.judge_project_file(baseline, baseline, str(t.meta["coq_module"]), str(t.meta["target_path"]),
+                                        ("Demo.",), prover.info.strict_axioms, (), frozenset()) for t in mine]
+        assert len(calls) <= len(baseline.fields) + sum(len(baseline.assumptions.get(str(t.meta["target_path"]), ()))
+                                                        + 1 for t in mine), (rel, len(calls))
+        full = [judge.judge_project_file(baseline, copy.deepcopy(baseline), str(t.meta["coq_module"]),
+                                         str(t.meta["target_path"]), ("Demo.",), prover.info.strict_axioms, (),
+                                         frozenset()) for t in mine]
+        assert own == full, rel
