@@ -120,7 +120,10 @@ def _verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path
     # a candidate judged from the backend's records is compiled nowhere: its copy goes to this thread's scratch
     # directory (made once) and is removed, not a directory made and removed per candidate
     reused = own_dir and _judged_from_records(prover, task, data)
-    build = _scratch() if reused else Path(tempfile.mkdtemp(prefix="forall-build-")) if own_dir else builddir
+    if builddir is not None:
+        build = builddir
+    else:
+        build = _scratch() if reused else Path(tempfile.mkdtemp(prefix="forall-build-"))
     try:
         return _verify_compiled(task, prover, data, layers, build, timeout)
     except Exception as exc:  # noqa: BLE001 - a crash in a prover layer is infra, never an accept
