@@ -389,8 +389,9 @@ def test_a_build_started_ahead_is_killed_when_the_run_ends(tmp_path: Path) -> No
 
 def test_a_killed_coqchk_of_the_build_is_not_judged_and_not_kept(tmp_path: Path) -> None:
     """``coqchk`` of a build's file killed under the run (its end, Ctrl-C, the machine) says nothing about the file:
-    the layer is "not judged" with the accident, never a rejection, and no record of it is kept (the next item runs
-    it again), so killing the checks still running ahead at exit never leaves a false verdict."""
+    the layer is infra with the accident, never a rejection, and no record of it is kept (the next item runs it
+    again), so killing the checks still running ahead at exit never leaves a false verdict. A candidate's own coqchk
+    killed stays a rejection (a candidate must not choose to be "not judged")."""
     from pytest_forall.core.proc import ProcResult
 
     require_tool("coqc")
@@ -406,7 +407,10 @@ def test_a_killed_coqchk_of_the_build_is_not_judged_and_not_kept(tmp_path: Path)
         if argv[0] == prover.coqchk else run(argv, cwd, *rest, **kw)  # type: ignore[method-assign]
     rel, module = str(task.meta["project_file"]), str(task.meta["coq_module"])
     layer = prover._file_check(project_, build, rel, module, 300)
-    assert layer.ok is None and not layer.infra and layer.evidence.get("accident") == "killed by signal 9", layer
+    assert layer.ok is False and layer.infra and layer.evidence.get("accident") == "killed by signal 9", layer
+    killed = ProcResult(["coqchk"], -9, "", "", 0.1)
+    assert prover._checker_layer(["coqchk"], killed, 300).ok is False and not prover._checker_layer(
+        ["coqchk"], killed, 300).infra  # a candidate's: as before
     assert not list((tmp_path / "cache" / "project-rocq" / "by-vo").glob("*.coqchk.json"))
     prover._run = run  # type: ignore[method-assign]
     assert prover._file_check(project_, build, rel, module, 300).ok is True

@@ -1211,10 +1211,11 @@ class ProjectRocqProver(RocqProver):
     def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
         """Once per build and process, ahead of the items: the judge dumps and ``coqchk -norec`` of every compiled file
         with items, so that a cold run pays them side by side rather than one file at a time as the items come (#18).
-        The files are judged in as many sessions as there are cores, each session over a group of files (the plugin
-        and the libraries they share loaded once per group, not per file), and checked by one ``coqchk`` over all of
-        them (the standard library loaded once); under pytest-xdist each worker starts its own share of the groups and
-        one of them the ``coqchk``. Each result goes where the lazy path looks
+        The files are judged in :meth:`_prefetch_workers` sessions (one), each session over a group of files (the
+        plugin and the libraries they share loaded once per group, not per file), and checked by one ``coqchk`` over
+        all of them (the standard library loaded once); under pytest-xdist each worker starts its own share of the
+        groups and one of them the ``coqchk``. Everything started here is killed at exit (:func:`_stop_ahead`): a run
+        that needed fewer files leaves no process behind. Each result goes where the lazy path looks
         (the per-file records under their file locks, so another xdist worker never repeats a file). When a shared
         session or the shared coqchk fails, nothing of it is recorded and each of its files is run alone, so a file's
         failure stays that file's (its items get their own file's reason, never another file's)."""
@@ -1668,22 +1669,25 @@ class ProjectRocqProver(RocqProver):
             src = self._out(project, build)
             argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]
             result = self._run(argv, src, budget)
-            layer = self._checker_layer(argv, result, budget)
+            layer = self._checker_layer(argv, result, budget, build=True)
             if layer.ok is not None and not layer.infra:
                 stored.write_text(json.dumps({"ok": layer.ok, "reason": layer.reason, "evidence": layer.evidence}),
                                   encoding="utf-8")
             return layer
 
-    def _checker_layer(self, argv: list[str], result: Any, budget: float) -> Layer:
+    def _checker_layer(self, argv: list[str], result: Any, budget: float, build: bool = False) -> Layer:
+        """The ``coqchk`` layer of ``result``; ``build``: of a file of the project's build (the project's own, not a
+        candidate's), where a killed check (the run ending under it, the machine) is infra, never a rejection and
+        never stored. (A candidate's killed check stays what it was: a candidate must not choose its layer.)"""
         output = (result.stdout + result.stderr).strip()
         evidence: dict[str, Any] = {"checker": "coqchk", "argv": argv, "output": output[-4000:],
                                     "returncode": result.returncode, "duration_s": round(result.duration, 3)}
         if result.timed_out:
             return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
                          "budget and was killed", {**evidence, "budget_s": budget})
-        if result.accident:  # killed (the run ending under it, the machine): not a verdict on the file, never stored
-            return Layer("independent_check", None, f"not judged: coqchk was {result.accident}",
-                         {**evidence, "accident": result.accident})
+        if build and result.accident:
+            return Layer("independent_check", False, f"coqchk of the project's build was {result.accident}",
+                         {**evidence, "accident": result.accident}, infra=True)
         if result.returncode == 127:
             return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
                          infra=True)
