@@ -501,3 +501,39 @@ def test_judging_the_builds_own_file_against_itself_is_the_full_comparison(tmp_p
                                          str(t.meta["target_path"]), ("Demo.",), prover.info.strict_axioms, (),
                                          frozenset()) for t in mine]
         assert own == full, rel
+
+
+def test_ctrl_c_during_the_build_started_ahead_leaves_no_process(tmp_path: Path) -> None:
+    """Ctrl-C while the first item waits for the build the collection started: pytest ends at once (exit 2, no row is
+    recorded as a verdict) and the build's processes are killed with it, not left running behind the run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    require_tool("coqc")
+    shutil.copytree(PROJECT, tmp_path / "proj")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    pid = tmp_path / "build.pid"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    run = subprocess.Popen([sys.executable, "-m", "pytest", *BASE, "-q", "--forall-project", "proj",
+                            "--forall-frontend", "replay", "--forall-project-build", f"echo $$ > {pid}; exec sleep 120"],
+                           cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (pid.is_file() and pid.read_text().strip()):
+            time.sleep(0.1)
+        build = int(pid.read_text())
+        os.kill(build, 0)
+        time.sleep(1)  # the first item is waiting for the build now
+        run.send_signal(signal.SIGINT)
+        out, _ = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 2, out[-2000:]
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(build, 0)
