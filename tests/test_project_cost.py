@@ -314,3 +314,268 @@ def test_a_warm_items_row_digests_read_no_build_input_once_its_file_was_read(tmp
     recollected = suite.Task(**{**second.to_wire(), "meta": {**second.meta, "cone_key": "another content"}})
     assert pytest_forall_make_prover("rocq-project", options).change_fields(recollected) == full
     assert "build_inputs" in reads, reads  # looked up: the build's inputs stated again
+
+
+def test_the_projects_own_proof_is_judged_without_a_thread_per_layer(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replayed candidate that is the project's own proof is judged from the build's records (no process of its
+    own): the verifier starts no thread beside its layers for it (two per item before, #18 cold path); a stored proof
+    of an admitted lemma is compiled, its compile beside the template check and coqchk beside the audit as ever. Every
+    verdict is ``strict``, with the layers a concurrent verification gives."""
+    import threading
+
+    from pytest_forall.core.verify import verify_candidate
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    tasks = load_project(project, {})
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counted(self: threading.Thread) -> None:
+        started.append(self.name)
+        start(self)
+    monkeypatch.setattr(threading.Thread, "start", counted)
+
+    def layers(task: suite.Task, concurrent: bool) -> tuple[list[str], list[str]]:
+        prover = pytest_forall_make_prover("rocq-project", options)
+        prover.concurrent_layers = concurrent
+        data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
+            str(task.meta["own_candidate"]).encode()
+        started.clear()
+        verdict = verify_candidate(task, prover, data, timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+        return [f"{layer.name} {layer.ok} {layer.reason}" for layer in verdict.layers], \
+            [name for name in started if name.startswith("forall-layer")]
+
+    for task in tasks:  # the first item builds the project and judges its files ahead
+        layers(task, True)
+    own = [t for t in tasks if not t.meta["admitted"]]
+    stored = [t for t in tasks if t.meta["admitted"]]
+    assert own and stored
+    for task in own:
+        found, threads = layers(task, True)
+        assert threads == [], (task.task_id, threads)
+        assert found == layers(task, False)[0], task.task_id
+    for task in stored:
+        found, threads = layers(task, True)
+        assert len(threads) == 2, (task.task_id, threads)
+        assert found == layers(task, False)[0], task.task_id
+
+
+def test_the_collection_starts_the_build_and_the_items_use_it(tmp_path: Path) -> None:
+    """A pytest run that will run items (``build_ahead``, not ``--collect-only``) starts the project's build as the
+    collection finds the project, so the collection's lexing runs while coqc compiles (#18 cold path): the build
+    finishes with no item asking, the items wait for it and judge from it (one build), every verdict ``strict``.
+    Without ``build_ahead`` the collection builds nothing."""
+    import time
+
+    from pytest_forall.core.verify import verify_candidate
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    builds = tmp_path / "cache" / "project-rocq"
+    quiet = {"cache_dir": str(tmp_path / "quiet"), "timeout": 300}
+    load_project(project, quiet)
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300, "build_ahead": True}
+    tasks = load_project(project, options)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not list(builds.glob("*/built.json")):
+        time.sleep(0.2)
+    assert [json.loads(p.read_text())["ok"] for p in builds.glob("*/built.json")] == [True]
+    assert not (tmp_path / "quiet" / "project-rocq").is_dir() or not list(
+        (tmp_path / "quiet" / "project-rocq").glob("*/src"))
+    for task in tasks:
+        prover = pytest_forall_make_prover("rocq-project", options)
+        data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
+            str(task.meta["own_candidate"]).encode()
+        verdict = verify_candidate(task, prover, data, timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+    assert len([p for p in builds.iterdir() if p.is_dir() and p.name != "by-vo"]) == 1
+
+
+def test_a_build_started_ahead_is_killed_when_the_run_ends(tmp_path: Path) -> None:
+    """A build the collection started and no item waited for (``-k`` selecting nothing, Ctrl-C) is killed when the
+    process exits (:func:`_stop_ahead`, registered at exit), its thread ends, and nothing says it finished: the next
+    run builds again. No process of it outlives the run."""
+    import os
+    import threading
+    import time
+
+    require_tool("coqc")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    pid = tmp_path / "build.pid"
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300, "build_ahead": True,
+               "project_build": f"echo $$ > {pid}; exec sleep 120"}
+    load_project(project, options)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (pid.is_file() and pid.read_text().strip()):
+        time.sleep(0.1)
+    build = int(pid.read_text())
+    os.kill(build, 0)  # running
+    assert any(t.name == "forall-build-ahead" and t.is_alive() for t in threading.enumerate())
+    started = time.monotonic()
+    suite._stop_ahead()
+    assert time.monotonic() - started < 10
+    assert not any(t.name == "forall-build-ahead" and t.is_alive() for t in threading.enumerate())
+    with pytest.raises(ProcessLookupError):
+        os.kill(build, 0)
+    assert not list((tmp_path / "cache" / "project-rocq").glob("*/built.json"))
+
+
+def test_a_killed_coqchk_of_the_build_is_not_judged_and_not_kept(tmp_path: Path) -> None:
+    """``coqchk`` of a build's file killed under the run (its end, Ctrl-C, the machine) says nothing about the file:
+    the layer is infra with the accident, never a rejection, and no record of it is kept (the next item runs it
+    again), so killing the checks still running ahead at exit never leaves a false verdict. A candidate's own coqchk
+    killed stays a rejection (a candidate must not choose to be "not judged")."""
+    from pytest_forall.core.proc import ProcResult
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    task = load_project(project, {})[0]
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    project_, build, problem = prover._build(task, 300)
+    assert not problem, problem
+    run = prover._run
+    prover._run = lambda argv, cwd, *rest, **kw: ProcResult(list(argv), -9, "", "", 0.1) \
+        if argv[0] == prover.coqchk else run(argv, cwd, *rest, **kw)  # type: ignore[method-assign]
+    rel, module = str(task.meta["project_file"]), str(task.meta["coq_module"])
+    layer = prover._file_check(project_, build, rel, module, 300)
+    assert layer.ok is False and layer.infra and layer.evidence.get("accident") == "killed by signal 9", layer
+    killed = ProcResult(["coqchk"], -9, "", "", 0.1)
+    assert prover._checker_layer(["coqchk"], killed, 300).ok is False and not prover._checker_layer(
+        ["coqchk"], killed, 300).infra  # a candidate's: as before
+    assert not list((tmp_path / "cache" / "project-rocq" / "by-vo").glob("*.coqchk.json"))
+    prover._run = run  # type: ignore[method-assign]
+    assert prover._file_check(project_, build, rel, module, 300).ok is True
+
+
+def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verifier's copy of a candidate judged from the build's records (the project's own proof: nothing is
+    compiled) goes to one scratch directory per thread, made once: a cold item makes and removes no directory of its
+    own (two made and two removed per item before: ``mkdtemp`` and ``cand``); its verdict's layers are the ones a
+    directory of its own gives, and a compiled candidate still gets a directory of its own, removed after."""
+    import os
+
+    from pytest_forall.core import verify
+    from pytest_forall.core.verify import verify_candidate
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    tasks = load_project(project, {})
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
+    calls: list[str] = []
+    mkdir, rmdir = os.mkdir, os.rmdir
+
+    def counted_mkdir(path: object, *args: object, **kwargs: object) -> None:
+        mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+        calls.append(f"mkdir {path}")  # (made: an existing directory raises first)
+
+    def counted_rmdir(path: object, *args: object, **kwargs: object) -> None:
+        calls.append(f"rmdir {path}")
+        rmdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    def verify_one(task: suite.Task, builddir: Path | None = None) -> tuple[list[str], list[str]]:
+        prover = pytest_forall_make_prover("rocq-project", options)
+        data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
+            str(task.meta["own_candidate"]).encode()
+        calls.clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "mkdir", counted_mkdir)
+            patched.setattr(os, "rmdir", counted_rmdir)
+            verdict = verify_candidate(task, prover, data, builddir=builddir, timeout=300)
+        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+        return [f"{layer.name} {layer.ok} {layer.reason}" for layer in verdict.layers], list(calls)
+
+    for task in tasks:  # the first item builds and judges the files ahead; the scratch directory is made once
+        verify_one(task)
+    scratch = set(getattr(verify, "_SCRATCH", {}).values())
+    for task in tasks:
+        layers, made = verify_one(task)
+        if task.meta["admitted"]:  # a stored proof: compiled in a directory of its own, removed after
+            assert any(c.startswith("mkdir") and "forall-build-" in c for c in made), made
+            assert any(c.startswith("rmdir") and "forall-build-" in c for c in made), made
+            continue
+        assert not [c for c in made if "forall-build-" in c], made
+        own = tmp_path / "own" / task.task_id
+        own.mkdir(parents=True)
+        assert layers == verify_one(task, builddir=own)[0], task.task_id
+    assert set(verify._SCRATCH.values()) == scratch and all(not any((d / "cand").iterdir()) for d in scratch)
+
+
+def test_judging_the_builds_own_file_against_itself_is_the_full_comparison(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The own proof is judged with the build's dump as both baseline and candidate: the judge skips comparing the
+    file's declarations with themselves and reads the file's names once per dump, not once per item; each judgement
+    is the one a copy of the dump (the full comparison) gives."""
+    import copy
+
+    from pytest_forall.lang.rocq import judge
+
+    require_tool("coqc")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    tasks = load_project(project, {})
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    names = judge._entry_name
+    calls: list[str] = []
+    monkeypatch.setattr(judge, "_entry_name", lambda entry: calls.append(entry) or names(entry))
+    for rel in sorted({str(t.meta["project_file"]) for t in tasks}):
+        mine = [t for t in tasks if t.meta["project_file"] == rel]
+        baseline, problem = prover._baseline(mine[0], 300)
+        assert baseline is not None, problem
+        calls.clear()
+        own = [judge.judge_project_file(baseline, baseline, str(t.meta["coq_module"]), str(t.meta["target_path"]),
+                                        ("Demo.",), prover.info.strict_axioms, (), frozenset()) for t in mine]
+        assert len(calls) <= len(baseline.fields) + sum(len(baseline.assumptions.get(str(t.meta["target_path"]), ()))
+                                                        + 1 for t in mine), (rel, len(calls))
+        full = [judge.judge_project_file(baseline, copy.deepcopy(baseline), str(t.meta["coq_module"]),
+                                         str(t.meta["target_path"]), ("Demo.",), prover.info.strict_axioms, (),
+                                         frozenset()) for t in mine]
+        assert own == full, rel
+
+
+def test_ctrl_c_during_the_build_started_ahead_leaves_no_process(tmp_path: Path) -> None:
+    """Ctrl-C while the first item waits for the build the collection started: pytest ends at once (exit 2, no row is
+    recorded as a verdict) and the build's processes are killed with it, not left running behind the run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    require_tool("coqc")
+    shutil.copytree(PROJECT, tmp_path / "proj")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    pid = tmp_path / "build.pid"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    run = subprocess.Popen([sys.executable, "-m", "pytest", *BASE, "-q", "--forall-project", "proj",
+                            "--forall-frontend", "replay", "--forall-project-build", f"echo $$ > {pid}; exec sleep 120"],
+                           cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (pid.is_file() and pid.read_text().strip()):
+            time.sleep(0.1)
+        build = int(pid.read_text())
+        os.kill(build, 0)
+        time.sleep(1)  # the first item is waiting for the build now
+        run.send_signal(signal.SIGINT)
+        out, _ = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 2, out[-2000:]
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(build, 0)

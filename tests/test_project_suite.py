@@ -348,7 +348,8 @@ def test_the_projects_own_odd_text_is_not_refused_by_the_screen(tmp_path: Path) 
 def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(project: Path, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Once the build is done, the first item starts the judge session and coqchk of every file with items side by
-    side (#18 part 4): their records appear without any other item asking; each file is judged once, and every
+    side (#18 part 4): their records appear without any other item asking; each file is judged once, in one session
+    whatever the number of cores (a second session only took a core from the coqchk, for its start's CPU), and every
     verdict is the one the one-file-at-a-time path gives."""
     import time
 
@@ -358,7 +359,6 @@ def test_after_the_first_item_every_files_judge_session_and_coqchk_run_ahead(pro
     judged: list[str] = []
     sessions: list[list[str]] = []
     checks: list[list[str]] = []
-    monkeypatch.setattr(ProjectRocqProver, "_prefetch_workers", lambda self: 1)
 
     def counting(prover: ProjectRocqProver) -> None:
         original, shared, run = prover._judge_file, prover._judge_files, prover._run

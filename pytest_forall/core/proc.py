@@ -107,6 +107,14 @@ def tracked(kill: Callable[[], None]) -> Iterator[None]:
         yield
 
 
+def scoped(scope: CancelScope, step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` to run (in a thread of its own) with ``scope`` as its current :class:`CancelScope`: ``scope.cancel()``
+    then kills every process it starts, as :func:`in_background` does for its step."""
+    context = contextvars.copy_context()
+    context.run(_SCOPE.set, scope)
+    return lambda *args: context.run(step, *args)
+
+
 @contextlib.contextmanager
 def in_background(step: Callable[..., Any], *args: Any) -> Iterator[Future[Any]]:
     """Run ``step(*args)`` in a thread for the ``with`` block; its processes die when the block ends unfinished.

@@ -79,6 +79,10 @@ class Prover(Protocol):
     # ``concurrent_layers = True`` lets the verifier run ``compile`` beside ``check_template`` and
     # ``independent_check`` beside the statement check and the audit, each in its own thread (the backend's steps
     # write disjoint directories and are thread-safe). Read with ``getattr(prover, "concurrent_layers", False)``.
+    # Optional method, not a member: ``judged_from_records(task, data) -> bool``, True when the backend judges the
+    # candidate ``data`` without a prover process of its own (e.g. a project's own proof, judged from the project's
+    # build): its layers then run one after another in the verifier's thread (two threads per candidate cost more than
+    # such layers); the verdict is the same either way (see ``core.verify._alongside``).
 
     def probe(self, workspace: Path) -> str:
         """Return "" when the toolchain is usable for ``workspace``, else the reason and the fixing command."""

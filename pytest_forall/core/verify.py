@@ -14,12 +14,14 @@ The pytest items and ``forall verify`` both call :func:`verify_candidate`.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import shutil
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -115,15 +117,38 @@ def _verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path
     if static_only or any(layer.ok is False for layer in layers):
         return _decide(layers, digest, (), False, 0)
     own_dir = builddir is None
-    build = Path(tempfile.mkdtemp(prefix="forall-build-")) if builddir is None else builddir
+    # a candidate judged from the backend's records is compiled nowhere: its copy goes to this thread's scratch
+    # directory (made once) and is removed, not a directory made and removed per candidate
+    reused = own_dir and _judged_from_records(prover, task, data)
+    if builddir is not None:
+        build = builddir
+    else:
+        build = _scratch() if reused else Path(tempfile.mkdtemp(prefix="forall-build-"))
     try:
         return _verify_compiled(task, prover, data, layers, build, timeout)
     except Exception as exc:  # noqa: BLE001 - a crash in a prover layer is infra, never an accept
         crashed = Layer("verifier", False, f"the verifier crashed: {type(exc).__name__}: {exc}", infra=True)
         return _decide(layers + [crashed], digest, (), False, 0)
     finally:
-        if own_dir:
+        if reused:
+            (build / "cand" / task.candidate_name).unlink(missing_ok=True)
+        elif own_dir:
             shutil.rmtree(build, ignore_errors=True)
+
+
+#: per thread of this process: a scratch directory for the candidates judged from a backend's records
+_SCRATCH: dict[int, Path] = {}
+
+
+def _scratch() -> Path:
+    """This thread's scratch directory (``mkdtemp``: private, never a name another user could plant), made on first
+    use and removed when the process exits."""
+    ident = threading.get_ident()
+    found = _SCRATCH.get(ident)
+    if found is None or not found.is_dir():
+        found = _SCRATCH[ident] = Path(tempfile.mkdtemp(prefix="forall-build-"))
+        atexit.register(shutil.rmtree, found, ignore_errors=True)
+    return found
 
 
 class _Deferred:
@@ -151,13 +176,20 @@ def _alongside(concurrent: bool, step: Callable[..., Any], *args: Any) -> Iterat
         yield future
 
 
+def _judged_from_records(prover: Prover, task: Task, data: bytes) -> bool:
+    """The backend judges ``data`` from what it already has, no prover process of its own (``judged_from_records``,
+    see :class:`~pytest_forall.core.prover.Prover`): no thread beside its layers."""
+    judged = getattr(prover, "judged_from_records", None)
+    return bool(judged(task, data)) if callable(judged) else False
+
+
 def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer], build: Path,
                      timeout: float) -> Verdict:
     digest = sha256_bytes(data)
     problem = prover.probe(build)
     if problem:
         return _decide(layers + [Layer("toolchain", False, problem, infra=True)], digest, (), False, 0)
-    concurrent = bool(getattr(prover, "concurrent_layers", False))
+    concurrent = bool(getattr(prover, "concurrent_layers", False)) and not _judged_from_records(prover, task, data)
     cand_dir = build / "cand"
     cand_dir.mkdir(parents=True, exist_ok=True)
     candidate = cand_dir / task.candidate_name

@@ -143,6 +143,8 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
     if workerinput is not None and str(workerinput.get("workerid", "")).removeprefix("gw").isdigit():
         count = max(1, int(workerinput.get("workercount") or 1))
         options["worker_share"] = [int(str(workerinput["workerid"])[2:]) % count, count]
+    # the project suite starts the project's build as it collects, unless nothing will run (suites/project.py)
+    options["build_ahead"] = not config.option.collectonly
     config.stash[OPTIONS_KEY] = options
     return options
 

@@ -23,6 +23,7 @@ from any other frontend is written there.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import dataclasses
@@ -729,6 +730,41 @@ def _worker_share(options: dict[str, Any]) -> tuple[int, int]:
     return 0, 1
 
 
+#: the work this process started ahead of its items (the build at collection, the judge sessions and coqchk after
+#: it): each thread with its cancel scope, so that none of their processes outlives the run (:func:`_stop_ahead`)
+_AHEAD: list[tuple[threading.Thread, Any]] = []
+_AHEAD_LOCK = threading.Lock()
+
+
+def _start_ahead(name: str, step: Callable[..., None], *args: Any) -> None:
+    """``step(*args)`` in a daemon thread (the run never waits for it at exit), in a cancel scope that
+    :func:`_stop_ahead` cancels when the process exits: its processes are killed then, never left running."""
+    from pytest_forall.core.proc import CancelScope, scoped
+
+    scope = CancelScope()
+    thread = threading.Thread(target=scoped(scope, step), args=args, name=name, daemon=True)
+    with _AHEAD_LOCK:
+        if not _AHEAD:
+            atexit.register(_stop_ahead)
+        _AHEAD.append((thread, scope))
+    thread.start()
+
+
+def _stop_ahead(grace: float = 10.0) -> None:
+    """Kill the processes of the work started ahead that is still running (the run ended, normally or by Ctrl-C,
+    before it was needed) and give its threads ``grace`` seconds to unwind (nothing is recorded of a killed build,
+    judge session or coqchk: the next run does it again)."""
+    with _AHEAD_LOCK:
+        running = [(thread, scope) for thread, scope in _AHEAD if thread.is_alive()]
+        _AHEAD.clear()
+        atexit.unregister(_stop_ahead)
+    for _, scope in running:
+        scope.cancel()
+    deadline = time.monotonic() + grace
+    for thread, _ in running:
+        thread.join(max(0.0, deadline - time.monotonic()))
+
+
 class ProjectRocqProver(RocqProver):
     """:class:`~pytest_forall.lang.rocq.backend.RocqProver` judging a candidate against the project's own build.
 
@@ -754,6 +790,8 @@ class ProjectRocqProver(RocqProver):
     _built: ClassVar[dict[str, str]] = {}
     #: build directories whose per-file sessions this process has started ahead of their items (:meth:`_prefetch`)
     _prefetched: ClassVar[set[str]] = set()
+    #: build directories this process has started building at collection (:meth:`build_ahead`)
+    _ahead: ClassVar[set[str]] = set()
     #: per (build directory, declaration): why ``--forall-project-axioms`` does not hold of that build ("": it does)
     _declarations: ClassVar[dict[tuple[str, str], str]] = {}
     #: per finished build directory and file: the SHA-256 of the source the build compiled (the copy does not change
@@ -913,6 +951,25 @@ class ProjectRocqProver(RocqProver):
         if os.path.isabs(self.coqc):
             env["PATH"] = os.path.dirname(self.coqc) + os.pathsep + env.get("PATH", "")
         return env
+
+    def build_ahead(self, project: CoqProject, timeout: float) -> None:
+        """Start the project's build in the background (once per build and process; nothing when it is finished):
+        the collection calls it as it finds the project, so its lexing runs while coqc compiles (#18). An item waits
+        for it under the build's lock as for a build of its own, and reads its answer (a failed build is infra for
+        every item, as ever); a build still running when the process exits is killed (:func:`_stop_ahead`), left
+        unfinished, and built again by the next run."""
+        build = self._build_dir(project)
+        with self._lock:
+            if str(build) in ProjectRocqProver._built or str(build) in ProjectRocqProver._ahead:
+                return
+            ProjectRocqProver._ahead.add(str(build))
+        if (build / "built.json").is_file():
+            return
+
+        def step() -> None:
+            with contextlib.suppress(Exception):  # ahead of need only: the first item builds and reports
+                self._build_project(project, build, timeout)
+        _start_ahead("forall-build-ahead", step)
 
     def _build_project(self, project: CoqProject, build: Path, timeout: float) -> str:
         """"" once the build directory ``build`` (named by its inputs' key) holds a finished build, else why not; a
@@ -1147,17 +1204,21 @@ class ProjectRocqProver(RocqProver):
             return dump, ""
 
     def _prefetch_workers(self) -> int:
-        """How many judge sessions run ahead after a build, over every process of the run: one per core (0: none
-        ahead). Under pytest-xdist each worker starts its share of them (:func:`_worker_share`)."""
-        return max(1, os.cpu_count() or 1)
+        """How many judge sessions run ahead after a build, over every process of the run (0: none ahead): one, beside
+        the one ``coqchk``. A session's start (the plugin, the libraries) is most of a small file's time (1.7 s of
+        Coquelicot's 4.6 s over all its files, alone), and the ``coqchk`` over every file takes longer than one session
+        over them: a second session only took a core from it (#18: the items waited as long, for 1.7 s more CPU).
+        Under pytest-xdist one worker starts the session and another the ``coqchk`` (:func:`_worker_share`)."""
+        return 1
 
     def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
         """Once per build and process, ahead of the items: the judge dumps and ``coqchk -norec`` of every compiled file
         with items, so that a cold run pays them side by side rather than one file at a time as the items come (#18).
-        The files are judged in as many sessions as there are cores, each session over a group of files (the plugin
-        and the libraries they share loaded once per group, not per file), and checked by one ``coqchk`` over all of
-        them (the standard library loaded once); under pytest-xdist each worker starts its own share of the groups and
-        one of them the ``coqchk``. Each result goes where the lazy path looks
+        The files are judged in :meth:`_prefetch_workers` sessions (one), each session over a group of files (the
+        plugin and the libraries they share loaded once per group, not per file), and checked by one ``coqchk`` over
+        all of them (the standard library loaded once); under pytest-xdist each worker starts its own share of the
+        groups and one of them the ``coqchk``. Everything started here is killed at exit (:func:`_stop_ahead`): a run
+        that needed fewer files leaves no process behind. Each result goes where the lazy path looks
         (the per-file records under their file locks, so another xdist worker never repeats a file). When a shared
         session or the shared coqchk fails, nothing of it is recorded and each of its files is run alone, so a file's
         failure stays that file's (its items get their own file's reason, never another file's)."""
@@ -1200,9 +1261,9 @@ class ProjectRocqProver(RocqProver):
             jobs.append(check)
         started = []
         for n, job in enumerate(jobs):
-            # daemon threads: a run that needs fewer files (``-k``, ``-x``) does not wait at exit for the others
+            # a run that needs fewer files (``-k``, ``-x``) does not wait at exit for the others: killed (_stop_ahead)
             ready = threading.Event()
-            threading.Thread(target=job, args=(ready,), name=f"forall-prefetch-{n}", daemon=True).start()
+            _start_ahead(f"forall-prefetch-{n}", job, ready)
             started.append(ready)
         for ready in started:  # the shared sessions hold their files' locks before the caller asks for its file
             ready.wait(60)
@@ -1512,6 +1573,14 @@ class ProjectRocqProver(RocqProver):
             return False
         return digest == task.meta.get("file_digest")
 
+    def judged_from_records(self, task: Task, data: bytes) -> bool:
+        """``data`` is the project's own proof of the target, as its text reads: judged from the project's build (its
+        judge dump and ``coqchk`` record, :meth:`compile`), no process of its own, so the verifier runs no thread
+        beside its layers. (Should the build's copy of the file differ, :meth:`compile` compiles it after all: one
+        layer after the other, the same verdict.)"""
+        own = task.meta.get("own_candidate")
+        return bool(own) and data == str(own).encode("utf-8")
+
     def _is_own_compiled(self, task: Task, data: bytes) -> bool:
         return sha256_bytes(data) in self._own.values() and data == str(task.meta.get("own_candidate")).encode()
 
@@ -1623,19 +1692,25 @@ class ProjectRocqProver(RocqProver):
             src = self._out(project, build)
             argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]
             result = self._run(argv, src, budget)
-            layer = self._checker_layer(argv, result, budget)
+            layer = self._checker_layer(argv, result, budget, build=True)
             if layer.ok is not None and not layer.infra:
                 stored.write_text(json.dumps({"ok": layer.ok, "reason": layer.reason, "evidence": layer.evidence}),
                                   encoding="utf-8")
             return layer
 
-    def _checker_layer(self, argv: list[str], result: Any, budget: float) -> Layer:
+    def _checker_layer(self, argv: list[str], result: Any, budget: float, build: bool = False) -> Layer:
+        """The ``coqchk`` layer of ``result``; ``build``: of a file of the project's build (the project's own, not a
+        candidate's), where a killed check (the run ending under it, the machine) is infra, never a rejection and
+        never stored. (A candidate's killed check stays what it was: a candidate must not choose its layer.)"""
         output = (result.stdout + result.stderr).strip()
         evidence: dict[str, Any] = {"checker": "coqchk", "argv": argv, "output": output[-4000:],
                                     "returncode": result.returncode, "duration_s": round(result.duration, 3)}
         if result.timed_out:
             return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
                          "budget and was killed", {**evidence, "budget_s": budget})
+        if build and result.accident:
+            return Layer("independent_check", False, f"coqchk of the project's build was {result.accident}",
+                         {**evidence, "accident": result.accident}, infra=True)
         if result.returncode == 127:
             return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
                          infra=True)
@@ -1929,6 +2004,8 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
     skipped: list[tuple[str, str]] = []
     if is_rocq_project(root):
         project = read_coqproject(root)
+        if options.get("build_ahead"):
+            _build_ahead(project, options)
         tasks += rocq_tasks(project, cone_keys(project, toolchain_version(options),
                                                str(options.get("project_build") or "").strip(),
                                                project_toolchain(options)), skipped, _lex_store(options))
@@ -1942,6 +2019,18 @@ def load_project(root: Path, options: dict[str, Any]) -> list[Task]:
         seen[task.task_id] = count + 1
         unique.append(task if not count else Task(**{**task.to_wire(), "task_id": f"{task.task_id}_{count + 1}"}))
     return unique
+
+
+def _build_ahead(project: CoqProject, options: dict[str, Any]) -> None:
+    """The project's build started in the background as the collection finds the project (``options["build_ahead"]``:
+    a pytest run that will run items, not ``--collect-only``), so that the collection's lexing runs while coqc
+    compiles (:meth:`ProjectRocqProver.build_ahead`). Nothing when the toolchain cannot run: every item says why."""
+    if not project.files:
+        return
+    with contextlib.suppress(Exception):  # ahead of need only: the first item builds and reports
+        prover = _project_rocq_prover(options)
+        if not prover.probe(project.root):
+            prover.build_ahead(project, float(options.get("timeout") or 300))
 
 
 def not_items(root: Path, options: dict[str, Any] | None = None) -> list[tuple[str, str]]:

@@ -543,6 +543,20 @@ def _uconstraints(dump: FileDump, target: str) -> frozenset[str]:
                      if u.startswith("uconstraint "))
 
 
+#: the last dump whose declared names :func:`_names_of` read, with them (a file's items ask for the same dump in turn)
+_NAMES: list[tuple[FileDump, frozenset[str]]] = []
+
+
+def _names_of(dump: FileDump) -> frozenset[str]:
+    """The kernel names ``dump`` declares, read once per dump in a row (not once per item of its file)."""
+    known = _NAMES[:1]
+    if known and known[0][0] is dump:
+        return known[0][1]
+    names = frozenset(_entry_name(entry) for _, entry in dump.fields)
+    _NAMES[:] = [(dump, names)]
+    return names
+
+
 def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, target: str,
                        project_roots: tuple[str, ...], strict_axioms: frozenset[str], installed_roots: tuple[str, ...],
                        declared: frozenset[str] = frozenset()) -> ProjectJudgement:
@@ -575,15 +589,20 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     elif added := _added_constraints(_uconstraints(baseline, target), _uconstraints(candidate, target)):
         statement = (f"the candidate adds universe constraints between the universes of `{target}`'s statement "
                      f"(levels by first occurrence, 0 = Set): {added[:6]}")
-    else:
+    elif candidate is not baseline:  # (the build's own file judged against itself: nothing before it differs)
         have = set(cand_before)
         changed = [path for path, entry in base_before if (path, entry) not in have]
         if changed:
             statement = (f"declarations of the file before `{target}` differ from the project's as kernel terms "
                          f"(or are missing): {changed[:8]}")
-    own_axioms = {_entry_name(entry) for _, entry in base_before if _entry_kind(entry) == "axiom"}
+    own: list[set[str]] = []  # the file's axioms before the target, read when an assumption is of this file
+
+    def own_axioms() -> set[str]:
+        if not own:
+            own.append({_entry_name(entry) for _, entry in base_before if _entry_kind(entry) == "axiom"})
+        return own[0]
     file_prefix = module + "."
-    module_names = {_entry_name(entry) for _, entry in candidate.fields}
+    module_names = _names_of(candidate)
     axioms: list[str] = []
     strict_bad: list[str] = []
     rules_bad: list[str] = []
@@ -599,7 +618,7 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
             rules_bad.append(name)
         elif name in module_names or name.startswith(file_prefix):
             # this file: only what the project declared before the target
-            if name not in own_axioms:
+            if name not in own_axioms():
                 rules_bad.append(name)
             elif name in declared:
                 used.append(name)
