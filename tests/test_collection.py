@@ -152,3 +152,51 @@ def test_bad_budget_values_name_their_source(pytester: pytest.Pytester) -> None:
         "        item.add_marker(pytest.mark.forall_budget(roundz=3))\n"))
     result = suite.runpytest("-p", "no:cacheprovider", "--forall-frontend=fake")
     result.stdout.fnmatch_lines(["*forall_budget marker on suite.forall.toml::t_slow?fake?: unknown budget field(s) ?'roundz'?*"])
+
+
+# -- garbage collection: what the collection made lives to the end of the session -----------------------------------
+
+FREEZE_PROBE = '''
+import gc, json, pathlib
+
+SEEN = []
+
+
+def pytest_configure(config):  # as pytest's own plugins do for their collections at exit (unraisableexception)
+    config.add_cleanup(lambda: pathlib.Path("cleanup.json").write_text(json.dumps(gc.get_freeze_count())))
+
+
+def pytest_runtest_call(item):
+    SEEN.append(gc.get_freeze_count())
+
+
+def pytest_unconfigure(config):
+    pathlib.Path("freeze.json").write_text(json.dumps({"items": SEEN, "at_exit": gc.get_freeze_count()}))
+'''
+
+
+@pytest.mark.parametrize("forall", [True, False])
+def test_what_the_collection_made_is_frozen_for_the_session_and_released_after(pytester: pytest.Pytester,
+                                                                               forall: bool) -> None:
+    """With forall items collected, every object alive at the end of the collection is out of the garbage collector's
+    walks (``gc.freeze``) while the items run and until pytest's own collections at exit (#18: they walked a project's
+    tasks again and again, 0.7-0.8 s of a warm Coquelicot run), and back in them once the session is over (an
+    in-process run leaves nothing frozen). A session of plain tests freezes nothing."""
+    import gc
+
+    if forall:
+        pytester.makeconftest((EXAMPLES / "fake_conftest.py").read_text() + FREEZE_PROBE)
+        pytester.makefile(".forall.toml", suite='adapter = "fake"\n[tasks]\nt_one = "STRICT"\nt_two = "STRICT"\n')
+    else:
+        pytester.makeconftest(FREEZE_PROBE)
+        pytester.makepyfile(test_plain="def test_one():\n    pass\n\ndef test_two():\n    pass\n")
+    gc.unfreeze()
+    result = pytester.runpytest("-p", "no:cacheprovider", *(["--forall-frontend=fake"] if forall else []))
+    seen = json.loads((pytester.path / "freeze.json").read_text())
+    seen["cleanup"] = json.loads((pytester.path / "cleanup.json").read_text())
+    assert len(seen["items"]) == 2, result.stdout.str()[-2000:]
+    if forall:
+        assert all(count > 1000 for count in seen["items"]) and seen["at_exit"] > 1000 and seen["cleanup"] > 1000, seen
+    else:
+        assert seen["items"] == [0, 0] and seen["at_exit"] == 0 == seen["cleanup"], seen
+    assert gc.get_freeze_count() == 0

@@ -18,7 +18,9 @@ from pytest_forall.core.model import Task
 from pytest_forall.plugin.collect import (  # noqa: F401  (hookimpls)
     ForallItem,
     pytest_collect_file,
+    pytest_collection_finish,
     pytest_collection_modifyitems,
+    unfreeze_after_session,
 )
 from pytest_forall.plugin.options import OPTIONS, TASK_KEY, option_value, resolved_options
 
@@ -38,7 +40,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(registry)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own plugins register their cleanups (gc at exit: see collect)
 def pytest_configure(config: pytest.Config) -> None:
+    config.add_cleanup(unfreeze_after_session)
     config.addinivalue_line("markers", "forall: a pytest-forall task item")
     config.addinivalue_line("markers", "coq: a task of the Rocq/Coq track")
     config.addinivalue_line("markers", "lean4: a task of the Lean 4 track")
