@@ -14,7 +14,8 @@ machine:
 4. one edit: a proof-free line appended to EDIT_FILE (a leaf of the library), the same command again.
 
 Prints one line per step: wall seconds and the ratio to ``make -j2``, the CPU seconds of the step's processes
-(user + system, the step's children: less noisy than wall on a shared machine), the item outcomes. ``--whole``
+(user + system, the step's children: less noisy than wall on a shared machine), the item outcomes, and how long creating a small file took just before the step (this disk slows
+15-20x for half a minute after a large tree is deleted: read a step's figures with it). ``--whole``
 takes every ``.v`` file and, as EDIT_FILE, the leaf file (one no other file requires, by ``coqdep``) with the most
 proofs. ``--workers N`` runs each pytest under pytest-xdist (``-n N``; the line says how many rows each process
 wrote). ``--profile DIR`` runs each pytest under ``cProfile`` (``DIR/<step>.prof``); The scratch directory is
@@ -45,6 +46,20 @@ def installed(name: str) -> Path:
 def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def file_creation_us(where: Path, count: int = 300) -> float:
+    """Microseconds to make a directory with a small file in it, here and now: on this machine's ext4 (mounted with
+    ``discard``) it is 50-60 us idle but 15-20x that for half a minute after a large tree was deleted, which moves every
+    step's figures (each item writes its audit record); printed with each step so a run can be read."""
+    probe = Path(tempfile.mkdtemp(prefix="fs-probe-", dir=where))
+    started = time.perf_counter()
+    for n in range(count):
+        (probe / str(n)).mkdir()
+        (probe / str(n) / "f").write_bytes(b"x" * 2000)
+    spent = time.perf_counter() - started
+    shutil.rmtree(probe)
+    return spent / count * 1e6
 
 
 def leaf_with_most_proofs(project: Path, logical: str, files: list[str]) -> str:
@@ -93,6 +108,7 @@ def main() -> int:
     shutil.copytree(project, reference)
     subprocess.run(["coq_makefile", "-f", "_CoqProject", "-o", "Makefile"], cwd=reference, check=True,
                    capture_output=True)
+    print(f"file creation before make: {file_creation_us(scratch):.0f} us", flush=True)
     started, cpu = time.monotonic(), children_cpu()
     made = subprocess.run(["make", "-j2"], cwd=reference, capture_output=True, text=True, check=False)
     make_s, make_cpu = time.monotonic() - started, children_cpu() - cpu
@@ -112,6 +128,7 @@ def main() -> int:
         workers = ["-n", str(args.workers)] if args.workers else []
         if args.timers:
             env["FORALL_CPU_TIMERS"] = str((args.timers / f"{label}.txt").resolve())
+        creation = file_creation_us(scratch)
         started, cpu = time.monotonic(), children_cpu()
         subprocess.run([sys.executable, *profile, "-m", "pytest", *timers, "-p", "no:cacheprovider", "-p",
                         "no:hypothesispytest", *workers, "-q", "--forall-project", "proj", "--forall-frontend", "replay", "-m",
@@ -124,7 +141,7 @@ def main() -> int:
         by_worker = dict(sorted(collections.Counter(str(r.get("worker")) for r in rows).items()))
         print(f"{label}: {seconds:.1f} s = {seconds / make_s:.2f}x make -j2, {used:.1f} CPU s = "
               f"{used / make_cpu:.2f}x; {len(rows)} items {dict(outcomes)}, {cached} from the verdict cache, per process {by_worker}; "
-              f"load average {os.getloadavg()[0]:.1f}", flush=True)
+              f"load average {os.getloadavg()[0]:.1f}; file creation before it {creation:.0f} us", flush=True)
         for row in rows:
             if row["outcome"] != "strict":
                 print(f"  not strict: {row.get('task_id')} {row['outcome']}: {str(row.get('reason', ''))[:300]}")
