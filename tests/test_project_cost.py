@@ -429,7 +429,7 @@ def test_a_build_started_ahead_is_killed_when_the_run_ends(tmp_path: Path) -> No
     assert not list((tmp_path / "cache" / "project-rocq").glob("*/built.json"))
 
 
-def test_a_killed_coqchk_of_the_build_is_not_judged_and_not_kept(tmp_path: Path) -> None:
+def test_a_killed_coqchk_of_the_build_is_infra_and_not_kept(tmp_path: Path) -> None:
     """``coqchk`` of a build's file killed under the run (its end, Ctrl-C, the machine) says nothing about the file:
     the layer is infra with the accident, never a rejection, and no record of it is kept (the next item runs it
     again), so killing the checks still running ahead at exit never leaves a false verdict. A candidate's own coqchk
