@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.model import Task, Verdict, sha256_bytes
+from pytest_forall.core.model import Task, Verdict, by_shared_start, sha256_bytes
 from pytest_forall.core.review import Review
 
 
@@ -75,16 +75,14 @@ def task_record(task: Task) -> dict[str, Any]:
 
 
 def text_digests(texts: list[str]) -> dict[str, str]:
-    """{text: its UTF-8 bytes' SHA-256}, hashing a text that starts with another only past it (a project item's
-    template and own proof start with its frozen part, the file up to the target: one pass over it, not three)."""
+    """{text: its UTF-8 bytes' SHA-256}, hashing a text that starts with another only past it (:func:`by_shared_start`:
+    one pass over a project item's file, not three)."""
     states: dict[str, Any] = {}
-    found: dict[str, str] = {}
-    for text in sorted(set(texts), key=len):
-        base = next((s for s in sorted(states, key=len, reverse=True) if text.startswith(s)), "")
-        state = states[base].copy() if base else hashlib.sha256()
-        state.update(text[len(base):].encode())
-        states[text], found[text] = state, state.hexdigest()
-    return found
+    for text, base in by_shared_start(texts):
+        state = states[base].copy() if base is not None else hashlib.sha256()
+        state.update(text[len(base or ""):].encode())
+        states[text] = state
+    return {text: state.hexdigest() for text, state in states.items()}
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -28,7 +28,16 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.model import ACCEPT, INFRA, REJECT, Layer, Task, Verdict, sha256_bytes
+from pytest_forall.core.model import (
+    ACCEPT,
+    INFRA,
+    REJECT,
+    Layer,
+    Task,
+    Verdict,
+    by_shared_start,
+    sha256_bytes,
+)
 from pytest_forall.core.progress import replace_text_atomic
 from pytest_forall.core.prover import Fingerprinted, Prover
 from pytest_forall.core.state import load_secret
@@ -145,8 +154,7 @@ def json_digest(data: Any) -> str:
     if len(pieces) != len(longs) + 1 or text.count(_MARK) != len(longs):
         return sha256_bytes(json.dumps(data, sort_keys=True, default=str).encode())  # a text holding the mark itself
     escaped: dict[str, bytes] = {}
-    for value in sorted(set(longs), key=len):
-        base = next((s for s in sorted(escaped, key=len, reverse=True) if value.startswith(s)), None)
+    for value, base in by_shared_start(longs):
         escaped[value] = (escaped[base][:-1] + encode_basestring_ascii(value[len(base):])[1:].encode("ascii")
                           if base is not None else encode_basestring_ascii(value).encode("ascii"))
     digest = hashlib.sha256(pieces[0].encode())

@@ -36,6 +36,18 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def by_shared_start(texts: list[str]) -> list[tuple[str, str | None]]:
+    """The distinct ``texts``, shortest first, each with the longest earlier one it starts with (None: none): work on
+    the longer one (its digest, its JSON escape) can go on from the shorter one's instead of starting over (a project
+    item's template, frozen part and own proof are its file up to the target, #18)."""
+    seen: list[str] = []
+    chained: list[tuple[str, str | None]] = []
+    for text in sorted(set(texts), key=len):
+        chained.append((text, next((s for s in reversed(seen) if text.startswith(s)), None)))
+        seen.append(text)
+    return chained
+
+
 @dataclass(frozen=True)
 class Task:
     """One benchmark problem, as an adapter parsed it.
