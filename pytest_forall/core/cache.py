@@ -38,6 +38,14 @@ from pytest_forall.core.model import (
     by_shared_start,
     sha256_bytes,
 )
+
+
+def cache_root(options: dict[str, Any] | None) -> Path:
+    """The run's cache directory (``--forall-cache-dir``), by default one per machine under the temporary directory:
+    where every kept build, verdict and sandbox log goes, so that cleaning it is cleaning everything kept."""
+    import tempfile
+
+    return Path(str((options or {}).get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")))
 from pytest_forall.core.progress import replace_text_atomic
 from pytest_forall.core.prover import Fingerprinted, Prover
 from pytest_forall.core.state import load_secret

@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_forall.core.binds import RESERVED_INSIDE, RUN_DIR_INSIDE, check_inside_path, parse_ro_binds
+from pytest_forall.core.cache import cache_root
 from pytest_forall.core.proc import ProcResult, kill_group, run_command, tracked
 from pytest_forall.isolation import seccomp
 
@@ -713,10 +714,12 @@ def host_binds(programs: Iterable[str], directories: Iterable[Path] = ()) -> lis
 def own_prover_runner(options: Mapping[str, Any], binds: Sequence[tuple[Path, str]]) -> Callable[..., ProcResult] | str | None:
     """The sandbox a prover backend puts itself in when built from options that ask for one (``forall verify``,
     ``sandbox="bwrap"``): the runner, or why no sandbox can start. None when unsandboxed, or when the caller
-    sandboxes the backend itself (the pytest items' protocol swaps its runner: ``sandboxed_by="protocol"``)."""
+    sandboxes the backend itself (the pytest items' protocol swaps its runner: ``sandboxed_by="protocol"``).
+    The sandbox log goes to ``sandbox_audit_dir``, else into the cache directory (made by the first sandboxed call):
+    never a directory of its own in /tmp, which nothing would remove."""
     if options.get("sandbox") != "bwrap" or options.get("sandboxed_by") == "protocol":
         return None
-    audit = Path(str(options.get("sandbox_audit_dir") or tempfile.mkdtemp(prefix="forall-sandbox-log-")))
+    audit = Path(str(options.get("sandbox_audit_dir") or cache_root(dict(options)) / "sandbox-log")).absolute()
     runner = sandboxed_prover_runner(audit, [(path, inside) for path, inside in binds if path.exists()])
     if isinstance(runner, str):
         return f"the prover sandbox is unavailable: {runner} (forall verify --sandbox none runs the prover unsandboxed)"

@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 
 from filelock import FileLock
 
+from pytest_forall.core.cache import cache_root
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.language import Language
 from pytest_forall.core.model import Layer, Task, sha256_bytes
@@ -814,8 +815,7 @@ class ProjectRocqProver(RocqProver):
         from pytest_forall.core.proc import run_command as default_runner
 
         super().__init__(options, runner or default_runner)
-        cache = (options or {}).get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
-        self.builds = Path(str(cache)).expanduser().resolve() / "project-rocq"
+        self.builds = cache_root(options).expanduser().resolve() / "project-rocq"
         #: ``--forall-project-build``: the user's own build command, run with ``sh -c`` in the project's copy
         self.build_command = str((options or {}).get("project_build") or "").strip()
         #: ``--forall-project-axioms``: the project's own axioms its maintainer declares as foundations (strict)

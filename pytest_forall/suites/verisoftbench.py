@@ -31,12 +31,12 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
+from pytest_forall.core.cache import cache_root
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.registry import hookimpl
@@ -200,7 +200,7 @@ def load_tasks(root: Path, options: dict[str, Any], subset: str = "") -> list[Ta
     if subset:
         wanted = subset_ids(root, subset, records)
         records = [r for r in records if int(r["id"]) in wanted]
-    cache = Path(str(options.get("cache_dir") or Path(tempfile.gettempdir()) / "pytest-forall-cache"))
+    cache = cache_root(options)
     trees: dict[str, Path | None] = {}
     repos = repos_dir(root)
     return tasks + [make_task(r, repos, cache, trees) for r in records]

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.binds import option_binds
+from pytest_forall.core.cache import cache_root
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
@@ -388,8 +389,7 @@ class LeanProver:
         self.mem_mb = int(opts.get("lean_mem_mb", 16384) or 0) or None
         #: not a setting of the judgement (it follows the xdist worker count), so private: see ``threads``
         self._threads = _threads(opts.get("lean_threads"))
-        cache = opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")
-        self.cache_dir = Path(str(cache)) / "lean-templates"
+        self.cache_dir = cache_root(opts) / "lean-templates"
         self.runner = runner
         #: set by the protocol when it moves the runner into the sandbox (the paths stay the host's: bound as-is)
         self.sandboxed = False

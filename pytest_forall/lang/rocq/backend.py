@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_forall.core.binds import option_binds
+from pytest_forall.core.cache import cache_root
 from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
@@ -332,8 +333,7 @@ class RocqProver:
         #: coqchk's own budget; past it the independent check is "not judged", never a verdict
         self.checker_timeout = float(opts.get("checker_timeout") or 0) or None
         # absolute: unsandboxed, the judge's coqc finds the plugin through OCAMLPATH from its own scratch directory
-        cache = Path(str(opts.get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")))
-        cache = cache.expanduser().absolute()
+        cache = cache_root(opts).expanduser().absolute()
         self.cache_dir = cache / "rocq-templates"
         self.runner = runner
         #: set by the protocol under ``--forall-sandbox=bwrap``: interactive sessions run in the sandbox too

@@ -81,7 +81,7 @@ def run(options: dict[str, Any], timeout: float) -> int:
         template.write_text(TEMPLATE, encoding="utf-8")
         task = task_from_template(prover.name, template)
         sandbox = "bwrap" if bwrap else "none"
-        judge = RocqProver({"sandbox": sandbox, "cache_dir": str(cache)})
+        judge = RocqProver({"sandbox": sandbox, "cache_dir": str(cache), "sandbox_audit_dir": f"{scratch}/sandbox"})
         good = verify_candidate(task, judge, GOOD.encode(), builddir=Path(scratch) / "good", timeout=timeout)
         report(good.verdict == ACCEPT and good.strict, f"verifier accepts a proof (sandbox {sandbox})",
                good.reason or f"{good.verdict}, strict, {len(good.layers)} layers")
