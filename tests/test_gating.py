@@ -367,6 +367,18 @@ def test_change_classification() -> None:
     assert change(row("rules_only"), row("failed"), require_strict=True) == "same"
 
 
+def test_a_baseline_recorded_with_the_earlier_task_digest_is_not_called_a_statement_change() -> None:
+    """Rows before December 2026 name the task by ``template_digest`` (another digest of it): against such a baseline
+    the cause says the digest cannot be compared, never that a statement changed which nobody touched."""
+    from pytest_forall.core.gating import cause
+
+    same = {"environment": "e", "candidate_digest": "c", "verifier": "v"}
+    old = cause({**same, "template_digest": "t"}, {**same, "task_digest": "u"})
+    assert "statement changed" not in old and "task_digest not recorded" in old
+    assert cause({**same, "task_digest": "t"}, {**same, "task_digest": "u"}) == "statement changed"
+    assert cause({**same, "task_digest": "t"}, {**same, "task_digest": "t"}) == "nothing recorded changed"
+
+
 def test_real_proofs_gate_on_the_real_kernel(pytester: pytest.Pytester, putnam_root: Path, tmp_path: Path) -> None:
     """Two stored PutnamBench proofs and one problem without a proof; breaking one proof is one regression."""
     require_tool("coqc")

@@ -35,7 +35,7 @@ from fake_conftest import FakeProver
 SECRET = b"unit-test-run-secret"
 #: what a row says about the proof and its judgement, the same however many crashes came before it
 JUDGED = ("outcome", "stop", "reason", "digest", "axioms", "rounds", "compiles", "samples", "candidate_digest",
-          "template_digest", "statement_audit")
+          "task_digest", "statement_audit")
 
 
 class NamedProver(FakeProver):  # type: ignore[misc]
@@ -363,51 +363,65 @@ def test_a_resumed_items_row_counts_the_tool_calls_of_its_earlier_sessions(tmp_p
     assert row["outcome"] == "strict" and row["tool_calls"] == {"navigation": 2, "compilation": 3}, row
 
 
-def test_a_tasks_digest_is_the_sha256_of_its_json_text(tmp_path: Path) -> None:
-    """``task_digest`` escapes a long text once where another starts with it (a project item's template, frozen part
-    and own proof, #18): still the SHA-256 of ``json.dumps(wire, sort_keys=True, default=str)``, byte for byte, for
-    real project items and for texts built to break it (quotes, backslashes, control and non-ASCII characters, lone
-    surrogates, characters beyond the BMP at the seam, equal and nested texts, the digest's own marker); task.json's
-    digests of the long texts, hashed past a shared start once, are each text's SHA-256."""
+def test_a_tasks_digest_is_the_sha256_of_its_record_and_tells_every_task_apart(tmp_path: Path) -> None:
+    """``task_digest`` is the SHA-256 of the task's record (task.json's content: each long text by its own SHA-256,
+    hashed past a shared start once, #18) with the names of the texts so recorded: any change to the task but its
+    source path changes it, and an adapter's meta entry named like a digested text is not taken for one."""
     import hashlib
     import random
 
     from pytest_forall.core import cache
+    from pytest_forall.core.model import LONG_TEXT, task_record, text_digests
     from pytest_forall.suites.project import load_project
 
-    def plain(data: Any) -> str:
-        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+    def is_long(key: str, value: Any, always: tuple[str, ...] = ()) -> bool:
+        return isinstance(value, str) and (key in always or len(value) > LONG_TEXT)
 
-    project = Path(__file__).resolve().parent / "fixtures" / "project_rocq"
-    for task in load_project(project, {}):
-        long_task = Task(**{**task.to_wire(), "template": task.template * 40, "frozen": task.template * 39,
-                            "meta": {**task.meta, "own_candidate": task.template * 41}})
-        for one in (task, long_task):
-            assert cache.task_digest(one) == plain({k: v for k, v in one.to_wire().items() if k != "source_path"})
-    rng = random.Random(18)
-    alphabet = ['"', "\\", "\n", "\t", "\x00", "\x1f", "é", "\u2028", "\ud800", "\udfff", "😀", "a", "b", " ", "/"]
-    for _ in range(200):
-        base = "".join(rng.choice(alphabet) for _ in range(rng.randint(4000, 4200)))
-        longer = base + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 50)))
-        data = {"frozen": base, "template": longer, "meta": {"own": longer + "😀", "same": base, "n": [1, (2, base)],
-                                                             "path": tmp_path, "short": "x"}, "z": None}
-        assert cache.json_digest(data) == plain(data)
-    marked = {"a": cache._MARK + "0" + "x" * 5000, "b": "y" * 5000, "c": f'"{cache._MARK}1"'}
-    assert cache.json_digest(marked) == plain(marked)
-
-    from pytest_forall.core.accept import LONG_TEXT, task_record, text_digests
-
-    def plain_record(task: Task) -> dict[str, Any]:  # task.json as it was written: each long text hashed whole
+    def plain_record(task: Task) -> dict[str, Any]:  # each long text hashed whole, by hashlib alone
         def digested(fields: dict[str, Any], always: tuple[str, ...] = ()) -> dict[str, Any]:
-            return {(f"{k}_sha256" if isinstance(v, str) and (k in always or len(v) > LONG_TEXT) else k):
-                    (hashlib.sha256(v.encode()).hexdigest() if isinstance(v, str) and (k in always or len(v) > LONG_TEXT)
-                     else v) for k, v in fields.items()}
+            return {(f"{k}_sha256" if is_long(k, v, always) else k):
+                    (hashlib.sha256(v.encode()).hexdigest() if is_long(k, v, always) else v) for k, v in fields.items()}
         record = digested(task.to_wire(), always=("template",))
         return record | {"meta": digested(dict(record.get("meta") or {}))}
-    for task in load_project(project, {}):
+
+    def plain_digest(task: Task) -> str:
+        wire = task.to_wire()
+        names = sorted(f"{k}_sha256" for k, v in wire.items() if is_long(k, v, ("template",)))
+        names += sorted(f"meta.{k}_sha256" for k, v in wire["meta"].items() if is_long(k, v))
+        record = {k: v for k, v in plain_record(task).items() if k != "source_path"}
+        text = json.dumps({"record": record, "digested": names}, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    project = Path(__file__).resolve().parent / "fixtures" / "project_rocq"
+    tasks = load_project(project, {})
+    digests = set()
+    for task in tasks:
         long_task = Task(**{**task.to_wire(), "template": task.template * 40, "frozen": task.template * 39,
                             "meta": {**task.meta, "own_candidate": task.template * 41}})
         assert task_record(task) == plain_record(task) and task_record(long_task) == plain_record(long_task)
-    texts = ["".join(rng.choice(alphabet[:8] + alphabet[10:]) for _ in range(n)) for n in (0, 5, 300)]
-    texts += [texts[2] + "é😀", texts[2] + "x", texts[1]]
-    assert text_digests(texts) == {t: hashlib.sha256(t.encode()).hexdigest() for t in texts}
+        for one in (task, long_task):
+            assert cache.task_digest(one) == plain_digest(one)
+            digests.add(cache.task_digest(one))
+    assert len(digests) == 2 * len(tasks)
+
+    task = tasks[0]
+    moved = Task(**{**task.to_wire(), "source_path": "elsewhere/A.v"})
+    assert cache.task_digest(moved) == cache.task_digest(task)
+    text = "Lemma x : True.\n" * 400  # longer than LONG_TEXT: recorded by its digest
+    with_text = Task(**{**task.to_wire(), "meta": {**task.meta, "x": text}})
+    named_like_it = Task(**{**task.to_wire(), "meta": {**task.meta, "x_sha256": hashlib.sha256(text.encode()).hexdigest()}})
+    assert task_record(with_text)["meta"]["x_sha256"] == task_record(named_like_it)["meta"]["x_sha256"]
+    assert cache.task_digest(with_text) != cache.task_digest(named_like_it)
+    for changed in ({"template": task.template + " "}, {"frozen": task.frozen + " "}, {"statement": "other"},
+                    {"meta": {**task.meta, "x": text[:-1] + "."}}, {"context_files": {"B.v": "x"}}):
+        assert cache.task_digest(Task(**{**with_text.to_wire(), **changed})) != cache.task_digest(with_text), changed
+
+    rng = random.Random(18)
+    alphabet = ['"', "\\", "\n", "\t", "\x00", "\x1f", "é", "\u2028", "a", "b", " ", "/", "😀"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(n)) for n in (0, 5, 300, 5000)]
+    texts += [texts[2] + "é😀", texts[2] + "x", texts[1], texts[3] + "z"]
+    expected = {t: hashlib.sha256(t.encode()).hexdigest() for t in texts}
+    assert text_digests(texts) == expected
+    assert text_digests(texts) == expected  # the same objects again: from the memo
+    copies = ["".join(list(t)) for t in texts]  # equal texts, other objects
+    assert text_digests(copies) == expected

@@ -23,7 +23,7 @@ PROOFS = FIXTURES / "project_rocq_proofs"
 BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 #: what a row says about the proof and its judgement (timings, paths and the worker aside)
 JUDGED = ("outcome", "stop", "reason", "digest", "axioms", "project_axioms", "independent", "candidate_digest",
-          "template_digest", "kernel_statement", "kernel_context", "kernel_lemmas", "proof_digest", "environment",
+          "task_digest", "kernel_statement", "kernel_context", "kernel_lemmas", "proof_digest", "environment",
           "verifier", "kernel", "toolchain")
 
 
@@ -49,6 +49,23 @@ def test_a_provers_copy_is_the_prover_its_options_build(tmp_path: Path) -> None:
     declared = pytest_forall_make_prover("rocq-project", {**options, "project_axioms": ["Demo.Base.ax"]})
     assert declared.project_axioms == "Demo.Base.ax" and first.project_axioms == ""
     assert cache_key(task, declared, data, {"t": 1}) != cache_key(task, first, data, {"t": 1})
+
+
+def test_a_provers_copy_follows_its_options_changed_in_place_and_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prototype is found again for the run's one options object without remaking its key, yet an option changed
+    in place, or a changed environment variable, gives a prover built from them; pytest's per-item variable does not."""
+    require_tool("coqc")
+    monkeypatch.setattr(suite, "_PROTOTYPES", {})
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
+    first = pytest_forall_make_prover("rocq-project", options)
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "another item (call)")
+    assert pytest_forall_make_prover("rocq-project", options).mem_mb == first.mem_mb and len(suite._PROTOTYPES) == 1
+    options["prover_mem_mb"] = 1024
+    assert pytest_forall_make_prover("rocq-project", options).mem_mb == 1024 and len(suite._PROTOTYPES) == 2
+    monkeypatch.setenv("FORALL_TEST_SOME_VARIABLE", "1")
+    assert pytest_forall_make_prover("rocq-project", options).mem_mb == 1024 and len(suite._PROTOTYPES) == 3
+    assert pytest_forall_make_prover("rocq-project", dict(options)).mem_mb == 1024 and len(suite._PROTOTYPES) == 3
 
 
 def test_a_prover_that_sandboxes_itself_is_built_for_each_caller(tmp_path: Path) -> None:

@@ -498,7 +498,8 @@ def test_an_items_task_record_names_the_files_text_by_digest(tmp_path: Path) -> 
     a short text (a benchmark's frozen statement) stays as it is."""
     import hashlib
 
-    from pytest_forall.core.accept import LONG_TEXT, AuditRecord
+    from pytest_forall.core.accept import AuditRecord
+    from pytest_forall.core.model import LONG_TEXT
 
     root = tmp_path / "proj"
     shutil.copytree(PROJECT, root)

@@ -7,14 +7,13 @@ written to the item's audit directory, which lives outside the workspace.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.model import Task, Verdict, by_shared_start, sha256_bytes
+from pytest_forall.core.model import Task, Verdict, sha256_bytes, task_record
 from pytest_forall.core.review import Review
 
 
@@ -47,42 +46,6 @@ def decide_acceptance(verdict: Verdict, review: Review | None, on_disk: bytes | 
 #: Event kinds gathered into ``audit.json`` (in order of occurrence, across resumed runs).
 AUDIT_SECTIONS = {"turn": "turns", "submission": "submissions", "review": "reviews", "acceptance": "acceptances",
                   "state": "state", "budget": "budget"}
-
-
-#: A task's text longer than this is recorded in ``task.json`` by its digest (see :func:`task_record`).
-LONG_TEXT = 4096
-
-
-def task_record(task: Task) -> dict[str, Any]:
-    """``task.json``: the task as collected, with its template, and its frozen part and any text of its meta longer
-    than :data:`LONG_TEXT` (a project item's file up to the target, its own proof file), recorded by their SHA-256
-    (``<name>_sha256``): the texts themselves are the item's candidate files and the project's sources; written in
-    full per item, they made a library's audit grow with the square of its files' length (#18)."""
-
-    def long(key: str, value: Any, always: tuple[str, ...] = ()) -> bool:
-        return isinstance(value, str) and (key in always or len(value) > LONG_TEXT)
-
-    wire = task.to_wire()
-    meta = dict(wire.get("meta") or {})
-    digests = text_digests([v for k, v in wire.items() if long(k, v, ("template",))]
-                           + [v for k, v in meta.items() if long(k, v)])
-
-    def digested(fields: dict[str, Any], always: tuple[str, ...] = ()) -> dict[str, Any]:
-        return {(f"{key}_sha256" if long(key, value, always) else key): (digests[value] if long(key, value, always)
-                                                                          else value) for key, value in fields.items()}
-
-    return digested(wire, always=("template",)) | {"meta": digested(meta)}
-
-
-def text_digests(texts: list[str]) -> dict[str, str]:
-    """{text: its UTF-8 bytes' SHA-256}, hashing a text that starts with another only past it (:func:`by_shared_start`:
-    one pass over a project item's file, not three)."""
-    states: dict[str, Any] = {}
-    for text, base in by_shared_start(texts):
-        state = states[base].copy() if base is not None else hashlib.sha256()
-        state.update(text[len(base or ""):].encode())
-        states[text] = state
-    return {text: state.hexdigest() for text, state in states.items()}
 
 
 def _write_all(fd: int, data: bytes) -> None:

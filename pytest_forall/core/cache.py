@@ -24,7 +24,6 @@ import json
 import os
 import sys
 from dataclasses import fields
-from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +34,8 @@ from pytest_forall.core.model import (
     Layer,
     Task,
     Verdict,
-    by_shared_start,
     sha256_bytes,
+    task_record,
 )
 
 
@@ -117,60 +116,27 @@ def _environment_key(env: dict[str, str]) -> dict[str, str]:
 
 
 #: :func:`task_digest` per task object (kept alive here, so its id is not reused): an item's cache key and its row
-#: ask for the same task's digest, and a project item's task holds its file up to the target (#18)
+#: ask for the same task's digest
 _TASK_DIGESTS: dict[int, tuple[Task, str]] = {}
 
 
 def task_digest(task: Task) -> str:
     """Digest of everything the adapter parsed for the task (template, frozen part, theorem, files, meta): the SHA-256
-    of its JSON text (:func:`json_digest`)."""
+    of the JSON text of its record (:func:`task_record`: each long text by its own SHA-256), with the names of the
+    texts so recorded (a meta entry ``x_sha256`` of the adapter's is not a text ``x`` digested)."""
     known = _TASK_DIGESTS.get(id(task))
     if known is not None and known[0] is task:
         return known[1]
-    wire = {k: v for k, v in task.to_wire().items() if k not in ("source_path",)}
-    digest = json_digest(wire)
+    record = task_record(task)
+    record.pop("source_path", None)
+    wire = task.to_wire()
+    digested = sorted(k for k in record if k not in wire) + sorted(
+        f"meta.{k}" for k in record.get("meta") or {} if k not in (wire.get("meta") or {}))
+    digest = sha256_bytes(json.dumps({"record": record, "digested": digested}, sort_keys=True, default=str).encode())
     if len(_TASK_DIGESTS) >= 100_000:
         _TASK_DIGESTS.clear()
     _TASK_DIGESTS[id(task)] = (task, digest)
     return digest
-
-
-#: A string this long or longer is escaped on its own in :func:`json_digest` (a project item's file up to its target)
-_LONG = 4096
-#: what stands for a long string in the rest of the JSON text (per process; checked not to occur otherwise)
-_MARK = f"forall-long-{os.urandom(8).hex()}-"
-
-
-def json_digest(data: Any) -> str:
-    """``sha256(json.dumps(data, sort_keys=True, default=str).encode())``, computed without escaping a text twice where
-    one long string of ``data`` starts with another (a project item's template, frozen part and own proof are its file
-    up to the target, #18: escaping the three was 0.35 ms of a warm item's 2): JSON escapes character by character, so
-    the longer one's escape is the shorter one's followed by its remainder's. The same digest, byte for byte."""
-    longs: list[str] = []
-
-    def mark(value: Any) -> Any:
-        if isinstance(value, str) and len(value) >= _LONG:
-            longs.append(value)
-            return f"{_MARK}{len(longs) - 1}"
-        if isinstance(value, dict):  # (a list's long texts are escaped where they are, as ever)
-            return {k: mark(v) for k, v in value.items()}
-        return value
-
-    marked = mark(data)
-    text = json.dumps(marked, sort_keys=True, default=str)
-    pieces = text.split(f'"{_MARK}') if longs else [text]
-    if len(pieces) != len(longs) + 1 or text.count(_MARK) != len(longs):
-        return sha256_bytes(json.dumps(data, sort_keys=True, default=str).encode())  # a text holding the mark itself
-    escaped: dict[str, bytes] = {}
-    for value, base in by_shared_start(longs):
-        escaped[value] = (escaped[base][:-1] + encode_basestring_ascii(value[len(base):])[1:].encode("ascii")
-                          if base is not None else encode_basestring_ascii(value).encode("ascii"))
-    digest = hashlib.sha256(pieces[0].encode())
-    for piece in pieces[1:]:
-        index, _, rest = piece.partition('"')
-        digest.update(escaped[longs[int(index)]])
-        digest.update(rest.encode())
-    return digest.hexdigest()
 
 
 def environment_digest(env: dict[str, str] | None) -> str:

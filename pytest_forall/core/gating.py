@@ -101,7 +101,7 @@ def cause(before: dict[str, Any] | None, now: dict[str, Any]) -> str:
         return ""
     found = []
     fields: tuple[tuple[str, str], ...] = (
-        ("template_digest", "statement changed"), ("environment", "environment changed"),
+        ("task_digest", "statement changed"), ("environment", "environment changed"),
         ("candidate_digest", "proof changed"), ("verifier", "verifier changed"))
     if before.get("kernel_statement") and now.get("kernel_statement"):
         # the prover named the statement and what it rests on (project mode): its words, not the template's text

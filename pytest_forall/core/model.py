@@ -115,6 +115,57 @@ def _plain_copy(value: Any) -> Any:
 
 _TASK_FIELDS = tuple(f.name for f in fields(Task))
 
+#: A task's text longer than this is named by its SHA-256 in the task's record (see :func:`task_record`).
+LONG_TEXT = 4096
+
+
+def task_record(task: Task) -> dict[str, Any]:
+    """The task as recorded (``task.json``) and digested (:func:`pytest_forall.core.cache.task_digest`): its template,
+    and its frozen part and any text of its meta longer than :data:`LONG_TEXT` (a project item's file up to the
+    target, its own proof file), by their SHA-256 (``<name>_sha256``). The texts themselves are the item's candidate
+    files and the project's sources: written in full per item, they made a library's audit grow with the square of
+    its files' length, and escaping them into JSON for the task's digest was a tenth of a warm item's cost (#18)."""
+
+    def long(key: str, value: Any, always: tuple[str, ...] = ()) -> bool:
+        return isinstance(value, str) and (key in always or len(value) > LONG_TEXT)
+
+    wire = task.to_wire()
+    meta = dict(wire.get("meta") or {})
+    digests = text_digests([v for k, v in wire.items() if long(k, v, ("template",))]
+                           + [v for k, v in meta.items() if long(k, v)])
+
+    def digested(fields: dict[str, Any], always: tuple[str, ...] = ()) -> dict[str, Any]:
+        return {(f"{key}_sha256" if long(key, value, always) else key): (digests[value] if long(key, value, always)
+                                                                          else value) for key, value in fields.items()}
+
+    return digested(wire, always=("template",)) | {"meta": digested(meta)}
+
+
+#: :func:`text_digests` per text object (kept alive here, so its id is not reused): a task's record is made for its
+#: digest and again for its ``task.json``
+_TEXT_DIGESTS: dict[int, tuple[str, str]] = {}
+
+
+def text_digests(texts: list[str]) -> dict[str, str]:
+    """{text: its UTF-8 bytes' SHA-256}, hashing a text that starts with another only past it (:func:`by_shared_start`:
+    one pass over a project item's file, not three), and a text object hashed before not again."""
+    found: dict[str, str] = {}
+    for text in texts:
+        known = _TEXT_DIGESTS.get(id(text))
+        if known is not None and known[0] is text:
+            found[text] = known[1]
+    states: dict[str, Any] = {}
+    for text, base in by_shared_start([t for t in texts if t not in found]):
+        state = states[base].copy() if base is not None else hashlib.sha256()
+        state.update(text[len(base or ""):].encode())
+        states[text] = state
+    if len(_TEXT_DIGESTS) >= 100_000:
+        _TEXT_DIGESTS.clear()
+    for text, state in states.items():
+        found[text] = state.hexdigest()
+        _TEXT_DIGESTS[id(text)] = (text, found[text])
+    return found
+
 
 @dataclass(frozen=True)
 class Layer:

@@ -842,7 +842,7 @@ class ItemRun:
             "statement_audit": self.statement_audit, "certificate": self.certificate[0],
             "certificate_template": self.certificate[1],
             "cached": self.cached, "cache_miss": self.cache_miss, "candidate_digest": self.candidate_digest,
-            "template_digest": task_digest(self.ctx.task), **self._environment(),
+            "task_digest": task_digest(self.ctx.task), **self._environment(),
             "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }
         self.ctx.audit.write_json("result.json", result)

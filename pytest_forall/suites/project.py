@@ -534,6 +534,7 @@ def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: l
         except NotUnderstood as exc:
             skipped.append((rel, f"cannot split into sentences: {exc}"))
             continue
+        file_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()  # once per file, not per proof (#18)
         for proof in proofs:
             qualified = ".".join([module, *proof.module_path(), proof.name or "?"])
             if proof.skip:
@@ -541,11 +542,11 @@ def rocq_tasks(project: CoqProject, cones: dict[str, dict[str, Any]], skipped: l
                 skipped.append((qualified if proof.keyword in ITEM_HEADS and "no name" not in proof.skip
                                 else f"{where} {proof.keyword}", proof.skip))
                 continue
-            tasks.append(_rocq_task(project, rel, module, text, proof, cones.get(rel, {})))
+            tasks.append(_rocq_task(project, rel, module, text, file_digest, proof, cones.get(rel, {})))
     return tasks
 
 
-def _rocq_task(project: CoqProject, rel: str, module: str, text: str, proof: RocqProof,
+def _rocq_task(project: CoqProject, rel: str, module: str, text: str, file_digest: str, proof: RocqProof,
                cone: dict[str, Any]) -> Task:
     """The item of one proof: the file up to the statement, the proof's opener, ``Admitted.`` as the hole, and
     ``End`` for every block open there (the file after the proof is not part of the problem: nothing after it can
@@ -569,7 +570,7 @@ def _rocq_task(project: CoqProject, rel: str, module: str, text: str, proof: Roc
             "retrieval_exclude": [qualified], "cone_key": cone.get("key", ""), "deps_key": cone.get("deps_key", ""),
             "deps": list(cone.get("deps", [])), "statement_offset": proof.start, "opener": opener,
             "keyword": proof.keyword, "admitted": admitted, "own_candidate": own, "statement_audit": "off",
-            "file_digest": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "file_digest": file_digest,
             "markers": ["admitted"] if admitted else [],
             "sections": [b.name for b in proof.blocks if b.kind == "Section"], "modules": proof.module_path()}
     return Task(task_id=task_id, suite=SUITE, track="coq", prover=ROCQ_PROVER, source_path=str(project.root / rel),
@@ -2067,10 +2068,8 @@ def _project_rocq_prover(options: dict[str, Any]) -> ProjectRocqProver:
     resolves the tools on PATH, hashes the judge plugin's source and lists the sandbox binds (about 1 ms each, the
     same answer for every item of a run, #18). A copy of the first one built for the same options and environment is
     that answer; each copy has its own per-item records (:meth:`ProjectRocqProver.fresh`)."""
-    try:
-        key = json.dumps([options, sorted(kv for kv in os.environ.items() if kv[0] != "PYTEST_CURRENT_TEST")],
-                         sort_keys=True)
-    except (TypeError, ValueError):  # an option that is not plain data: nothing to compare it by
+    key = _prototype_key(options)
+    if key is None:  # an option that is not plain data: nothing to compare it by
         return ProjectRocqProver(options)
     known = _PROTOTYPES.get(key)
     if (known is None or type(known) is not ProjectRocqProver
@@ -2079,6 +2078,31 @@ def _project_rocq_prover(options: dict[str, Any]) -> ProjectRocqProver:
     if known.sandboxed:  # it put itself in a sandbox of its own (``forall verify``): its sandbox log is its own too
         return ProjectRocqProver(options)
     return known.fresh()
+
+
+#: the options object and environment the last prototype key was made from, a copy of the options then, and the key
+_LAST_KEY: dict[str, tuple[dict[str, Any], Any, dict[Any, Any], str]] = {}
+
+
+def _prototype_key(options: dict[str, Any]) -> str | None:
+    """The JSON of ``options`` and the environment (``PYTEST_CURRENT_TEST`` aside), or None when an option is not plain
+    data. The run's one options object asked again, unchanged in an unchanged environment, gets the key it got: making
+    it (43 us) was most of a copy's cost. The environment is compared by its raw bytes (``os.environ._data``: decoding
+    every variable was 17 us), where this Python keeps them there."""
+    raw = getattr(os.environ, "_data", None)
+    environ = dict(raw) if isinstance(raw, dict) else dict(os.environ)
+    for name in (b"PYTEST_CURRENT_TEST", "PYTEST_CURRENT_TEST"):  # pytest sets it for each item
+        environ.pop(name, None)
+    last = _LAST_KEY.get("last")
+    if last is not None and last[0] is options and last[2] == environ and last[1] == options:
+        return last[3]
+    try:
+        key = json.dumps([options, sorted(kv for kv in os.environ.items() if kv[0] != "PYTEST_CURRENT_TEST")],
+                         sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    _LAST_KEY["last"] = (options, copy.deepcopy(options), environ, key)
+    return key
 
 
 @hookimpl(trylast=True)
