@@ -425,3 +425,30 @@ def test_a_tasks_digest_is_the_sha256_of_its_record_and_tells_every_task_apart(t
     assert text_digests(texts) == expected  # the same objects again: from the memo
     copies = ["".join(list(t)) for t in texts]  # equal texts, other objects
     assert text_digests(copies) == expected
+
+
+def test_a_cold_replay_item_makes_its_cache_key_and_reads_its_entry_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lookup before the session (which serves a warm item) and the session's submission of the same bytes are one
+    lookup: one key made and one entry read per cold item, the verdict stored under that key (was: the key made and the
+    entry read twice, #18). A second run of the item is served from the entry."""
+    from pytest_forall.core import cache as vcache
+
+    calls: Counter[str] = Counter()
+    real_key, real_get = vcache.cache_key, VerdictCache.get
+
+    def counted_key(*args: Any, **kwargs: Any) -> Any:
+        calls["key"] += 1
+        return real_key(*args, **kwargs)
+
+    def counted_get(self: VerdictCache, key: dict[str, str]) -> Any:
+        calls["get"] += 1
+        return real_get(self, key)
+
+    monkeypatch.setattr(vcache, "cache_key", counted_key)
+    monkeypatch.setattr(VerdictCache, "get", counted_get)
+    row = ItemRun(replay_item(tmp_path, "cold")).run()
+    assert row["outcome"] == "strict" and not row["cached"] and row["cache_miss"].startswith("new proof"), row
+    assert calls == Counter({"key": 1, "get": 1}), calls
+    warm = ItemRun(replay_item(tmp_path, "warm")).run()
+    assert warm["cached"] and judged(warm) == judged(row), warm

@@ -23,7 +23,7 @@ import hmac
 import json
 import os
 import sys
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -378,12 +378,31 @@ def template_key(task: Task, prover: Prover) -> dict[str, str] | None:
             "verifier": verifier_version(prover)}
 
 
+@dataclass(frozen=True)
+class Lookup:
+    """One lookup of the verdict cache for a candidate: the key it was made under (None: not cacheable), the verdict
+    found, or why none was. :func:`verify_cached` given it does not compute the key nor read the entry again."""
+
+    key: dict[str, str] | None
+    verdict: Verdict | None
+    why: str
+
+
+def look_up(cache: VerdictCache | None, task: Task, prover: Prover, data: bytes, *, timeout: float = DEFAULT_TIMEOUT,
+            static_only: bool = False, policy: dict[str, Any] | None = None) -> Lookup:
+    """What :func:`verify_cached` would find in the cache for ``data``; never verifies."""
+    key = _lookup_key(cache, task, prover, data, timeout, static_only, policy)
+    if cache is None or key is None:
+        return Lookup(key, None, "")
+    verdict, why = cache.get(key)
+    return Lookup(key, verdict, why)
+
+
 def cached_verdict(cache: VerdictCache | None, task: Task, prover: Prover, data: bytes, *,
                    timeout: float = DEFAULT_TIMEOUT, static_only: bool = False,
                    policy: dict[str, Any] | None = None) -> Verdict | None:
     """The verdict :func:`verify_cached` would serve from the cache for ``data``, or None; never verifies."""
-    key = _lookup_key(cache, task, prover, data, timeout, static_only, policy)
-    return cache.get(key)[0] if cache is not None and key is not None else None
+    return look_up(cache, task, prover, data, timeout=timeout, static_only=static_only, policy=policy).verdict
 
 
 def _lookup_key(cache: VerdictCache | None, task: Task, prover: Prover, data: bytes, timeout: float,
@@ -394,13 +413,17 @@ def _lookup_key(cache: VerdictCache | None, task: Task, prover: Prover, data: by
 
 def verify_cached(cache: VerdictCache | None, task: Task, prover: Prover, data: bytes, *,
                   timeout: float = DEFAULT_TIMEOUT, static_only: bool = False,
-                  policy: dict[str, Any] | None = None) -> tuple[Verdict, bool]:
-    """:func:`verify_candidate` behind the cache: (verdict, True) when it came from a valid entry."""
-    key = _lookup_key(cache, task, prover, data, timeout, static_only, policy)
+                  policy: dict[str, Any] | None = None, looked_up: Lookup | None = None) -> tuple[Verdict, bool]:
+    """:func:`verify_candidate` behind the cache: (verdict, True) when it came from a valid entry. ``looked_up``: the
+    :func:`look_up` of the same task, bytes and policy just before (an item's lookup before its session, #18), taken as
+    this call's own: the key is not made nor the entry read twice."""
+    if looked_up is None:
+        looked_up = look_up(cache, task, prover, data, timeout=timeout, static_only=static_only, policy=policy)
+    key = looked_up.key
     if cache is not None:
         cache.last_miss = ""
     if cache is not None and key is not None:
-        hit, why = cache.get(key)
+        hit, why = looked_up.verdict, looked_up.why
         if hit is not None:
             return hit, True
         cache.last_miss = explain_miss(cache, key, why)

@@ -52,10 +52,11 @@ from pytest_forall.core.audit import (
 )
 from pytest_forall.core.budget import SpendLedger
 from pytest_forall.core.cache import (
+    Lookup,
     VerdictCache,
-    cached_verdict,
     describe_environment,
     environment_digest,
+    look_up,
     task_digest,
     template_key,
     verifier_version,
@@ -232,6 +233,9 @@ class ItemRun:
         self.cached = False
         #: when progress.json was last written (compiles charged in between are written at most once a second)
         self.progress_written = 0.0
+        #: the cache lookup of the stored candidate before the session (:meth:`_accepted_from_cache`): (task, bytes,
+        #: lookup), taken by the submission of the same bytes (one key and one entry read per cold item, #18)
+        self.looked_up: tuple[Task, bytes, Lookup] | None = None
         #: why that verdict's cache lookup missed (``""``: a hit, or no lookup)
         self.cache_miss = ""
         self.candidate_digest = ""
@@ -443,8 +447,10 @@ class ItemRun:
         data = frontend.stored_candidate(task)
         if data is None:
             return None
-        verdict = cached_verdict(cache, task, self.ctx.prover, data, timeout=self.ctx.verify_timeout,
-                                 policy={"prover_sandboxed": self.prover_sandboxed})
+        lookup = look_up(cache, task, self.ctx.prover, data, timeout=self.ctx.verify_timeout,
+                         policy={"prover_sandboxed": self.prover_sandboxed})
+        self.looked_up = (task, data, lookup)  # a miss: the session's submission of these bytes is not looked up again
+        verdict = lookup.verdict
         if verdict is None or not decide_acceptance(verdict, None, data, reviewer_required=False).accepted:
             return None
         state, tag = self.state, "s0/r1"
@@ -633,9 +639,13 @@ class ItemRun:
         """Verify one submission (one compile) and record its bytes, digest and evidence."""
         self._charge_compile()
         self._write_progress(f"verifying {tag}" + ("" if kind == "candidate" else f" ({kind})"))
+        earlier = self.looked_up
+        looked_up = earlier[2] if earlier is not None and earlier[0] is task and earlier[1] == data else None
+        if looked_up is not None:
+            self.looked_up = None  # once: a later submission of the same bytes (a next sample) is looked up afresh
         verdict, self.cached = verify_cached(self.ctx.cache, task, self.ctx.prover, data,
                                              timeout=self.ctx.verify_timeout,
-                                             policy={"prover_sandboxed": self.prover_sandboxed})
+                                             policy={"prover_sandboxed": self.prover_sandboxed}, looked_up=looked_up)
         self.cache_miss = self.ctx.cache.last_miss if self.ctx.cache is not None and not self.cached else ""
         self._record_submission(task, data, tag, kind, name, verdict)
         self._step_saved()
