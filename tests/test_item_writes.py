@@ -52,6 +52,14 @@ class NamedProver(FakeProver):  # type: ignore[misc]
         return super().compile(task, workspace, candidate, timeout)
 
 
+class AtOnceProver(NamedProver):
+    """A prover whose verdicts need no process and no wait (``judged_at_once``, as a project's own proof once its
+    file's records are in memory)."""
+
+    def judged_at_once(self, task: Task, data: bytes) -> bool:
+        return True
+
+
 def replay_item(tmp_path: Path, run: str, prover: Any = None) -> ItemContext:
     """One replay item of run ``run`` (its own audit dir and workspace), the stored proof ``OK``, a shared cache."""
     task = Task(task_id="t", suite="fake", track="fake", prover="fakeprover", source_path="t.txt",
@@ -205,18 +213,39 @@ def test_an_audit_records_file_written_again_leaves_its_linked_twin_as_recorded(
     assert record.link_bytes("other/t.txt", b"copied\n", tmp_path / "gone").read_bytes() == b"copied\n"
 
 
+def test_a_replay_item_judged_at_once_writes_no_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold item whose verdict the backend reads from what it holds (``judged_at_once``: a project's own proof once
+    its file's records are in memory) ends within milliseconds: no progress file is written for it (was 2 renames per
+    cold item, #18), its audit record is a progress-judged item's, and ``forall watch`` counts it from its row."""
+    ctx = replay_item(tmp_path, "at-once", AtOnceProver())
+    with file_operations(monkeypatch) as seen:
+        row = ItemRun(ctx).run()
+    assert row["outcome"] == "strict" and not row["cached"], row
+    renamed = Counter(name for op, name in seen if op == "rename")
+    assert PROGRESS_FILE not in renamed and sum(renamed.values()) == 2, seen  # the cache's entry and key only
+    assert not (ctx.audit.directory / PROGRESS_FILE).exists()
+    reference = replay_item(tmp_path, "waits")
+    reference_row = ItemRun(reference).run()
+    assert judged(row) == judged(reference_row)
+    assert sorted(p.name for p in ctx.audit.directory.rglob("*")) == sorted(
+        p.name for p in reference.audit.directory.rglob("*") if p.name != PROGRESS_FILE)
+    audit = json.loads((ctx.audit.directory / "audit.json").read_text())
+    assert len(audit["submissions"]) == len(audit["acceptances"]) == 1 and audit["result"] == row
+
+
+@pytest.mark.parametrize("prover", [NamedProver, AtOnceProver])
 def test_a_replay_item_cut_off_at_any_file_operation_is_resumed_to_the_row_of_an_uninterrupted_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prover: type) -> None:
     """The process dies at the n-th file operation of the item, for every n; the next run of the item (resume state
     as the dead one left it, and a cache holding whatever was written) ends it as a run never interrupted does:
     the same outcome, one round, one compile. Was: cut off while its proof was judged, the resume state (written
     after the turn) made the resumed item a second round, over the budget of one: ``failed``."""
-    reference = judged(ItemRun(replay_item(tmp_path / "reference", "run")).run())
+    reference = judged(ItemRun(replay_item(tmp_path / "reference", "run", prover())).run())
     assert reference["outcome"] == "strict"
     crash_at = 1
     while True:
         base = tmp_path / f"crash-{crash_at}"
-        ctx = replay_item(base, "run")
+        ctx = replay_item(base, "run", prover())
         with file_operations(monkeypatch, crash_at) as seen:
             try:
                 ItemRun(ctx).run()
@@ -225,10 +254,10 @@ def test_a_replay_item_cut_off_at_any_file_operation_is_resumed_to_the_row_of_an
             else:
                 break  # the item ended before its n-th operation: every point was tried
         assert len(seen) >= crash_at  # (a cleanup in a `finally` may run after the crash)
-        resumed = ItemRun(replay_item(base, "run")).run()
+        resumed = ItemRun(replay_item(base, "run", prover())).run()
         assert judged(resumed) == reference, (crash_at, seen[-1], resumed["reason"])
         crash_at += 1
-    assert crash_at > 20, crash_at
+    assert crash_at > 15, crash_at
 
 
 def test_watch_sees_a_replay_item_while_its_proof_is_judged(tmp_path: Path) -> None:

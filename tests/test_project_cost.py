@@ -596,3 +596,46 @@ def test_ctrl_c_during_the_build_started_ahead_leaves_no_process(tmp_path: Path)
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(build, 0)
+
+
+def test_only_an_item_that_waits_shows_its_progress(pytester: pytest.Pytester) -> None:
+    """A cold run of a file's own proofs: the first item waits for the build (started at collection), its judge session
+    and coqchk, and shows its progress meanwhile (``forall watch``); the file's later items are judged from what the
+    process holds (``judged_at_once``) and write no progress (was: two renames of progress.json per item, #18). Every
+    item's audit record is complete; a candidate that must be compiled is never judged at once."""
+    from pytest_forall.core.verify import verify_candidate
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = pytester.path / "proj"
+    project.mkdir()
+    (project / "_CoqProject").write_text("-R . Once\nA.v\n")
+    (project / "A.v").write_text("".join(f"Lemma l{n} : {n} = {n}.\nProof. reflexivity. Qed.\n" for n in range(4)))
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest_subprocess(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
+                                           "--forall-run-id", "cold", "--forall-cache-dir", "cache", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    lines = (pytester.path / "reports" / "cold" / "results.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [r["task_id"].rsplit("_", 1)[-1] for r in rows] == ["l0", "l1", "l2", "l3"], rows
+    assert all(r["outcome"] == "strict" and not r["cached"] for r in rows), rows
+    shown = []
+    for row in rows:
+        audit = Path(row["audit_dir"])
+        record = json.loads((audit / "audit.json").read_text())
+        assert len(record["submissions"]) == len(record["acceptances"]) == 1 and record["result"]["outcome"] == "strict"
+        assert (audit / "accepted" / "acceptance.json").is_file() and (audit / "result.json").is_file()
+        if (audit / "progress.json").exists():
+            shown.append(row["task_id"])
+            assert json.loads((audit / "progress.json").read_text())["state"] == "finished"
+    assert shown == [rows[0]["task_id"]], shown
+
+    task = load_project(project, {})[0]
+    prover = pytest_forall_make_prover("rocq-project", {"cache_dir": str(pytester.path / "cache"), "timeout": 300})
+    own = str(task.meta["own_candidate"]).encode()
+    assert not prover.judged_at_once(task, own)  # this process holds none of the file's records yet: it reads them
+    assert verify_candidate(task, prover, own, timeout=300).strict
+    assert prover.judged_at_once(task, own)
+    assert not prover.judged_at_once(task, own.replace(b"reflexivity", b"now reflexivity"))
+    fresh = pytest_forall_make_prover("rocq-project", {"cache_dir": str(pytester.path / "other"), "timeout": 300})
+    assert not fresh.judged_at_once(load_project(project, {})[0], own)  # another cache: not built there

@@ -638,7 +638,8 @@ class ItemRun:
     def _submit(self, task: Task, data: bytes, tag: str, kind: str, name: str = "") -> Verdict:
         """Verify one submission (one compile) and record its bytes, digest and evidence."""
         self._charge_compile()
-        self._write_progress(f"verifying {tag}" + ("" if kind == "candidate" else f" ({kind})"))
+        if self.progress_shown or not self._judged_at_once(task, data):
+            self._write_progress(f"verifying {tag}" + ("" if kind == "candidate" else f" ({kind})"))
         earlier = self.looked_up
         looked_up = earlier[2] if earlier is not None and earlier[0] is task and earlier[1] == data else None
         if looked_up is not None:
@@ -650,6 +651,16 @@ class ItemRun:
         self._record_submission(task, data, tag, kind, name, verdict)
         self._step_saved()
         return verdict
+
+    def _judged_at_once(self, task: Task, data: bytes) -> bool:
+        """The backend says the verdict on ``data`` needs no process and no wait (``judged_at_once``, see
+        :class:`~pytest_forall.core.prover.Prover`): an item that showed no progress yet then writes none for it (its
+        progress would be replaced within milliseconds; an item ending without progress is counted from its row)."""
+        judged = getattr(self.ctx.prover, "judged_at_once", None)
+        try:
+            return bool(judged(task, data)) if callable(judged) else False
+        except Exception:  # noqa: BLE001 - a backend that cannot say: the progress is shown
+            return False
 
     def _record_submission(self, task: Task, data: bytes, tag: str, kind: str, name: str, verdict: Verdict,
                            then: tuple[dict[str, Any], ...] = (), **event: Any) -> None:

@@ -83,6 +83,10 @@ class Prover(Protocol):
     # candidate ``data`` without a prover process of its own (e.g. a project's own proof, judged from the project's
     # build): its layers then run one after another in the verifier's thread (two threads per candidate cost more than
     # such layers); the verdict is the same either way (see ``core.verify._alongside``).
+    # Optional method, not a member: ``judged_at_once(task, data) -> bool``, True when the verdict on ``data`` needs no
+    # process and no wait (everything it reads is in the process's memory): an item whose progress is not shown yet
+    # then writes none before that verification (it ends within milliseconds; ``forall watch`` counts it from its
+    # row). Say False whenever the verification may wait (a build, a session, a lock): that item's progress is shown.
 
     def probe(self, workspace: Path) -> str:
         """Return "" when the toolchain is usable for ``workspace``, else the reason and the fixing command."""

@@ -906,18 +906,43 @@ class ProjectRocqProver(RocqProver):
         is the project's or the machine's fault, never the candidate's)."""
         if "project_root" not in task.meta:
             return read_coqproject(Path(task.source_path).parent), Path(), "not a project item"
-        with ProjectRocqProver._item_lock:  # the build inputs are stat'ed once per item
-            item = self._for_item(task)
-            if "build" not in item:
-                project = self._project(task)
-                item["build"] = (project, self._build_dir(project))
-            project, build = item["build"]
-            answer = item.get("built")
+        with ProjectRocqProver._item_lock:
+            project, build = self._item_build(task)
+            answer = self._for_item(task).get("built")
         if answer is None:
             answer = self._build_project(project, build, timeout)
             if str(build) in ProjectRocqProver._built:  # finished: the item's answer (a timed-out build is asked again)
                 self._for_item(task)["built"] = answer
         return project, build, answer
+
+    def _item_build(self, task: Task) -> tuple[CoqProject, Path]:
+        """The item's project and build directory, found once per item (the build inputs are stat'ed once)."""
+        with ProjectRocqProver._item_lock:
+            item = self._for_item(task)
+            if "build" not in item:
+                project = self._project(task)
+                item["build"] = (project, self._build_dir(project))
+            found: tuple[CoqProject, Path] = item["build"]
+            return found
+
+    def judged_at_once(self, task: Task, data: bytes) -> bool:
+        """Whether the verdict on ``data`` is read from what this process holds, with no process and no wait: the
+        project's own proof (:meth:`judged_from_records`) of a file whose build has its answer (it built) and whose
+        judge dump and ``coqchk`` record are in memory (and the declared axioms' answer, if any). An item that waits
+        for the build, a judge session or a record still being written gets False: its progress is shown meanwhile."""
+        if not self.judged_from_records(task, data) or self.plugin is None or "project_root" not in task.meta:
+            return False
+        project, build = self._item_build(task)
+        if ProjectRocqProver._built.get(str(build)) != "" or not (build / "built.json").is_file() or (
+                self.declared and (str(build), self.project_axioms) not in ProjectRocqProver._declarations):
+            return False
+        vo = (self._out(project, build) / str(task.meta["project_file"])).with_suffix(".vo")
+        module = str(task.meta["coq_module"])
+        try:
+            dump, check = self._per_vo(vo, module, "dump"), self._per_vo(vo, module, "coqchk.json")
+        except OSError:
+            return False
+        return str(dump) in self._dumps and str(check) in ProjectRocqProver._shared_checks
 
     @staticmethod
     def _out(project: CoqProject, build: Path) -> Path:
