@@ -481,3 +481,16 @@ def test_a_cold_replay_item_makes_its_cache_key_and_reads_its_entry_once(
     assert calls == Counter({"key": 1, "get": 1}), calls
     warm = ItemRun(replay_item(tmp_path, "warm")).run()
     assert warm["cached"] and judged(warm) == judged(row), warm
+
+
+def test_a_rows_usage_and_budget_are_their_asdicts() -> None:
+    """``Usage.to_wire`` and ``Budget.to_wire`` (in every row) are ``dataclasses.asdict``, field for field and in its
+    order, built without its deep copy."""
+    import dataclasses
+
+    from pytest_forall.core.model import Usage
+
+    for value in (Usage(), Usage(1, 2, None, 0.5), Budget(), Budget(samples=2, rounds=3, compiles=4, wall=1.5, usd=2.0)):
+        wire = value.to_wire()
+        assert wire == dataclasses.asdict(value) and list(wire) == list(dataclasses.asdict(value))
+        assert json.dumps(wire) == json.dumps(dataclasses.asdict(value))

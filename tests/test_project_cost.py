@@ -226,6 +226,7 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
     directory once they exist; the next item, with its own prover, stats them again, so an edit between items is seen
     (an edited ``_CoqProject`` is read again). Every verdict is the one a prover that re-reads everything gives:
     ``strict``."""
+    import os
     import pathlib
 
     from pytest_forall.core.verify import verify_candidate
@@ -250,12 +251,13 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
             counts[name] = counts.get(name, 0) + 1
             return wrapped(*args, **kwargs)  # type: ignore[operator]
         return call
-    stat, mkdir = pathlib.Path.stat, pathlib.Path.mkdir
+    stat, mkdir = os.stat, pathlib.Path.mkdir
 
-    def stat_counted(self: pathlib.Path, **kwargs: object) -> object:
-        if self in sources:
-            counts[f"stat {self.name}"] = counts.get(f"stat {self.name}", 0) + 1
-        return stat(self, **kwargs)  # type: ignore[arg-type]
+    def stat_counted(path: object, *args: object, **kwargs: object) -> object:  # a Path's stat too (os.stat)
+        named = Path(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else None
+        if named in sources:
+            counts[f"stat {named.name}"] = counts.get(f"stat {named.name}", 0) + 1
+        return stat(path, *args, **kwargs)  # type: ignore[arg-type]
 
     def mkdir_counted(self: pathlib.Path, *args: object, **kwargs: object) -> None:
         if str(self).startswith(str(tmp_path / "cache" / "project-rocq")):
@@ -269,7 +271,7 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
             patched.setattr(suite, "read_coqproject", counted("read_coqproject", suite.read_coqproject))
             patched.setattr(suite, "build_inputs", counted("build_inputs", suite.build_inputs))
             patched.setattr(judge, "judge_project_file", counted("judge_project_file", judge.judge_project_file))
-            patched.setattr(pathlib.Path, "stat", stat_counted)
+            patched.setattr(os, "stat", stat_counted)
             patched.setattr(pathlib.Path, "mkdir", mkdir_counted)
             verdict = verify_candidate(task, prover, candidate(task), timeout=300)
             fields = prover.change_fields(task, candidate(task))
@@ -639,3 +641,30 @@ def test_only_an_item_that_waits_shows_its_progress(pytester: pytest.Pytester) -
     assert not prover.judged_at_once(task, own.replace(b"reflexivity", b"now reflexivity"))
     fresh = pytest_forall_make_prover("rocq-project", {"cache_dir": str(pytester.path / "other"), "timeout": 300})
     assert not fresh.judged_at_once(load_project(project, {})[0], own)  # another cache: not built there
+
+
+def test_the_verifier_hashes_a_candidates_bytes_once_and_the_backend_once(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A candidate's bytes are hashed once by the verifier (its digest, passed on; the copy compiled is compared by its
+    bytes) and once by the project backend (the digest it judged from the build), for the project's own proof and for a
+    compiled one (was: six times for the own proof, #18); the verdicts are strict either way."""
+    from pytest_forall.core import verify
+    from pytest_forall.core.verify import verify_candidate
+
+    require_tool("coqc")
+    require_tool("coqchk")
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
+    hashed: list[bytes] = []
+    for module in (verify, suite):
+        real = module.sha256_bytes
+        monkeypatch.setattr(module, "sha256_bytes", lambda data, real=real: (hashed.append(data), real(data))[1])
+    for task in load_project(project, {}):
+        data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
+            str(task.meta["own_candidate"]).encode()
+        for _ in range(2):  # the first builds the project; the second as a later item
+            hashed.clear()
+            verdict = verify_candidate(task, pytest_forall_make_prover("rocq-project", options), data, timeout=300)
+            assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+        assert hashed.count(data) <= 2, (task.task_id, task.meta["admitted"], hashed.count(data))

@@ -236,7 +236,13 @@ class Usage:
         return not (self.tokens_in or self.tokens_out)
 
     def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+        return _scalar_fields(self)
+
+
+def _scalar_fields(instance: Any) -> dict[str, Any]:
+    """``asdict`` of a dataclass whose fields are all scalars, by name (asdict deep-copies each value: 10-20 µs per row
+    for what a comprehension gives, #18)."""
+    return {f.name: getattr(instance, f.name) for f in fields(instance)}
 
 
 @dataclass(frozen=True)
@@ -251,7 +257,7 @@ class Budget:
     usd: float | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+        return _scalar_fields(self)
 
 
 BUDGET_FIELDS = {"samples": int, "rounds": int, "compiles": int, "review_rounds": int,

@@ -125,7 +125,7 @@ def _verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path
     else:
         build = _scratch() if reused else Path(tempfile.mkdtemp(prefix="forall-build-"))
     try:
-        return _verify_compiled(task, prover, data, layers, build, timeout)
+        return _verify_compiled(task, prover, data, layers, build, timeout, digest)
     except Exception as exc:  # noqa: BLE001 - a crash in a prover layer is infra, never an accept
         crashed = Layer("verifier", False, f"the verifier crashed: {type(exc).__name__}: {exc}", infra=True)
         return _decide(layers + [crashed], digest, (), False, 0)
@@ -184,8 +184,8 @@ def _judged_from_records(prover: Prover, task: Task, data: bytes) -> bool:
 
 
 def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer], build: Path,
-                     timeout: float) -> Verdict:
-    digest = sha256_bytes(data)
+                     timeout: float, digest: str) -> Verdict:
+    """The layers that need the prover; ``digest``: the SHA-256 of ``data`` (hashed once per candidate)."""
     problem = prover.probe(build)
     if problem:
         return _decide(layers + [Layer("toolchain", False, problem, infra=True)], digest, (), False, 0)
@@ -226,7 +226,7 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
             layers.append(prover.statement_check(task, build, timeout))
             if layers[-1].ok is False:
                 return _decide(layers, digest, (), False, 1)
-        if not candidate.is_file() or sha256_bytes(candidate.read_bytes()) != digest:
+        if not candidate.is_file() or candidate.read_bytes() != data:  # the bytes compared, not hashed again
             layers.append(Layer("elaboration", False, "the candidate copy changed after compilation"))
             return _decide(layers, digest, (), False, 1)
         audit = prover.audit_axioms(task, build, candidate, timeout)

@@ -887,9 +887,10 @@ class ProjectRocqProver(RocqProver):
     def _build_dir(self, project: CoqProject) -> Path:
         """The build directory of the project as it is now (its key re-read when a source's size or mtime moved)."""
         stamp = []
+        root = str(project.root)
         for rel in build_inputs(project, self.build_command):
-            try:
-                info = (project.root / rel).stat()
+            try:  # os.stat of the joined text: a Path per input costs more than its stat (every item asks, #18)
+                info = os.stat(os.path.join(root, rel))
                 stamp.append((rel, info.st_size, info.st_mtime_ns))
             except OSError:
                 stamp.append((rel, -1, -1))
@@ -1482,8 +1483,8 @@ class ProjectRocqProver(RocqProver):
         if self._is_own(task, data, project, build):
             # the project's own proof, as the project's build compiled it: judged from the build's .vo (one judge
             # session and one coqchk per file, not one compile per lemma)
-            self._own[str(workspace)] = sha256_bytes(data)
-            return CompileResult(ok=True, digest=sha256_bytes(data), output="the project's own proof: compiled by "
+            digest = self._own[str(workspace)] = sha256_bytes(data)
+            return CompileResult(ok=True, digest=digest, output="the project's own proof: compiled by "
                                  "the project's build",
                                  artifact=str((self._out(project, build) / rel).with_suffix(".vo")))
         self._own.pop(str(workspace), None)
@@ -1607,8 +1608,11 @@ class ProjectRocqProver(RocqProver):
         own = task.meta.get("own_candidate")
         return bool(own) and data == str(own).encode("utf-8")
 
-    def _is_own_compiled(self, task: Task, data: bytes) -> bool:
-        return sha256_bytes(data) in self._own.values() and data == str(task.meta.get("own_candidate")).encode()
+    def _is_own_compiled(self, task: Task, data: bytes, digest: str = "") -> bool:
+        """``data`` is the project's own proof and :meth:`compile` judged it from the build; ``digest``: its SHA-256
+        when known (the compile result's, which the verifier checked against the bytes)."""
+        return data == str(task.meta.get("own_candidate")).encode() and (
+            digest or sha256_bytes(data)) in self._own.values()
 
     def _judge_candidate(self, task: Task, workspace: Path, timeout: float) -> tuple[Any, str, bool]:
         """The project judge's verdict on the compiled candidate (once per compiled file): judgement, problem,
@@ -1796,7 +1800,7 @@ class ProjectRocqProver(RocqProver):
         project's own, compiled by the project's build as well)."""
         from pytest_forall.lang.rocq.screen import sentence_structure
 
-        if (not compiled.sentences and compiled.ok and self._is_own_compiled(task, data)) or (
+        if (not compiled.sentences and compiled.ok and self._is_own_compiled(task, data, compiled.digest)) or (
                 task.meta.get("own_candidate") and data == str(task.meta["own_candidate"]).encode("utf-8")):
             return Layer("sentence_structure", True, "the project's own proof, compiled as the project's text")
         cut = len(task.template[:int(task.meta.get("statement_offset", 0))].encode("utf-8"))
