@@ -494,3 +494,47 @@ def test_a_rows_usage_and_budget_are_their_asdicts() -> None:
         wire = value.to_wire()
         assert wire == dataclasses.asdict(value) and list(wire) == list(dataclasses.asdict(value))
         assert json.dumps(wire) == json.dumps(dataclasses.asdict(value))
+
+
+def test_a_judged_items_verdict_and_row_are_encoded_once_into_the_same_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold item's verdict is encoded once for the cache's entry, the submission's evidence and the acceptance (three
+    times before), its row once for result.json and audit.json (twice before, #18); each file is still the canonical
+    ``sort_keys`` JSON of what it holds, byte for byte, and a warm item's files are the same."""
+    from pytest_forall.core.model import Verdict
+
+    def canonical(text: str) -> str:
+        return json.dumps(json.loads(text), sort_keys=True, default=str)
+
+    encoded: Counter[str] = Counter()
+    real_wire, real_dumps = Verdict.to_wire, json.dumps
+
+    def counted_wire(self: Verdict) -> dict[str, Any]:
+        encoded["verdict"] += 1
+        return real_wire(self)
+
+    def counted_dumps(value: Any, *args: Any, **kwargs: Any) -> str:
+        row = value.get("result", value) if isinstance(value, dict) else None
+        if isinstance(row, dict) and "task_digest" in row and "outcome" in row:  # the row, or audit.json's record of it
+            encoded["row"] += 1
+        return real_dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(Verdict, "to_wire", counted_wire)
+    monkeypatch.setattr(json, "dumps", counted_dumps)
+    ctx = replay_item(tmp_path, "cold")
+    row = ItemRun(ctx).run()
+    assert row["outcome"] == "strict" and encoded == Counter({"verdict": 1, "row": 1}), encoded
+    warm = replay_item(tmp_path, "warm")
+    assert ItemRun(warm).run()["cached"]
+    for record in (ctx.audit, warm.audit):
+        for rel in ("result.json", "audit.json", "accepted/acceptance.json", "s0/r1/candidate-verdict.json"):
+            text = (record.directory / rel).read_text()
+            assert text == canonical(text), rel
+        audit = json.loads((record.directory / "audit.json").read_text())
+        assert audit["result"] == json.loads((record.directory / "result.json").read_text())
+        accepted = json.loads((record.directory / "accepted/acceptance.json").read_text())
+        assert accepted["verdict"] == json.loads((record.directory / "s0/r1/candidate-verdict.json").read_text())
+    entries = [p for p in (tmp_path / "cache").glob("??/*.json")]
+    assert entries and all(json.loads(p.read_text())["body"] == canonical(json.loads(p.read_text())["body"])
+                           for p in entries)
+    assert json.loads(json.loads(entries[0].read_text())["body"])["value"] == accepted["verdict"]

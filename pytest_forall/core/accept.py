@@ -108,6 +108,12 @@ class AuditRecord:
         _write_file(path, json.dumps(data, sort_keys=True, default=str).encode("utf-8"), os.O_TRUNC)
         return path
 
+    def write_encoded(self, rel: str, text: str) -> Path:
+        """:meth:`write_json` of a value given as its JSON text already (encoded once for several files, #18)."""
+        path = self._dir_of(self.directory / rel)
+        _write_file(path, text.encode("utf-8"), os.O_TRUNC)
+        return path
+
     def write_bytes(self, rel: str, data: bytes) -> Path:
         """A new file ``rel`` holding ``data``: one written over (a re-run item) is replaced, never rewritten in place,
         so a file linked to it (:meth:`link_bytes`) keeps what it recorded."""
@@ -171,11 +177,16 @@ class AuditRecord:
             return []
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
-    def summarize(self, result: dict[str, Any]) -> Path:
-        """Write ``audit.json``: the result and the history grouped by kind."""
+    def summarize(self, result: dict[str, Any], encoded: str | None = None) -> Path:
+        """Write ``audit.json``: the result and the history grouped by kind. ``encoded``: the result's JSON text already
+        (result.json's), put where ``sort_keys`` puts it: the same bytes, the row not encoded again (#18)."""
         record: dict[str, Any] = {"result": result, **{section: [] for section in AUDIT_SECTIONS.values()}}
         for event in self.events():
             section = AUDIT_SECTIONS.get(str(event.get("kind")))
             if section:
                 record[section].append(event)
-        return self.write_json("audit.json", record)
+        if encoded is None or not any(k < "result" for k in record) or not any(k > "result" for k in record):
+            return self.write_json("audit.json", record)
+        before = json.dumps({k: v for k, v in record.items() if k < "result"}, sort_keys=True, default=str)
+        after = json.dumps({k: v for k, v in record.items() if k > "result"}, sort_keys=True, default=str)
+        return self.write_encoded("audit.json", f'{before[:-1]}, "result": {encoded}, {after[1:]}')

@@ -36,6 +36,7 @@ from pytest_forall.core.model import (
     Verdict,
     sha256_bytes,
     task_record,
+    verdict_json,
 )
 
 
@@ -275,9 +276,13 @@ class VerdictCache:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return None, f"corrupt entry: {type(exc).__name__}: {exc}"
 
-    def _write(self, key: dict[str, str], value: Any) -> None:
-        """Atomically (:func:`_replace`): parallel workers never see half an entry."""
-        body = json.dumps({"format": FORMAT, "key": key, "value": value}, sort_keys=True)
+    def _write(self, key: dict[str, str], value: Any, encoded: str | None = None) -> None:
+        """Atomically (:func:`_replace`): parallel workers never see half an entry. ``encoded``: the value as its JSON
+        text already (``value`` is then not read), put last as ``sort_keys`` puts it: the same bytes."""
+        if encoded is None:
+            body = json.dumps({"format": FORMAT, "key": key, "value": value}, sort_keys=True)
+        else:
+            body = f'{json.dumps({"format": FORMAT, "key": key}, sort_keys=True)[:-1]}, "value": {encoded}}}'
         _replace(self._path(key), json.dumps({"body": body, "mac": self._mac(body)}))
 
     def get(self, key: dict[str, str]) -> tuple[Verdict | None, str]:
@@ -297,7 +302,7 @@ class VerdictCache:
         """Store a judgement (never an infra verdict). True when written."""
         if not self.writes or verdict.verdict == INFRA or not _consistent(verdict, key["candidate"]):
             return False
-        self._write(key, verdict.to_wire())
+        self._write(key, None, verdict_json(verdict))  # encoded once for the entry and the item's audit record
         return True
 
     def value(self, key: dict[str, str]) -> Any:

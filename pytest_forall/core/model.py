@@ -8,6 +8,7 @@ builtin types (enums, paths, dataclasses) and then fails the run *silently* with
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -213,6 +214,24 @@ class Verdict:
                 "axioms": list(self.axioms), "compiles": self.compiles, "reason": self.reason,
                 "guarantee": list(self.guarantee), "kernel": dict(self.kernel),
                 "layers": [layer.to_wire() for layer in self.layers]}
+
+
+#: :func:`verdict_json` per verdict object (kept alive here, so its id is not reused): the last few
+_VERDICT_JSON: dict[int, tuple[Verdict, str]] = {}
+
+
+def verdict_json(verdict: Verdict) -> str:
+    """``json.dumps(verdict.to_wire(), sort_keys=True)``, encoded once per verdict object (a verdict is not changed once
+    made): a judged item's verdict goes into the cache's entry, the submission's evidence and the acceptance, three
+    encodings of several kB each before (#18). Raises TypeError as ``json.dumps`` does for a value JSON does not know."""
+    known = _VERDICT_JSON.get(id(verdict))
+    if known is not None and known[0] is verdict:
+        return known[1]
+    text = json.dumps(verdict.to_wire(), sort_keys=True)
+    if len(_VERDICT_JSON) >= 16:
+        _VERDICT_JSON.clear()
+    _VERDICT_JSON[id(verdict)] = (verdict, text)
+    return text
 
 
 @dataclass

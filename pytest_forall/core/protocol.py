@@ -63,7 +63,7 @@ from pytest_forall.core.cache import (
     verify_cached,
 )
 from pytest_forall.core.language import language_or_plain
-from pytest_forall.core.model import INFRA, Budget, Task, Verdict
+from pytest_forall.core.model import INFRA, Budget, Task, Verdict, verdict_json
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
 from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
@@ -76,6 +76,15 @@ log = logging.getLogger(__name__)
 REVIEW_FILE = "REVIEW.md"
 SUITE_TITLES = {"putnam": "PutnamBench, a benchmark of formalised Putnam competition problems"}
 FEEDBACK_OUTPUT_CHARS = 3000
+
+
+def _verdict_text(verdict: Verdict) -> str:
+    """The verdict's JSON text as :meth:`AuditRecord.write_json` writes it, the one encoding the cache's entry used too
+    (:func:`~pytest_forall.core.model.verdict_json`)."""
+    try:
+        return verdict_json(verdict)
+    except TypeError:  # a value JSON does not know: written as its text, as write_json writes it
+        return json.dumps(verdict.to_wire(), sort_keys=True, default=str)
 
 
 def _project_axioms(verdict: Verdict | None) -> list[str]:
@@ -242,6 +251,9 @@ class ItemRun:
         #: a free-turn frontend skips the check before its first turn; until a verdict of the item's own task
         #: checks the template, any non-infra outcome is checked against it first (see :meth:`_result`)
         self.template_unchecked = False
+        #: the last row :meth:`_result` made and its JSON text (result.json's): the row crossing to the controller is
+        #: decoded from it, not encoded again
+        self.result_json: tuple[dict[str, Any], str] | None = None
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -673,7 +685,7 @@ class ItemRun:
             self.candidate_data, self.candidate_file = data, saved
         if task is self.ctx.task and any(layer.name == "template" and layer.ok for layer in verdict.layers):
             self.template_unchecked = False
-        evidence = self.ctx.audit.write_json(f"{tag}/{kind}-verdict.json", verdict.to_wire())
+        evidence = self.ctx.audit.write_encoded(f"{tag}/{kind}-verdict.json", _verdict_text(verdict))
         self.ctx.audit.append_events(
             {"kind": "submission", "submission": kind, "round": tag, "digest": verdict.digest,
              "verdict": verdict.verdict, "strict": verdict.strict, "reason": verdict.reason, "cached": self.cached,
@@ -718,10 +730,11 @@ class ItemRun:
             self.ctx.audit.link_bytes(name, data, saved)
         else:
             self.ctx.audit.write_bytes(name, data)
-        self.ctx.audit.write_json("accepted/acceptance.json", {
-            "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
-            "verdict": verdict.to_wire(), "review": None if review is None else review.__dict__,
-            "round": tag, "sessions": self.state.sessions})
+        # the verdict's text as encoded for its submission, put last as sort_keys puts it: the same bytes
+        head = json.dumps({"digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
+                           "review": None if review is None else review.__dict__, "round": tag,
+                           "sessions": self.state.sessions}, sort_keys=True, default=str)
+        self.ctx.audit.write_encoded("accepted/acceptance.json", f'{head[:-1]}, "verdict": {_verdict_text(verdict)}}}')
         return self._result("accepted" if verdict.strict else "accepted-rules-only", "")
 
     def _review(self, verdict: Verdict, data: bytes, tag: str) -> tuple[dict[str, Any] | None, Review | None]:
@@ -866,6 +879,8 @@ class ItemRun:
             "task_digest": task_digest(self.ctx.task), **self._environment(),
             "model": str(self.ctx.options.get("model") or ""), "effort": str(self.ctx.options.get("effort") or ""),
         }
-        self.ctx.audit.write_json("result.json", result)
-        self.ctx.audit.summarize(result)
+        encoded = json.dumps(result, sort_keys=True, default=str)  # once: result.json, audit.json and the row's copy
+        self.ctx.audit.write_encoded("result.json", encoded)
+        self.ctx.audit.summarize(result, encoded)
+        self.result_json = (result, encoded)
         return result

@@ -42,14 +42,16 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
                       verify_timeout=float(options["timeout"]), run_secret=reporter.secret(),
                       sandbox_runner=sandboxed_prover_runner, open_tools=open_item_tools,
                       cache=verdict_cache(options, frontend))
-    result = ItemRun(ctx).run()
+    run = ItemRun(ctx)
+    result = run.run()
+    # builtin types only: it crosses execnet to the controller (decoded from result.json's text, not encoded again)
+    result = json.loads(run.result_json[1] if run.result_json and run.result_json[0] is result else json.dumps(result))
     result["nodeid"] = item.nodeid
     result["run_id"] = reporter.run_id
     result["sandbox"] = options["sandbox"]
     result["audit_dir"] = str(resolved(items) / audit.directory.name)
     result["audit_host"] = socket.gethostname()
     result["worker"] = str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
-    result = json.loads(json.dumps(result))  # builtin types only: it crosses execnet to the controller
     item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
     conclude(item, task.task_id, result)
 
