@@ -65,6 +65,18 @@ TARGETS = [
     ("pytest_forall.suites.project", "ProjectRocqProver.fresh"),
     ("pytest_forall.agents.replay", "ReplaySession.turn"),
     ("pytest_forall.plugin.runner", "verdict_cache"),
+    ("pytest_forall.suites.project", "ProjectRocqProver._find_baseline"),
+    ("pytest_forall.suites.project", "ProjectRocqProver._build_project"),
+    ("pytest_forall.suites.project", "ProjectRocqProver._file_dump"),
+    ("pytest_forall.suites.project", "ProjectRocqProver._prefetch"),
+    ("pytest_forall.suites.project", "ProjectRocqProver.judged_at_once"),
+    ("pytest_forall.suites.project", "ProjectRocqProver._build_dir"),
+    ("pytest_forall.suites.project", "ProjectRocqProver._per_vo"),
+    ("pytest_forall.suites.project", "ProjectRocqProver._is_own"),
+    ("pytest_forall.suites.project", "ProjectRocqProver._installed_roots"),
+    ("pytest_forall.suites.project", "ProjectRocqProver._file_check"),
+    ("pytest_forall.core.verify", "_verify_candidate"),
+    ("pytest_forall.core.model", "verdict_json"),
 ]
 
 
