@@ -10,6 +10,9 @@ import time
 
 TOTAL = collections.Counter()
 COUNT = collections.Counter()
+#: each step's longest call: the first item waits for the build while the process's other threads (the judge dumps
+#: parsed ahead) spend CPU, counted in that call; "without it" is the per-item figure of the items after it
+LONGEST = collections.Counter()
 TARGETS = [
     ("pytest_forall.core.accept", "AuditRecord.__init__"),
     ("pytest_forall.core.accept", "AuditRecord.write_json"),
@@ -89,8 +92,10 @@ def wrap(owner, name, label):
         try:
             return original(*args, **kw)
         finally:
-            TOTAL[label] += time.process_time() - start
+            spent = time.process_time() - start
+            TOTAL[label] += spent
             COUNT[label] += 1
+            LONGEST[label] = max(LONGEST[label], spent)
     setattr(owner, name, timed)
 
 
@@ -109,8 +114,9 @@ def report():
     if "FORALL_CPU_TIMERS" not in os.environ:
         return
     total = time.process_time()
-    lines = [f"process CPU {total:.2f} s"] + [f"{k}: {v:.2f} s in {COUNT[k]} calls ({1000 * v / max(1, COUNT[k]):.2f} ms)"
-                                             for k, v in TOTAL.most_common()]
+    lines = [f"process CPU {total:.2f} s"] + [
+        f"{k}: {v:.2f} s in {COUNT[k]} calls ({1000 * v / max(1, COUNT[k]):.2f} ms; longest {1000 * LONGEST[k]:.1f} ms, "
+        f"without it {1000 * (v - LONGEST[k]) / max(1, COUNT[k] - 1):.2f} ms)" for k, v in TOTAL.most_common()]
     worker = os.environ.get("PYTEST_XDIST_WORKER")  # one file per process under pytest-xdist (the controller's too)
     path = os.environ["FORALL_CPU_TIMERS"] + (f".{worker}" if worker else "")
     with open(path, "w") as f:
