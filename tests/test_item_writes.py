@@ -257,7 +257,7 @@ def test_a_replay_item_cut_off_at_any_file_operation_is_resumed_to_the_row_of_an
         resumed = ItemRun(replay_item(base, "run", prover())).run()
         assert judged(resumed) == reference, (crash_at, seen[-1], resumed["reason"])
         crash_at += 1
-    assert crash_at > 15, crash_at
+    assert crash_at > (20 if prover is NamedProver else 15), crash_at  # (no progress writes: fewer operations)
 
 
 def test_watch_sees_a_replay_item_while_its_proof_is_judged(tmp_path: Path) -> None:
