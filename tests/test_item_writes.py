@@ -538,3 +538,15 @@ def test_a_judged_items_verdict_and_row_are_encoded_once_into_the_same_bytes(
     assert entries and all(json.loads(p.read_text())["body"] == canonical(json.loads(p.read_text())["body"])
                            for p in entries)
     assert json.loads(json.loads(entries[0].read_text())["body"])["value"] == accepted["verdict"]
+
+
+def test_a_value_encoded_once_is_put_where_sort_keys_puts_it() -> None:
+    """``json_with_encoded`` gives ``json.dumps(..., sort_keys=True, default=str)`` byte for byte, the key first, last,
+    in the middle or alone, and a key that JSON escapes."""
+    from pytest_forall.core.model import json_with_encoded
+
+    value = {"b": [1, "é"], "a": None}
+    for fields in ({}, {"a": 1}, {"z": 2}, {"a": 1, "z": Path("/p")}, {"m\"x": "y", "n": {"q": 1}}):
+        for key in ("m", "m\"x2", "0", "~"):
+            expected = json.dumps({**fields, key: value}, sort_keys=True, default=str)
+            assert json_with_encoded(fields, key, json.dumps(value, sort_keys=True)) == expected, (fields, key)

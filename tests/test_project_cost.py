@@ -27,6 +27,13 @@ JUDGED = ("outcome", "stop", "reason", "digest", "axioms", "project_axioms", "in
           "verifier", "kernel", "toolchain")
 
 
+def _copied(tmp_path: Path) -> tuple[Path, list[suite.Task]]:
+    """The fixture project copied under ``tmp_path`` (its build and edits stay the test's own), and its items."""
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    return project, load_project(project, {})
+
+
 def test_a_provers_copy_is_the_prover_its_options_build(tmp_path: Path) -> None:
     """pytest asks for a prover per item; the project suite hands out copies of the first it built for the same
     options and environment. A copy has every attribute a fresh construction has (so the same cache key and
@@ -234,9 +241,7 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
 
     require_tool("coqc")
     require_tool("coqchk")
-    project = tmp_path / "proj"
-    shutil.copytree(PROJECT, project)
-    tasks = load_project(project, {})
+    project, tasks = _copied(tmp_path)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     sources = {project / rel for rel in suite.read_coqproject(project).files}
 
@@ -302,9 +307,7 @@ def test_a_warm_items_row_digests_read_no_build_input_once_its_file_was_read(tmp
     Was: every item stated every input of the build."""
     require_tool("coqc")
     require_tool("coqchk")
-    project = tmp_path / "proj"
-    shutil.copytree(PROJECT, project)
-    tasks = load_project(project, {})
+    project, tasks = _copied(tmp_path)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     by_file: dict[str, list[suite.Task]] = {}
     for task in tasks:
@@ -347,9 +350,7 @@ def test_the_projects_own_proof_is_judged_without_a_thread_per_layer(tmp_path: P
 
     require_tool("coqc")
     require_tool("coqchk")
-    project = tmp_path / "proj"
-    shutil.copytree(PROJECT, project)
-    tasks = load_project(project, {})
+    project, tasks = _copied(tmp_path)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     started: list[str] = []
     start = threading.Thread.start
@@ -489,9 +490,7 @@ def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, monk
 
     require_tool("coqc")
     require_tool("coqchk")
-    project = tmp_path / "proj"
-    shutil.copytree(PROJECT, project)
-    tasks = load_project(project, {})
+    project, tasks = _copied(tmp_path)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     calls: list[str] = []
     mkdir, rmdir = os.mkdir, os.rmdir
@@ -542,9 +541,7 @@ def test_judging_the_builds_own_file_against_itself_is_the_full_comparison(tmp_p
     from pytest_forall.lang.rocq import judge
 
     require_tool("coqc")
-    project = tmp_path / "proj"
-    shutil.copytree(PROJECT, project)
-    tasks = load_project(project, {})
+    project, tasks = _copied(tmp_path)
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
     names = judge._entry_name
     calls: list[str] = []

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.model import Task, Verdict, sha256_bytes, task_record
+from pytest_forall.core.model import Task, Verdict, json_with_encoded, sha256_bytes, task_record
 from pytest_forall.core.review import Review
 
 
@@ -185,8 +185,7 @@ class AuditRecord:
             section = AUDIT_SECTIONS.get(str(event.get("kind")))
             if section:
                 record[section].append(event)
-        if encoded is None or not any(k < "result" for k in record) or not any(k > "result" for k in record):
+        if encoded is None:
             return self.write_json("audit.json", record)
-        before = json.dumps({k: v for k, v in record.items() if k < "result"}, sort_keys=True, default=str)
-        after = json.dumps({k: v for k, v in record.items() if k > "result"}, sort_keys=True, default=str)
-        return self.write_encoded("audit.json", f'{before[:-1]}, "result": {encoded}, {after[1:]}')
+        del record["result"]
+        return self.write_encoded("audit.json", json_with_encoded(record, "result", encoded))

@@ -23,6 +23,7 @@ import hmac
 import json
 import os
 import sys
+import tempfile
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -34,18 +35,11 @@ from pytest_forall.core.model import (
     Layer,
     Task,
     Verdict,
+    json_with_encoded,
     sha256_bytes,
     task_record,
     verdict_json,
 )
-
-
-def cache_root(options: dict[str, Any] | None) -> Path:
-    """The run's cache directory (``--forall-cache-dir``), by default one per machine under the temporary directory:
-    where every kept build, verdict and sandbox log goes, so that cleaning it is cleaning everything kept."""
-    import tempfile
-
-    return Path(str((options or {}).get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")))
 from pytest_forall.core.progress import replace_text_atomic
 from pytest_forall.core.prover import Fingerprinted, Prover
 from pytest_forall.core.state import load_secret
@@ -55,6 +49,12 @@ CACHE_MODES = ("off", "read", "readwrite")
 #: Bumped when the entry layout changes; older entries are then misses.
 FORMAT = 1
 _PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def cache_root(options: dict[str, Any] | None) -> Path:
+    """The run's cache directory (``--forall-cache-dir``), by default one per machine under the temporary directory:
+    where every kept build, verdict and sandbox log goes, so that cleaning it is cleaning everything kept."""
+    return Path(str((options or {}).get("cache_dir") or os.path.join(tempfile.gettempdir(), "pytest-forall-cache")))
 
 
 @functools.cache
@@ -279,10 +279,8 @@ class VerdictCache:
     def _write(self, key: dict[str, str], value: Any, encoded: str | None = None) -> None:
         """Atomically (:func:`_replace`): parallel workers never see half an entry. ``encoded``: the value as its JSON
         text already (``value`` is then not read), put last as ``sort_keys`` puts it: the same bytes."""
-        if encoded is None:
-            body = json.dumps({"format": FORMAT, "key": key, "value": value}, sort_keys=True)
-        else:
-            body = f'{json.dumps({"format": FORMAT, "key": key}, sort_keys=True)[:-1]}, "value": {encoded}}}'
+        body = (json.dumps({"format": FORMAT, "key": key, "value": value}, sort_keys=True) if encoded is None
+                else json_with_encoded({"format": FORMAT, "key": key}, "value", encoded))
         _replace(self._path(key), json.dumps({"body": body, "mac": self._mac(body)}))
 
     def get(self, key: dict[str, str]) -> tuple[Verdict | None, str]:

@@ -234,6 +234,15 @@ def verdict_json(verdict: Verdict) -> str:
     return text
 
 
+def json_with_encoded(fields: dict[str, Any], key: str, encoded: str) -> str:
+    """``json.dumps({**fields, key: value}, sort_keys=True, default=str)`` where ``encoded`` is ``value``'s JSON text
+    already, put where ``sort_keys`` puts ``key``: the same bytes, ``value`` not encoded again (a verdict or a row
+    written into several files, #18)."""
+    before = json.dumps({k: v for k, v in fields.items() if k < key}, sort_keys=True, default=str)[1:-1]
+    after = json.dumps({k: v for k, v in fields.items() if k > key}, sort_keys=True, default=str)[1:-1]
+    return "{" + ", ".join(part for part in (before, f"{json.dumps(key)}: {encoded}", after) if part) + "}"
+
+
 @dataclass
 class Usage:
     """Tokens and spend of one agent turn; ``None`` means the frontend did not report it."""

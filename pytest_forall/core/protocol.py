@@ -63,7 +63,7 @@ from pytest_forall.core.cache import (
     verify_cached,
 )
 from pytest_forall.core.language import language_or_plain
-from pytest_forall.core.model import INFRA, Budget, Task, Verdict, verdict_json
+from pytest_forall.core.model import INFRA, Budget, Task, Verdict, json_with_encoded, verdict_json
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
 from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
@@ -730,11 +730,11 @@ class ItemRun:
             self.ctx.audit.link_bytes(name, data, saved)
         else:
             self.ctx.audit.write_bytes(name, data)
-        # the verdict's text as encoded for its submission, put last as sort_keys puts it: the same bytes
-        head = json.dumps({"digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
-                           "review": None if review is None else review.__dict__, "round": tag,
-                           "sessions": self.state.sessions}, sort_keys=True, default=str)
-        self.ctx.audit.write_encoded("accepted/acceptance.json", f'{head[:-1]}, "verdict": {_verdict_text(verdict)}}}')
+        # the verdict's text as encoded for its submission: the same bytes
+        self.ctx.audit.write_encoded("accepted/acceptance.json", json_with_encoded(
+            {"digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
+             "review": None if review is None else review.__dict__, "round": tag, "sessions": self.state.sessions},
+            "verdict", _verdict_text(verdict)))
         return self._result("accepted" if verdict.strict else "accepted-rules-only", "")
 
     def _review(self, verdict: Verdict, data: bytes, tag: str) -> tuple[dict[str, Any] | None, Review | None]:
