@@ -378,3 +378,26 @@ def test_a_stored_proof_the_cache_holds_accepted_gives_the_sessions_row_without_
     rejected, ctx = run("reject-2", ReplayFrontend({"proofs": str(proofs)}))
     assert (rejected["outcome"], rejected["cached"], prover._compiles) == ("failed", True, 3)
     assert events(ctx, "turn") != []
+
+
+def test_a_candidate_copy_rewritten_after_its_compile_is_rejected(tmp_path: Path) -> None:
+    """The verifier compares the copy it compiled with the submitted bytes before the axiom audit reads it: a layer
+    (or anything the compile left running) that rewrites the copy after the compile reported the submitted digest
+    gets a rejection; the same layer leaving the bytes as they were (rewriting them unchanged) does not."""
+    from pytest_forall.core.model import Layer
+    from pytest_forall.core.verify import verify_candidate
+
+    class Rewriting(FakeProver):
+        def __init__(self, replacement: bytes | None) -> None:
+            self.replacement = replacement
+
+        def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
+            [copy] = [p for p in workspace.rglob(task.candidate_name) if p.is_file()]
+            copy.write_bytes(self.replacement if self.replacement is not None else copy.read_bytes())
+            return Layer("statement", True)
+
+    task, honest = fake_task(), b"an honest proof\n"
+    rewritten = verify_candidate(task, Rewriting(b"RULES: another proof\n"), honest, builddir=tmp_path / "a")
+    assert (rewritten.verdict, rewritten.reason) == ("reject", "elaboration: the candidate copy changed after compilation")
+    unchanged = verify_candidate(task, Rewriting(None), honest, builddir=tmp_path / "b")
+    assert unchanged.verdict == "accept" and unchanged.strict, unchanged.reason
