@@ -272,7 +272,8 @@ def test_a_cumulative_inductive_is_refused_while_the_variance_bugs_are_in_force(
                                                                                tmp_path: Path) -> None:
     """rocq#22376 and rocq#22385 live in the kernel's variance inference, which only cumulative universe-polymorphic
     inductives have: the judge refuses any the candidate declares (no exploit reproduced here: the detector is
-    what keeps the construct out); the same inductive, not cumulative, is an ordinary helper and accepted."""
+    what keeps the construct out); the same inductive, not cumulative, is still universe-polymorphic, refused on
+    8.16.1 for rocq#21688 (issue 31); monomorphic, it is an ordinary helper and accepted."""
     flag = "Cumulative" if cumulative else "NonCumulative"
     helper = (f"Polymorphic {flag} Inductive box@{{u}} (A : Type@{{u}}) : Type@{{u}} := mk (a : A) (b := a).\n"
               "Definition unbox@{u} (A : Type@{u}) (x : box A) : A := match x with mk _ a _ => a end.\n")
@@ -285,7 +286,11 @@ def test_a_cumulative_inductive_is_refused_while_the_variance_bugs_are_in_force(
     else:  # the let-in in its constructor is refused on its own (rocq#22378), so the control has none
         assert first_failure(verdict) == "kernel_advisories" and "rocq#22378" in verdict.reason
         plain = _with_helper(helper.replace(" (b := a)", "").replace("mk _ a _", "mk _ a"), use)
-        accepted = verdict_of(Screenless(), "putnam_2001_a1", plain, tmp_path, flag + "-plain")
+        poly = verdict_of(Screenless(), "putnam_2001_a1", plain, tmp_path, flag + "-plain")
+        assert first_failure(poly) == "kernel_advisories" and "rocq#21688" in poly.reason, poly.reason
+        assert "rocq#22378" not in poly.reason and "universe-polymorphic" in poly.reason
+        mono = plain.replace("Polymorphic NonCumulative ", "").replace("@{u}", "").replace("Type@{u}", "Type")
+        accepted = verdict_of(Screenless(), "putnam_2001_a1", mono, tmp_path, flag + "-mono")
         assert accepted.verdict == "accept" and accepted.strict, accepted.reason
 
 

@@ -45,14 +45,17 @@ DETECTED_CONSTRUCT = {"fix": "fixpoint in", "cofix": "cofixpoint in", "letin": "
 NEEDS_CHECKER = ("vm", "native")
 #: Constructs refused whatever the kernel, and what refuses each (the layer, then the corpus entry showing it).
 REFUSED = {
-    "functor": "shadowing_guard: functors, module types, `Declare Module` and `Include` are refused by the screen",
+    "functor": "syntax_screen and shadowing_guard: a module type's `Parameter` is an axiom, `Declare Module` is "
+               "refused, and module types, functors and `Include` change how the frozen text resolves",
     "typing-flags": "syntax_screen: every `Unset Guard/Positivity/Universe Checking` and `bypass_check` is refused; "
                     "axiom_audit: a constant compiled with a disabled check is refused",
     "register": "syntax_screen: `Register` (and `Register Inline`) is refused",
     "primitive": "syntax_screen: `Primitive` is refused",
     "definitional-uip": "syntax_screen: `Set Definitional UIP` is refused; axiom_audit: an inductive with the UIP "
                         "flag is refused",
-    "side-effect-section": "elaborated_statement: the judge's walk of the discharged constants fails on the one the side effect left ill-typed, which rejects the candidate (never infra); independent_check: coqchk (no side effects in the checker) rejects it too",
+    "side-effect-section": "elaborated_statement: the judge's walk of the discharged constants fails on the one "
+                           "the side effect left ill-typed, which rejects the candidate (never infra); "
+                           "independent_check: coqchk (no side effects in the checker) rejects it too",
 }
 #: Why a candidate cannot supply a crafted ``.vo`` or a plugin.
 IMPOSSIBLE = ("the candidate is one source file compiled by coqc in the harness (never a .vo it supplies); "
@@ -151,8 +154,7 @@ ADVISORIES: tuple[Advisory, ...] = (
     _row(22378, "conversion under contexts is done in the wrong environment", "lazy conversion", "8.14", "9.2.1",
          "letin", f"{_issue(22378)}; fix PR #22379", exploit="advisory_22378_letin_constructor"),
     # "fixed in: 9.2.0, 9.3" but "impacted: until V9.2.0", found after 9.2.0 was released: 9.2.0 counted affected.
-    _row(22387, "incorrect subtyping of inductives with letins in constructor types", "subtyping, inductive "
-         "declarations", "8.0", "9.2.1", "letin", exploit="advisory_22387_module_letin_subtyping"),
+
     _row(22376, "variance inference ignores stack of stuck irrelevant to relevant matches",
          "inductive declarations, universe polymorphism", "8.13", "9.2.1", "variance"),
     _row(22385, "incorrect variance inference with letin in constructor type",
@@ -189,6 +191,11 @@ ADVISORIES: tuple[Advisory, ...] = (
          coverage="refused", exploit="advisory_21051_functor_strengthening"),
     _row(21702, "incorrect subtyping rule for universe polymorphic \"with Definition\"", "modules", "8.5", "9.2.0",
          "functor", coverage="refused", exploit="advisory_21702_with_definition declare_module_axioms"),
+    # needs module subtyping (a functor applied under a signature), which the screen refuses; the let-in detector does
+    # not see through the sealed module (the exploit's constant has no body), coqchk rejects it as an axiom.
+    # "fixed in: 9.2.0, 9.3" but "impacted: until V9.2.0", found after 9.2.0 was released: 9.2.0 counted affected.
+    _row(22387, "incorrect subtyping of inductives with letins in constructor types", "subtyping, inductive "
+         "declarations", "8.0", "9.2.1", "functor", coverage="refused", exploit="advisory_22387_module_letin_subtyping"),
     _row(18503, "primitives are incorrectly considered convertible to anything by module subtyping",
          "modules, primitive types", "8.11", "8.19.0", "primitive", coverage="refused",
          exploit="primitive_declared"),
