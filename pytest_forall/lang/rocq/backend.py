@@ -600,13 +600,13 @@ class RocqProver:
     def kernel(self) -> dict[str, Any]:
         """The kernel's exact version (``coqc --version``), the advisories in force for it
         (:mod:`pytest_forall.lang.rocq.advisories`; an unreadable version puts every advisory in force) and how each
-        is kept out of an accepted proof (``coverage``: advisory id -> "detector|refused|impossible: <layer>")."""
+        is kept out of an accepted proof (``coverage``: advisory id -> "detector|refused|impossible (<feature>): <layer>")."""
         banner = toolchain_fingerprint(self.coqc, self.coqchk, self.toolchain.root)["version"]
         version = version_of(banner)
         advisories = in_force(version)
         return {"prover": "Rocq" if "Rocq" in banner else "Coq", "version": version or f"unknown ({banner[:80]})",
                 "advisories": [a.id for a in advisories],
-                "coverage": {a.id: f"{a.coverage}: {a.covered_by}" for a in advisories},
+                "coverage": {a.id: f"{a.coverage} ({a.feature}): {a.covered_by}" for a in advisories},
                 "toolchain": self.toolchain_label()}
 
     def advisory_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
