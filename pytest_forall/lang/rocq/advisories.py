@@ -13,7 +13,8 @@ Each row says how the bug is kept out of an accepted proof, in exactly one way (
     independently of Coq's guard checker);
   - ``letin``: an inductive whose constructor types have local definitions (``pack (x : nat) (g : T := t)``);
   - ``variance``: a cumulative universe-polymorphic inductive (the kernel infers its variance);
-  - ``upoly``: a universe-polymorphic constant or inductive (the kernel substitutes its universe instance);
+  - ``upoly``: a universe-polymorphic inductive or transparent constant (the kernel substitutes its universe
+    instance when it unfolds it or reduces a match on it; an opaque polymorphic lemma is never unfolded);
   - ``vm`` / ``native``: a conversion checked by the bytecode VM / native compilation. coqchk has neither, so a
     proof that used them is accepted only when coqchk finished and accepted it (docs/verifier.md).
 
@@ -211,9 +212,10 @@ ADVISORIES: tuple[Advisory, ...] = (
     _row(21696, "missing stack conversion for irrelevant-to-relevant match (Definitional UIP)", "conversion, SProp",
          "8.13", "9.2.0", "definitional-uip", f"{_pull(21696)}; {_issue(21690)}", coverage="refused",
          exploit="definitional_uip"),
-    # "impacted 8.11.0 to 8.20.0" but "fixed in V9.0": 8.20.1 counted affected.
+    # "impacted 8.11.0 to 8.20.0", "fixed in V9.0": 8.20.1's coqc refuses the exploit (its Qed checks the side
+    # effect's section variables; tests/test_toolchains.py runs it there), so 8.20.1 is not affected.
     _row(19861, "section variables used in side effects not checked by Proof using", "side-effects / sections",
-         "8.11", "9.0", "side-effect-section", coverage="refused", exploit="advisory_19861_abstract_in_section"),
+         "8.11", "8.20.1", "side-effect-section", coverage="refused", exploit="advisory_19861_abstract_in_section"),
     # --- a crafted .vo or a plugin --------------------------------------------------------------------------------
     _row(12439, "coqchk checks too little about primitive declarations (coqchk only)", "primitive types and "
          "operators", "8.10", "", "plugin-or-vo", coverage="impossible", exploit="declare_ml_module"),
