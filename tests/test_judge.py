@@ -246,6 +246,20 @@ def test_advisory_detector_is_what_rejects(name: str, tmp_path: Path) -> None:
     assert without.verdict == "accept" and without.strict, without.reason
 
 
+def test_a_refused_construct_is_what_rejects(tmp_path: Path) -> None:
+    """rocq#21051 (functor strengthening, 8.5-9.0.0) needs functors, which only the static layers refuse: with them
+    off, the kernel, the assumption audit, the advisories and coqchk 8.16.1 all accept this proof of False, strict.
+    So the refusal is the barrier the table's `refused` coverage names, and it is tested as such."""
+    text = (CORPUS / "cheat" / "advisory_21051_functor_strengthening" / "candidate.v").read_text()
+    from pytest_forall.lang.rocq.advisories import ADVISORIES
+    row = next(a for a in ADVISORIES if a.id == "rocq#21051")
+    assert row.coverage == "refused" and "shadowing_guard" in row.covered_by
+    screened = verdict_of(RocqProver(), "putnam_2001_a1", text, tmp_path, "screened")
+    assert first_failure(screened) in ("syntax_screen", "shadowing_guard"), screened.reason
+    unscreened = verdict_of(Screenless(), "putnam_2001_a1", text, tmp_path, "unscreened")
+    assert unscreened.verdict == "accept" and unscreened.strict, unscreened.reason
+
+
 def test_advisories_depend_on_the_kernel_version(tmp_path: Path) -> None:
     """The same finding rejects only while an advisory needing its construct is in force for the kernel's version:
     under a kernel past every fix the guard exploit is left to the kernel (here 8.16.1's, which accepts it)."""
