@@ -48,8 +48,9 @@ NEEDS_CHECKER = ("vm", "native")
 REFUSED = {
     "functor": "syntax_screen and shadowing_guard: a module type's `Parameter` is an axiom, `Declare Module` is "
                "refused, and module types, functors and `Include` change how the frozen text resolves",
-    "typing-flags": "syntax_screen: every `Unset Guard/Positivity/Universe Checking` and `bypass_check` is refused; "
-                    "axiom_audit: a constant compiled with a disabled check is refused",
+    "typing-flags": "syntax_screen: every `Unset Guard/Positivity/Universe Checking` and `bypass_check` is refused "
+                    "(the assumption walk is what these bugs fool, so it is not counted); the functors they need are "
+                    "refused by the shadowing guard; coqchk rejects the file",
     "register": "syntax_screen: `Register` (and `Register Inline`) is refused",
     "primitive": "syntax_screen: `Primitive` is refused",
     "definitional-uip": "syntax_screen: `Set Definitional UIP` is refused; axiom_audit: an inductive with the UIP "
