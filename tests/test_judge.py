@@ -246,6 +246,20 @@ def test_advisory_detector_is_what_rejects(name: str, tmp_path: Path) -> None:
     assert without.verdict == "accept" and without.strict, without.reason
 
 
+def test_a_refused_construct_is_what_rejects(tmp_path: Path) -> None:
+    """rocq#21051 (functor strengthening, 8.5-9.0.0) needs functors, which only the static layers refuse: with them
+    off, the kernel, the assumption audit, the advisories and coqchk 8.16.1 all accept this proof of False, strict.
+    So the refusal is the barrier the table's `refused` coverage names, and it is tested as such."""
+    text = (CORPUS / "cheat" / "advisory_21051_functor_strengthening" / "candidate.v").read_text()
+    from pytest_forall.lang.rocq.advisories import ADVISORIES
+    row = next(a for a in ADVISORIES if a.id == "rocq#21051")
+    assert row.coverage == "refused" and "shadowing_guard" in row.covered_by
+    screened = verdict_of(RocqProver(), "putnam_2001_a1", text, tmp_path, "screened")
+    assert first_failure(screened) in ("syntax_screen", "shadowing_guard"), screened.reason
+    unscreened = verdict_of(Screenless(), "putnam_2001_a1", text, tmp_path, "unscreened")
+    assert unscreened.verdict == "accept" and unscreened.strict, unscreened.reason
+
+
 def test_advisories_depend_on_the_kernel_version(tmp_path: Path) -> None:
     """The same finding rejects only while an advisory needing its construct is in force for the kernel's version:
     under a kernel past every fix the guard exploit is left to the kernel (here 8.16.1's, which accepts it)."""
@@ -272,7 +286,8 @@ def test_a_cumulative_inductive_is_refused_while_the_variance_bugs_are_in_force(
                                                                                tmp_path: Path) -> None:
     """rocq#22376 and rocq#22385 live in the kernel's variance inference, which only cumulative universe-polymorphic
     inductives have: the judge refuses any the candidate declares (no exploit reproduced here: the detector is
-    what keeps the construct out); the same inductive, not cumulative, is an ordinary helper and accepted."""
+    what keeps the construct out); the same inductive, not cumulative, is still universe-polymorphic, refused on
+    8.16.1 for rocq#21688 (issue 31); monomorphic, it is an ordinary helper and accepted."""
     flag = "Cumulative" if cumulative else "NonCumulative"
     helper = (f"Polymorphic {flag} Inductive box@{{u}} (A : Type@{{u}}) : Type@{{u}} := mk (a : A) (b := a).\n"
               "Definition unbox@{u} (A : Type@{u}) (x : box A) : A := match x with mk _ a _ => a end.\n")
@@ -285,7 +300,11 @@ def test_a_cumulative_inductive_is_refused_while_the_variance_bugs_are_in_force(
     else:  # the let-in in its constructor is refused on its own (rocq#22378), so the control has none
         assert first_failure(verdict) == "kernel_advisories" and "rocq#22378" in verdict.reason
         plain = _with_helper(helper.replace(" (b := a)", "").replace("mk _ a _", "mk _ a"), use)
-        accepted = verdict_of(Screenless(), "putnam_2001_a1", plain, tmp_path, flag + "-plain")
+        poly = verdict_of(Screenless(), "putnam_2001_a1", plain, tmp_path, flag + "-plain")
+        assert first_failure(poly) == "kernel_advisories" and "rocq#21688" in poly.reason, poly.reason
+        assert "rocq#22378" not in poly.reason and "universe-polymorphic" in poly.reason
+        mono = plain.replace("Polymorphic NonCumulative ", "").replace("@{u}", "").replace("Type@{u}", "Type")
+        accepted = verdict_of(Screenless(), "putnam_2001_a1", mono, tmp_path, flag + "-mono")
         assert accepted.verdict == "accept" and accepted.strict, accepted.reason
 
 

@@ -39,6 +39,11 @@ def test_stored_valid_proofs_pass_strict_with_independent_check(putnam_suite: py
         # issue 22: the row and the JUnit properties name the kernel and the advisories in force for it
         assert rows[task]["kernel"].startswith("Coq 8.") and "rocq#22389" in rows[task]["advisories"]
         assert f'name="forall.kernel" value="{rows[task]["kernel"]}"' in junit and "rocq#22389" in junit
+        # issue 31: and how each advisory in force is kept out (detector, refused, or impossible for a candidate)
+        assert "rocq#21053 detector (fix)" in rows[task]["advisory_coverage"]
+        assert "rocq#21051 refused (functor)" in rows[task]["advisory_coverage"]
+        assert len(rows[task]["advisory_coverage"]) == len(rows[task]["advisories"])
+        assert 'name="forall.advisory_coverage"' in junit and "rocq#7609 impossible (plugin-or-vo)" in junit
         assert rows[task]["independent"] is True
         assert rows[task]["sandbox"] == "bwrap" and rows[task]["prover_sandboxed"] is True
         assert len(rows[task]["digest"]) == 64

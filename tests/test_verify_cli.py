@@ -58,6 +58,9 @@ def test_corpus_entry(entry: Path) -> None:
     assert rc == {"accept": 0, "reject": 1, "infra": 2}[expect["verdict"]]
     if expect.get("prover", "rocq") == "rocq":  # every verdict names its kernel and the advisories in force
         assert verdict["kernel"]["version"].count(".") >= 1 and "rocq#22389" in verdict["kernel"]["advisories"]
+        # issue 31: and how each is kept out of an accepted proof, one coverage per advisory
+        assert set(verdict["kernel"]["coverage"]) == set(verdict["kernel"]["advisories"])
+        assert verdict["kernel"]["coverage"]["rocq#21051"].startswith("refused (functor): ")
     if "advisory" in expect:  # issue 22: the advisory the exploit needs is named in the reason
         assert expect["advisory"] in verdict["reason"], verdict["reason"]
     assert verdict["digest"] == sha256_bytes(candidate.read_bytes())

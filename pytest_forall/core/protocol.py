@@ -814,7 +814,7 @@ class ItemRun:
         prover = self.ctx.prover
         if prover is None:
             return {"environment": "", "verifier": "", "uncacheable": "", "kernel": "", "advisories": [],
-                    "toolchain": ""}
+                    "advisory_coverage": [], "toolchain": ""}
         env, why = describe_environment(self.ctx.task, prover)
         changes = ({k: str(v) for k, v in prover.change_fields(self.ctx.task, self.candidate_data).items()}
                    if isinstance(prover, NamesChanges) else {})
@@ -829,6 +829,9 @@ class ItemRun:
                 "kernel": " ".join(str(kernel.get(k, "")) for k in ("prover", "version")).strip()
                 or str(kernel.get("problem", "")),
                 "advisories": [str(a) for a in kernel.get("advisories", [])],
+                # how each is kept out of an accepted proof: "<id> <detector|refused|impossible> (<construct>)"
+                "advisory_coverage": [f"{a} {str(how).split(':', 1)[0]}"
+                                      for a, how in sorted(kernel.get("coverage", {}).items())],
                 # the installation that judged (a backend naming none: the version its fingerprint names)
                 "toolchain": toolchain_of(prover) or str((env or {}).get("version", ""))[:300], **changes}
 

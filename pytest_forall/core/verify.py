@@ -305,6 +305,8 @@ def _print_human(verdict: Verdict) -> None:
         print(f"kernel: {kernel.get('prover', '')} {kernel.get('version', kernel.get('problem', ''))}".rstrip()
               + (f" from {kernel['toolchain']}" if kernel.get("toolchain") else "")
               + (f"; advisories in force: {', '.join(kernel['advisories']) or 'none'}" if "advisories" in kernel else ""))
+        for advisory, how in sorted(kernel.get("coverage", {}).items()):  # how each advisory in force is kept out
+            print(f"  {advisory}: {how}")
 
 
 def _usage_error(args: argparse.Namespace, message: str) -> int:

@@ -35,8 +35,8 @@ from pytest_forall.plugin.options import TASK_KEY
 
 #: Exit status of a run whose selected items were all infrastructure failures (sysexits EX_TEMPFAIL).
 EXIT_ALL_INFRA = 75
-JUNIT_FIELDS = ("outcome", "stop", "prover", "kernel", "advisories", "toolchain", "digest", "axioms", "compiles",
-                "rounds", "wall_s", "tokens_in", "tokens_out", "cost_usd", "cached", "statement_audit", "certificate")
+JUNIT_FIELDS = ("outcome", "stop", "prover", "kernel", "advisories", "advisory_coverage", "toolchain", "digest",
+                "axioms", "compiles", "rounds", "wall_s", "tokens_in", "tokens_out", "cost_usd", "cached", "statement_audit", "certificate")
 #: What a worker needs of an earlier session's row to report the item as recorded (the controller keeps the row).
 CARRIED_FIELDS = (*JUNIT_FIELDS, "nodeid", "task_id", "reason", "audit_dir")
 STATUS = {

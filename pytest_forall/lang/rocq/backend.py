@@ -76,7 +76,8 @@ AXIOM_CLAUSE = ("assumptions: classified from the kernel's own list, fully quali
                 "permitted axioms only, no disabled kernel check")
 CHECKER_CLAUSE = "independent check: coqchk re-checked the compiled library"
 ADVISORY_CLAUSE = ("kernel advisories: none of the constructs the known soundness bugs of this kernel need (a "
-                   "fixpoint or cofixpoint outside the judge's conservative criteria) in the candidate's constants")
+                   "fixpoint or cofixpoint outside the judge's conservative criteria, an inductive with let-ins in "
+                   "its constructors, a cumulative or universe-polymorphic declaration) in the candidate's constants")
 
 #: The strict allow-list (docs/verifier.md): the axioms with which the standard library and mathcomp state
 #: excluded middle, propositional and functional extensionality, proof irrelevance (and its equivalents
@@ -597,12 +598,16 @@ class RocqProver:
                           reason=judgement.assumptions, output="\n".join(judgement.axioms), guarantee=AXIOM_CLAUSE)
 
     def kernel(self) -> dict[str, Any]:
-        """The kernel's exact version (``coqc --version``) and the advisories in force for it
-        (:mod:`pytest_forall.lang.rocq.advisories`); an unreadable version puts every advisory in force."""
+        """The kernel's exact version (``coqc --version``), the advisories in force for it
+        (:mod:`pytest_forall.lang.rocq.advisories`; an unreadable version puts every advisory in force) and how each
+        is kept out of an accepted proof (``coverage``: advisory id -> "detector|refused|impossible (<feature>): <layer>")."""
         banner = toolchain_fingerprint(self.coqc, self.coqchk, self.toolchain.root)["version"]
         version = version_of(banner)
+        advisories = in_force(version)
         return {"prover": "Rocq" if "Rocq" in banner else "Coq", "version": version or f"unknown ({banner[:80]})",
-                "advisories": [a.id for a in in_force(version)], "toolchain": self.toolchain_label()}
+                "advisories": [a.id for a in advisories],
+                "coverage": {a.id: f"{a.coverage} ({a.feature}): {a.covered_by}" for a in advisories},
+                "toolchain": self.toolchain_label()}
 
     def advisory_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
         """Layer ``kernel_advisories``: the judge plugin's detectors on every problem-file constant the theorem
