@@ -1,0 +1,186 @@
+"""``forall apply RUN_DIR [--check]``: the proofs a run found for a project's admitted lemmas, put into the project.
+
+For each project file, the accepted proofs of its admitted lemmas are merged into the file (the helpers right before
+each lemma, the proof in place of its ``Admitted.``: :mod:`pytest_forall.suites.project_patch`). A file changed since
+the run is refused (exit 4, one line naming it; nothing is written). An item whose helper is named like a later
+declaration of the file, or whose proof does not compile in the whole file, is left out with the reason; the rest
+still goes in. Then the project is rebuilt with its own build and re-judged in library mode (a pytest run of the
+project with ``replay``: ``-m "not admitted"``, or every item gated against ``--baseline``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: Exit status for a file changed since the run (a usage error: the run no longer describes the file).
+STALE = 4
+
+
+class ApplyInfra(RuntimeError):
+    """The check could not compile at all (no toolchain, the project does not build, no sandbox): not the item's
+    fault, so nothing is decided about it."""
+
+
+def _first_error(output: str) -> str:
+    """coqc's error, in one line (its ``File …, line N`` location and message)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    at = next((i for i, line in enumerate(lines) if line.startswith("File ")), -1)
+    picked = lines[at:at + 3] if at >= 0 else lines[-2:]
+    return " ".join(picked)[:400] or "coqc failed"
+
+
+def compile_check(options: dict[str, Any], root: Path, rel: str, work: Path) -> Callable[[str], str]:
+    """A check of one file's whole text: coqc on it as the project file ``rel`` in the project's build (the build the
+    run judged against), sandboxed as the run was. Returns "" when it compiles, else coqc's error."""
+    from pytest_forall.suites.project import ProjectRocqProver, load_project
+
+    state: dict[str, Any] = {}
+
+    def prepare() -> tuple[Any, Any]:
+        if "prover" not in state:
+            prover = ProjectRocqProver(options)
+            if options.get("sandbox", "bwrap") == "bwrap":
+                from pytest_forall.isolation.sandbox import sandboxed_prover_runner
+
+                binds = [(p, inside) for p, inside in prover.sandbox_binds if p.exists()]
+                runner = sandboxed_prover_runner(work / "sandbox", binds)
+                if isinstance(runner, str):
+                    raise ApplyInfra(f"sandbox: {runner}")
+                prover.runner, prover.sandboxed = runner, True
+            tasks = [t for t in load_project(root, options) if t.meta.get("project_file") == rel]
+            if not tasks:
+                raise ApplyInfra(f"{rel} has no items any more")
+            state["prover"], state["task"] = prover, tasks[0]
+        return state["prover"], state["task"]
+
+    def check(text: str) -> str:
+        prover, task = prepare()
+        where = Path(tempfile.mkdtemp(prefix="check-", dir=work))
+        try:
+            candidate = where / Path(rel).name
+            candidate.write_text(text, encoding="utf-8")
+            result = prover.compile(task, where, candidate, float(options.get("timeout") or 300))
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
+        if result.infra:
+            raise ApplyInfra(result.infra)
+        return "" if result.ok else _first_error(result.output)
+
+    return check
+
+
+def rejudge_argv(root: Path, options: dict[str, Any], run_id: str, baseline: str = "") -> list[str]:
+    """The library-mode pytest run of the patched project, with the run's build, toolchain, cache and sandbox."""
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--forall-project={root}",
+            "--forall-frontend=replay", f"--forall-run-id={run_id}", "--forall-run-exists=restart"]
+    for key in ("project_build", "rocq_toolchain", "cache_dir", "reports", "sandbox", "timeout"):
+        if options.get(key) not in (None, ""):
+            argv.append(f"--forall-{key.replace('_', '-')}={options[key]}")
+    for key in ("project_axioms", "sandbox_ro"):
+        for value in options.get(key) or []:
+            argv.append(f"--forall-{key.replace('_', '-')}={value}")
+    if baseline:
+        argv += [f"--forall-baseline={Path(baseline).resolve()}", "--forall-gate=regressions"]
+    else:
+        argv += ["-m", "not admitted"]
+    return argv
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    from pytest_forall.suites.project_patch import (
+        accepted_in_run,
+        file_digest,
+        plan_file,
+        read_settings,
+        write_patch,
+        write_text_as,
+    )
+
+    run_dir = Path(args.run).resolve()
+    if not (run_dir / "results.jsonl").is_file():
+        print(f"forall apply: {args.run} is not a run directory (no results.jsonl)", file=sys.stderr)
+        return 2
+    proofs, problems = accepted_in_run(run_dir)
+    for task_id, reason in problems:
+        print(f"left out: {task_id}: {reason}")
+    if not proofs:
+        print(f"forall apply: {args.run} has no accepted proof of an admitted project lemma")
+        return 0
+    groups: dict[tuple[Path, str], list[Any]] = {}
+    for proof in proofs:
+        groups.setdefault((proof.root, proof.rel), []).append(proof)
+    texts: dict[tuple[Path, str], str] = {}
+    stale = []
+    for (root, rel), group in sorted(groups.items()):
+        try:
+            texts[(root, rel)] = text = (root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            stale.append(f"forall apply: {root / rel}: cannot read it ({exc}); nothing written")
+            continue
+        if any(file_digest(text) != proof.file_digest for proof in group):
+            stale.append(f"forall apply: {root / rel} changed since the run {run_dir.name}; nothing written")
+    if stale:
+        for line in stale:
+            print(line, file=sys.stderr)
+        return STALE
+    options = read_settings(run_dir)
+    work = run_dir / "apply"
+    work.mkdir(exist_ok=True)
+    plans = []
+    try:
+        for (root, rel), group in sorted(groups.items()):
+            check = compile_check({**options, "project": str(root)}, root, rel, work)
+            plans.append(plan_file(root, rel, texts[(root, rel)], group, check))
+    except ApplyInfra as exc:
+        print(f"forall apply: cannot check the patched files (infra, nothing written): {exc}", file=sys.stderr)
+        return 3
+    left_out = 0
+    for plan in plans:
+        for task_id, reason in plan.left_out:
+            print(f"left out: {task_id}: {reason}")
+            left_out += 1
+        if plan.applied:
+            names = ", ".join(p.task_id for p in plan.applied)
+            print(f"{'applies' if args.check else 'applied'}: {plan.rel} ({names})")
+    if args.check:
+        return 1 if left_out or problems else 0
+    roots = set()
+    for plan in plans:
+        if not plan.applied:
+            continue
+        path = plan.root / plan.rel
+        if file_digest(path.read_text(encoding="utf-8")) != file_digest(plan.text):
+            print(f"forall apply: {path} changed while apply ran; not written", file=sys.stderr)
+            return STALE
+        write_text_as(path, plan.new_text)
+        write_patch(work, plan)
+        roots.add(plan.root)
+    print(f"the applied changes, as patches: {work / 'patches'}")
+    if args.no_rejudge or not roots:
+        return 0
+    status = 0
+    for root in sorted(roots):
+        run_id = f"{run_dir.name}-applied"
+        argv = rejudge_argv(root, {**options, "reports": options.get("reports") or str(run_dir.parent)}, run_id,
+                            args.baseline or "")
+        print(f"re-judging {root} in library mode: reports {run_id}", flush=True)
+        status = max(status, subprocess.run(argv, cwd=root, check=False).returncode)
+    return status
+
+
+def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("apply", help="Put a run's accepted proofs of a project's admitted lemmas into the "
+                                          "project's files, then rebuild and re-judge the library")
+    parser.add_argument("run", help="reports/<run id> of a run on --forall-project")
+    parser.add_argument("--check", action="store_true", help="Only say whether the patches apply (nothing written)")
+    parser.add_argument("--baseline", metavar="DIR", help="Gate the re-judging run against this library-mode run "
+                                                           "from before (every item; --forall-gate=regressions)")
+    parser.add_argument("--no-rejudge", action="store_true", help="Write the files, do not rebuild and re-judge")
+    parser.set_defaults(func=run_apply)

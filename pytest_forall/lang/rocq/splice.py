@@ -1,0 +1,132 @@
+"""An accepted proof of an admitted lemma, put back into the project's own file (``forall apply``, issue 38).
+
+A project item's candidate is the file up to the lemma (the project's bytes), the candidate's helper sentences,
+the lemma's statement (frozen), its proof, then ``End``s. What belongs in the project's file is only the helpers,
+inserted right before the statement, and the proof, in place of the file's admitted attempt up to its
+``Admitted.``: nothing else of the file is touched. Where the sentences are is read with the pack's one lexer and
+sentence splitter (:mod:`.lexer`, :func:`.screen.split_sentences`); what they mean is the rebuild's and the
+judge's business (``forall apply`` compiles the patched file and re-judges the library).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_forall.lang.common import NotUnderstood
+from pytest_forall.lang.rocq.lexer import tokens
+from pytest_forall.lang.rocq.screen import (
+    DECLARING_HEADS,
+    GOOD_TERMINATORS,
+    THEOREM_KEYWORDS,
+    Sentence,
+    same,
+    split_sentences,
+)
+
+#: Sentence heads that declare a name a later sentence could clash with (besides :data:`DECLARING_HEADS`).
+_ALSO_DECLARING = frozenset({"Instance", "Notation", "Module", "Section", "Lemma"}) | THEOREM_KEYWORDS
+
+
+class SpliceError(ValueError):
+    """The candidate cannot be put back into the file (it is not a proof of the file's admitted lemma there)."""
+
+
+@dataclass(frozen=True)
+class Located:
+    """One sentence of a text with its character span ``[start, end)``."""
+
+    sentence: Sentence
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Splice:
+    """Replace ``text[start:end]`` of the project's file by ``replacement``; ``helpers`` names what it declares
+    before the lemma (the names a later declaration of the file must not reuse)."""
+
+    start: int
+    end: int
+    replacement: str
+    helpers: tuple[str, ...]
+
+
+def located(text: str) -> list[Located]:
+    """Every sentence of ``text`` with its span (raises :class:`NotUnderstood` on text the lexer refuses)."""
+    starts = [0]
+    starts += [i + 1 for i, char in enumerate(text) if char == "\n"]
+    out = []
+    for sentence in split_sentences(tokens(text)):
+        first, last = sentence.tokens[0], sentence.tokens[-1]
+        begin = starts[first.line - 1] + first.col - 1
+        out.append(Located(sentence, begin, starts[last.line - 1] + last.col - 1 + len(last.text)))
+    return out
+
+
+def _declared(sentence: Sentence) -> str:
+    head = sentence.command_words()[1:2] if sentence.head() == "Program" else sentence.command_words()[:1]
+    return sentence.declared_name() if head and (head[0] in DECLARING_HEADS or head[0] in _ALSO_DECLARING) else ""
+
+
+def _proof_after(spans: list[Located], at: int, what: str) -> tuple[int, int, int]:
+    """For the statement at ``spans[at]``: (index of the proof's first sentence after a ``Proof …`` opener, or -1
+    when there is no opener; index of the opener or -1; index of the terminator)."""
+    j = at + 1
+    opener = -1
+    if j < len(spans) and spans[j].sentence.head() == "Proof":
+        opener, j = j, j + 1
+    first = j
+    while j < len(spans) and not spans[j].sentence.terminator():
+        j += 1
+    if j >= len(spans):
+        raise SpliceError(f"{what}: the proof has no terminator")
+    return first, opener, j
+
+
+def proof_splice(file_text: str, statement_offset: int, candidate: str) -> Splice:
+    """The edit that puts ``candidate``'s helpers and proof of the lemma whose statement starts at
+    ``statement_offset`` into ``file_text``, where that lemma ends in ``Admitted.``.
+
+    ``candidate`` must start with the file's text up to the statement (the verifier required that of it)."""
+    if candidate[:statement_offset] != file_text[:statement_offset]:
+        raise SpliceError("the candidate's text before the lemma is not the file's")
+    try:
+        ours, theirs = located(file_text), located(candidate)
+    except NotUnderstood as exc:
+        raise SpliceError(f"cannot split into sentences: {exc}") from None
+    at = next((i for i, s in enumerate(ours) if s.start == statement_offset), -1)
+    if at < 0 or not ours[at].sentence.opens_proof():
+        raise SpliceError("no statement of the lemma where the run found it")
+    statement = ours[at].sentence
+    _, opener, end = _proof_after(ours, at, "the file")
+    if ours[end].sentence.terminator() != "Admitted":
+        raise SpliceError(f"the lemma ends in {ours[end].sentence.terminator()}, not Admitted, in the file")
+    # the candidate: helper sentences from the cut up to the lemma's statement, then its proof
+    c_at = next((i for i, s in enumerate(theirs) if s.start >= statement_offset
+                 and same(s.sentence, statement)), -1)
+    if c_at < 0:
+        raise SpliceError("the candidate does not state the lemma as the file does")
+    helpers = [s for s in theirs if statement_offset <= s.start < theirs[c_at].start]
+    _, c_opener, c_end = _proof_after(theirs, c_at, "the candidate")
+    if theirs[c_end].sentence.terminator() not in GOOD_TERMINATORS:
+        raise SpliceError(f"the candidate's proof ends in {theirs[c_end].sentence.terminator()}")
+    helper_text = candidate[statement_offset:theirs[c_at].start]
+    same_opener = opener >= 0 and c_opener >= 0 and same(ours[opener].sentence, theirs[c_opener].sentence)
+    if same_opener:  # the file's own opener stays, byte for byte: only what follows it changes
+        keep_to, from_candidate = ours[opener].end, theirs[c_opener].end
+    else:
+        keep_to, from_candidate = ours[at].end, theirs[c_at].end
+    replacement = (helper_text + file_text[statement_offset:keep_to]
+                   + candidate[from_candidate:theirs[c_end].end])
+    names = tuple(name for s in helpers if (name := _declared(s.sentence)))
+    return Splice(statement_offset, ours[end].end, replacement, names)
+
+
+def declared_after(file_text: str, offset: int) -> dict[str, int]:
+    """Names the sentences of ``file_text`` from ``offset`` on declare, each with the line of its first declaration
+    (a helper of that name before them would clash: Coq refuses a name declared twice in one scope)."""
+    found: dict[str, int] = {}
+    for span in located(file_text):
+        if span.start >= offset and (name := _declared(span.sentence)):
+            found.setdefault(name, span.sentence.line)
+    return found
