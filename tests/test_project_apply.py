@@ -1,0 +1,225 @@
+"""``forall apply`` (issue 38): accepted proofs of a project's admitted lemmas land in the project's own files.
+
+Fixture library tests/fixtures/project_rocq_apply (``-Q theories Ap``): ``Nat2.v`` has two admitted lemmas
+(``double_spec``, used by the later ``double_mul``, and ``double_mono``); ``Use.v`` has three (``quad_spec`` without
+an opener, ``quad_mono``, ``quad_le``). tests/fixtures/project_rocq_apply_proofs holds a replayed proof of each:
+``double_spec`` and ``quad_spec`` bring a helper lemma; ``quad_mono``'s helper is named ``double_0`` (shadowing
+``Nat2.double_0``, which the later ``quad_0`` uses: it builds up to its lemma, not in the whole file); ``quad_le``'s
+helper is named ``aux_later``, like a later lemma of ``Use.v``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import require_tool
+from pytest_forall.cli import main
+from pytest_forall.lang.rocq.splice import SpliceError, proof_splice
+from pytest_forall.suites.project import load_project
+from pytest_forall.suites.project_patch import Accepted, file_digest, plan_file
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PROJECT = FIXTURES / "project_rocq_apply"
+PROOFS = FIXTURES / "project_rocq_apply_proofs"
+APPLIED = {"Ap__Nat2__double_spec", "Ap__Nat2__double_mono", "Ap__Use__quad_spec"}
+HELPERS = {"Ap__Nat2__double_spec_helper", "Ap__Use__quad_helper"}
+LEFT_OUT = {"Ap__Use__quad_mono", "Ap__Use__quad_le"}
+BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+
+
+def _accepted(task_id: str, root: Path = PROJECT) -> Accepted:
+    task = next(t for t in load_project(root, {}) if t.task_id == task_id)
+    return Accepted(task_id, task_id, task.prover, root, str(task.meta["project_file"]),
+                    int(task.meta["statement_offset"]), str(task.meta["file_digest"]),
+                    (PROOFS / f"{task_id}.v").read_text())
+
+
+def _changed_lines(old: str, new: str) -> list[int]:
+    """The lines (1-based) of ``old`` that a line diff replaces or deletes, or before which it inserts."""
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    return [line + 1 for tag, i1, i2, _, _ in matcher.get_opcodes() if tag != "equal"
+            for line in (range(i1, i2) if i2 > i1 else [i1])]
+
+
+def _lemma_lines(text: str, name: str) -> range:
+    """From the lemma's statement line to its ``Admitted.`` line."""
+    start = text[:text.index(f"Lemma {name} ")].count("\n") + 1
+    end = text[:text.index("Admitted.", text.index(f"Lemma {name} "))].count("\n") + 1
+    return range(start, end + 1)
+
+
+def test_a_file_s_patch_touches_only_its_lemmas_and_their_helpers() -> None:
+    """Two accepted lemmas of one file: one edit each (the helper right before the statement, the proof in place of
+    the admitted attempt), merged; the rest of the file byte for byte; the file still has every later lemma."""
+    text = (PROJECT / "theories" / "Nat2.v").read_text()
+    plan = plan_file(PROJECT, "theories/Nat2.v", text,
+                     [_accepted("Ap__Nat2__double_mono"), _accepted("Ap__Nat2__double_spec")])
+    assert plan.left_out == [] and [p.task_id for p in plan.applied] == ["Ap__Nat2__double_spec",
+                                                                         "Ap__Nat2__double_mono"]
+    new = plan.new_text
+    allowed = set(_lemma_lines(text, "double_spec")) | set(_lemma_lines(text, "double_mono"))
+    assert set(_changed_lines(text, new)) <= allowed, plan.diff()
+    assert "Admitted." not in new and "intros n.\nAdmitted" not in new
+    assert ("Lemma double_spec_helper : forall n, n + n = 2 * n.\nProof. intros n. lia. Qed.\n\n"
+            "Lemma double_spec : forall n, double n = 2 * n.\nProof.\n  intros n. unfold double. "
+            "apply double_spec_helper.\nQed.\n") in new
+    assert new.endswith("Lemma double_mul : forall n, double n = n * 2.\nProof. intros n. rewrite double_spec. lia. "
+                        "Qed.\n")  # the lemma that uses double_spec is still there, untouched
+    assert plan.diff().startswith("--- a/theories/Nat2.v\n+++ b/theories/Nat2.v\n")
+
+
+def test_a_lemma_without_an_opener_gets_the_candidate_s_and_a_clashing_helper_is_left_out() -> None:
+    """``quad_spec`` has no ``Proof.`` in the file: the candidate's opener and proof replace ``Admitted.``; ``quad_le``'s
+    helper ``aux_later`` is declared again later in the file: left out, saying so, while the rest applies."""
+    text = (PROJECT / "theories" / "Use.v").read_text()
+    plan = plan_file(PROJECT, "theories/Use.v", text, [_accepted("Ap__Use__quad_spec"), _accepted("Ap__Use__quad_le")])
+    assert [p.task_id for p in plan.applied] == ["Ap__Use__quad_spec"]
+    assert plan.left_out == [("Ap__Use__quad_le", "its helper `aux_later` clashes with `aux_later` declared at line 21 "
+                                                  "of theories/Use.v")]
+    assert "Lemma quad_spec : forall n, quad n = 4 * n.\nProof.\n  intros n. apply quad_helper.\nQed.\n" in plan.new_text
+    assert set(_changed_lines(text, plan.new_text)) <= set(_lemma_lines(text, "quad_spec"))
+
+
+def test_a_check_that_fails_leaves_that_item_out_and_keeps_the_others() -> None:
+    """With a check of the whole file (``forall apply`` compiles it), an item whose file does not build is left out
+    with the check's words, and the items before and after it are still applied."""
+    text = (PROJECT / "theories" / "Use.v").read_text()
+    plan = plan_file(PROJECT, "theories/Use.v", text, [_accepted("Ap__Use__quad_spec"), _accepted("Ap__Use__quad_mono")],
+                     check=lambda new: "double_0 has another type" if "Lemma double_0" in new else "")
+    assert [p.task_id for p in plan.applied] == ["Ap__Use__quad_spec"]
+    assert plan.left_out == [("Ap__Use__quad_mono", "its proof does not build in the whole file theories/Use.v: "
+                                                    "double_0 has another type")]
+    assert "Lemma double_0" not in plan.new_text
+
+
+def test_a_candidate_that_is_not_a_proof_of_the_file_s_lemma_is_not_spliced() -> None:
+    """Text before the lemma that is not the file's, an admitted candidate, a statement that moved: refused."""
+    text = (PROJECT / "theories" / "Nat2.v").read_text()
+    good = _accepted("Ap__Nat2__double_mono")
+    with pytest.raises(SpliceError, match="before the lemma"):
+        proof_splice(text, good.statement_offset, good.candidate.replace("n + n", "n + n + 0", 1))
+    with pytest.raises(SpliceError, match="ends in Admitted"):
+        head, _, tail = good.candidate.rpartition("Qed.")
+        proof_splice(text, good.statement_offset, head + "Admitted." + tail)
+    with pytest.raises(SpliceError, match="no statement"):
+        proof_splice(text, good.statement_offset + 1, good.candidate)
+
+
+# --- end to end, real coqc ----------------------------------------------------------------------------------
+
+
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", *BASE, *args], cwd=cwd, capture_output=True, text=True,
+                          check=False)
+
+
+def _rows(run: Path) -> dict[str, dict]:
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    return {row["task_id"]: row for row in rows}
+
+
+@pytest.fixture(scope="module")
+def found(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the library, its library-mode run before (``reports/base``) and a replay of the stored proofs of its
+    admitted lemmas (``reports/found``)."""
+    require_tool("coqc")
+    where = tmp_path_factory.mktemp("apply")
+    (where / "pytest.ini").write_text("[pytest]\n")
+    shutil.copytree(PROJECT, where / "proj")
+    base = _pytest(where, "--forall-project=proj", "--forall-frontend=replay", "--forall-run-id=base")
+    assert base.returncode == 1, base.stdout[-3000:]  # the admitted lemmas fail: the project has no proof of them
+    run = _pytest(where, "--forall-project=proj", "--forall-frontend=replay", f"--forall-proofs={PROOFS}",
+                  "-m", "admitted", "--forall-run-id=found")
+    assert run.returncode == 0, run.stdout[-3000:]
+    return where
+
+
+def test_the_run_names_each_item_s_patch_and_the_reports_list_them(found: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Every admitted lemma's honest proof is accepted; its row names its file's patch (two lemmas of one file: one
+    patch), or why its proof is in none; ``forall report`` (Markdown) and its HTML page list the patches."""
+    rows = _rows(found / "reports" / "found")
+    assert {k: r["outcome"] for k, r in rows.items()} == dict.fromkeys(APPLIED | LEFT_OUT, "strict")
+    assert {k: r.get("patch") for k, r in rows.items() if r.get("patch")} == {
+        "Ap__Nat2__double_spec": "patches/theories/Nat2.v.patch", "Ap__Nat2__double_mono": "patches/theories/Nat2.v.patch",
+        "Ap__Use__quad_spec": "patches/theories/Use.v.patch", "Ap__Use__quad_mono": "patches/theories/Use.v.patch"}
+    assert "clashes with `aux_later`" in rows["Ap__Use__quad_le"]["patch_problem"]
+    patch = (found / "reports" / "found" / "patches" / "theories" / "Nat2.v.patch").read_text()
+    assert patch.count("--- a/theories/Nat2.v") == 1 and "+Lemma double_spec_helper" in patch and "-Admitted." in patch
+    assert main(["report", str(found / "reports" / "found"), "--html", str(found / "page.html")]) == 0
+    out = capsys.readouterr().out
+    assert "- `patches/theories/Nat2.v.patch`: Ap__Nat2__double_mono, Ap__Nat2__double_spec" in out
+    assert "not in a patch: Ap__Use__quad_le: its helper `aux_later` clashes" in out
+    assert 'href="reports/found/patches/theories/Use.v.patch"' in (found / "page.html").read_text()
+
+
+def test_apply_check_says_what_applies_and_writes_nothing(found: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--check`` compiles each patched file in the project's build: ``quad_mono``'s helper breaks the later
+    ``quad_0`` (coqc's error named), ``quad_le``'s clashes; the rest applies; no file changes."""
+    before = {p: p.read_bytes() for p in (found / "proj" / "theories").glob("*.v")}
+    status = main(["apply", str(found / "reports" / "found"), "--check"])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "applies: theories/Nat2.v (Ap__Nat2__double_spec, Ap__Nat2__double_mono)" in out
+    assert "applies: theories/Use.v (Ap__Use__quad_spec)" in out
+    assert "left out: Ap__Use__quad_mono: its proof does not build in the whole file theories/Use.v:" in out
+    assert 'The term "double_0" has type' in out
+    assert "left out: Ap__Use__quad_le: its helper `aux_later` clashes" in out
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_apply_refuses_a_file_edited_after_the_run(found: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A project file edited after the run: exit 4, one line naming it, and nothing written (not the other file)."""
+    use = found / "proj" / "theories" / "Use.v"
+    nat2 = found / "proj" / "theories" / "Nat2.v"
+    original, nat2_before = use.read_text(), nat2.read_bytes()
+    use.write_text(original + "(* edited after the run *)\n")
+    try:
+        status = main(["apply", str(found / "reports" / "found")])
+        captured = capsys.readouterr()
+        assert status == 4
+        assert captured.err.splitlines() == [f"forall apply: {use} changed since the run found; nothing written"]
+        assert nat2.read_bytes() == nat2_before and use.read_text().endswith("(* edited after the run *)\n")
+    finally:
+        use.write_text(original)
+
+
+def test_apply_writes_the_proofs_the_build_passes_and_the_gated_rejudge_shows_them_fixed(
+        found: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``forall apply`` writes the three applicable proofs, leaves the two others out with their reasons, then re-judges
+    the library gated against the run from before: each applied lemma ``fixed``, its helper ``new``, every other item
+    ``same`` (the lemma resting on ``double_spec`` too: rules-only before, strict now); the project's own build
+    (coq_makefile + make) passes; each file's diff touches only the applied lemmas and their helpers."""
+    require_tool("coq_makefile")
+    proj = found / "proj"
+    before = {name: (proj / "theories" / name).read_text() for name in ("Nat2.v", "Use.v")}
+    status = main(["apply", str(found / "reports" / "found"), "--baseline", str(found / "reports" / "base")])
+    out = capsys.readouterr().out
+    assert status == 0, out[-3000:]
+    assert "left out: Ap__Use__quad_mono" in out and "left out: Ap__Use__quad_le" in out
+    rows = _rows(found / "reports" / "found-applied")
+    assert {k: r["change"] for k, r in rows.items() if k in APPLIED} == dict.fromkeys(APPLIED, "fixed")
+    assert {k: r["change"] for k, r in rows.items() if k in HELPERS} == dict.fromkeys(HELPERS, "new")
+    others = {k: r["change"] for k, r in rows.items() if k not in APPLIED | HELPERS}
+    assert others == dict.fromkeys(others, "same") and len(others) == 7
+    assert {k: r["outcome"] for k, r in rows.items() if k not in LEFT_OUT} == dict.fromkeys(set(rows) - LEFT_OUT,
+                                                                                             "strict")
+    after = {name: (proj / "theories" / name).read_text() for name in before}
+    assert set(_changed_lines(before["Nat2.v"], after["Nat2.v"])) <= (
+        set(_lemma_lines(before["Nat2.v"], "double_spec")) | set(_lemma_lines(before["Nat2.v"], "double_mono")))
+    assert set(_changed_lines(before["Use.v"], after["Use.v"])) <= set(_lemma_lines(before["Use.v"], "quad_spec"))
+    assert after["Use.v"].count("Admitted.") == 2 and "Admitted." not in after["Nat2.v"]
+    assert file_digest(after["Nat2.v"]) != file_digest(before["Nat2.v"])
+    build = found / "build"
+    shutil.copytree(proj, build)
+    made = subprocess.run("coq_makefile -f _CoqProject -o Makefile && make", shell=True, cwd=build,
+                          capture_output=True, text=True, check=False)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert (build / "theories" / "Use.vo").is_file()
