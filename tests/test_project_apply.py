@@ -76,26 +76,28 @@ def test_a_file_s_patch_touches_only_its_lemmas_and_their_helpers() -> None:
 
 
 def test_a_lemma_without_an_opener_gets_the_candidate_s_and_a_clashing_helper_is_left_out() -> None:
-    """``quad_spec`` has no ``Proof.`` in the file: the candidate's opener and proof replace ``Admitted.``; ``quad_le``'s
-    helper ``aux_later`` is declared again later in the file: left out, saying so, while the rest applies."""
+    """``quad_spec`` has no ``Proof.`` in the file: the candidate's opener and proof replace ``Admitted.``;
+    ``quad_le``'s helper ``aux_later`` is declared again later in the file: left out, saying so, while the rest applies."""
     text = (PROJECT / "theories" / "Use.v").read_text()
     plan = plan_file(PROJECT, "theories/Use.v", text, [_accepted("Ap__Use__quad_spec"), _accepted("Ap__Use__quad_le")])
     assert [p.task_id for p in plan.applied] == ["Ap__Use__quad_spec"]
-    assert plan.left_out == [("Ap__Use__quad_le", "its helper `aux_later` clashes with `aux_later` declared at line 21 "
-                                                  "of theories/Use.v")]
-    assert "Lemma quad_spec : forall n, quad n = 4 * n.\nProof.\n  intros n. apply quad_helper.\nQed.\n" in plan.new_text
+    assert plan.left_out == [("Ap__Use__quad_le",
+                              "its helper `aux_later` clashes with `aux_later` declared at line 21 of theories/Use.v")]
+    assert ("Lemma quad_spec : forall n, quad n = 4 * n.\nProof.\n  intros n. apply quad_helper.\nQed.\n"
+            in plan.new_text)
     assert set(_changed_lines(text, plan.new_text)) <= set(_lemma_lines(text, "quad_spec"))
 
 
 def test_a_check_that_fails_leaves_that_item_out_and_keeps_the_others() -> None:
     """With a check of the whole file (``forall apply`` compiles it), an item whose file does not build is left out
-    with the check's words, and the items before and after it are still applied."""
+    with the check's words, and the item before it is still applied."""
     text = (PROJECT / "theories" / "Use.v").read_text()
-    plan = plan_file(PROJECT, "theories/Use.v", text, [_accepted("Ap__Use__quad_spec"), _accepted("Ap__Use__quad_mono")],
+    plan = plan_file(PROJECT, "theories/Use.v", text,
+                     [_accepted("Ap__Use__quad_spec"), _accepted("Ap__Use__quad_mono")],
                      check=lambda new: "double_0 has another type" if "Lemma double_0" in new else "")
     assert [p.task_id for p in plan.applied] == ["Ap__Use__quad_spec"]
-    assert plan.left_out == [("Ap__Use__quad_mono", "its proof does not build in the whole file theories/Use.v: "
-                                                    "double_0 has another type")]
+    assert plan.left_out == [("Ap__Use__quad_mono", ("its proof does not build in the whole file theories/Use.v: "
+                                                    "double_0 has another type"))]
     assert "Lemma double_0" not in plan.new_text
 
 
@@ -110,6 +112,23 @@ def test_a_candidate_that_is_not_a_proof_of_the_file_s_lemma_is_not_spliced() ->
         proof_splice(text, good.statement_offset, head + "Admitted." + tail)
     with pytest.raises(SpliceError, match="no statement"):
         proof_splice(text, good.statement_offset + 1, good.candidate)
+    lemma = good.candidate[good.statement_offset:]
+    with pytest.raises(SpliceError, match="more than once"):  # the first one inside a helper module
+        proof_splice(text, good.statement_offset,
+                     good.candidate[:good.statement_offset] + "Module H.\n" + lemma + "End H.\n" + lemma)
+    with pytest.raises(SpliceError, match="after the lemma's proof"):
+        proof_splice(text, good.statement_offset, good.candidate + "Lemma extra : True.\nProof. exact I. Qed.\n")
+    assert proof_splice(text, good.statement_offset, good.candidate + "End Closing.\n").end > good.statement_offset
+
+
+def test_a_file_with_crlf_line_ends_keeps_them(tmp_path: Path) -> None:
+    """The suite reads ``\r\n`` as ``\n`` (its offsets count so); the file written back keeps its ``\r\n``."""
+    from pytest_forall.suites.project_patch import write_text_as
+
+    path = tmp_path / "A.v"
+    path.write_bytes(b"Lemma a : True.\r\nAdmitted.\r\n")
+    write_text_as(path, "Lemma a : True.\nProof. exact I. Qed.\n")
+    assert path.read_bytes() == b"Lemma a : True.\r\nProof. exact I. Qed.\r\n"
 
 
 # --- end to end, real coqc ----------------------------------------------------------------------------------
@@ -148,7 +167,8 @@ def test_the_run_names_each_item_s_patch_and_the_reports_list_them(found: Path,
     rows = _rows(found / "reports" / "found")
     assert {k: r["outcome"] for k, r in rows.items()} == dict.fromkeys(APPLIED | LEFT_OUT, "strict")
     assert {k: r.get("patch") for k, r in rows.items() if r.get("patch")} == {
-        "Ap__Nat2__double_spec": "patches/theories/Nat2.v.patch", "Ap__Nat2__double_mono": "patches/theories/Nat2.v.patch",
+        "Ap__Nat2__double_spec": "patches/theories/Nat2.v.patch",
+        "Ap__Nat2__double_mono": "patches/theories/Nat2.v.patch",
         "Ap__Use__quad_spec": "patches/theories/Use.v.patch", "Ap__Use__quad_mono": "patches/theories/Use.v.patch"}
     assert "clashes with `aux_later`" in rows["Ap__Use__quad_le"]["patch_problem"]
     patch = (found / "reports" / "found" / "patches" / "theories" / "Nat2.v.patch").read_text()

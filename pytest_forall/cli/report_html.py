@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_forall.cli.report_patches import patch_html
 from pytest_forall.core.model import (
     FAILED,
     INFRA,
@@ -27,7 +28,6 @@ from pytest_forall.core.model import (
     STRICT,
     VACUOUS,
 )
-from pytest_forall.cli.report_patches import patch_html
 from pytest_forall.core.progress import RUN_FILE
 from pytest_forall.core.summary import (
     CONFIG_COLUMNS,

@@ -45,7 +45,8 @@ def patch_html(runs: Sequence[RunRows], out_dir: Path) -> str:
             href = os.path.relpath(run.run_dir / path, out_dir)
             items.append(f'<li><a href="{html.escape(href)}">{html.escape(run.run_dir.name + "/" + path)}</a>: '
                          f'{html.escape(", ".join(tasks))}</li>')
-        items += [f"<li>not in a patch: {html.escape(task_id)}: {html.escape(reason)}</li>" for task_id, reason in missing]
+        items += [f"<li>not in a patch: {html.escape(task_id)}: {html.escape(reason)}</li>"
+                  for task_id, reason in missing]
     if not items:
         return ""
     return ('<h2>Patches</h2><p>Accepted proofs of the project\'s admitted lemmas, one patch per file '

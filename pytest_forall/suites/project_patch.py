@@ -248,8 +248,10 @@ def record_patch(run_dir: Path, result: dict[str, Any]) -> dict[str, str]:
 
 
 def write_text_as(path: Path, text: str) -> None:
-    """Replace ``path``'s text at once (a temporary file beside it, renamed), keeping its mode."""
+    """Replace ``path``'s text at once (a temporary file beside it, renamed), keeping its mode and its line ends (the
+    suite reads a file's text with ``\r\n`` read as ``\n``, as the offsets of its items are counted)."""
     temporary = path.with_name(f".{path.name}.forall-apply")
-    temporary.write_text(text, encoding="utf-8")
+    crlf = b"\r\n" in path.read_bytes()
+    temporary.write_text(text, encoding="utf-8", newline="\r\n" if crlf else "\n")
     os.chmod(temporary, path.stat().st_mode & 0o7777)
     os.replace(temporary, path)

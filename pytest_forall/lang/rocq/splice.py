@@ -68,19 +68,18 @@ def _declared(sentence: Sentence) -> str:
     return sentence.declared_name() if head and (head[0] in DECLARING_HEADS or head[0] in _ALSO_DECLARING) else ""
 
 
-def _proof_after(spans: list[Located], at: int, what: str) -> tuple[int, int, int]:
-    """For the statement at ``spans[at]``: (index of the proof's first sentence after a ``Proof …`` opener, or -1
-    when there is no opener; index of the opener or -1; index of the terminator)."""
+def _proof_after(spans: list[Located], at: int, what: str) -> tuple[int, int]:
+    """For the statement at ``spans[at]``: (index of its ``Proof …`` opener, or -1 when it has none; index of its
+    terminator)."""
     j = at + 1
     opener = -1
     if j < len(spans) and spans[j].sentence.head() == "Proof":
         opener, j = j, j + 1
-    first = j
     while j < len(spans) and not spans[j].sentence.terminator():
         j += 1
     if j >= len(spans):
         raise SpliceError(f"{what}: the proof has no terminator")
-    return first, opener, j
+    return opener, j
 
 
 def proof_splice(file_text: str, statement_offset: int, candidate: str) -> Splice:
@@ -98,18 +97,23 @@ def proof_splice(file_text: str, statement_offset: int, candidate: str) -> Splic
     if at < 0 or not ours[at].sentence.opens_proof():
         raise SpliceError("no statement of the lemma where the run found it")
     statement = ours[at].sentence
-    _, opener, end = _proof_after(ours, at, "the file")
+    opener, end = _proof_after(ours, at, "the file")
     if ours[end].sentence.terminator() != "Admitted":
         raise SpliceError(f"the lemma ends in {ours[end].sentence.terminator()}, not Admitted, in the file")
     # the candidate: helper sentences from the cut up to the lemma's statement, then its proof
-    c_at = next((i for i, s in enumerate(theirs) if s.start >= statement_offset
-                 and same(s.sentence, statement)), -1)
-    if c_at < 0:
-        raise SpliceError("the candidate does not state the lemma as the file does")
+    stated = [i for i, s in enumerate(theirs) if s.start >= statement_offset and same(s.sentence, statement)]
+    if len(stated) != 1:
+        raise SpliceError("the candidate does not state the lemma as the file does" if not stated
+                          else "the candidate states the lemma more than once")
+    c_at = stated[0]
     helpers = [s for s in theirs if statement_offset <= s.start < theirs[c_at].start]
-    _, c_opener, c_end = _proof_after(theirs, c_at, "the candidate")
+    c_opener, c_end = _proof_after(theirs, c_at, "the candidate")
     if theirs[c_end].sentence.terminator() not in GOOD_TERMINATORS:
         raise SpliceError(f"the candidate's proof ends in {theirs[c_end].sentence.terminator()}")
+    if any(s.sentence.head() != "End" for s in theirs[c_end + 1:]):
+        # the template's own ``End``s close the sections and modules open at the lemma; anything else after the
+        # proof is not part of what can go back into the file
+        raise SpliceError("the candidate has sentences after the lemma's proof other than the closing `End`s")
     helper_text = candidate[statement_offset:theirs[c_at].start]
     same_opener = opener >= 0 and c_opener >= 0 and same(ours[opener].sentence, theirs[c_opener].sentence)
     if same_opener:  # the file's own opener stays, byte for byte: only what follows it changes
