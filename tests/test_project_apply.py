@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fake_model_server import ScriptedModelServer
 
 from conftest import require_tool
+from pytest_forall.agents.claude_code import ClaudeCodeFrontend
 from pytest_forall.cli import main
 from pytest_forall.lang.rocq.splice import SpliceError, proof_splice
 from pytest_forall.suites.project import load_project
@@ -243,3 +246,41 @@ def test_apply_writes_the_proofs_the_build_passes_and_the_gated_rejudge_shows_th
                           capture_output=True, text=True, check=False)
     assert made.returncode == 0, made.stdout + made.stderr
     assert (build / "theories" / "Use.vo").is_file()
+
+
+def test_a_proof_found_by_a_real_agent_cli_lands_in_the_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """End to end through a real agent CLI: Claude Code, driven by the scripted model server, writes an honest proof
+    with a helper of an admitted lemma of the project; the verifier accepts it, the run's row names its patch, and
+    ``forall apply`` puts it into the project, whose library-mode re-judging passes (the lemma that rests on it is
+    strict now)."""
+    require_tool("coqc")
+    problem = ClaudeCodeFrontend().probe()
+    if problem:
+        if os.environ.get("CI") == "true":
+            pytest.fail(problem)
+        pytest.skip(problem)
+    task_id = "Ap__Nat2__double_spec"
+    proof = (PROOFS / f"{task_id}.v").read_text()
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    shutil.copytree(PROJECT, tmp_path / "proj")
+    server = ScriptedModelServer({"roles": [{"name": "actor", "steps": [
+        {"read": {"path": f"{task_id}.v"}}, {"write": {"path": f"{task_id}.v", "content": proof}},
+        {"text": "Submitted."}]}]}).start()
+    try:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-scripted")
+        run = _pytest(tmp_path, "--forall-project=proj", "--forall-frontend=claude-code", "--forall-reviewer=none",
+                      f"--forall-provider-url={server.url}", "--forall-max-retries=0", "-k", "double_spec",
+                      "-m", "admitted", "--forall-run-id=agent")
+    finally:
+        server.stop()
+    rows = _rows(tmp_path / "reports" / "agent")
+    assert rows[task_id]["outcome"] == "strict", run.stdout[-3000:]
+    assert rows[task_id]["patch"] == "patches/theories/Nat2.v.patch"
+    assert main(["apply", str(tmp_path / "reports" / "agent")]) == 0, capsys.readouterr().out[-3000:]
+    text = (tmp_path / "proj" / "theories" / "Nat2.v").read_text()
+    assert "Lemma double_spec_helper" in text and "apply double_spec_helper.\nQed." in text
+    assert text.count("Admitted.") == 1  # double_mono's, not found in this run
+    applied = _rows(tmp_path / "reports" / "agent-applied")
+    assert applied["Ap__Nat2__double_mul"]["outcome"] == applied[task_id]["outcome"] == "strict"
+    assert "Ap__Nat2__double_mono" not in applied  # still admitted: -m "not admitted"
