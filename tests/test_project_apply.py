@@ -124,6 +124,22 @@ def test_a_candidate_that_is_not_a_proof_of_the_file_s_lemma_is_not_spliced() ->
     assert proof_splice(text, good.statement_offset, good.candidate + "End Closing.\n").end > good.statement_offset
 
 
+def test_an_admitted_lemma_in_a_section_keeps_the_template_s_opener(tmp_path: Path) -> None:
+    """Coq generalises an admitted lemma over every section variable, a proved one over those it uses: the template's
+    ``Proof using All.`` (which keeps the project's statement) replaces the file's ``Proof.`` with the proof; the
+    template's closing ``End`` after the proof is not part of the edit."""
+    (tmp_path / "_CoqProject").write_text("-R . S\nA.v\n")
+    text = ("Section Sec.\nVariable n : nat.\nVariable m : nat.\nLemma l : n = n.\nProof.\n  idtac.\nAdmitted.\n"
+            "Lemma k : m = m.\nProof. reflexivity. Qed.\nEnd Sec.\n")
+    (tmp_path / "A.v").write_text(text)
+    task = next(t for t in load_project(tmp_path, {}) if t.task_id == "S__A__l")
+    assert task.template.endswith("Lemma l : n = n.\nProof using All.\nAdmitted.\nEnd Sec.\n")
+    candidate = task.template.replace("Proof using All.\nAdmitted.", "Proof using All.\n  reflexivity.\nQed.")
+    edit = proof_splice(text, int(task.meta["statement_offset"]), candidate)
+    assert text[:edit.start] + edit.replacement + text[edit.end:] == text.replace(
+        "Proof.\n  idtac.\nAdmitted.", "Proof using All.\n  reflexivity.\nQed.")
+
+
 def test_a_file_with_crlf_line_ends_keeps_them(tmp_path: Path) -> None:
     """The suite reads ``\r\n`` as ``\n`` (its offsets count so); the file written back keeps its ``\r\n``."""
     from pytest_forall.suites.project_patch import write_text_as
@@ -148,17 +164,24 @@ def _rows(run: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def found(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's cache directory: the library's build (keyed by its content) is made once for its runs."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def found(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> Path:
     """A copy of the library, its library-mode run before (``reports/base``) and a replay of the stored proofs of its
     admitted lemmas (``reports/found``)."""
     require_tool("coqc")
     where = tmp_path_factory.mktemp("apply")
     (where / "pytest.ini").write_text("[pytest]\n")
     shutil.copytree(PROJECT, where / "proj")
-    base = _pytest(where, "--forall-project=proj", "--forall-frontend=replay", "--forall-run-id=base")
+    base = _pytest(where, "--forall-project=proj", "--forall-frontend=replay", "--forall-run-id=base",
+                   f"--forall-cache-dir={cache}")
     assert base.returncode == 1, base.stdout[-3000:]  # the admitted lemmas fail: the project has no proof of them
     run = _pytest(where, "--forall-project=proj", "--forall-frontend=replay", f"--forall-proofs={PROOFS}",
-                  "-m", "admitted", "--forall-run-id=found")
+                  "-m", "admitted", "--forall-run-id=found", f"--forall-cache-dir={cache}")
     assert run.returncode == 0, run.stdout[-3000:]
     return where
 
@@ -249,7 +272,7 @@ def test_apply_writes_the_proofs_the_build_passes_and_the_gated_rejudge_shows_th
 
 
 def test_a_proof_found_by_a_real_agent_cli_lands_in_the_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+                                                                capsys: pytest.CaptureFixture[str], cache: Path) -> None:
     """End to end through a real agent CLI: Claude Code, driven by the scripted model server, writes an honest proof
     with a helper of an admitted lemma of the project; the verifier accepts it, the run's row names its patch, and
     ``forall apply`` puts it into the project, whose library-mode re-judging passes (the lemma that rests on it is
@@ -271,7 +294,8 @@ def test_a_proof_found_by_a_real_agent_cli_lands_in_the_project(tmp_path: Path, 
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-scripted")
         run = _pytest(tmp_path, "--forall-project=proj", "--forall-frontend=claude-code", "--forall-reviewer=none",
                       f"--forall-provider-url={server.url}", "--forall-max-retries=0", "-k", "double_spec",
-                      "-m", "admitted", "--forall-run-id=agent")
+                      "-m", "admitted", "--forall-run-id=agent", f"--forall-cache-dir={cache}",
+                      "--forall-cache=off")  # the build is shared; the verdict is this run's own
     finally:
         server.stop()
     rows = _rows(tmp_path / "reports" / "agent")

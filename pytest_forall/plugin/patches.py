@@ -31,6 +31,6 @@ class PatchWriter:
             return
         run_dir = Path(str(result["audit_dir"])).parent.parent  # <run>/items/<item>
         fields = record_patch(run_dir, result)
-        if "patch" in fields:
+        if fields:
             record_settings(run_dir, resolved_options(self.config))
         result.update(fields)
