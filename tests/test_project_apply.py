@@ -257,6 +257,7 @@ def test_apply_writes_the_proofs_the_build_passes_and_the_gated_rejudge_shows_th
     assert others == dict.fromkeys(others, "same") and len(others) == 7
     assert {k: r["outcome"] for k, r in rows.items() if k not in LEFT_OUT} == dict.fromkeys(set(rows) - LEFT_OUT,
                                                                                              "strict")
+    assert "kernel statements: 10 of 10 items unchanged, 0 changed, 0 not read after the apply" in out
     after = {name: (proj / "theories" / name).read_text() for name in before}
     assert set(_changed_lines(before["Nat2.v"], after["Nat2.v"])) <= (
         set(_lemma_lines(before["Nat2.v"], "double_spec")) | set(_lemma_lines(before["Nat2.v"], "double_mono")))
@@ -308,3 +309,31 @@ def test_a_proof_found_by_a_real_agent_cli_lands_in_the_project(tmp_path: Path, 
     applied = _rows(tmp_path / "reports" / "agent-applied")
     assert applied["Ap__Nat2__double_mul"]["outcome"] == applied[task_id]["outcome"] == "strict"
     assert "Ap__Nat2__double_mono" not in applied  # still admitted: -m "not admitted"
+
+
+def test_apply_flags_a_later_statement_a_helper_changed(tmp_path: Path, cache: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A helper that builds everywhere but changes what a later lemma states (``two`` declared again before it: the
+    later ``l : two = 2`` now names the helper, and its proof still passes): ``forall apply`` compares every item's
+    statement as the kernel reads it before and after, names the changed one and exits 1."""
+    require_tool("coqc")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "_CoqProject").write_text("-R . T\nA.v\nB.v\n")
+    (proj / "A.v").write_text("Definition two := 2.\n")
+    head = "From T Require Import A.\n\n"
+    (proj / "B.v").write_text(head + "Lemma x : True.\nProof.\nAdmitted.\n\n"
+                              "Lemma l : two = 2.\nProof. reflexivity. Qed.\n")
+    proofs = tmp_path / "proofs"
+    proofs.mkdir()
+    (proofs / "T__B__x.v").write_text(head + "Definition two := 1 + 1.\n\nLemma x : True.\nProof.\n  exact I.\nQed.\n")
+    run = _pytest(tmp_path, "--forall-project=proj", "--forall-frontend=replay", f"--forall-proofs={proofs}",
+                  "-m", "admitted", "--forall-run-id=found", f"--forall-cache-dir={cache}")
+    assert _rows(tmp_path / "reports" / "found")["T__B__x"]["outcome"] == "strict", run.stdout[-3000:]
+    status = main(["apply", str(tmp_path / "reports" / "found")])
+    out = capsys.readouterr().out
+    assert status == 1, out[-3000:]
+    assert "statement changed: T__B__l: the kernel reads another statement after the apply" in out
+    assert "kernel statements: 1 of 2 items unchanged, 1 changed, 0 not read after the apply" in out
+    assert _rows(tmp_path / "reports" / "found-applied")["T__B__l"]["outcome"] == "strict"  # its proof still passes

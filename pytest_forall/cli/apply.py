@@ -5,75 +5,21 @@ each lemma, the proof in place of its ``Admitted.``: :mod:`pytest_forall.suites.
 the run is refused (exit 4, one line naming it; nothing is written). An item whose helper is named like a later
 declaration of the file, or whose proof does not compile in the whole file, is left out with the reason; the rest
 still goes in. Then the project is rebuilt with its own build and re-judged in library mode (a pytest run of the
-project with ``replay``: ``-m "not admitted"``, or every item gated against ``--baseline``).
+project with ``replay``: ``-m "not admitted"``, or every item gated against ``--baseline``), and every item's
+statement as the kernel reads it is compared with the one before the apply: a helper must not change what another
+lemma states (exit 1, naming it).
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 #: Exit status for a file changed since the run (a usage error: the run no longer describes the file).
 STALE = 4
-
-
-class ApplyInfra(RuntimeError):
-    """The check could not compile at all (no toolchain, the project does not build, no sandbox): not the item's
-    fault, so nothing is decided about it."""
-
-
-def _first_error(output: str) -> str:
-    """coqc's error, in one line (its ``File …, line N`` location and message)."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    at = next((i for i, line in enumerate(lines) if line.startswith("File ")), -1)
-    picked = lines[at:at + 3] if at >= 0 else lines[-2:]
-    return " ".join(picked)[:400] or "coqc failed"
-
-
-def compile_check(options: dict[str, Any], root: Path, rel: str, work: Path) -> Callable[[str], str]:
-    """A check of one file's whole text: coqc on it as the project file ``rel`` in the project's build (the build the
-    run judged against), sandboxed as the run was. Returns "" when it compiles, else coqc's error."""
-    from pytest_forall.suites.project import ProjectRocqProver, load_project
-
-    state: dict[str, Any] = {}
-
-    def prepare() -> tuple[Any, Any]:
-        if "prover" not in state:
-            prover = ProjectRocqProver(options)
-            if options.get("sandbox", "bwrap") == "bwrap":
-                from pytest_forall.isolation.sandbox import sandboxed_prover_runner
-
-                binds = [(p, inside) for p, inside in prover.sandbox_binds if p.exists()]
-                runner = sandboxed_prover_runner(work / "sandbox", binds)
-                if isinstance(runner, str):
-                    raise ApplyInfra(f"sandbox: {runner}")
-                prover.runner, prover.sandboxed = runner, True
-            tasks = [t for t in load_project(root, options) if t.meta.get("project_file") == rel]
-            if not tasks:
-                raise ApplyInfra(f"{rel} has no items any more")
-            state["prover"], state["task"] = prover, tasks[0]
-        return state["prover"], state["task"]
-
-    def check(text: str) -> str:
-        prover, task = prepare()
-        where = Path(tempfile.mkdtemp(prefix="check-", dir=work))
-        try:
-            candidate = where / Path(rel).name
-            candidate.write_text(text, encoding="utf-8")
-            result = prover.compile(task, where, candidate, float(options.get("timeout") or 300))
-        finally:
-            shutil.rmtree(where, ignore_errors=True)
-        if result.infra:
-            raise ApplyInfra(result.infra)
-        return "" if result.ok else _first_error(result.output)
-
-    return check
 
 
 def rejudge_argv(root: Path, options: dict[str, Any], run_id: str, baseline: str = "") -> list[str]:
@@ -95,8 +41,11 @@ def rejudge_argv(root: Path, options: dict[str, Any], run_id: str, baseline: str
 
 def run_apply(args: argparse.Namespace) -> int:
     from pytest_forall.suites.project_patch import (
+        ApplyInfra,
         accepted_in_run,
+        compile_check,
         file_digest,
+        kernel_statements,
         plan_file,
         read_settings,
         write_patch,
@@ -151,7 +100,15 @@ def run_apply(args: argparse.Namespace) -> int:
             print(f"{'applies' if args.check else 'applied'}: {plan.rel} ({names})")
     if args.check:
         return 1 if left_out or problems else 0
-    roots = set()
+    roots = {plan.root for plan in plans if plan.applied}
+    before: dict[Path, dict[str, str]] = {}
+    if not args.no_rejudge:
+        try:  # what every item states now, as the kernel reads it (from the build the run judged against)
+            before = {root: kernel_statements({**options, "project": str(root)}, root, work) for root in roots}
+        except ApplyInfra as exc:
+            print(f"forall apply: cannot read the project's statements (infra, nothing written): {exc}",
+                  file=sys.stderr)
+            return 3
     for plan in plans:
         if not plan.applied:
             continue
@@ -161,7 +118,6 @@ def run_apply(args: argparse.Namespace) -> int:
             return STALE
         write_text_as(path, plan.new_text)
         write_patch(work, plan)
-        roots.add(plan.root)
     print(f"the applied changes, as patches: {work / 'patches'}")
     if args.no_rejudge or not roots:
         return 0
@@ -172,6 +128,22 @@ def run_apply(args: argparse.Namespace) -> int:
                             args.baseline or "")
         print(f"re-judging {root} in library mode: reports {run_id}", flush=True)
         status = max(status, subprocess.run(argv, cwd=root, check=False).returncode)
+        try:
+            after = kernel_statements({**options, "project": str(root)}, root, work)
+        except ApplyInfra as exc:
+            print(f"forall apply: cannot compare the statements after the apply (infra): {exc}", file=sys.stderr)
+            status = max(status, 3)
+            continue
+        changed = sorted(task_id for task_id, statement in before[root].items()
+                         if task_id in after and after[task_id] != statement)
+        for task_id in changed:
+            print(f"statement changed: {task_id}: the kernel reads another statement after the apply (a helper "
+                  f"changed what it refers to); the applied changes are in {work / 'patches'}")
+        unread = sorted(set(before[root]) - set(after))
+        print(f"kernel statements: {len(before[root]) - len(changed) - len(unread)} of {len(before[root])} items "
+              f"unchanged, {len(changed)} changed, {len(unread)} not read after the apply")
+        if changed or unread:
+            status = max(status, 1)
     return status
 
 

@@ -15,6 +15,8 @@ import difflib
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,6 +247,78 @@ def record_patch(run_dir: Path, result: dict[str, Any]) -> dict[str, str]:
         write_patch(run_dir, plan)
     reason = dict(plan.left_out).get(got.task_id)
     return {"patch_problem": reason} if reason else {"patch": patch_name(got.rel)}
+
+
+def project_prover(options: dict[str, Any], work: Path) -> Any:
+    """The run's :class:`~pytest_forall.suites.project.ProjectRocqProver` (its build, toolchain and cache), its processes
+    sandboxed as the run's were (``work``: where the sandbox keeps its log). Raises :class:`ApplyInfra` when no
+    sandbox can start."""
+    from pytest_forall.suites.project import ProjectRocqProver
+
+    prover = ProjectRocqProver(options)
+    if options.get("sandbox", "bwrap") == "bwrap":
+        from pytest_forall.isolation.sandbox import sandboxed_prover_runner
+
+        runner = sandboxed_prover_runner(work / "sandbox", [(p, inside) for p, inside in prover.sandbox_binds
+                                                            if p.exists()])
+        if isinstance(runner, str):
+            raise ApplyInfra(f"sandbox: {runner}")
+        prover.runner, prover.sandboxed = runner, True
+    return prover
+
+
+class ApplyInfra(RuntimeError):
+    """A check could not run at all (no toolchain, the project does not build, no sandbox): nothing is decided about
+    the items."""
+
+
+def _first_error(output: str) -> str:
+    """coqc's error in one line (its ``File …, line N`` location and message)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    at = next((i for i, line in enumerate(lines) if line.startswith("File ")), -1)
+    return " ".join(lines[at:at + 3] if at >= 0 else lines[-2:])[:400] or "coqc failed"
+
+
+def compile_check(options: dict[str, Any], root: Path, rel: str, work: Path) -> Callable[[str], str]:
+    """A check of one file's whole text for :func:`plan_file`: coqc on it as the project file ``rel`` in the project's
+    build (the build the run judged against). "" when it compiles, else coqc's error."""
+    from pytest_forall.suites.project import load_project
+
+    state: dict[str, Any] = {}
+
+    def check(text: str) -> str:
+        if "task" not in state:
+            tasks = [t for t in load_project(root, options) if t.meta.get("project_file") == rel]
+            if not tasks:
+                raise ApplyInfra(f"{rel} has no items any more")
+            state["prover"], state["task"] = project_prover(options, work), tasks[0]
+        where = Path(tempfile.mkdtemp(prefix="check-", dir=work))
+        try:
+            candidate = where / Path(rel).name
+            candidate.write_text(text, encoding="utf-8")
+            result = state["prover"].compile(state["task"], where, candidate, float(options.get("timeout") or 300))
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
+        if result.infra:
+            raise ApplyInfra(result.infra)
+        return "" if result.ok else _first_error(result.output)
+
+    return check
+
+
+def kernel_statements(options: dict[str, Any], root: Path, work: Path) -> dict[str, str]:
+    """Every item's statement as the kernel reads it in the project's build as the project is now (the gate's
+    ``kernel_statement`` digest), by task id; an item the build has no answer for is absent. ``forall apply`` compares
+    them before and after: a helper put before a lemma must not change what a later lemma of the project states."""
+    from pytest_forall.suites.project import load_project
+
+    prover = project_prover(options, work)
+    found = {}
+    for task in load_project(root, options):
+        statement = prover.change_fields(task).get("kernel_statement")
+        if statement:
+            found[task.task_id] = statement
+    return found
 
 
 def write_text_as(path: Path, text: str) -> None:
