@@ -201,6 +201,9 @@ def record_settings(run_dir: Path, options: dict[str, Any]) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     kept = {key: options.get(key) for key in KEPT_OPTIONS if options.get(key) not in (None, "", [], ())}
+    for key in ("cache_dir", "reports"):  # relative to where the run started, not to where apply does
+        if key in kept:
+            kept[key] = str(Path(str(kept[key])).resolve())
     path.write_text(json.dumps({"options": kept}, sort_keys=True, default=str), encoding="utf-8")
 
 
