@@ -20,6 +20,9 @@ from typing import Any
 
 #: Exit status for a file changed since the run (a usage error: the run no longer describes the file).
 STALE = 4
+#: Exit status when a check cannot run at all (no toolchain, no sandbox, the project does not build), as ``forall
+#: verify``'s infra.
+INFRA_STATUS = 2
 
 
 def rejudge_argv(root: Path, options: dict[str, Any], run_id: str, baseline: str = "") -> list[str]:
@@ -37,6 +40,48 @@ def rejudge_argv(root: Path, options: dict[str, Any], run_id: str, baseline: str
     else:
         argv += ["-m", "not admitted"]
     return argv
+
+
+def _read_current(groups: dict[tuple[Path, str], list[Any]], run_name: str) -> tuple[dict[tuple[Path, str], str],
+                                                                                       list[str]]:
+    """Each file's text now, and one line per file that is not the one the run read (changed, or unreadable)."""
+    from pytest_forall.suites.project_patch import file_digest
+
+    texts: dict[tuple[Path, str], str] = {}
+    stale = []
+    for (root, rel), group in sorted(groups.items()):
+        try:
+            texts[(root, rel)] = text = (root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            stale.append(f"forall apply: {root / rel}: cannot read it ({exc}); nothing written")
+            continue
+        if any(file_digest(text) != proof.file_digest for proof in group):
+            stale.append(f"forall apply: {root / rel} changed since the run {run_name}; nothing written")
+    return texts, stale
+
+
+def _rejudge(root: Path, options: dict[str, Any], run_dir: Path, baseline: str, before: dict[str, str]) -> int:
+    """The library-mode run of the patched project, then every item's kernel statement compared with ``before``."""
+    from pytest_forall.suites.project_patch import ApplyInfra, kernel_statements
+
+    run_id = f"{run_dir.name}-applied"
+    argv = rejudge_argv(root, {**options, "reports": options.get("reports") or str(run_dir.parent)}, run_id, baseline)
+    print(f"re-judging {root} in library mode: reports {run_id}", flush=True)
+    status = subprocess.run(argv, cwd=root, check=False).returncode
+    try:
+        after = kernel_statements({**options, "project": str(root)}, root, run_dir / "apply")
+    except ApplyInfra as exc:
+        print(f"forall apply: cannot compare the statements after the apply (infra): {exc}", file=sys.stderr)
+        return max(status, INFRA_STATUS)
+    changed = sorted(task_id for task_id, statement in before.items()
+                     if task_id in after and after[task_id] != statement)
+    for task_id in changed:
+        print(f"statement changed: {task_id}: the kernel reads another statement after the apply (a helper changed "
+              f"what it refers to); the applied changes are in {run_dir / 'apply' / 'patches'}")
+    unread = sorted(set(before) - set(after))
+    print(f"kernel statements: {len(before) - len(changed) - len(unread)} of {len(before)} items unchanged, "
+          f"{len(changed)} changed, {len(unread)} not read after the apply")
+    return max(status, 1) if changed or unread else status
 
 
 def run_apply(args: argparse.Namespace) -> int:
@@ -65,16 +110,7 @@ def run_apply(args: argparse.Namespace) -> int:
     groups: dict[tuple[Path, str], list[Any]] = {}
     for proof in proofs:
         groups.setdefault((proof.root, proof.rel), []).append(proof)
-    texts: dict[tuple[Path, str], str] = {}
-    stale = []
-    for (root, rel), group in sorted(groups.items()):
-        try:
-            texts[(root, rel)] = text = (root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            stale.append(f"forall apply: {root / rel}: cannot read it ({exc}); nothing written")
-            continue
-        if any(file_digest(text) != proof.file_digest for proof in group):
-            stale.append(f"forall apply: {root / rel} changed since the run {run_dir.name}; nothing written")
+    texts, stale = _read_current(groups, run_dir.name)
     if stale:
         for line in stale:
             print(line, file=sys.stderr)
@@ -82,69 +118,41 @@ def run_apply(args: argparse.Namespace) -> int:
     options = read_settings(run_dir)
     work = run_dir / "apply"
     work.mkdir(exist_ok=True)
-    plans = []
     try:
-        for (root, rel), group in sorted(groups.items()):
-            check = compile_check({**options, "project": str(root)}, root, rel, work)
-            plans.append(plan_file(root, rel, texts[(root, rel)], group, check))
+        plans = [plan_file(root, rel, texts[(root, rel)], group,
+                           compile_check({**options, "project": str(root)}, root, rel, work))
+                 for (root, rel), group in sorted(groups.items())]
     except ApplyInfra as exc:
         print(f"forall apply: cannot check the patched files (infra, nothing written): {exc}", file=sys.stderr)
-        return 3
-    left_out = 0
+        return INFRA_STATUS
     for plan in plans:
         for task_id, reason in plan.left_out:
             print(f"left out: {task_id}: {reason}")
-            left_out += 1
         if plan.applied:
             names = ", ".join(p.task_id for p in plan.applied)
             print(f"{'applies' if args.check else 'applied'}: {plan.rel} ({names})")
     if args.check:
-        return 1 if left_out or problems else 0
-    roots = {plan.root for plan in plans if plan.applied}
-    before: dict[Path, dict[str, str]] = {}
-    if not args.no_rejudge:
-        try:  # what every item states now, as the kernel reads it (from the build the run judged against)
-            before = {root: kernel_statements({**options, "project": str(root)}, root, work) for root in roots}
-        except ApplyInfra as exc:
-            print(f"forall apply: cannot read the project's statements (infra, nothing written): {exc}",
-                  file=sys.stderr)
-            return 3
+        return 1 if problems or any(plan.left_out for plan in plans) else 0
+    plans = [plan for plan in plans if plan.applied]
+    roots = sorted({plan.root for plan in plans})
+    try:  # what every item states now, as the kernel reads it (the build the run judged against)
+        before = {} if args.no_rejudge else {root: kernel_statements({**options, "project": str(root)}, root, work)
+                                             for root in roots}
+    except ApplyInfra as exc:
+        print(f"forall apply: cannot read the project's statements (infra, nothing written): {exc}", file=sys.stderr)
+        return INFRA_STATUS
+    moved = [plan.root / plan.rel for plan in plans
+             if file_digest((plan.root / plan.rel).read_text(encoding="utf-8")) != file_digest(plan.text)]
+    if moved:
+        print(f"forall apply: {moved[0]} changed while apply ran; nothing written", file=sys.stderr)
+        return STALE
     for plan in plans:
-        if not plan.applied:
-            continue
-        path = plan.root / plan.rel
-        if file_digest(path.read_text(encoding="utf-8")) != file_digest(plan.text):
-            print(f"forall apply: {path} changed while apply ran; not written", file=sys.stderr)
-            return STALE
-        write_text_as(path, plan.new_text)
+        write_text_as(plan.root / plan.rel, plan.new_text)
         write_patch(work, plan)
     print(f"the applied changes, as patches: {work / 'patches'}")
-    if args.no_rejudge or not roots:
+    if args.no_rejudge:
         return 0
-    status = 0
-    for root in sorted(roots):
-        run_id = f"{run_dir.name}-applied"
-        argv = rejudge_argv(root, {**options, "reports": options.get("reports") or str(run_dir.parent)}, run_id,
-                            args.baseline or "")
-        print(f"re-judging {root} in library mode: reports {run_id}", flush=True)
-        status = max(status, subprocess.run(argv, cwd=root, check=False).returncode)
-        try:
-            after = kernel_statements({**options, "project": str(root)}, root, work)
-        except ApplyInfra as exc:
-            print(f"forall apply: cannot compare the statements after the apply (infra): {exc}", file=sys.stderr)
-            status = max(status, 3)
-            continue
-        changed = sorted(task_id for task_id, statement in before[root].items()
-                         if task_id in after and after[task_id] != statement)
-        for task_id in changed:
-            print(f"statement changed: {task_id}: the kernel reads another statement after the apply (a helper "
-                  f"changed what it refers to); the applied changes are in {work / 'patches'}")
-        unread = sorted(set(before[root]) - set(after))
-        print(f"kernel statements: {len(before[root]) - len(changed) - len(unread)} of {len(before[root])} items "
-              f"unchanged, {len(changed)} changed, {len(unread)} not read after the apply")
-        if changed or unread:
-            status = max(status, 1)
-    return status
+    return max((_rejudge(root, options, run_dir, args.baseline or "", before[root]) for root in roots), default=0)
 
 
 def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
