@@ -17,14 +17,13 @@ from pytest_forall.lang.rocq.lexer import tokens
 from pytest_forall.lang.rocq.screen import (
     DECLARING_HEADS,
     GOOD_TERMINATORS,
-    THEOREM_KEYWORDS,
     Sentence,
     same,
     split_sentences,
 )
 
 #: Sentence heads that declare a name a later sentence could clash with (besides :data:`DECLARING_HEADS`).
-_ALSO_DECLARING = frozenset({"Instance", "Notation", "Module", "Section", "Lemma"}) | THEOREM_KEYWORDS
+_ALSO_DECLARING = frozenset({"Instance", "Notation", "Module"})
 
 
 class SpliceError(ValueError):
