@@ -337,3 +337,39 @@ def test_apply_flags_a_later_statement_a_helper_changed(tmp_path: Path, cache: P
     assert "statement changed: T__B__l: the kernel reads another statement after the apply" in out
     assert "kernel statements: 1 of 2 items unchanged, 1 changed, 0 not read after the apply" in out
     assert _rows(tmp_path / "reports" / "found-applied")["T__B__l"]["outcome"] == "strict"  # its proof still passes
+
+
+def test_items_of_one_file_finishing_at_once_make_one_patch_with_both(tmp_path: Path) -> None:
+    """Two accepted lemmas of one file finishing at the same time (two pytest-xdist workers): each writes its index
+    entry and makes the file's patch again under the run's lock; the patch has both, each row names it."""
+    import threading
+
+    from pytest_forall.core.accept import AuditRecord
+    from pytest_forall.core.model import sha256_bytes
+    from pytest_forall.suites.project_patch import record_patch
+
+    run_dir = tmp_path / "run"
+    tasks = {t.task_id: t for t in load_project(PROJECT, {})}
+    results = []
+    for task_id in ("Ap__Nat2__double_spec", "Ap__Nat2__double_mono"):
+        record = AuditRecord(run_dir / "items" / task_id, tasks[task_id])
+        data = (PROOFS / f"{task_id}.v").read_bytes()
+        record.write_bytes(f"accepted/{task_id}.v", data)
+        results.append({"task_id": task_id, "nodeid": task_id, "audit_dir": str(record.directory),
+                        "digest": sha256_bytes(data)})
+    fields: dict[str, dict[str, str]] = {}
+    start = threading.Barrier(len(results))
+
+    def finish(result: dict[str, str]) -> None:
+        start.wait()
+        fields[result["task_id"]] = record_patch(run_dir, result)
+
+    threads = [threading.Thread(target=finish, args=(result,)) for result in results]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert fields == {task_id: {"patch": "patches/theories/Nat2.v.patch"} for task_id in fields} and len(fields) == 2
+    patch = (run_dir / "patches" / "theories" / "Nat2.v.patch").read_text()
+    assert "+Lemma double_spec_helper" in patch and "+  intros n m H. unfold double. lia." in patch
+    assert patch.count("-Admitted.") == 2
