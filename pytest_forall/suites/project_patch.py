@@ -90,18 +90,18 @@ def _declared_after(prover: str, text: str, offset: int) -> dict[str, int]:
     return declared_after(text, offset) if prover == ROCQ_PROVER else {}
 
 
-def read_accepted(audit_dir: Path, task_id: str, nodeid: str = "", digest: str = "") -> Accepted | str:
-    """The accepted proof an item's audit record holds, when the item is an admitted lemma of a project; otherwise
-    why not (a string). ``digest``: the row's, which the stored file must match."""
+def read_accepted(audit_dir: Path, task_id: str, nodeid: str = "", digest: str = "") -> Accepted | str | None:
+    """The accepted proof an item's audit record holds, when the item is an admitted lemma of a project; None when it
+    is not one (its proof, if any, is the project's); why it cannot be read back (a string) otherwise. ``digest``: the
+    row's, which the stored file must match."""
     try:
         task = json.loads((audit_dir / "task.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return f"cannot read the item's task record: {exc}"
     meta = task.get("meta") or {}
-    if task.get("suite") != SUITE or "project_file" not in meta or "statement_offset" not in meta:
-        return "not a project item"
-    if not meta.get("admitted"):
-        return "not an admitted lemma of the project (its proof is the project's)"
+    if task.get("suite") != SUITE or "project_file" not in meta or "statement_offset" not in meta \
+            or not meta.get("admitted"):
+        return None
     stored = audit_dir / "accepted" / str(meta.get("candidate_name") or f"{task_id}.v")
     try:
         data = stored.read_bytes()
@@ -109,9 +109,12 @@ def read_accepted(audit_dir: Path, task_id: str, nodeid: str = "", digest: str =
         return f"the accepted proof is missing: {exc}"
     if digest and sha256_bytes(data) != digest:
         return f"{stored}: its digest differs from the recorded {digest}"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"{stored} is not UTF-8 text: {exc}"
     return Accepted(task_id, nodeid, str(task.get("prover") or ""), Path(str(meta["project_root"])),
-                    str(meta["project_file"]), int(meta["statement_offset"]), str(meta.get("file_digest") or ""),
-                    data.decode("utf-8"))
+                    str(meta["project_file"]), int(meta["statement_offset"]), str(meta.get("file_digest") or ""), text)
 
 
 def accepted_in_run(run_dir: Path) -> tuple[list[Accepted], list[tuple[str, str]]]:
@@ -128,7 +131,7 @@ def accepted_in_run(run_dir: Path) -> tuple[list[Accepted], list[tuple[str, str]
                             str(row.get("digest") or ""))
         if isinstance(got, Accepted):
             found.append(got)
-        elif not got.startswith("not "):
+        elif got is not None:
             problems.append((str(row["task_id"]), got))
     return found, problems
 
@@ -223,8 +226,8 @@ def record_patch(run_dir: Path, result: dict[str, Any]) -> dict[str, str]:
     directory) or ``patch_problem`` (why its proof is not in one); {} for an item that is not an admitted lemma."""
     got = read_accepted(Path(str(result.get("audit_dir", ""))), str(result.get("task_id")), str(result.get("nodeid")),
                         str(result.get("digest") or ""))
-    if isinstance(got, str):
-        return {} if got.startswith("not ") else {"patch_problem": got}
+    if not isinstance(got, Accepted):
+        return {} if got is None else {"patch_problem": got}
     index = run_dir / PATCHES / _INDEX
     index.mkdir(parents=True, exist_ok=True)
     entry = {"audit_dir": str(result["audit_dir"]), "task_id": got.task_id, "nodeid": got.nodeid,
