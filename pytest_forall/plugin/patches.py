@@ -30,7 +30,10 @@ class PatchWriter:
                 or not result.get("audit_dir"):
             return
         run_dir = Path(str(result["audit_dir"])).parent.parent  # <run>/items/<item>
-        fields = record_patch(run_dir, result)
+        try:
+            fields = record_patch(run_dir, result)
+        except (OSError, ValueError) as exc:  # the item's verdict stands; its row says why its patch is missing
+            fields = {"patch_problem": f"the patch could not be made: {exc}"}
         if fields:
             record_settings(run_dir, resolved_options(self.config))
         result.update(fields)

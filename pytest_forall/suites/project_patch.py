@@ -161,7 +161,11 @@ def plan_file(root: Path, rel: str, text: str, proofs: list[Accepted],
         except ValueError as exc:
             plan.left_out.append((proof.task_id, f"its proof cannot be put back into {rel}: {exc}"))
             continue
-        later = _declared_after(proof.prover, text, edit.end)
+        try:
+            later = _declared_after(proof.prover, text, edit.end)
+        except ValueError as exc:
+            plan.left_out.append((proof.task_id, f"its proof cannot be put back into {rel}: {exc}"))
+            continue
         clash = next((name for name in edit.helpers if name in later or name in taken), "")
         if clash:
             where = (f"declared at line {later[clash]} of {rel}" if clash in later

@@ -129,7 +129,11 @@ def declared_after(file_text: str, offset: int) -> dict[str, int]:
     """Names the sentences of ``file_text`` from ``offset`` on declare, each with the line of its first declaration
     (a helper of that name before them would clash: Coq refuses a name declared twice in one scope)."""
     found: dict[str, int] = {}
-    for span in located(file_text):
+    try:
+        spans = located(file_text)
+    except NotUnderstood as exc:
+        raise SpliceError(f"cannot split the file into sentences: {exc}") from None
+    for span in spans:
         if span.start >= offset and (name := _declared(span.sentence)):
             found.setdefault(name, span.sentence.line)
     return found
