@@ -373,3 +373,23 @@ def test_items_of_one_file_finishing_at_once_make_one_patch_with_both(tmp_path: 
     patch = (run_dir / "patches" / "theories" / "Nat2.v.patch").read_text()
     assert "+Lemma double_spec_helper" in patch and "+  intros n m H. unfold double. lia." in patch
     assert patch.count("-Admitted.") == 2
+
+
+def test_a_patch_that_cannot_be_made_is_said_in_the_row_and_the_verdict_stands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook that makes the patch as an item finishes never turns the item's verdict into a crash: an error making
+    the patch is the row's ``patch_problem``; an item that is not a project one gets no field."""
+    from pytest_forall.plugin import patches
+    from pytest_forall.suites import project_patch
+
+    def broken(run_dir: Path, result: dict[str, str]) -> dict[str, str]:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(project_patch, "record_patch", broken)
+    writer = patches.PatchWriter(None)  # type: ignore[arg-type]  # the config is read only once a patch is made
+    row = {"suite": "project", "outcome": "strict", "audit_dir": str(tmp_path / "run" / "items" / "x")}
+    writer.pytest_forall_item_finished("x", row)
+    assert row["patch_problem"] == "the patch could not be made: disk full" and row["outcome"] == "strict"
+    other = {"suite": "putnam", "outcome": "strict", "audit_dir": str(tmp_path / "run" / "items" / "y")}
+    writer.pytest_forall_item_finished("y", other)
+    assert "patch" not in other and "patch_problem" not in other

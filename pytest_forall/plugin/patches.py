@@ -24,16 +24,16 @@ class PatchWriter:
 
     def pytest_forall_item_finished(self, nodeid: str, result: dict[str, Any]) -> None:
         from pytest_forall.plugin.options import resolved_options
-        from pytest_forall.suites.project_patch import record_patch, record_settings
+        from pytest_forall.suites import project_patch
 
         if result.get("suite") != SUITE or result.get("outcome") not in (STRICT, RULES_ONLY) \
                 or not result.get("audit_dir"):
             return
         run_dir = Path(str(result["audit_dir"])).parent.parent  # <run>/items/<item>
         try:
-            fields = record_patch(run_dir, result)
+            fields = project_patch.record_patch(run_dir, result)
+            if fields:  # what forall apply compiles and re-judges with
+                project_patch.record_settings(run_dir, resolved_options(self.config))
         except (OSError, ValueError) as exc:  # the item's verdict stands; its row says why its patch is missing
             fields = {"patch_problem": f"the patch could not be made: {exc}"}
-        if fields:
-            record_settings(run_dir, resolved_options(self.config))
         result.update(fields)
