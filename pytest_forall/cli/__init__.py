@@ -29,6 +29,7 @@ SUBCOMMANDS = {
     "review-compile": "pytest_forall.tools.shell",
     "report": "pytest_forall.cli.report",
     "proofs": "pytest_forall.cli.report",
+    "apply": "pytest_forall.cli.apply",
     "watch": "pytest_forall.cli.watch",
 }
 

@@ -35,7 +35,9 @@ def run_report(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(f"forall report: {name}: {exc}", file=sys.stderr)
             return 2
-    for line in report_lines(runs):
+    from pytest_forall.cli.report_patches import patch_lines
+
+    for line in report_lines(runs) + patch_lines(runs):
         print(line)
     if args.html:
         try:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_forall.cli.report_patches import patch_html
 from pytest_forall.core.model import (
     FAILED,
     INFRA,
@@ -284,6 +285,7 @@ def render(runs: Sequence[RunRows], out: Path) -> str:
             '<p>rules passes = strict + rules-only (accepted under the rules policy); independent check = the '
             "kernel re-check of accepted proofs (judged / not judged).</p>\n"
             f'<h2>Summary (as <code>forall report</code> prints it)</h2><pre id="summary">{esc(summaries)}</pre>\n'
+            f'{patch_html(runs, out_dir)}'
             f'<h2>Per item</h2><div class="plots">{plots}</div>\n{item_table(runs, out_dir)}\n</body></html>\n')
 
 

@@ -76,6 +76,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if not config.pluginmanager.has_plugin("forall-proof-store"):
         config.pluginmanager.register(ProofStore(config), "forall-proof-store")
+    if not config.pluginmanager.has_plugin("forall-patches"):
+        from pytest_forall.plugin.patches import PatchWriter
+
+        config.pluginmanager.register(PatchWriter(config), "forall-patches")  # forall apply's patches (#38)
     try:
         project = project_root(resolved_options(config))
     except UsageError as exc:
