@@ -421,7 +421,10 @@ class CoqSession:
     def sync(self, sentences: list[tuple[str, int]], deadline: float) -> tuple[int, str]:
         """Bring the session to the state after ``sentences`` ((text, units) each), reusing the longest executed
         prefix; returns (how many executed, the failing sentence's reply or ""). Stops at the first failure."""
-        if not self.alive:
+        if self.child is not None and not self.child.isalive():
+            self.close()
+            raise SessionDied("coqtop had exited between calls")
+        if self.child is None:
             self.start(deadline)
         keep = 0
         while keep < min(len(self.steps), len(sentences)) and self.steps[keep].text == sentences[keep][0]:

@@ -1,0 +1,297 @@
+"""The actor's interactive tools (goals, try, query) over the item's warm coqtop, on a real PutnamBench template with
+mathcomp, checked against what a plain ``coqtop`` prints for the same prefix.
+
+One item server (framework-side HTTP, as the protocol serves it) is shared by the module, so the mathcomp imports are
+loaded once; the end-to-end test drives a real ``claude -p`` through the scripted model server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from conftest import PUTNAM, require_path, require_tool
+from pytest_forall.agents.claude_code import ClaudeCodeFrontend
+from pytest_forall.core import workspace as ws
+from pytest_forall.core.actor import ACTOR, REVIEWER, SessionContext
+from pytest_forall.core.model import Budget, Task, sha256_bytes
+from pytest_forall.lang.rocq.backend import RocqProver
+from pytest_forall.lang.rocq.coqtop import process_tree
+from pytest_forall.lang.rocq.problem import parse_coq
+from pytest_forall.tools.item import TOOL_CALLS, ItemTools, ToolContext, read_records
+from pytest_forall.tools.shell import call
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fake_model_server import ScriptedModelServer
+
+#: A PutnamBench template importing mathcomp (fintype, perm); its goal has hypotheses after ``intros``.
+TASK_ID = "putnam_1965_a5"
+#: the template's lines 1-4 are the imports, the definition and the statement; 5 is ``Proof.``
+PROOF = "Proof.\nintros n hn.\n" + "".join(
+    f"assert (h{k} : {k} + 0 = {k}) by reflexivity.\n" for k in range(1, 29)) + "unfold putnam_1965_a5_solution.\n"
+INTROS_LINE = 6
+LAST_LINE = 6 + 28 + 1
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory: pytest.TempPathFactory) -> Task:
+    require_tool("coqtop")
+    source = tmp_path_factory.mktemp("task") / f"{TASK_ID}.v"
+    shutil.copy(require_path(PUTNAM / "coq" / "src" / source.name, "PutnamBench"), source)
+    return parse_coq(TASK_ID, source, source.read_text(encoding="utf-8"))
+
+
+def candidate_text(task: Task) -> str:
+    return task.template.replace("Proof. Admitted.", PROOF)
+
+
+@pytest.fixture(scope="module")
+def served(task: Task, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ItemTools]:
+    root = tmp_path_factory.mktemp("item")
+    workspace = ws.prepare(root / "ws", "w", task, reset=True)
+    (workspace / task.candidate_name).write_text(candidate_text(task), encoding="utf-8")
+    context = ToolContext(task=task, role=ACTOR, workspace=workspace, audit_dir=root / "audit", prover="rocq",
+                          prover_options={"cache_dir": str(root / "cache")}, timeout=60,
+                          excluded=(task.theorem_name,))
+    with ItemTools(context, RocqProver({"cache_dir": str(root / "cache")})) as tools:
+        yield tools
+
+
+def ask(tools: ItemTools, tool: str, **arguments: Any) -> tuple[bool, str]:
+    async def guarded() -> tuple[bool, str]:
+        with anyio.fail_after(300):  # a hang guard, not a measurement
+            return await call(tools.url, tool, arguments)
+
+    return anyio.run(guarded)
+
+
+def reference_goals(task: Task, prefix: str) -> str:
+    """What a plain ``coqtop`` prints for ``Show.`` after ``prefix``: its last goal display."""
+    shown = subprocess.run(["coqtop", "-q"], input=prefix + "\nShow.\n", capture_output=True, text=True,
+                           timeout=300, check=False).stdout
+    blocks = re.split(r"(?m)^(?=\d+ (?:focused )?goals?\b)", shown)
+    return blocks[-1].rstrip()
+
+
+def shown_goals(answer: str) -> str:
+    """The goal display of a goals/try answer, without the ``(ID n)`` the session's ``-emacs`` mode adds."""
+    return re.sub(r" \(ID \d+\)", "", answer)
+
+
+def prefix_lines(text: str, line: int) -> str:
+    return "".join(text.splitlines(keepends=True)[:line])
+
+
+def test_goals_are_what_coqtop_prints(served: ItemTools, task: Task) -> None:
+    text = candidate_text(task)
+    for line in (INTROS_LINE, LAST_LINE):
+        is_error, answer = ask(served, "goals", line=line)
+        digest = sha256_bytes(text.encode())
+        assert not is_error and answer.splitlines()[:2] == [f"sha256: {digest}", "status: ok"], answer
+        expected = reference_goals(task, prefix_lines(text, line))
+        assert "hn : n > 0" in expected and expected in shown_goals(answer), (expected, answer)
+    assert "2 ^ (n - 1)" in answer  # the last line unfolded the solution
+    _, whole = ask(served, "goals")  # 0: the end of the file
+    assert shown_goals(whole).split("\n", 2)[2] == shown_goals(answer).split("\n", 2)[2]
+
+
+def test_try_answers_goals_and_leaves_the_file_alone(served: ItemTools, task: Task) -> None:
+    candidate = served.context.workspace / task.candidate_name
+    before = (candidate.read_bytes(), candidate.stat().st_mtime_ns)
+    is_error, answer = ask(served, "try", tactics="unfold putnam_1965_a5_solution.", line=INTROS_LINE)
+    assert not is_error and answer.splitlines()[1] == "status: ok" and "nothing was written" in answer
+    expected = reference_goals(task, prefix_lines(candidate_text(task), INTROS_LINE)
+                               + "unfold putnam_1965_a5_solution.\n")
+    assert expected in shown_goals(answer) and "2 ^ (n - 1)" in expected
+    _, failed = ask(served, "try", tactics="exact I.", line=INTROS_LINE)
+    assert failed.splitlines()[1] == "status: error" and "`exact I.` fails at line 6" in failed
+    assert "hn : n > 0" in failed  # the goals it failed on
+    assert (candidate.read_bytes(), candidate.stat().st_mtime_ns) == before
+    # the session went back to the file's state: goals after the try are the file's
+    _, after = ask(served, "goals", line=INTROS_LINE)
+    assert "putnam_1965_a5_solution n" in after and "2 ^ (n - 1)" not in after
+
+
+@pytest.mark.parametrize(("tool", "arguments", "says"), [
+    ("query", {"command": "Print putnam_1965_a5."}, "`Print putnam_1965_a5` is refused"),
+    ("query", {"command": "Print Assumptions putnam_1965_a5."}, "`putnam_1965_a5` is withheld"),
+    ("query", {"command": "Print putnam_1965_a5_solution."}, "is refused"),
+    ("query", {"command": "Require Import Bool."}, "`Require` is refused"),
+    ("query", {"command": "Redirect \"out\" Check nat."}, "`Redirect` is refused"),
+    ("query", {"command": "Check nat. Print nat."}, "exactly one command"),
+    ("try", {"tactics": "Print nat.", "line": INTROS_LINE}, "`Print nat.` is a command"),
+    ("try", {"tactics": "Qed.", "line": INTROS_LINE}, "`Qed.` is a command"),
+    ("try", {"tactics": "idtac.", "line": 999}, "line 999 is outside the file"),
+    ("goals", {"line": 999}, "line 999 is outside the file"),
+    ("goals", {"line": -1}, "line -1 is outside the file"),
+])
+def test_bad_input_is_one_line_and_loses_nothing(served: ItemTools, task: Task, tool: str,
+                                                 arguments: dict[str, Any], says: str) -> None:
+    is_error, answer = ask(served, tool, **arguments)
+    assert is_error and says in answer and "\n" not in answer.strip(), answer
+    assert "Error executing tool" not in answer or answer.count(":") >= 1
+    is_error, goals = ask(served, "goals", line=INTROS_LINE)
+    assert not is_error and "hn : n > 0" in goals
+
+
+def test_query_runs_statement_queries_in_the_template_context(served: ItemTools, task: Task) -> None:
+    _, about = ask(served, "query", command="About cardinal")
+    assert about.splitlines()[:2] == [f"sha256: {sha256_bytes(task.template.encode())}", "status: ok"]
+    assert "cardinal : forall U : Type" in about
+    _, assumptions = ask(served, "query", command="Print Assumptions fintype.card_ord.")
+    assert "Closed under the global context" in assumptions and "Fetching" not in assumptions
+    _, found = ask(served, "query", command='Search "card" "perm".')
+    assert "card_perm" in found
+    _, missing = ask(served, "query", command="Check no_such_lemma.")
+    assert missing.splitlines()[1] == "status: error" and "no_such_lemma" in missing
+
+
+def test_looping_tactics_time_out_and_a_dead_session_restarts(served: ItemTools, task: Task) -> None:
+    tools = served.tools
+    assert tools is not None
+    session = tools._proof_session()
+    session.timeout = 5  # type: ignore[attr-defined]
+    try:
+        is_error, answer = ask(served, "try", tactics="do 1000000000 idtac.", line=INTROS_LINE)
+    finally:
+        session.timeout = 60  # type: ignore[attr-defined]
+    assert not is_error and answer.splitlines()[1] == "status: timeout" and len(answer.splitlines()) == 3, answer
+    _, goals = ask(served, "goals", line=INTROS_LINE)
+    assert "hn : n > 0" in goals and goals.splitlines()[1] == "status: ok"
+    # kill the session's coqtop: the next call restarts it, says so, and logs an infra restart
+    child = session.coq.child  # type: ignore[attr-defined]
+    for pid in reversed(process_tree(child.pid)):
+        os.kill(pid, signal.SIGKILL)
+    child.wait()
+    is_error, goals = ask(served, "goals", line=INTROS_LINE)
+    assert not is_error and goals.splitlines()[1] == "status: ok" and "hn : n > 0" in goals
+    assert "not a proof failure" in goals
+    calls, forged = read_records(served.context.audit_dir, TOOL_CALLS, served.key)
+    assert forged == 0 and calls[-1]["restarted"].startswith("the prover session died")
+    assert [c["status"] for c in calls if c["arguments"].get("tactics") == "do 1000000000 idtac."] == ["timeout"]
+
+
+def test_calls_are_sealed_counted_and_the_shell_twins_answer(served: ItemTools, task: Task) -> None:
+    env = {**os.environ, **served.env()}
+    forall = [sys.executable, "-m", "pytest_forall.cli"]
+    goals = subprocess.run([*forall, "goals", "--line", str(INTROS_LINE)], env=env, capture_output=True, text=True,
+                           timeout=300, check=False)
+    assert goals.returncode == 0 and "hn : n > 0" in goals.stdout, goals
+    tried = subprocess.run([*forall, "try", "exact I.", "--line", str(INTROS_LINE)], env=env, capture_output=True,
+                           text=True, timeout=300, check=False)
+    assert tried.returncode == 1 and "fails at line 6" in tried.stdout, tried
+    refused = subprocess.run([*forall, "query", "Print putnam_1965_a5."], env=env, capture_output=True, text=True,
+                             timeout=300, check=False)
+    assert refused.returncode == 2 and "is refused" in refused.stderr, refused
+    summary = served.summary()
+    assert summary["interaction"] >= 3 and summary["unauthenticated"] == 0
+    calls, _ = read_records(served.context.audit_dir, TOOL_CALLS, served.key)
+    assert {c["category"] for c in calls if c["tool"] in ("goals", "try", "query")} == {"interaction"}
+    assert any(c["status"].startswith("refused: query runs only") for c in calls)
+
+
+def test_the_reviewer_gets_no_interactive_tools(task: Task, tmp_path: Path) -> None:
+    review = tmp_path / "review"
+    review.mkdir()
+    (review / task.candidate_name).write_text(candidate_text(task), encoding="utf-8")
+    context = ToolContext(task=task, role=REVIEWER, workspace=review, audit_dir=tmp_path / "audit", prover="rocq",
+                          prover_options={"cache_dir": str(tmp_path / "cache")})
+    with ItemTools(context, RocqProver({"cache_dir": str(tmp_path / "cache")})) as tools:
+        is_error, answer = ask(tools, "goals")
+    assert is_error and "goals" in answer
+
+
+def test_warm_calls_beat_a_whole_file_compile(served: ItemTools, task: Task) -> None:
+    """The reason for the session: a warm goals/try costs a fraction of a coqc of the same file (measured figures:
+    docs/measurements.md). Relative, so a loaded machine slows both sides."""
+    ask(served, "goals")
+    started = time.monotonic()
+    ask(served, "goals")
+    warm_goals = time.monotonic() - started
+    started = time.monotonic()
+    ask(served, "try", tactics="unfold putnam_1965_a5_solution.")
+    warm_try = time.monotonic() - started
+    candidate = served.context.workspace / task.candidate_name
+    started = time.monotonic()
+    subprocess.run(["coqc", "-q", candidate.name], cwd=candidate.parent, capture_output=True, timeout=300, check=False)
+    coqc = time.monotonic() - started
+    for suffix in (".vo", ".vok", ".vos", ".glob"):
+        candidate.with_suffix(suffix).unlink(missing_ok=True)
+    (candidate.parent / f".{candidate.stem}.aux").unlink(missing_ok=True)
+    assert warm_goals < coqc / 2 and warm_try < coqc / 2, (warm_goals, warm_try, coqc)
+
+
+@pytest.fixture
+def claude(monkeypatch: pytest.MonkeyPatch) -> None:
+    if ClaudeCodeFrontend().probe():
+        if os.environ.get("CI") == "true":
+            pytest.fail(ClaudeCodeFrontend().probe())
+        pytest.skip(ClaudeCodeFrontend().probe())
+    monkeypatch.setenv("FORALL_TEST_PROVIDER_KEY", "sk-scripted")
+
+
+def tool_results(requests: list[dict[str, Any]]) -> list[str]:
+    """The tool results the CLI sent back to the model, in order (Anthropic ``tool_result`` blocks)."""
+    seen: list[str] = []
+    for request in requests:
+        for message in request["body"].get("messages", []):
+            for block in message.get("content") if isinstance(message.get("content"), list) else []:
+                if block.get("type") == "tool_result":
+                    content = block.get("content")
+                    text = content if isinstance(content, str) else "\n".join(
+                        part.get("text", "") for part in content or [] if isinstance(part, dict))
+                    if text not in seen:
+                        seen.append(text)
+    return seen
+
+
+def test_claude_code_sees_the_true_proof_state(claude: None, task: Task, tmp_path: Path) -> None:
+    """A real ``claude -p`` (bwrap sandbox) calls goals, try and query: what it is told is coqtop's own display
+    for that prefix, the file stays byte-identical, and the Print of the theorem is refused."""
+    workspace = ws.prepare(tmp_path / "ws", "w", task, reset=True)
+    candidate = workspace / task.candidate_name
+    candidate.write_text(candidate_text(task), encoding="utf-8")
+    before = candidate.read_bytes()
+    steps = [{"call_tool": "forall__start", "args": {"task": TASK_ID}},
+             {"call_tool": "forall__goals", "args": {"line": INTROS_LINE}},
+             {"call_tool": "forall__try", "args": {"tactics": "unfold putnam_1965_a5_solution.",
+                                                   "line": INTROS_LINE}},
+             {"call_tool": "forall__query", "args": {"command": "Print putnam_1965_a5."}},
+             {"text": "looked"}]
+    context = ToolContext(task=task, role=ACTOR, workspace=workspace, audit_dir=tmp_path / "audit", prover="rocq",
+                          prover_options={"cache_dir": str(tmp_path / "cache")}, timeout=120,
+                          excluded=(task.theorem_name,))
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    with ScriptedModelServer(steps) as model, ItemTools(context, prover) as tools:
+        session = ClaudeCodeFrontend().start(SessionContext(
+            task=task, workspace=workspace, audit_dir=tmp_path / "session", role=ACTOR, prover=prover,
+            budget=Budget(), options={"provider_url": model.url, "api_key_env": "FORALL_TEST_PROVIDER_KEY",
+                                      "max_retries": 0, "mcp_servers": tools.mcp_servers(), "env": tools.env()}))
+        turn = session.turn("Prove the task.", timeout=240)
+        called = [request["tool"] for request in model.model_requests()]
+        results = tool_results(model.model_requests())
+        summary = tools.summary()
+    assert not turn.infra and turn.final_text == "looked", turn
+    assert called == ["mcp__forall__start", "mcp__forall__goals", "mcp__forall__try", "mcp__forall__query", ""]
+    assert candidate.read_bytes() == before
+    goals, tried, refused = results[1], results[2], results[3]
+    text = candidate_text(task)
+    assert goals.startswith(f"sha256: {sha256_bytes(before)}\nstatus: ok")
+    assert reference_goals(task, prefix_lines(text, INTROS_LINE)) in shown_goals(goals)
+    assert reference_goals(task, prefix_lines(text, INTROS_LINE) + "unfold putnam_1965_a5_solution.\n") in \
+        shown_goals(tried)
+    assert "`Print putnam_1965_a5` is refused" in refused and "2 ^ (n - 1)" not in refused
+    assert summary["by_tool"] == {"goals": 1, "query": 1, "start": 1, "try": 1} and summary["interaction"] == 3
+    assert json.dumps(summary)  # the counters are what the row's tool_calls sums
