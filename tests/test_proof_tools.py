@@ -295,3 +295,18 @@ def test_claude_code_sees_the_true_proof_state(claude: None, task: Task, tmp_pat
     assert "`Print putnam_1965_a5` is refused" in refused and "2 ^ (n - 1)" not in refused
     assert summary["by_tool"] == {"goals": 1, "query": 1, "start": 1, "try": 1} and summary["interaction"] == 3
     assert json.dumps(summary)  # the counters are what the row's tool_calls sums
+
+
+def test_watch_shows_a_running_items_tool_calls(tmp_path: Path) -> None:
+    from pytest_forall.cli.watch import frame
+
+    run = tmp_path / "run"
+    item = run / "items" / "t-claude"
+    (item / "s0").mkdir(parents=True)
+    (item / "progress.json").write_text(json.dumps({"task_id": "t", "state": "running", "activity": "actor s0/r1",
+                                                    "updated_at": time.time()}))
+    (item / "s0" / "tool_calls.jsonl").write_text("".join(json.dumps({"tool": tool, "mac": "x"}) + "\n" for tool in
+                                                          ("goals", "goals", "try", "query", "compile")))
+    (run / "run.json").write_text(json.dumps({"run_id": "run", "selected": 1, "started_at": time.time()}))
+    line = next(line for line in frame(run) if line.startswith("  t-claude:"))
+    assert line.endswith(", tool calls 5 (goals 2, compile 1, query 1, try 1)"), line
