@@ -202,6 +202,22 @@ def test_calls_are_sealed_counted_and_the_shell_twins_answer(served: ItemTools, 
     assert any(c["status"].startswith("refused: query runs only") for c in calls)
 
 
+def test_the_session_runs_in_the_items_sandbox(task: Task, tmp_path: Path) -> None:
+    """A sandboxed prover's session is a coqtop under bwrap (no network, only its private directory writable)."""
+    require_tool("bwrap")
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache"), "sandbox": "bwrap"})
+    assert prover.sandboxed, prover.sandbox_problem
+    session = prover.proof_session(task, 120, (task.theorem_name,))
+    try:
+        answer = session.goals(candidate_text(task).encode(), INTROS_LINE)
+        commands = [Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+                    for pid in process_tree(session.coq.child.pid)]  # type: ignore[attr-defined]
+    finally:
+        session.close()
+    assert answer.status == "ok" and "hn : n > 0" in answer.text, answer
+    assert b"/usr/bin/bwrap" in commands and any(c.endswith(b"coqtop") for c in commands), commands
+
+
 def test_the_reviewer_gets_no_interactive_tools(task: Task, tmp_path: Path) -> None:
     review = tmp_path / "review"
     review.mkdir()
