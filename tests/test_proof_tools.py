@@ -297,11 +297,15 @@ def test_claude_code_sees_the_true_proof_state(claude: None, task: Task, tmp_pat
                                       "max_retries": 0, "mcp_servers": tools.mcp_servers(), "env": tools.env()}))
         turn = session.turn("Prove the task.", timeout=240)
         called = [request["tool"] for request in model.model_requests()]
+        first = json.dumps(model.model_requests()[0]["body"])  # Claude Code puts MCP server instructions in it
         results = tool_results(model.model_requests())
         summary = tools.summary()
     assert not turn.infra and turn.final_text == "looked", turn
     assert called == ["mcp__forall__start", "mcp__forall__goals", "mcp__forall__try", "mcp__forall__query", ""]
     assert candidate.read_bytes() == before
+    # the brief reaches the model: the server's instructions say when to use goals/try rather than compile
+    assert "## forall Benchmark tools" in first and "use goals(line) to see the proof state" in first
+    assert "use goals(line) to see the proof state" in results[0]  # and start()'s answer says it too
     goals, tried, refused = results[1], results[2], results[3]
     text = candidate_text(task)
     assert goals.startswith(f"sha256: {sha256_bytes(before)}\nstatus: ok")
