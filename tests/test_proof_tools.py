@@ -304,7 +304,7 @@ def test_claude_code_sees_the_true_proof_state(claude: None, task: Task, tmp_pat
     assert called == ["mcp__forall__start", "mcp__forall__goals", "mcp__forall__try", "mcp__forall__query", ""]
     assert candidate.read_bytes() == before
     # the brief reaches the model: the server's instructions say when to use goals/try rather than compile
-    assert "## forall Benchmark tools" in first and "use goals(line) to see the proof state" in first
+    assert "MCP Server Instructions" in first and "use goals(line) to see the proof state" in first
     assert "use goals(line) to see the proof state" in results[0]  # and start()'s answer says it too
     goals, tried, refused = results[1], results[2], results[3]
     text = candidate_text(task)
