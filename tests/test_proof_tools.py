@@ -35,6 +35,7 @@ from pytest_forall.tools.shell import call
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_model_server import ScriptedModelServer
+from test_mcp_tools import claude  # noqa: F401  # the fixture: a real `claude` or skip (fail under CI)
 
 #: A PutnamBench template importing mathcomp (fintype, perm); its goal has hypotheses after ``intros``.
 TASK_ID = "putnam_1965_a5"
@@ -249,15 +250,6 @@ def test_warm_calls_beat_a_whole_file_compile(served: ItemTools, task: Task) -> 
     assert warm_goals < coqc / 2 and warm_try < coqc / 2, (warm_goals, warm_try, coqc)
 
 
-@pytest.fixture
-def claude(monkeypatch: pytest.MonkeyPatch) -> None:
-    if ClaudeCodeFrontend().probe():
-        if os.environ.get("CI") == "true":
-            pytest.fail(ClaudeCodeFrontend().probe())
-        pytest.skip(ClaudeCodeFrontend().probe())
-    monkeypatch.setenv("FORALL_TEST_PROVIDER_KEY", "sk-scripted")
-
-
 def tool_results(requests: list[dict[str, Any]]) -> list[str]:
     """The tool results the CLI sent back to the model, in order (Anthropic ``tool_result`` blocks)."""
     seen: list[str] = []
@@ -273,7 +265,8 @@ def tool_results(requests: list[dict[str, Any]]) -> list[str]:
     return seen
 
 
-def test_claude_code_sees_the_true_proof_state(claude: None, task: Task, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("claude")
+def test_claude_code_sees_the_true_proof_state(task: Task, tmp_path: Path) -> None:
     """A real ``claude -p`` (bwrap sandbox) calls goals, try and query: what it is told is coqtop's own display
     for that prefix, the file stays byte-identical, and the Print of the theorem is refused."""
     workspace = ws.prepare(tmp_path / "ws", "w", task, reset=True)
