@@ -147,6 +147,21 @@ def test_bad_input_is_one_line_and_loses_nothing(served: ItemTools, task: Task, 
     assert not is_error and "hn : n > 0" in goals
 
 
+def test_a_file_that_moves_coqs_own_state_is_refused_not_misread(served: ItemTools, task: Task) -> None:
+    """``Back`` in the file would undo states the session remembers: refused with one line, the file untouched."""
+    candidate = served.context.workspace / task.candidate_name
+    original = candidate.read_bytes()
+    try:
+        candidate.write_text(candidate_text(task).replace("intros n hn.\n", "intros n hn.\nBack 1.\n"),
+                             encoding="utf-8")
+        is_error, answer = ask(served, "goals")
+    finally:
+        candidate.write_bytes(original)
+    assert is_error and "putnam_1965_a5.v:7: `Back` controls the prover session" in answer, answer
+    _, goals = ask(served, "goals", line=INTROS_LINE)
+    assert "hn : n > 0" in goals
+
+
 def test_query_runs_statement_queries_in_the_template_context(served: ItemTools, task: Task) -> None:
     _, about = ask(served, "query", command="About cardinal")
     assert about.splitlines()[:2] == [f"sha256: {sha256_bytes(task.template.encode())}", "status: ok"]

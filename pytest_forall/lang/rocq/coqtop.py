@@ -401,7 +401,11 @@ class CoqSession:
             assert self.child is not None
             self.child.send(f"BackTo {state}.\n")
             self._expect(deadline)
+            landed = self.state
             self._resync(deadline)
+            if landed != state:  # the state is gone: nothing this session remembers can be trusted
+                self.close()
+                raise SessionDied(f"coqtop could not go back to state {state}")
 
     def run(self, text: str, units: int, deadline: float) -> tuple[bool, str]:
         """Execute one sentence (``units`` prompts: a bullet before a tactic is a sentence of its own); (ok, reply).

@@ -36,6 +36,8 @@ from pytest_forall.lang.rocq.screen import coq_units
 QUERY_COMMANDS = ("Check", "About", "Locate", "Search", "SearchPattern", "SearchRewrite")
 #: Capitalised sentences ``try`` accepts besides tactics (everything else capitalised in a proof is a command).
 PROOF_COMMANDS = ("Unshelve",)
+#: Commands that move or end coqtop's own state: after them the session's record of states would not be Coq's.
+SESSION_CONTROL = ("Back", "BackTo", "Undo", "Restart", "Reset", "Quit", "Drop")
 #: Coq's prompt markup: text that contains it could forge a reply, so it is refused wherever it would be sent.
 RESERVED = "prompt>"
 MAX_GOALS_DETAILED = 5
@@ -188,7 +190,13 @@ class RocqProofSession:
         text = _decode(data, self.name)
         prefix, upto = prefix_upto(text, line, self.name)
         _refuse_reserved(prefix, self.name)
-        return prefix, split_sentences(prefix, self.name), upto
+        items = split_sentences(prefix, self.name)
+        for sentence in items:
+            head = _WORD.match(sentence.text)
+            if head and head.group() in SESSION_CONTROL:
+                raise SessionRefused(f"{self.name}:{sentence.line}: `{head.group()}` controls the prover session; "
+                                     "goals/try cannot follow it (compile() can)")
+        return prefix, items, upto
 
     def _messages(self, items: list[Sentence], failed: int, reply: str) -> list[str]:
         """Warnings of the executed sentences and the error that stopped them, ``file:line:`` each, source order."""
