@@ -233,6 +233,28 @@ def test_the_session_runs_in_the_items_sandbox(task: Task, tmp_path: Path) -> No
     assert b"/usr/bin/bwrap" in commands and any(c.endswith(b"coqtop") for c in commands), commands
 
 
+def test_a_template_that_does_not_load_here_is_infra_not_the_proofs(tmp_path: Path) -> None:
+    """The template's own import failing is this machine's problem (infra), as compile says; the candidate's own
+    broken sentence is the proof's (error)."""
+    template = "From NoSuchLibrary Require Import Nothing.\nTheorem t : True.\nProof. Admitted.\n"
+    broken = parse_coq("t", tmp_path / "t.v", template)
+    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(broken, 60, ("t",))
+    try:
+        answer = session.goals(template.replace("Proof. Admitted.", "Proof.\nexact I.").encode(), 0)
+        query = session.query("Check True.")
+    finally:
+        session.close()
+    assert answer.status == "infra" and answer.text.startswith("the template does not load here (t.v:1:"), answer
+    assert query.status == "infra"
+    fine = parse_coq("t", tmp_path / "t.v", "Theorem t : True.\nProof. Admitted.\n")
+    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(fine, 60, ("t",))
+    try:
+        answer = session.goals(b"Require Import NoSuchLibrary.\nTheorem t : True.\nProof.\nexact I.", 0)
+    finally:
+        session.close()
+    assert answer.status == "error" and "t.v:1: error:" in answer.text, answer
+
+
 def test_the_reviewer_gets_no_interactive_tools(task: Task, tmp_path: Path) -> None:
     review = tmp_path / "review"
     review.mkdir()

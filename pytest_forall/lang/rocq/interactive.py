@@ -198,6 +198,15 @@ class RocqProofSession:
                                      "goals/try cannot follow it (compile() can)")
         return prefix, items, upto
 
+    def _template_failed(self, items: list[Sentence], failed: int, reply: str) -> SessionAnswer | None:
+        """A failure inside the template's own context (its imports or definitions, unchanged in the candidate) is
+        this machine's, not the proof's: an ``infra`` answer, as ``compile`` answers for a template that fails."""
+        context = self._template_context()
+        if failed < len(context) and all(a.text == b.text for a, b in zip(items[:failed + 1], context)):
+            return SessionAnswer("infra", f"the template does not load here ({self.name}:{items[failed].line}: "
+                                 f"{error_of(reply)})")
+        return None
+
     def _messages(self, items: list[Sentence], failed: int, reply: str) -> list[str]:
         """Warnings of the executed sentences and the error that stopped them, ``file:line:`` each, source order."""
         lines = []
@@ -216,6 +225,8 @@ class RocqProofSession:
 
         def body(deadline: float) -> SessionAnswer:
             done, reply = self._send(items, deadline)
+            if done < len(items) and (broken := self._template_failed(items, done, reply)):
+                return broken
             where = (f"after line {items[done - 1].last_line} (`{_short(items[done - 1].text)}`)" if done
                      else "before the first sentence")
             head = (f"goals {where}" if done == len(items) else
@@ -240,6 +251,8 @@ class RocqProofSession:
 
         def body(deadline: float) -> SessionAnswer:
             done, reply = self._send(items, deadline)
+            if done < len(items) and (broken := self._template_failed(items, done, reply)):
+                return broken
             if done < len(items):
                 messages = self._messages(items, done, reply)
                 return SessionAnswer("error", "\n".join([
