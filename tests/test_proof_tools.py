@@ -359,3 +359,50 @@ def test_watch_shows_a_running_items_tool_calls(tmp_path: Path) -> None:
     (run / "run.json").write_text(json.dumps({"run_id": "run", "selected": 1, "started_at": time.time()}))
     line = next(line for line in frame(run) if line.startswith("  t-claude:"))
     assert line.endswith(", tool calls 5 (goals 2, compile 1, query 1, try 1)"), line
+
+
+def escaped_forms(text: str) -> tuple[str, ...]:
+    """``text`` as it appears in a request body: once JSON-escaped, or twice (a CLI that nests the tool's output)."""
+    once = json.dumps(text)[1:-1]
+    return text, once, json.dumps(once)[1:-1]
+
+
+@pytest.mark.parametrize("name", ["codex", pytest.param("opencode", marks=pytest.mark.slow)])  # OpenCode: ~30 s
+def test_codex_and_opencode_see_the_true_proof_state(name: str, served: ItemTools, task: Task, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same through the two OpenAI-style CLIs (on the module's warm item server): each call reaches the server
+    and coqtop's display reaches the model; the file is unchanged."""
+    from test_agent_frontends import CLIS, KEY_ENV
+
+    cli = next(c for c in CLIS if c.name == name)
+    if cli.frontend().probe():
+        if os.environ.get("CI") == "true":
+            pytest.fail(cli.frontend().probe())
+        pytest.skip(cli.frontend().probe())
+    monkeypatch.setenv(KEY_ENV, "sk-scripted")
+    workspace = served.context.workspace
+    candidate = workspace / task.candidate_name
+    before = candidate.read_bytes()
+    calls_before = len(read_records(served.context.audit_dir, TOOL_CALLS, served.key)[0])
+    steps = [{"call_tool": "goals", "args": {"line": INTROS_LINE}},
+             {"call_tool": "try", "args": {"tactics": "unfold putnam_1965_a5_solution.", "line": INTROS_LINE}},
+             {"call_tool": "query", "args": {"command": "Print putnam_1965_a5."}}, {"text": "looked"}]
+    prover = served.prover
+    with ScriptedModelServer(steps) as model:
+        session = cli.frontend().start(SessionContext(
+            task=task, workspace=workspace, audit_dir=tmp_path / "session", role=ACTOR, prover=prover,
+            budget=Budget(), options={"provider_url": f"{model.url}/v1", "api_key_env": KEY_ENV, "max_retries": 0,
+                                      **cli.options, "model": "scripted",  # Codex: a slug it does not know lists
+                                      # MCP tools directly (a known one puts them behind tool_search)
+                                      "mcp_servers": served.mcp_servers(), "env": served.env()}))
+        turn = session.turn("Prove the task.", timeout=240)
+        bodies = re.sub(r" \(ID \d+\)", "", json.dumps([r["body"] for r in model.model_requests()]))
+    calls = read_records(served.context.audit_dir, TOOL_CALLS, served.key)[0][calls_before:]
+    assert not turn.infra and turn.final_text == "looked", turn
+    assert [c["tool"] for c in calls] == ["goals", "try", "query"], calls
+    assert candidate.read_bytes() == before
+    text = candidate_text(task)
+    for expected in (reference_goals(task, prefix_lines(text, INTROS_LINE)),
+                     reference_goals(task, prefix_lines(text, INTROS_LINE) + "unfold putnam_1965_a5_solution.\n"),
+                     "`Print putnam_1965_a5` is refused"):
+        assert any(form in bodies for form in escaped_forms(expected)), expected
