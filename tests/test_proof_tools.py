@@ -255,6 +255,27 @@ def test_a_template_that_does_not_load_here_is_infra_not_the_proofs(tmp_path: Pa
     assert answer.status == "error" and "t.v:1: error:" in answer.text, answer
 
 
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_the_session_speaks_each_toolchains_coqtop(toolchain: str, tmp_path: Path) -> None:
+    """Coq 8.20 and Rocq 9.2 (whose coqtop gives a query such as ``Show.`` no state of its own): the goals and a
+    try on a PutnamBench template without mathcomp (sid has none) are what that toolchain prints."""
+    from test_toolchains import root
+
+    source = require_path(PUTNAM / "coq" / "src" / "putnam_2001_a1.v", "PutnamBench")
+    task = parse_coq("putnam_2001_a1", source, source.read_text(encoding="utf-8"))
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache"), "toolchain": str(root(toolchain))})
+    session = prover.proof_session(task, 120, (task.theorem_name,))
+    text = task.template.replace("Proof. Admitted.", "Proof.\nintros a b.\nsplit.\n").encode()
+    try:
+        goals = session.goals(text, 0)
+        tried = session.try_tactics(text, 8, "pose proof (hop (op b a) b) as H.")
+    finally:
+        session.close()
+    assert goals.status == "error" and "goals after line 8 (`intros a b.`):\n1 goal" in goals.text, goals
+    assert "a, b : A" in goals.text and "putnam_2001_a1.v:9: error:" in goals.text
+    assert tried.status == "ok" and "H : op (op (op b a) b) (op b a) = b" in tried.text, tried
+
+
 def test_the_reviewer_gets_no_interactive_tools(task: Task, tmp_path: Path) -> None:
     review = tmp_path / "review"
     review.mkdir()

@@ -303,6 +303,10 @@ SESSION_PROMPT = re.compile(r"<prompt>(?P<name>\S*) < (?P<state>\d+) \|(?P<proof
 SESSION_SENTINEL = "forall_session_sentinel"
 
 
+#: how Coq starts an error message (after the echo of the input), with or without ``-emacs`` markup around it
+SESSION_ERROR = re.compile(r"(?m)^(?:<[a-z]+>)?Error:")
+
+
 class SessionDied(Exception):
     """coqtop ended (or its replies stopped matching what was sent): the session is restarted, infra-side."""
 
@@ -326,7 +330,7 @@ class CoqSession:
     :meth:`sync` brings it to the state after a list of sentences, reusing the longest prefix already executed
     (``BackTo`` that state) and executing only the rest: an edit near the end of a proof costs the edited
     sentences, not the imports. Success is read from Coq itself: a sentence that fails leaves the prompt's state id
-    unchanged, one that succeeds moves it. Every wait ends at the caller's deadline (:class:`SessionTimeout`, the
+    unchanged and says ``Error:``. Every wait ends at the caller's deadline (:class:`SessionTimeout`, the
     process is killed); a dead process raises :class:`SessionDied`. Not thread-safe: the caller serialises calls.
     """
 
@@ -417,7 +421,9 @@ class CoqSession:
         for _ in range(max(1, units)):
             previous = self.state
             replies.append(self._expect(deadline))
-            ok = ok and self.state != previous
+            # Coq 8.16 gives every sentence that succeeds a new state; Rocq 9 not a query (``Show.``), so a sentence
+            # failed when its state did not move *and* Coq said ``Error:``
+            ok = ok and (self.state != previous or not SESSION_ERROR.search(replies[-1]))
         if not ok:
             self.back_to(before, deadline)
         return ok, "".join(replies)
