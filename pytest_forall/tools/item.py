@@ -1,7 +1,9 @@
 """Benchmark tools for the actor and the reviewer, served on one MCP server beside retrieval.
 
 Actor: ``start`` (the exact template, workspace state), ``compile`` (prover diagnostics, no verdict),
-``submit`` (the full verifier; the verdict is recorded). Reviewer: ``review_start`` (statement and the
+``submit`` (the full verifier; the verdict is recorded), and with a prover that holds a warm session
+(:class:`~pytest_forall.core.prover.Interactive`) ``goals``/``try``/``query`` (the proof state, tactics tried without
+touching the file, statement queries; nothing judged). Reviewer: ``review_start`` (statement and the
 candidate's digest), ``review_compile`` (compile evidence bound to that digest; never writes the
 reviewer's directory). The same tools reach shell frontends as ``forall start|compile|submit|…``
 (:mod:`pytest_forall.tools.shell`), which are clients of the item's server, not second implementations.
@@ -55,7 +57,6 @@ COMPILATION = frozenset({"compile", "submit", "review_compile"})
 #: the actor's interactive tools over the item's warm prover session (offered when the prover is Interactive)
 INTERACTION = frozenset({"goals", "try", "query"})
 ROLE_TOOLS = {ACTOR: ("start", "compile", "submit"), REVIEWER: ("review_start", "review_compile")}
-INTERACTIVE_TOOLS = ("goals", "try", "query")
 #: First line of every compile/submit answer; ``forall <tool>`` maps it to its exit status.
 STATUS_PREFIX = "status: "
 MAX_MESSAGES = 20
