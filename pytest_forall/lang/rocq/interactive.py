@@ -221,7 +221,7 @@ class RocqProofSession:
     # -- the tools ----------------------------------------------------------------------------------------------
 
     def goals(self, data: bytes, line: int) -> SessionAnswer:
-        prefix, items, upto = self._prefix(data, line)
+        _, items, _ = self._prefix(data, line)
 
         def body(deadline: float) -> SessionAnswer:
             done, reply = self._send(items, deadline)
@@ -235,7 +235,6 @@ class RocqProofSession:
             text = "\n".join([f"{head}:", self._show(deadline), *(["messages:", *messages] if messages else [])])
             return SessionAnswer("ok" if done == len(items) else "error", text)
 
-        del prefix, upto
         return self._call(body)
 
     def try_tactics(self, data: bytes, line: int, tactics: str) -> SessionAnswer:
