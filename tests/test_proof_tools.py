@@ -30,8 +30,8 @@ from pytest_forall.core.model import Budget, Task, sha256_bytes
 from pytest_forall.lang.rocq.backend import RocqProver
 from pytest_forall.lang.rocq.coqtop import process_tree
 from pytest_forall.lang.rocq.problem import parse_coq
-from pytest_forall.tools.item import TOOL_CALLS, ItemTools, ToolContext, read_records
-from pytest_forall.tools.shell import call, exit_status
+from pytest_forall.tools.item import TOOL_CALLS, URL_ENV, ItemTools, ToolContext, read_records
+from pytest_forall.tools.shell import call
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_model_server import ScriptedModelServer
@@ -78,8 +78,17 @@ def ask(tools: ItemTools, tool: str, **arguments: Any) -> tuple[bool, str]:
     return anyio.run(guarded)
 
 
+_REFERENCE: dict[str, str] = {}
+
+
 def reference_goals(task: Task, prefix: str) -> str:
-    """What a plain ``coqtop`` prints for ``Show.`` after ``prefix``: its last goal display."""
+    """What a plain ``coqtop`` prints for ``Show.`` after ``prefix``: its last goal display (once per prefix)."""
+    if prefix not in _REFERENCE:
+        _REFERENCE[prefix] = _coqtop_show(prefix)
+    return _REFERENCE[prefix]
+
+
+def _coqtop_show(prefix: str) -> str:
     shown = subprocess.run(["coqtop", "-q"], input=prefix + "\nShow.\n", capture_output=True, text=True,
                            timeout=300, check=False).stdout
     blocks = re.split(r"(?m)^(?=\d+ (?:focused )?goals?\b)", shown)
@@ -199,17 +208,18 @@ def test_looping_tactics_time_out_and_a_dead_session_restarts(served: ItemTools,
     assert [c["status"] for c in calls if c["arguments"].get("tactics") == "do 1000000000 idtac."] == ["timeout"]
 
 
-def test_calls_are_sealed_counted_and_the_shell_twins_answer(served: ItemTools, task: Task) -> None:
-    env = {**os.environ, **served.env()}
-    forall = [sys.executable, "-m", "pytest_forall.cli"]
-    goals = subprocess.run([*forall, "goals", "--line", str(INTROS_LINE)], env=env, capture_output=True, text=True,
-                           timeout=300, check=False)
-    assert goals.returncode == 0 and "hn : n > 0" in goals.stdout, goals
-    _, tried = ask(served, "try", tactics="exact I.", line=INTROS_LINE)  # the twin maps its status line to 1
-    assert exit_status(tried) == 1 and exit_status(goals.stdout) == 0 and "fails at line 6" in tried
-    refused = subprocess.run([*forall, "query", "Print putnam_1965_a5."], env=env, capture_output=True, text=True,
-                             timeout=300, check=False)
-    assert refused.returncode == 2 and "is refused" in refused.stderr, refused
+def test_calls_are_sealed_counted_and_the_shell_twins_answer(served: ItemTools, task: Task,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``forall goals|try|query`` (the same main() a shell runs; the subprocess path is test_submit_cli's) answer
+    with exit 0 ok, 1 error, 2 refused."""
+    from pytest_forall.cli import main
+
+    monkeypatch.setenv(URL_ENV, served.url)
+    assert main(["goals", "--line", str(INTROS_LINE)]) == 0 and "hn : n > 0" in capsys.readouterr().out
+    assert main(["try", "exact I.", "--line", str(INTROS_LINE)]) == 1
+    assert "fails at line 6" in capsys.readouterr().out
+    assert main(["query", "Print putnam_1965_a5."]) == 2 and "is refused" in capsys.readouterr().err
     summary = served.summary()
     assert summary["interaction"] >= 3 and summary["unauthenticated"] == 0
     calls, _ = read_records(served.context.audit_dir, TOOL_CALLS, served.key)
