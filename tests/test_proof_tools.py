@@ -435,5 +435,6 @@ def test_codex_and_opencode_see_the_true_proof_state(name: str, served: ItemTool
     text = candidate_text(task)
     for expected in (reference_goals(task, prefix_lines(text, INTROS_LINE)),
                      reference_goals(task, prefix_lines(text, INTROS_LINE) + "unfold putnam_1965_a5_solution.\n"),
-                     "`Print putnam_1965_a5` is refused"):
+                     "`Print putnam_1965_a5` is refused",
+                     "use goals(line) to see the proof state"):  # the brief: the server's instructions
         assert any(form in bodies for form in escaped_forms(expected)), expected
