@@ -188,7 +188,7 @@ def test_a_warm_replay_items_file_operations_are_its_audit_records_files_each_ma
     ctx = replay_item(tmp_path, "warm")
     with file_operations(monkeypatch) as warm:
         row = ItemRun(ctx).run()
-    assert row["cached"] and row["outcome"] == "strict" and row["tool_calls"] == {"navigation": 0, "compilation": 0}
+    assert row["cached"] and row["outcome"] == "strict" and row["tool_calls"] == {"navigation": 0, "compilation": 0, "interaction": 0}
     assert Counter(op for op, _ in warm) == Counter({"write": 6, "mkdir": 3, "link": 1}), warm
     assert [name for op, name in warm if op == "mkdir"] == ["s0", "r1", "accepted"], warm
     assert sorted(name for op, name in warm if op != "mkdir") == sorted(
@@ -389,7 +389,7 @@ def test_a_resumed_items_row_counts_the_tool_calls_of_its_earlier_sessions(tmp_p
     StateStore(ctx.audit.directory / "state.json", SECRET, ctx.task.task_id, ctx.workspace_root / ctx.workspace_name
                ).save(ItemState(frontend="replay", sessions=["earlier"]))
     row = ItemRun(ctx).run()
-    assert row["outcome"] == "strict" and row["tool_calls"] == {"navigation": 2, "compilation": 3}, row
+    assert row["outcome"] == "strict" and row["tool_calls"] == {"navigation": 2, "compilation": 3, "interaction": 0}, row
 
 
 def test_a_tasks_digest_is_the_sha256_of_its_record_and_tells_every_task_apart(tmp_path: Path) -> None:

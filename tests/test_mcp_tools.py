@@ -113,7 +113,7 @@ def test_actor_tools_over_stdio(task: Task, tmp_path: Path) -> None:
                 return tools
 
     tools = anyio.run(run)
-    assert tools == {"start", "compile", "submit", "lookup", "search", "usages", "outline"}
+    assert tools == {"start", "compile", "submit", "goals", "try", "query", "lookup", "search", "usages", "outline"}
     assert answers["start"][0].endswith(task.template) and "unchanged from the template" in answers["start"][0]
     template, wrong, right = (sha256_bytes(t.encode()) for t in (task.template, solved(task, WRONG), solved(task)))
     assert [a.splitlines()[:2] for a in answers["compile"]] == [
@@ -134,7 +134,8 @@ def test_actor_tools_over_stdio(task: Task, tmp_path: Path) -> None:
         ("submit", template, "reject"), ("submit", wrong, "reject"), ("submit", right, "accept")]
     assert submissions[-1]["strict"] is True and submissions[-1]["layers"][-1] == ["independent_check", True]
     summary = summarize_tool_calls(ctx.audit_dir, key)
-    assert summary == {"navigation": 5, "compilation": 6, "session": 2, "navigation_share": round(5 / 11, 3),
+    assert summary == {"navigation": 5, "compilation": 6, "interaction": 0, "session": 2, "restarts": 0,
+                       "navigation_share": round(5 / 11, 3),
                        "by_tool": {"compile": 3, "lookup": 2, "outline": 1, "search": 1, "start": 2, "submit": 3,
                                    "usages": 1}, "unauthenticated": 0}
 

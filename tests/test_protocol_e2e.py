@@ -262,7 +262,7 @@ def test_solved_in_the_first_round_and_the_reviewer_cannot_write(any_cli: Cli, f
     assert len(allowed) == 2 and all(a.startswith("127.0.0.1:") for a in allowed)  # provider + the item's tools
     review_tools = json.loads((run.audit_dir / "s0" / "r1" / "review" / "tools.json").read_text())
     assert review_tools["unauthenticated"] == 0
-    assert run.row["tool_calls"] == {"navigation": 0, "compilation": 0}  # this scripted model called no tool
+    assert run.row["tool_calls"] == {"navigation": 0, "compilation": 0, "interaction": 0}  # this scripted model called no tool
 
 
 # ---------------------------------------------------------------------------------------------------

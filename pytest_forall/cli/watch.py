@@ -47,6 +47,30 @@ def money(value: Any) -> str:
     return "unknown" if value is None else f"${float(value):.4f}"
 
 
+def tool_calls(item_dir: Path) -> str:
+    """``, tool calls N (goals 3, try 2, …)`` from the item's ``tool_calls.jsonl`` files, or "" when there are none.
+
+    A display only: the watcher holds no key, so it counts lines as written, sealed or not (the row's ``tool_calls``
+    counts only sealed ones)."""
+    by_tool: dict[str, int] = {}
+    for directory, _, files in os.walk(item_dir):
+        if "tool_calls.jsonl" in files:
+            try:
+                lines = (Path(directory) / "tool_calls.jsonl").read_text(encoding="utf-8").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                try:
+                    tool = str(json.loads(line).get("tool", "?"))
+                except (ValueError, AttributeError):
+                    tool = "?"
+                by_tool[tool] = by_tool.get(tool, 0) + 1
+    if not by_tool:
+        return ""
+    parts = ", ".join(f"{tool} {n}" for tool, n in sorted(by_tool.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f", tool calls {sum(by_tool.values())} ({parts})"
+
+
 def frame(run_dir: Path, now: float | None = None) -> list[str]:
     """One screen: the run's counts, then one line per running item."""
     now = time.time() if now is None else now
@@ -94,7 +118,8 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
                      f"{progress.get('rounds', '?')} rounds, {progress.get('compiles', '?')} compiles, "
                      f"{progress.get('reviews', '?')} reviews, tokens {progress.get('tokens_in') or '-'}/"
                      f"{progress.get('tokens_out') or '-'}, {money(progress.get('cost_usd'))}, "
-                     f"{float(progress.get('wall_s') or 0) + age:.0f} s so far, updated {age:.0f} s ago")
+                     f"{float(progress.get('wall_s') or 0) + age:.0f} s so far, updated {age:.0f} s ago"
+                     f"{tool_calls(items / name)}")
     return lines
 
 

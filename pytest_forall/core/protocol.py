@@ -796,8 +796,8 @@ class ItemRun:
                 (audit_dir / "tools.json").write_text(json.dumps(tools.summary(), sort_keys=True), encoding="utf-8")
 
     def _tool_counts(self) -> dict[str, int]:
-        """Navigation and compilation tool calls over every session of the item (from each tools.json)."""
-        counts = {"navigation": 0, "compilation": 0}
+        """Navigation, compilation and interaction (goals/try/query) calls over every session of the item (tools.json)."""
+        counts = {"navigation": 0, "compilation": 0, "interaction": 0}
         if not (self.tools_opened or self.resumed_at_start):
             return counts  # no session of this item had tools: nothing to list (a warm item's directories, #18)
         # os.walk, not Path.rglob: the same files at a fraction of the cost (every item asks, a cached one too)

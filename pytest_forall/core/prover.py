@@ -194,3 +194,46 @@ class ChecksAdvisories(Protocol):
     def kernel(self) -> dict[str, Any]: ...
 
     def advisory_check(self, task: Task, workspace: Path, timeout: float) -> Layer: ...
+
+
+# --- interactive proof sessions (the actor's goals/try/query tools, docs/tools.md) ---------------------------------
+
+class SessionRefused(Exception):
+    """Input an interactive session will not run (a line past the end, a command where tactics go, a query that is
+    not one); the message is the one line the agent sees. Nothing ran, nothing changed."""
+
+
+@dataclass
+class SessionAnswer:
+    """One interactive answer: ``status`` ``ok`` | ``error`` (the prover said no) | ``timeout`` (the call's budget
+    ran out; the session was restarted) | ``infra`` (the prover process failed, never the proof's fault)."""
+
+    status: str
+    text: str
+    #: why the session was restarted during this call ("" when it was not): infra-side, never a proof failure
+    restarted: str = ""
+
+
+class ProofSession(Protocol):
+    """A warm prover process for one item: it keeps the template's imports loaded and reuses the longest unchanged
+    prefix of the candidate between calls. ``data`` is the candidate's bytes as read from disk by the caller, who
+    never writes them; ``line`` 0 means the end of the file. Each call is bounded by the session's timeout."""
+
+    def goals(self, data: bytes, line: int) -> SessionAnswer: ...
+
+    def try_tactics(self, data: bytes, line: int, tactics: str) -> SessionAnswer: ...
+
+    def query(self, command: str) -> SessionAnswer: ...
+
+    def warm(self) -> None:
+        """Load the template's context now (called in the background when the actor starts)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Interactive(Protocol):
+    """The prover can hold a warm session for the interactive tools (``goals``, ``try``, ``query``)."""
+
+    def proof_session(self, task: Task, timeout: float, excluded: tuple[str, ...]) -> ProofSession: ...

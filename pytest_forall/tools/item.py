@@ -1,7 +1,9 @@
 """Benchmark tools for the actor and the reviewer, served on one MCP server beside retrieval.
 
 Actor: ``start`` (the exact template, workspace state), ``compile`` (prover diagnostics, no verdict),
-``submit`` (the full verifier; the verdict is recorded). Reviewer: ``review_start`` (statement and the
+``submit`` (the full verifier; the verdict is recorded), and with a prover that holds a warm session
+(:class:`~pytest_forall.core.prover.Interactive`) ``goals``/``try``/``query`` (the proof state, tactics tried without
+touching the file, statement queries; nothing judged). Reviewer: ``review_start`` (statement and the
 candidate's digest), ``review_compile`` (compile evidence bound to that digest; never writes the
 reviewer's directory). The same tools reach shell frontends as ``forall start|compile|submit|…``
 (:mod:`pytest_forall.tools.shell`), which are clients of the item's server, not second implementations.
@@ -37,7 +39,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pytest_forall.core import workspace as ws
 from pytest_forall.core.actor import ACTOR, REVIEWER
 from pytest_forall.core.model import Task, sha256_bytes
-from pytest_forall.core.prover import Prover
+from pytest_forall.core.prover import Interactive, ProofSession, Prover, SessionAnswer, SessionRefused
 from pytest_forall.core.verify import DEFAULT_TIMEOUT, verify_candidate
 from pytest_forall.tools.mcp_server import build_server
 
@@ -52,6 +54,8 @@ SERVER_NAME = "forall"
 
 NAVIGATION = frozenset({"lookup", "search", "usages", "outline"})
 COMPILATION = frozenset({"compile", "submit", "review_compile"})
+#: the actor's interactive tools over the item's warm prover session (offered when the prover is Interactive)
+INTERACTION = frozenset({"goals", "try", "query"})
 ROLE_TOOLS = {ACTOR: ("start", "compile", "submit"), REVIEWER: ("review_start", "review_compile")}
 #: First line of every compile/submit answer; ``forall <tool>`` maps it to its exit status.
 STATUS_PREFIX = "status: "
@@ -156,8 +160,11 @@ def summarize_tool_calls(audit_dir: Path, key: bytes) -> dict[str, Any]:
         by_tool[call["tool"]] = by_tool.get(call["tool"], 0) + 1
     navigation = sum(n for tool, n in by_tool.items() if tool in NAVIGATION)
     compilation = sum(n for tool, n in by_tool.items() if tool in COMPILATION)
+    interaction = sum(n for tool, n in by_tool.items() if tool in INTERACTION)
     both = navigation + compilation
-    return {"navigation": navigation, "compilation": compilation, "session": len(calls) - both,
+    return {"navigation": navigation, "compilation": compilation, "interaction": interaction,
+            "session": len(calls) - both - interaction,
+            "restarts": sum(1 for call in calls if call.get("restarted")),
             "navigation_share": round(navigation / both, 3) if both else None,
             "by_tool": dict(sorted(by_tool.items())), "unauthenticated": unauthenticated}
 
@@ -172,6 +179,8 @@ class _Outcome:
     status: str = "ok"
     digest: str = ""
     record: dict[str, Any] = field(default_factory=dict)   # non-empty: also a submissions.jsonl line
+    #: extra fields of the tool_calls.jsonl line (an interactive call's session restart)
+    logged: dict[str, Any] = field(default_factory=dict)
 
 
 def _diagnostics(messages: list[dict[str, Any]], build: Path) -> list[str]:
@@ -197,6 +206,8 @@ class BenchmarkTools:
         self.charge_compile = charge_compile
         self._lock = threading.Lock()
         self._calls = 0
+        self._session: ProofSession | None = None
+        self._session_lock = threading.Lock()
 
     # -- records --------------------------------------------------------------------------------------
 
@@ -205,14 +216,16 @@ class BenchmarkTools:
         with self._lock, (self.context.audit_dir / name).open("a", encoding="utf-8") as handle:
             handle.write(line + "\n")
 
-    def log_call(self, tool: str, arguments: dict[str, Any], status: str, digest: str, seconds: float) -> None:
+    def log_call(self, tool: str, arguments: dict[str, Any], status: str, digest: str, seconds: float,
+                 extra: dict[str, Any] | None = None) -> None:
         with self._lock:
             self._calls += 1
             number = self._calls
-        category = "navigation" if tool in NAVIGATION else "compilation" if tool in COMPILATION else "session"
+        category = ("navigation" if tool in NAVIGATION else "compilation" if tool in COMPILATION
+                    else "interaction" if tool in INTERACTION else "session")
         self._append(TOOL_CALLS, {"n": number, "t": round(time.time(), 3), "role": self.context.role, "tool": tool,
                                   "category": category, "arguments": arguments, "status": status,
-                                  "digest": digest, "seconds": round(seconds, 3)})
+                                  "digest": digest, "seconds": round(seconds, 3), **(extra or {})})
 
     def observe(self, tool: str, arguments: dict[str, Any], answer: str, seconds: float) -> None:
         """Retrieval calls are logged like the others (see :func:`pytest_forall.tools.mcp_server.build_server`)."""
@@ -229,7 +242,7 @@ class BenchmarkTools:
             self.log_call(tool, arguments, f"crashed: {type(exc).__name__}", "", time.monotonic() - started)
             raise
         seconds = time.monotonic() - started
-        self.log_call(tool, arguments, outcome.status, outcome.digest, seconds)
+        self.log_call(tool, arguments, outcome.status, outcome.digest, seconds, outcome.logged)
         if outcome.record:
             self._append(SUBMISSIONS, {"tool": tool, "role": self.context.role, "t": round(time.time(), 3),
                                        "digest": outcome.digest, "status": outcome.status,
@@ -292,10 +305,13 @@ class BenchmarkTools:
             data = self._candidate()
             state = ("missing, so it was recreated from the template" if existed is None
                      else "unchanged from the template" if data == item.template.encode() else "modified")
+            interactive = self.interactive()
+            if interactive:
+                threading.Thread(target=self._proof_session().warm, name="forall-session-warm", daemon=True).start()
             text = (f"{ws.task_brief(item)}\nWorkspace: {self.context.workspace}\n"
                     f"{item.candidate_name}: sha256 {sha256_bytes(data)}, {state}.\n"
                     "Edit that file; compile() shows the prover's diagnostics for it, submit() runs the full "
-                    "verifier on it and records the verdict.\n\n"
+                    f"verifier on it and records the verdict.{INTERACTIVE_HINT if interactive else ''}\n\n"
                     f"--- {item.candidate_name} as given (the exact template) ---\n{item.template}")
             return _Outcome(text, digest=sha256_bytes(data))
 
@@ -363,19 +379,97 @@ class BenchmarkTools:
 
         return self._run("review_compile", {}, body)
 
+    # -- actor: interactive ---------------------------------------------------------------------------
+
+    def interactive(self) -> bool:
+        """The actor gets goals/try/query when the prover can hold a warm session (never the reviewer)."""
+        return self.context.role == ACTOR and isinstance(self.prover, Interactive)
+
+    def _proof_session(self) -> ProofSession:
+        with self._session_lock:
+            if self._session is None:
+                assert isinstance(self.prover, Interactive)
+                self._session = self.prover.proof_session(self.context.task, self.context.timeout,
+                                                          self.context.excluded)
+            return self._session
+
+    def close(self) -> None:
+        """End the warm session (its prover process and private directory)."""
+        with self._session_lock:
+            session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
+    def _interact(self, tool: str, arguments: dict[str, Any],
+                  ask: Callable[[ProofSession, bytes], SessionAnswer], data: bytes | None = None) -> str:
+        """One interactive call: the bytes it read (the candidate, else ``data``) digested first, the session's
+        answer after; refusals are one-line tool errors, a restart is logged as infra, never as the proof's."""
+
+        def body() -> _Outcome:
+            read = self._candidate() if data is None else data
+            digest = sha256_bytes(read)
+            try:
+                answer = ask(self._proof_session(), read)
+            except SessionRefused as exc:
+                raise ToolError(str(exc)) from None
+            text = f"sha256: {digest}\n{STATUS_PREFIX}{answer.status}\n{answer.text}"
+            logged = {"restarted": answer.restarted} if answer.restarted else {}
+            return _Outcome(text, answer.status, digest, logged=logged)
+
+        return self._run(tool, arguments, body)
+
+    def interactive_tools(self) -> list[Callable[..., str]]:
+        """goals, try, query (``try`` is a Python keyword, so the functions are named here)."""
+
+        def goals(line: int = 0) -> str:
+            """The proof state Coq prints after the last sentence of the candidate file ending at or before `line`
+            (0 = the end): every focused goal with its hypotheses, unfocused and shelved goals, and the errors and
+            warnings of that prefix. Nothing is written; not a submission. Answer: `sha256:` of the file read, then
+            `status: ok|error|timeout|infra`."""
+            return self._interact("goals", {"line": line}, lambda session, data: session.goals(data, line))
+
+        def try_(tactics: str, line: int = 0) -> str:
+            """Run `tactics` (tactics only, e.g. `intros x. induction x.`) after the last sentence ending at or
+            before `line` of the candidate file (0 = the end) and show the resulting goals or the error. The file
+            is not touched and nothing is submitted. Answer starts with `sha256:` of the file read."""
+            return self._interact("try", {"tactics": tactics[:4000], "line": line},
+                                  lambda session, data: session.try_tactics(data, line, tactics))
+
+        def query(command: str) -> str:
+            """One Check, About, Locate, Search or Print Assumptions command, run in the template's context (its
+            imports and definitions, before the theorem). Statements only: other commands and withheld names are
+            refused. Answer starts with `sha256:` of the template."""
+            return self._interact("query", {"command": command[:4000]}, lambda session, _: session.query(command),
+                                  data=self.context.task.template.encode("utf-8"))
+
+        try_.__name__ = "try"
+        return [goals, try_, query]
+
     def for_role(self) -> list[Callable[..., str]]:
-        return [getattr(self, name) for name in ROLE_TOOLS[self.context.role]]
+        tools = [getattr(self, name) for name in ROLE_TOOLS[self.context.role]]
+        return tools + (self.interactive_tools() if self.interactive() else [])
 
 
 # --- serving -------------------------------------------------------------------------------------------
 
-def instructions(context: ToolContext) -> str:
+#: When to use the interactive tools rather than compile/submit: what the actor's brief (start, the server's
+#: instructions) says about them.
+INTERACTIVE_HINT = (
+    " While writing the proof, use goals(line) to see the proof state Coq has after a line of the file, and "
+    "try(tactics, line) to test tactics there without editing the file (both reuse a warm prover session: a "
+    "fraction of a second, where compile re-checks the whole file); query(command) runs Check/About/Locate/Search/"
+    "Print Assumptions in the template's context. They judge nothing: compile the finished file, then submit().")
+
+
+def instructions(context: ToolContext, interactive: bool = False) -> str:
     if context.role == REVIEWER:
         text = ("Review tools for one submitted proof: review_start() gives the statement and the candidate's "
                 "SHA-256; review_compile() compiles the candidate and records the evidence.")
     else:
         text = ("Benchmark tools for one task: start() gives the exact template and the workspace state; "
                 "compile() shows the prover's diagnostics; submit() runs the full verifier and records the verdict.")
+        if interactive:
+            text += INTERACTIVE_HINT
     if context.retrieval_root:
         text += (" lookup/search/usages/outline find library declarations (statements only, no proofs; "
                  "matching is textual).")
@@ -383,9 +477,10 @@ def instructions(context: ToolContext) -> str:
 
 
 def build_item_server(context: ToolContext, prover: Prover, key: bytes,
-                      charge_compile: Callable[[], bool] | None = None) -> MCPServer:
+                      charge_compile: Callable[[], bool] | None = None,
+                      tools: BenchmarkTools | None = None) -> MCPServer:
     """The item's MCP server: the role's benchmark tools, plus retrieval when ``retrieval_root`` is set."""
-    tools = BenchmarkTools(context, prover, key, charge_compile)
+    tools = tools or BenchmarkTools(context, prover, key, charge_compile)
     context.audit_dir.mkdir(parents=True, exist_ok=True)
     if context.retrieval_root:
         from pytest_forall.retrieval.index import DEFAULT_CACHE_DIR, build_index
@@ -393,8 +488,9 @@ def build_item_server(context: ToolContext, prover: Prover, key: bytes,
         cache = Path(context.retrieval_cache) if context.retrieval_cache else DEFAULT_CACHE_DIR
         declarations, _ = build_index(Path(context.retrieval_root), cache)
         return build_server(declarations, excluded=context.excluded, extra_tools=tools.for_role(),
-                            observe=tools.observe, name=SERVER_NAME, instructions=instructions(context))
-    server = MCPServer(SERVER_NAME, instructions=instructions(context), log_level="WARNING")
+                            observe=tools.observe, name=SERVER_NAME,
+                            instructions=instructions(context, tools.interactive()))
+    server = MCPServer(SERVER_NAME, instructions=instructions(context, tools.interactive()), log_level="WARNING")
     for tool in tools.for_role():
         server.add_tool(tool, structured_output=False)
     return server
@@ -428,13 +524,15 @@ class ItemTools:
         self.charge_compile = charge_compile
         self.context_path = context.audit_dir / CONTEXT_FILE
         self._http: _HttpThread | None = None
+        self.tools: BenchmarkTools | None = None
 
     @property
     def url(self) -> str:
         return self.context.url
 
     def __enter__(self) -> Self:
-        server = build_item_server(self.context, self.prover, self.key, self.charge_compile)
+        self.tools = BenchmarkTools(self.context, self.prover, self.key, self.charge_compile)
+        server = build_item_server(self.context, self.prover, self.key, self.charge_compile, self.tools)
         self._http = _HttpThread(server)
         self.context = replace(self.context, url=f"http://127.0.0.1:{self._http.port}/mcp")
         self.context_path = write_context(self.context, self.key)
@@ -445,6 +543,8 @@ class ItemTools:
         if self._http is not None:
             self._http.stop()
             self._http = None
+        if self.tools is not None:
+            self.tools.close()
 
     def mcp_servers(self) -> dict[str, dict[str, Any]]:
         """The frontend option ``mcp_servers`` that registers this server (see docs/tools.md)."""

@@ -1,4 +1,4 @@
-"""``forall start|compile|submit|review-start|review-compile``: the benchmark tools from a shell.
+"""``forall start|compile|submit|review-start|review-compile|goals|try|query``: the benchmark tools from a shell.
 
 For frontends whose agent has a shell but no MCP client. Each command is a client of the item's tool
 server (found through the context file named by ``FORALL_ITEM_CONTEXT``), never a second
@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from pytest_forall.tools.item import CONTEXT_ENV, STATUS_PREFIX, URL_ENV, ContextError, read_context
 
@@ -27,14 +28,17 @@ COMMANDS = {
     "submit": ("submit", "run the full verifier on the current candidate and record the verdict"),
     "review-start": ("review_start", "reviewer: the statement and the candidate's SHA-256"),
     "review-compile": ("review_compile", "reviewer: compile the candidate and record the evidence"),
+    "goals": ("goals", "the proof state Coq has after a line of the candidate (warm session, nothing written)"),
+    "try": ("try", "run tactics after a line of the candidate and show the goals (the file is not touched)"),
+    "query": ("query", "one Check/About/Locate/Search/Print Assumptions in the template's context"),
 }
-EXIT_STATUS = {"ok": 0, "accept": 0, "error": 1, "reject": 1}
+EXIT_STATUS = {"ok": 0, "accept": 0, "error": 1, "reject": 1, "timeout": 1}
 USAGE_OR_INFRA = 2
 #: Longer than any prover timeout the framework sets, so the server, not the client, decides when to stop.
 CALL_TIMEOUT = 3600.0
 
 
-async def call(url: str, tool: str, arguments: dict[str, str]) -> tuple[bool, str]:
+async def call(url: str, tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
     """(is_error, text) of one tool call over streamable HTTP."""
     from mcp import Client  # imported per call: keeps every other `forall` subcommand's start-up fast
     from mcp.types import TextContent
@@ -46,11 +50,12 @@ async def call(url: str, tool: str, arguments: dict[str, str]) -> tuple[bool, st
 
 
 def exit_status(text: str) -> int:
-    """From the answer's ``status:`` first line; answers without one (start) succeed."""
-    first = text.partition("\n")[0]
-    if not first.startswith(STATUS_PREFIX):
-        return 0
-    return EXIT_STATUS.get(first[len(STATUS_PREFIX):].strip(), USAGE_OR_INFRA)
+    """From the answer's ``status:`` line (the first, or the second after an interactive answer's ``sha256:``);
+    answers without one (start) succeed."""
+    for line in text.split("\n", 2)[:2]:
+        if line.startswith(STATUS_PREFIX):
+            return EXIT_STATUS.get(line[len(STATUS_PREFIX):].strip(), USAGE_OR_INFRA)
+    return 0
 
 
 def server_url(args: argparse.Namespace) -> str:
@@ -73,7 +78,10 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"forall {args.command}: the item's tools are not served over HTTP", file=sys.stderr)
         return USAGE_OR_INFRA
     tool = COMMANDS[args.command][0]
-    arguments = {"task": args.task} if getattr(args, "task", "") else {}
+    arguments: dict[str, Any] = {"task": args.task} if getattr(args, "task", "") else {}
+    for name, dest in (("line", "line"), ("tactics", "tactics"), ("command", "query_command")):
+        if getattr(args, dest, None) is not None:
+            arguments[name] = getattr(args, dest)
     try:
         import anyio
 
@@ -95,4 +103,11 @@ def add_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                             help=f"the item's context file (default: ${URL_ENV}, else ${CONTEXT_ENV})")
         if tool in ("start", "review_start"):
             parser.add_argument("--task", default="", help="task id (checked against the item's)")
+        if tool == "try":
+            parser.add_argument("tactics", help="tactics to run, e.g. 'intros x. induction x.'")
+        if tool in ("goals", "try"):
+            parser.add_argument("--line", type=int, default=0,
+                                help="after the last sentence ending at or before this line (default 0: the end)")
+        if tool == "query":
+            parser.add_argument("query_command", metavar="COMMAND", help="e.g. 'Search (_ + 0 = _).' or 'About addn0.'")
         parser.set_defaults(func=run_cli)

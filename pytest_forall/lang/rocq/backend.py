@@ -68,6 +68,7 @@ from pytest_forall.lang.rocq.toolchain import (
 
 if TYPE_CHECKING:
     from pytest_forall.lang.rocq.coqtop import TacticProbe
+    from pytest_forall.lang.rocq.interactive import RocqProofSession
 
 #: What each accepted candidate is guaranteed (the audit record lists the clauses its layers established).
 STATEMENT_CLAUSE = ("kernel statement: the theorem's type and every problem-file constant and inductive it depends "
@@ -706,6 +707,14 @@ class RocqProver:
         """
         return self.tactic_probe(workspace).run(prelude + task.frozen, tactics, workspace, timeout,
                                                 theorem=task.theorem_name, on_attempt=on_attempt)
+
+    def proof_session(self, task: Task, timeout: float, excluded: tuple[str, ...]) -> RocqProofSession:
+        """The actor's warm ``coqtop`` for goals/try/query (:mod:`.interactive`), in the sandbox when the item's
+        prover is, working in a private directory of its own (never the workspace)."""
+        from pytest_forall.lang.rocq.interactive import RocqProofSession
+
+        directory = Path(tempfile.mkdtemp(prefix="forall-session-"))
+        return RocqProofSession(task, self.tactic_probe(directory), directory, timeout, excluded)
 
     def tactic_probe(self, workspace: Path) -> TacticProbe:
         """An interactive ``coqtop`` driver for ``workspace``, in the sandbox when the item's prover is."""

@@ -96,6 +96,10 @@ class TacticProbe:
         #: ask ``Show.`` after each tactic: Rocq 9's coqtop prints no goals (nor "No more goals") by itself
         self.show_goals = show_goals
 
+    def spawn(self, cwd: Path) -> pexpect.spawn:
+        """A coqtop in ``cwd`` (in the sandbox when ``prefix`` says so), its pty raw, ready for its first prompt."""
+        return self._spawn(cwd)
+
     def _spawn(self, cwd: Path) -> pexpect.spawn:
         # ulimit keeps a runaway evaluation from taking the machine; -emacs marks every prompt.
         argv = ["-c", 'ulimit -v "$1"; shift; exec "$@"', "forall-coqtop", str(self.mem_mb * 1024),
@@ -106,6 +110,7 @@ class TacticProbe:
         # no answer at all); raw mode passes every byte through, and the terminal's special characters
         # (^C, ^D in a script's text) stay plain bytes.
         tty.setraw(child.child_fd)
+        child.delaybeforesend = None  # pexpect's default 50 ms pause before each send would dominate a warm call
         return child
 
     def _load(self, child: pexpect.spawn, statement: str, theorem: str, timeout: float,
@@ -288,3 +293,163 @@ class TacticProbe:
                 interrupt(child.pid)
                 interrupted = True
                 limit = min(limit, time.monotonic() + 10)
+
+
+# --- a warm session for the actor's goals/try/query tools -------------------------------------------------------
+
+#: ``-emacs`` prompt: ``<prompt>NAME < STATE |PROOFS| DEPTH < </prompt>``; STATE is the state id ``BackTo`` takes.
+SESSION_PROMPT = re.compile(r"<prompt>(?P<name>\S*) < (?P<state>\d+) \|(?P<proofs>[^|]*)\| \d+ < </prompt>")
+#: ``Locate`` of this name answers that nothing has it; the reply marks where a resynchronised reply ends.
+SESSION_SENTINEL = "forall_session_sentinel"
+
+
+#: how Coq starts an error message (after the echo of the input), with or without ``-emacs`` markup around it
+SESSION_ERROR = re.compile(r"(?m)^(?:<[a-z]+>)?Error:")
+
+
+class SessionDied(Exception):
+    """coqtop ended (or its replies stopped matching what was sent): the session is restarted, infra-side."""
+
+
+class SessionTimeout(Exception):
+    """No prompt before the call's deadline: the session is killed and restarted on the next call."""
+
+
+@dataclass
+class Step:
+    """One sentence the session executed: its text (the key for reuse), the state after it, and Coq's reply."""
+
+    text: str
+    state: int
+    reply: str
+
+
+class CoqSession:
+    """One long-lived ``coqtop -emacs`` whose executed sentences are remembered with their state ids.
+
+    :meth:`sync` brings it to the state after a list of sentences, reusing the longest prefix already executed
+    (``BackTo`` that state) and executing only the rest: an edit near the end of a proof costs the edited
+    sentences, not the imports. Success is read from Coq itself: a sentence that fails leaves the prompt's state id
+    unchanged and says ``Error:``. Every wait ends at the caller's deadline (:class:`SessionTimeout`, the
+    process is killed); a dead process raises :class:`SessionDied`. Not thread-safe: the caller serialises calls.
+    """
+
+    def __init__(self, probe: TacticProbe, cwd: Path, setup: tuple[str, ...] = ("Set Printing Unfocused.",)) -> None:
+        self.probe = probe
+        self.cwd = cwd
+        #: sentences run right after start, part of the base state (Coq then prints unfocused goals too)
+        self.setup = setup
+        self.child: pexpect.spawn | None = None
+        self.steps: list[Step] = []
+        self.base = 0
+        self.state = 0
+        self.proofs = ""
+        self.starts = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.child is not None and self.child.isalive()
+
+    def close(self) -> None:
+        if self.child is not None:
+            try:
+                self.child.terminate(force=True)
+            except OSError:
+                pass
+        self.child, self.steps = None, []
+
+    def _expect(self, deadline: float) -> str:
+        assert self.child is not None
+        try:
+            self.child.expect(SESSION_PROMPT, timeout=max(0.01, deadline - time.monotonic()))
+        except pexpect.TIMEOUT:
+            self.close()
+            raise SessionTimeout() from None
+        except pexpect.EOF:
+            tail = (self.child.before or "")[-300:].strip()
+            self.close()
+            raise SessionDied(f"coqtop exited ({tail})" if tail else "coqtop exited") from None
+        match = self.child.match
+        self.state, self.proofs = int(match.group("state")), match.group("proofs")
+        return self.child.before or ""
+
+    def start(self, deadline: float) -> None:
+        """A fresh coqtop with the setup sentences run: the base every sync starts from."""
+        self.close()
+        self.child = self.probe.spawn(self.cwd)
+        self.starts += 1
+        self._expect(deadline)
+        for sentence in self.setup:
+            self.child.send(sentence + "\n")
+            self._expect(deadline)
+        self.base = self.state
+
+    def _resync(self, deadline: float) -> str:
+        """Send the sentinel and read every reply up to its error: output some commands print after their prompt
+        (``BackTo`` reprints the goals late) is swallowed here, and a reply that never comes is a dead session."""
+        assert self.child is not None
+        # a command that succeeds: the goals BackTo owes come out with the next successful command's reply
+        self.child.send(f"Locate {SESSION_SENTINEL}.\n")
+        text = ""
+        for _ in range(64):
+            text += self._expect(deadline)
+            if SESSION_SENTINEL in text:
+                return text
+        self.close()
+        raise SessionDied("coqtop's replies no longer match the sentences sent")
+
+    def back_to(self, state: int, deadline: float) -> None:
+        if self.child is None:
+            self.start(deadline)
+        if self.state != state:
+            assert self.child is not None
+            self.child.send(f"BackTo {state}.\n")
+            self._expect(deadline)
+            landed = self.state
+            self._resync(deadline)
+            if landed != state:  # the state is gone: nothing this session remembers can be trusted
+                self.close()
+                raise SessionDied(f"coqtop could not go back to state {state}")
+
+    def run(self, text: str, units: int, deadline: float) -> tuple[bool, str]:
+        """Execute one sentence (``units`` prompts: a bullet before a tactic is a sentence of its own); (ok, reply).
+        On an error the state goes back to where it was before the sentence."""
+        assert self.child is not None
+        before = self.state
+        self.child.send(text + "\n")
+        replies, ok = [], True
+        for _ in range(max(1, units)):
+            previous = self.state
+            replies.append(self._expect(deadline))
+            # Coq 8.16 gives every sentence that succeeds a new state; Rocq 9 not a query (``Show.``), so a sentence
+            # failed when its state did not move *and* Coq said ``Error:``
+            ok = ok and (self.state != previous or not SESSION_ERROR.search(replies[-1]))
+        if not ok:
+            self.back_to(before, deadline)
+        return ok, "".join(replies)
+
+    def sync(self, sentences: list[tuple[str, int]], deadline: float) -> tuple[int, str]:
+        """Bring the session to the state after ``sentences`` ((text, units) each), reusing the longest executed
+        prefix; returns (how many executed, the failing sentence's reply or ""). Stops at the first failure."""
+        if self.child is not None and not self.child.isalive():
+            self.close()
+            raise SessionDied("coqtop had exited between calls")
+        if self.child is None:
+            self.start(deadline)
+        keep = 0
+        while keep < min(len(self.steps), len(sentences)) and self.steps[keep].text == sentences[keep][0]:
+            keep += 1
+        self.steps = self.steps[:keep]
+        self.back_to(self.steps[-1].state if self.steps else self.base, deadline)
+        for text, units in sentences[keep:]:
+            ok, reply = self.run(text, units, deadline)
+            if not ok:
+                return len(self.steps), reply
+            self.steps.append(Step(text, self.state, reply))
+        return len(self.steps), ""
+
+    def ask(self, text: str, deadline: float) -> tuple[bool, str]:
+        """Run one command that is not part of the prefix (``Show.``, a query); the next :meth:`sync` goes back."""
+        if self.child is None:
+            raise SessionDied("no coqtop is running")
+        return self.run(text, 1, deadline)
