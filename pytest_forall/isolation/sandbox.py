@@ -262,6 +262,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
                  # comes): sent from inside the sandbox, or the kernel's (the memory cgroup's OOM killer)
                  "command_signal": None if supervisor.timed_out else report.get("signal"),
                  "oom": cgroups.oom_kills() > 0 if cgroups.memory else None,
+                 "memory_peak_mb": cgroups.memory_peak_mb(),
                  "pids_limit_hit": cgroups.pids_limit_hits() > 0 if cgroups.pids else None,
                  "leftovers_killed": leftovers, "survivors": survivors,
                  "access_log": str(access_log) if proxy is not None else None,
@@ -615,6 +616,15 @@ class _RunCgroups:
     def oom_kills(self) -> int:
         assert self.memory is not None
         return _counter(self.memory / "memory.oom_control", "oom_kill")
+
+    def memory_peak_mb(self) -> int | None:
+        """The run's peak charge to its memory cgroup (MiB), what the bound was measured against."""
+        if self.memory is None:
+            return None
+        try:
+            return int((self.memory / "memory.max_usage_in_bytes").read_text()) >> 20
+        except (OSError, ValueError):
+            return None
 
     def pids_limit_hits(self) -> int:
         assert self.pids is not None
