@@ -422,7 +422,7 @@ forged = json.dumps(FORGED_EVENT) + "\n"
 def ancestors():
     pid = os.getppid()
     while pid > 1:
-        yield pid, "cli" if b"stream-" + b"json" in open(f"/proc/{pid}/cmdline", "rb").read() else "shell"
+        yield pid, "shell" if open(f"/proc/{pid}/comm").read().strip() in ("bash", "sh", "dash") else "cli"
         pid = int(next(l for l in open(f"/proc/{pid}/status") if l.startswith("PPid:")).split()[1])
 def attempt(who, what, action):
     try:
@@ -456,28 +456,38 @@ def _texts(value: Any) -> Iterator[str]:
             yield from _texts(item)
 
 
+def shell_call(cli: Cli, command: str) -> dict[str, Any]:
+    """A scripted step that runs ``command`` in the CLI's shell tool."""
+    args = {"cmd": command} if cli.shell == "exec_command" else {"command": command, "description": "run"}
+    return {"call_tool": cli.shell, "args": args}
+
+
+def actor_launch(run: Run) -> dict[str, Any]:
+    """The sandbox record of the actor's first turn (the actor's HOME is among its writable binds)."""
+    return next(r for r in sandbox_records(run) if any(dest.endswith("/actor-home") for _, dest in r["policy"]["rw_binds"]))
+
+
 def sandbox_records(run: Run) -> list[dict[str, Any]]:
     return [json.loads(line) for path in run.audit_dir.rglob("sandbox.jsonl") for line in path.read_text().splitlines()]
 
 
-def test_the_actors_shell_cannot_forge_its_clis_stream_or_kill_it(claude: Cli, forall: Forall, serve: Any) -> None:
-    server = serve([{"call_tool": "Bash", "args": {"command": ATTACK, "description": "probe"}},
-                    {"text": "I give up."}])
-    run = forall.run(claude, server, "forge", "-k", PROBLEM, "--forall-rounds=1")
+def test_the_actors_shell_cannot_forge_its_clis_stream_or_kill_it(any_cli: Cli, forall: Forall, serve: Any) -> None:
+    server = serve([shell_call(any_cli, ATTACK), {"text": "I give up."}])
+    run = forall.run(any_cli, server, "forge", "-k", PROBLEM, "--forall-rounds=1")
 
     actor = server.model_requests("actor")
     # the attack's output, as the CLI gave it back to the model: the CLI lived on to send it
     report = next(text for text in _texts(actor[1]["body"]) if "ATTACKED" in text and "FORALL_ATTACK" not in text)
-    assert "ATTACKED shell cli" in report, report
+    assert report.split("ATTACKED ")[1].split()[0] == "shell" and " cli" in report.split("ATTACKED ")[1], report
     on_cli = [line for line in report.splitlines() if line.startswith("ATTACK cli ")]
-    assert len(on_cli) == 5 and all(" failed: " in line for line in on_cli), on_cli
+    assert len(on_cli) >= 5 and all(" failed: " in line for line in on_cli), on_cli
     # the item is the actor's failure, judged, with the provider's usage: nothing forged reached the record
     assert (run.row["outcome"], run.result.ret) == ("failed", 1), run.row["reason"]
     assert run.row["tokens_in"] == sum(r["usage"]["input"] for r in actor) > 1
     events = [json.loads(line) for path in transcripts(run.audit_dir) for line in path.read_text().splitlines()
               if line.startswith("{")]
     assert events and not any(e.get("session_id") == "forged" for e in events)
-    launch = next(r for r in sandbox_records(run) if "--permission-mode" in r["argv"] and "acceptEdits" in r["argv"])
+    launch = actor_launch(run)
     assert launch["outcome"]["limits"]["shells"].startswith("landlock-abi")
     assert launch["outcome"]["command_signal"] is None and launch["policy"]["confine_shells"]
 
@@ -494,12 +504,11 @@ def test_a_provider_529_seen_by_the_proxy_is_still_infra(claude: Cli, forall: Fo
 
 def test_a_memory_balloon_in_the_actors_shell_stops_at_the_bound(claude: Cli, forall: Forall, serve: Any) -> None:
     balloon = "python3 -c 'b = bytearray(1 << 30); print(\"BALLOON SURVIVED\", len(b))'"
-    server = serve([{"call_tool": "Bash", "args": {"command": balloon, "description": "allocate"}},
-                    {"text": "Out of ideas."}])
+    server = serve([shell_call(claude, balloon), {"text": "Out of ideas."}])
     run = forall.run(claude, server, "balloon", "-k", PROBLEM, "--forall-rounds=1", "--forall-memory=512")
 
     assert (run.row["outcome"], run.result.ret) == ("failed", 1), run.row["reason"]
-    launch = next(r for r in sandbox_records(run) if "--permission-mode" in r["argv"] and "acceptEdits" in r["argv"])
+    launch = actor_launch(run)
     assert launch["policy"]["memory_mb"] == 512 and launch["outcome"]["limits"]["memory"] == "cgroup-v1"
     assert launch["outcome"]["oom"] is True
     result = next(text for text in _texts(server.model_requests("actor")[-1]["body"]) if "Exit code" in text)

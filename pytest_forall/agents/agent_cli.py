@@ -116,7 +116,10 @@ class ProviderTraffic:
         target = parse_endpoint(endpoint) if endpoint else None
         lines = access_log.read_text(encoding="utf-8").splitlines() if access_log.is_file() else []
         for line in lines:
-            record = json.loads(line)
+            try:
+                record = json.loads(line)
+            except ValueError:  # a line cut short (a proxy stopped mid-write) records nothing of this turn
+                continue
             if record.get("run") != run or (record.get("host"), record.get("port")) != target:
                 continue
             traffic.tunnels += 1
