@@ -492,9 +492,9 @@ def test_the_actors_shell_cannot_forge_its_clis_stream_or_kill_it(any_cli: Cli, 
     assert launch["outcome"]["command_signal"] is None and launch["policy"]["confine_shells"]
 
 
-def test_a_provider_529_seen_by_the_proxy_is_still_infra(claude: Cli, forall: Forall, serve: Any) -> None:
-    server = serve([{"error": 529, "message": "Overloaded"}])
-    run = forall.run(claude, server, "overloaded", "-k", PROBLEM)
+def test_a_provider_529_seen_by_the_proxy_is_still_infra(any_cli: Cli, forall: Forall, serve: Any) -> None:
+    server = serve([{"error": 529, "message": "Overloaded", "retry_after_ms": 10}])
+    run = forall.run(any_cli, server, "overloaded", "-k", PROBLEM)
 
     assert (run.row["outcome"], run.result.ret) == ("infra", 75), run.row["reason"]
     assert run.row["reason"].startswith("actor: provider-error: "), run.row["reason"]
@@ -502,16 +502,18 @@ def test_a_provider_529_seen_by_the_proxy_is_still_infra(claude: Cli, forall: Fo
     assert 529 in turn["traffic"]["statuses"] and turn["own_fault"] == ""
 
 
-def test_a_memory_balloon_in_the_actors_shell_stops_at_the_bound(claude: Cli, forall: Forall, serve: Any) -> None:
+def test_a_memory_balloon_in_the_actors_shell_stops_at_the_bound(any_cli: Cli, forall: Forall, serve: Any) -> None:
     balloon = "python3 -c 'b = bytearray(1 << 30); print(\"BALLOON SURVIVED\", len(b))'"
-    server = serve([shell_call(claude, balloon), {"text": "Out of ideas."}])
-    run = forall.run(claude, server, "balloon", "-k", PROBLEM, "--forall-rounds=1", "--forall-memory=512")
+    server = serve([shell_call(any_cli, balloon), {"text": "Out of ideas."}])
+    run = forall.run(any_cli, server, "balloon", "-k", PROBLEM, "--forall-rounds=1", "--forall-memory=512")
 
     assert (run.row["outcome"], run.result.ret) == ("failed", 1), run.row["reason"]
     launch = actor_launch(run)
     assert launch["policy"]["memory_mb"] == 512 and launch["outcome"]["limits"]["memory"] == "cgroup-v1"
     assert launch["outcome"]["oom"] is True
-    result = next(text for text in _texts(server.model_requests("actor")[-1]["body"]) if "Exit code" in text)
-    assert "Exit code 137" in result and "Killed" in result and "BALLOON SURVIVED 1073741824" not in result, result
+    # the kernel kills the largest process of the tree at the bound: the balloon (Claude Code, Codex: the CLI lives on
+    # to pass "Killed" to the model) or the CLI itself (OpenCode's runtime is larger when the bound is hit); the
+    # actor's failure either way, and the allocation never completed
+    assert not any("BALLOON SURVIVED 1073741824" in json.dumps(r["body"]) for r in server.model_requests("actor"))
     turn = run.audit()["turns"][0]
     assert turn["own_fault"].startswith("the turn's processes passed the memory bound") and not turn["infra"]
