@@ -482,7 +482,7 @@ class AgentCliSession:
     def sandbox_policy(self, executable: str, env: dict[str, str], timeout: float | None) -> SandboxPolicy:
         """Paths keep their host names inside, so the CLI's own session records (keyed by cwd) stay valid."""
         installs = tuple((path, str(path)) for path in install_binds(executable))
-        endpoint = provider_endpoint(str(self.options.get("provider_url") or ""), self.frontend.default_endpoint)
+        endpoint = self.provider_endpoint()
         # The item's MCP tool servers (docs/tools.md) listen on host loopback; allowing them mirrors them inside.
         servers = [provider_endpoint(str(spec["url"]), "")
                    for spec in (self.options.get("mcp_servers") or {}).values()]
@@ -500,6 +500,10 @@ class AgentCliSession:
                              rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
                              ro_binds=(*installs, *prover_binds, *self.prover_tools()), **common)
 
+    def provider_endpoint(self) -> str:
+        """``host:port`` of the session's provider, "" when it has none (OpenCode without ``provider_url``)."""
+        return provider_endpoint(str(self.options.get("provider_url") or ""), self.frontend.default_endpoint)
+
     @property
     def stall(self) -> float | None:
         """Seconds of silence on the event stream after which the turn is killed (``--forall-stall``)."""
@@ -516,9 +520,10 @@ class AgentCliSession:
         result = run_sandboxed(argv, policy, audit_dir=self.ctx.audit_dir, cwd_inside=str(self.ctx.workspace))
         stdout_path.write_text(result.stdout, encoding="utf-8")
         stderr_path.write_text(result.stderr, encoding="utf-8")
-        access_log = result.extra.get("access_log")
-        traffic = ProviderTraffic.from_log(Path(access_log), str(result.extra.get("run")), policy.allow[0]) if (
-            access_log and policy.allow) else ProviderTraffic()
+        # no provider endpoint, no provider traffic to observe: the CLI's word stands, as unsandboxed
+        endpoint, access_log = self.provider_endpoint(), result.extra.get("access_log")
+        traffic = ProviderTraffic.from_log(Path(access_log), str(result.extra.get("run")), endpoint) if (
+            endpoint and access_log) else None
         return ProcessOutcome(result.returncode, result.timed_out, bool(result.extra.get("stalled")), self.stall,
                               signal=result.extra.get("command_signal"), oom=bool(result.extra.get("oom")),
                               traffic=traffic)
