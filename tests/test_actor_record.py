@@ -35,6 +35,12 @@ CLI = """
 import os, subprocess
 subprocess.run(["/bin/sh", "-c", f"python3 tool.py {os.getpid()}"], capture_output=True)
 print("CLI ALIVE", flush=True)
+for name in os.listdir("/run/forall/shells") if os.path.isdir("/run/forall/shells") else ():
+    try:   # a CLI that starts a shell by a path of its own choosing (the real one) cannot start it unconfined
+        subprocess.run([f"/run/forall/shells/{name}", "-c", "true"])
+        print("REAL", name, "STARTED")
+    except OSError as exc:
+        print("REAL", name, "failed", exc.errno)
 """
 #: The "tool": every way at its CLI the review of issue 37 tried (or thought of), one line per attempt in
 #: report.txt (its own output goes to the CLI, which may not live to pass it on).
@@ -89,6 +95,8 @@ def test_a_confined_shell_cannot_touch_the_cli_that_started_it(workspace: Path, 
     assert attempts == {"fd1": "failed 13", "fd2": "failed 13", "mem": "failed 13", "stop": "failed 1",
                         "kill": "failed 1"}, attempts   # EACCES for /proc, EPERM for signals
     assert "CLI ALIVE" in result.stdout and result.returncode == 0 and result.extra["command_signal"] is None
+    assert sorted(line for line in result.stdout.splitlines() if line.startswith("REAL ")) == [
+        "REAL bash failed 13", "REAL dash failed 13"]   # EACCES: the real shells are not executable
     record = json.loads((tmp_path / "audit" / "sandbox.jsonl").read_text().splitlines()[-1])
     assert record["policy"]["confine_shells"] and record["outcome"]["limits"]["shells"].startswith("landlock-abi")
 
@@ -211,3 +219,18 @@ def test_usage_below_what_the_proxy_carried_is_disputed_and_the_larger_counted()
     honest = Usage(tokens_in=40_000, tokens_out=300, cost_usd=0.2)
     assert dispute_usage(honest, traffic) == (honest, "")
     assert dispute_usage(Usage(tokens_in=1), None) == (Usage(tokens_in=1), "")   # unsandboxed: not measured
+
+
+def test_a_stall_with_a_stopped_process_is_the_actors(workspace: Path, tmp_path: Path) -> None:
+    """Silence made inside the sandbox (a process stopped by SIGSTOP; from a shell only an unconfined one could)
+    is no sign of the provider's: the sandbox counts the stopped processes when the stall fires."""
+    stop_self = ["python3", "-c", "import os, signal; print('up', flush=True); os.kill(os.getpid(), signal.SIGSTOP)"]
+    result = run_sandboxed(stop_self, SandboxPolicy(workspace=workspace, stall_seconds=2, wall_seconds=60),
+                           audit_dir=tmp_path / "audit")
+    assert result.extra["stalled"] and result.extra["stopped_at_stall"] == 1
+    silent = run_sandboxed(["sleep", "30"], SandboxPolicy(workspace=workspace, stall_seconds=2, wall_seconds=60),
+                           audit_dir=tmp_path / "audit")
+    assert silent.extra["stalled"] and silent.extra["stopped_at_stall"] == 0
+    stalled = ProcessOutcome(124, True, stalled=True, stall_seconds=2, stopped=1, traffic=ProviderTraffic())
+    assert attribute_turn(ParsedTurn(), stalled, "") == (
+        "", "the turn went silent with 1 of its processes stopped (SIGSTOP) inside its sandbox")

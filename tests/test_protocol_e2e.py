@@ -422,7 +422,8 @@ forged = json.dumps(FORGED_EVENT) + "\n"
 def ancestors():
     pid = os.getppid()
     while pid > 1:
-        yield pid, "shell" if open(f"/proc/{pid}/comm").read().strip() in ("bash", "sh", "dash") else "cli"
+        comm = open(f"/proc/{pid}/comm").read().strip()   # a confined shell runs through the loader
+        yield pid, "shell" if comm in ("bash", "sh", "dash") or comm.startswith("ld-linux") else "cli"
         pid = int(next(l for l in open(f"/proc/{pid}/status") if l.startswith("PPid:")).split()[1])
 def attempt(who, what, action):
     try:

@@ -172,6 +172,8 @@ class ProcessOutcome:
     signal: int | None = None
     #: the memory bound was hit (the cgroup's OOM killer killed a process of the turn)
     oom: bool = False
+    #: processes of the turn found stopped when the stall fired: the silence was made inside the sandbox
+    stopped: int = 0
     #: the proxy's record of the turn (sandboxed turns only: unsandboxed, nothing observes the traffic)
     traffic: ProviderTraffic | None = None
 
@@ -298,6 +300,8 @@ def attribute_turn(parsed: ParsedTurn, outcome: ProcessOutcome, stderr: str) -> 
         return "", "the turn's processes passed the memory bound (--forall-memory) and one was killed"
     if outcome.signal is not None:
         return "", f"the CLI was killed by signal {outcome.signal} from inside its own sandbox"
+    if outcome.stalled and outcome.stopped:
+        return "", f"the turn went silent with {outcome.stopped} of its processes stopped (SIGSTOP) inside its sandbox"
     cause = classify_infra(parsed, outcome, stderr)
     traffic = outcome.traffic
     if not cause or traffic is None or outcome.timed_out:
@@ -526,7 +530,7 @@ class AgentCliSession:
             endpoint and access_log) else None
         return ProcessOutcome(result.returncode, result.timed_out, bool(result.extra.get("stalled")), self.stall,
                               signal=result.extra.get("command_signal"), oom=bool(result.extra.get("oom")),
-                              traffic=traffic)
+                              stopped=int(result.extra.get("stopped_at_stall") or 0), traffic=traffic)
 
     def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
         self.turns += 1

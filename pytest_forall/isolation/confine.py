@@ -4,7 +4,7 @@ The agent CLI (Claude Code, Codex, OpenCode) and the shell it runs the model's c
 user and pid namespace, so without more the model's commands could reach the CLI: write a forged event into
 its stdout through ``/proc/<pid>/fd/1``, rewrite its memory through ``/proc/<pid>/mem``, stop or kill it. The
 sandbox binds a small script over each shell (``/usr/bin/bash``, ``/usr/bin/dash``) that calls :func:`run`: it
-enters a new Landlock domain and execs the real shell. Landlock lets a process of a domain trace (and so open
+enters a new Landlock domain and has the dynamic loader run the real shell, a copy without execute permission. Landlock lets a process of a domain trace (and so open
 another's ``/proc/<pid>/fd``, ``mem``, ``environ``) only processes of its own domain or below, and with
 ``LANDLOCK_SCOPE_SIGNAL`` signal only those: everything the shell starts can neither touch the CLI nor the
 sandbox's init, and the domain cannot be left. Filesystem and network rules stay bwrap's and the proxy's: the
@@ -26,6 +26,8 @@ LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, LANDLOCK_SCOPE_SIGNAL = 1, 2
 #: The first ABI with scopes (signals); below it the ruleset could not be created without filesystem rights.
 SCOPED_ABI = 6
 PR_SET_NO_NEW_PRIVS = 38
+#: The dynamic loader runs the real shell, whose copy inside has no execute permission (docs/sandbox.md).
+LOADER = "/lib64/ld-linux-x86-64.so.2"
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -64,9 +66,11 @@ def enter_domain() -> str:
 
 def run(real: str) -> None:
     """The wrapper's body: confine, then become ``real`` with the caller's arguments (``sys.argv[0]`` is the
-    path the caller ran, e.g. ``/bin/sh``, so a shell that looks at its name behaves as called)."""
+    path the caller ran, e.g. ``/bin/sh``, so a shell that looks at its name behaves as called). ``real`` has no
+    execute permission, so a CLI that starts a shell by a path of its own choosing cannot start it unconfined;
+    the loader maps it."""
     problem = enter_domain()
     if problem:
         print(f"sandbox: the shell was not started, it could not be confined: {problem}", file=sys.stderr)
         os._exit(126)
-    os.execv(real, [sys.argv[0], *sys.argv[1:]])
+    os.execv(LOADER, [sys.argv[0], "--argv0", sys.argv[0], real, *sys.argv[1:]])

@@ -258,6 +258,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         report = supervisor.init_report or {}
         extra = {"sandbox": "bwrap", "sandbox_pid": supervisor.sandbox_pid,
                  "timed_out": supervisor.timed_out, "stalled": supervisor.stalled,
+                 "stopped_at_stall": supervisor.stopped_at_stall,
                  # the command died of a signal the harness did not send (it kills PID 1, and then no report
                  # comes): sent from inside the sandbox, or the kernel's (the memory cgroup's OOM killer)
                  "command_signal": None if supervisor.timed_out else report.get("signal"),
@@ -329,7 +330,7 @@ def split_root(binds: Sequence[tuple[Path, str]]) -> tuple[Path | None, tuple[tu
 
 
 def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_inside: str, *, has_proxy: bool,
-                seccomp_fd: int | None, info_fd: int, shells: Sequence[tuple[Path, str, str]] = ()) -> list[str]:
+                seccomp_fd: int | None, info_fd: int, shells: Sequence[tuple[Path, Path, str, str]] = ()) -> list[str]:
     args = _skeleton_args("--as-pid-1", root=policy.root)
     for name in ("passwd", "group", "hosts", "nsswitch.conf"):
         args += ["--ro-bind", str(run_dir / "etc" / name), f"/etc/{name}"]
@@ -345,8 +346,8 @@ def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_insid
         args += ["--ro-bind", str(src), dest]
     if shells:
         args += ["--ro-bind", str(CONFINE_SCRIPT), f"{RUN_DIR_INSIDE}/confine.py"]
-    for wrapper, real_inside, shell in shells:   # the real shell first, from the host's path: the wrapper hides it
-        args += ["--ro-bind", shell, real_inside, "--ro-bind", str(wrapper), shell]
+    for wrapper, real, real_inside, shell in shells:
+        args += ["--ro-bind", str(real), real_inside, "--ro-bind", str(wrapper), shell]
     args += ["--chdir", cwd_inside, "--clearenv"]
     for key, value in _inside_env(policy, has_proxy).items():
         args += ["--setenv", key, value]
@@ -361,23 +362,30 @@ def _landlock_abi() -> int:
     return confine.abi() if seccomp.supported() else 0
 
 
-def _shell_wrappers(run_dir: Path, policy: SandboxPolicy) -> list[tuple[Path, str, str]]:
-    """(wrapper on the host, real shell inside, shell path it replaces) for a policy that confines shells, on a
+def _shell_wrappers(run_dir: Path, policy: SandboxPolicy) -> list[tuple[Path, Path, str, str]]:
+    """(wrapper, real shell's copy, the copy's path inside, the shell path the wrapper replaces) for a policy that
+    confines shells, on a
     kernel with Landlock scopes; [] otherwise (the audit's ``limits.shells`` says which)."""
     if not policy.confine_shells or policy.root is not None or _landlock_abi() < confine.SCOPED_ABI:
         return []
     wrappers = []
     for shell in CONFINED_SHELLS:
-        if not os.path.isfile(shell):
+        if not os.path.isfile(shell) or not os.path.isfile(confine.LOADER):
             continue
         name = Path(shell).name
+        # the real shell inside is a copy without execute permission: only the loader runs it, as the wrapper does,
+        # so a CLI that starts a shell by a path of its choosing cannot start an unconfined one
+        real = run_dir / "shells-real" / name
+        real.parent.mkdir(exist_ok=True)
+        shutil.copyfile(shell, real)
+        real.chmod(0o444)
         real_inside = f"{RUN_DIR_INSIDE}/shells/{name}"
         wrapper = run_dir / "shells" / name
         wrapper.parent.mkdir(exist_ok=True)
         wrapper.write_text(f"#!{INSIDE_PYTHON} -IS\nimport sys\nsys.path.insert(0, {RUN_DIR_INSIDE!r})\n"
                            f"import confine\nconfine.run({real_inside!r})\n")
         wrapper.chmod(0o555)
-        wrappers.append((wrapper, real_inside, shell))
+        wrappers.append((wrapper, real, real_inside, shell))
     return wrappers
 
 
@@ -468,6 +476,8 @@ class _Supervisor:
         #: killed because stdout stayed silent for ``stall_seconds`` (``timed_out`` is then set too)
         self.stalled = False
         self.killed_at_timeout: int | None = None
+        #: processes of the run that were stopped (SIGSTOP, traced) when the stall fired: silence not the provider's
+        self.stopped_at_stall: int | None = None
 
     @property
     def init_started(self) -> bool:
@@ -492,6 +502,7 @@ class _Supervisor:
                 silent_until = None if stall_seconds is None or self.timed_out else last_output + stall_seconds
                 if silent_until is not None and now >= silent_until:
                     self.stalled = True
+                    self.stopped_at_stall = self.cgroups.stopped()
                     deadline = now
                 if deadline is not None and now >= deadline:
                     if self.timed_out:  # the pid namespace is gone but something still holds our pipes
@@ -592,6 +603,20 @@ class _RunCgroups:
         if not self.dirs():
             return None
         return {int(pid) for path in self.dirs() for pid in (path / "cgroup.procs").read_text().split()}
+
+    def stopped(self) -> int | None:
+        """How many of the run's processes are stopped (state T or t) now; None when no cgroup tracks the run."""
+        members = self.members()
+        if members is None:
+            return None
+        count = 0
+        for pid in members:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+            except (OSError, IndexError):
+                continue
+            count += state in ("T", "t")
+        return count
 
     def kill(self) -> None:
         if self.unified is not None and (self.unified / "cgroup.kill").exists():
