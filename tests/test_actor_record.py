@@ -234,3 +234,71 @@ def test_a_stall_with_a_stopped_process_is_the_actors(workspace: Path, tmp_path:
     stalled = ProcessOutcome(124, True, stalled=True, stall_seconds=2, stopped=1, traffic=ProviderTraffic())
     assert attribute_turn(ParsedTurn(), stalled, "") == (
         "", "the turn went silent with 1 of its processes stopped (SIGSTOP) inside its sandbox")
+
+
+# -- the protocol: an own-fault turn is judged, a disputed usage is in the row and in the caps ------------------
+
+AGENT_CONFTEST = '''
+from pytest_forall.core.actor import TurnResult
+from pytest_forall.core.model import Usage
+
+
+class Session:
+    session_id = "s"
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def turn(self, prompt, *, timeout):
+        (self.ctx.workspace / self.ctx.task.candidate_name).write_text("FAIL\\n")
+        if self.ctx.options["model"] == "own":
+            # an agent CLI killed from inside its sandbox before any usage reached its stream
+            return TurnResult(session_id="s", usage=Usage(0, 0), exit_code=137,
+                              own_fault="the CLI was killed by signal 9 from inside its own sandbox")
+        return TurnResult(session_id="s", usage=Usage(40000, 0, 0, 0.5),
+                          usage_disputed="usage disputed: the CLI reported 0 input tokens, the proxy carried 640000 "
+                                         "bytes to the provider (at least 40000 tokens); the larger is counted")
+
+    def close(self):
+        pass
+
+
+class Agent:
+    name = "agent"
+    is_agent = True
+
+    def probe(self):
+        return ""
+
+    def start(self, ctx):
+        return Session(ctx)
+
+
+def pytest_forall_make_frontend(name, options):
+    return Agent() if name == "agent" else None
+'''
+
+
+def agent_run(fake_suite: pytest.Pytester, model: str, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    fake_suite.makepyfile(agent_frontend=AGENT_CONFTEST)
+    fake_suite.syspathinsert()
+    result = fake_suite.runpytest("-p", "agent_frontend", "-p", "no:cacheprovider", "--forall-frontend=agent",
+                                  "--forall-reviewer=none", "--forall-rounds=1", f"--forall-run-id={model}",
+                                  f"--forall-model={model}", "-k", "t_failed", *args)
+    row = json.loads((fake_suite.path / "reports" / model / "results.jsonl").read_text().splitlines()[-1])
+    return result, row
+
+
+def test_an_own_fault_turn_that_spent_nothing_is_judged_not_zero_tokens(fake_suite: pytest.Pytester) -> None:
+    result, row = agent_run(fake_suite, "own")
+    assert (row["outcome"], row["stop"], result.ret) == ("failed", "rounds", 1), row["reason"]
+    turn = next(e for e in map(json.loads, (Path(row["audit_dir"]) / "events.jsonl").read_text().splitlines())
+                if e.get("kind") == "turn")
+    assert turn["own_fault"].startswith("the CLI was killed by signal 9")
+
+
+def test_a_disputed_usage_is_in_the_row_and_the_larger_in_the_spend(fake_suite: pytest.Pytester) -> None:
+    result, row = agent_run(fake_suite, "disputed", "--forall-run-usd=100")
+    assert (row["outcome"], row["tokens_in"], row["cost_usd"], result.ret) == ("failed", 40000, 0.5, 1), row["reason"]
+    assert any(notice.startswith("actor turn s0/r1: usage disputed: ") for notice in row["notices"])
+    assert json.loads((fake_suite.path / "reports" / "disputed" / "spend.json").read_text())["usd"] == 0.5
