@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_forall.agents.agent_cli import DEFAULT_MEMORY_MB
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Task
 
@@ -60,6 +61,8 @@ OPTIONS = (
     Option("turn_timeout", "Seconds one agent turn may take before it is killed", "3600"),
     Option("stall", "Seconds without a byte from an agent CLI's event stream before the turn is killed as "
            "infra provider-unresponsive", "900"),
+    Option("memory", "MiB of memory for the whole process tree of an agent session (its CLI, shells and the "
+           "prover runs in them): past it the turn is the actor's failure (sandboxed sessions only)", str(DEFAULT_MEMORY_MB)),
     Option("tactic_timeout", "Prover CPU seconds per portfolio tactic where measured (else wall clock)", "5"),
     Option("tools", "Benchmark tools (start/compile/submit, review) for coding agents over MCP: mcp or none",
            "mcp", ("mcp", "none")),
@@ -98,6 +101,8 @@ OPTIONS = (
 )
 BUDGET_OPTIONS = ("samples", "rounds", "compiles", "review_rounds", "wall", "usd")
 OPTIONS_KEY = pytest.StashKey[dict[str, Any]]()
+#: An agent CLI alone needs a few hundred MiB: a smaller ``--forall-memory`` is a typo, refused at configure time.
+MIN_MEMORY_MB = 256
 
 
 
@@ -129,6 +134,10 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
     for key in ("timeout", "tactic_timeout", "turn_timeout", "stall", "run_usd"):
         if options[key] not in (None, ""):
             options[key] = _positive(options[key], option_value(config, key)[1], zero_ok=key == "run_usd")
+    memory, source = options["memory"], option_value(config, "memory")[1]
+    if not str(memory).isdigit() or not MIN_MEMORY_MB <= int(memory):
+        raise pytest.UsageError(f"{source}: expected a whole number of MiB >= {MIN_MEMORY_MB}, got {memory!r}")
+    options["memory"] = int(memory)
     _validate_sandbox_binds(config, options)
     reports = Path(str(options["reports"]))
     options["reports"] = str(reports if reports.is_absolute() else config.rootpath / reports)
