@@ -40,12 +40,17 @@ from pytest_forall.lang.rocq.lexer import tokens as lex
 THEOREM_KEYWORDS = frozenset({"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property"})
 #: Open a proof when written without ``:=``.
 DEFINITION_KEYWORDS = frozenset({"Definition", "Example", "Fixpoint", "CoFixpoint"})
+#: Well-founded and structural recursion by the usual packages (issue 31): ``Function`` (Recdef) and ``Equations``
+#: (``From Equations Require Import Equations.``). What they generate is ordinary kernel terms (fixpoints,
+#: well-founded recursion through the library's ``Fix``/``Acc``, graphs and their proofs), judged like any other
+#: candidate constant; obligations they leave are proved in ``Next Obligation.``/``Proof.`` blocks.
+RECURSION_HEADS = frozenset({"Function", "Equations"})
 #: Commands that only print: allowed anywhere at the top level, also after the proof.
 QUERY_HEADS = frozenset({"Check", "About", "Print", "Locate", "Search", "SearchPattern", "SearchRewrite", "Compute",
                          "Eval"})
 ALLOWED_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS | QUERY_HEADS
                  | {"Ltac", "Ltac2", "Require", "From", "Set", "Unset", "Inductive", "CoInductive", "Variant",
-                    "Record", "Structure", "Class", "Scheme"})
+                    "Record", "Structure", "Class", "Scheme"} | RECURSION_HEADS)
 #: ``Set``/``Unset`` options that cannot change what a statement means or what the kernel checks.
 ALLOWED_OPTIONS = frozenset({("Default", "Goal", "Selector"), ("Bullet", "Behavior"), ("Ltac", "Backtrace"),
                              ("Ltac2", "Backtrace"), ("Default", "Timeout")})
@@ -94,7 +99,7 @@ FORBIDDEN_TACTICS = frozenset({"admit", "give_up", "Admitted"})
 DECLARING_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS
                    | {"Ltac", "Axiom", "Axioms", "Parameter", "Parameters", "Hypothesis", "Hypotheses",
                       "Conjecture", "Variable", "Variables", "Let", "Inductive", "CoInductive", "Variant",
-                      "Record", "Structure", "Class", "Function"})
+                      "Record", "Structure", "Class", "Function", "Equations"})
 BULLET_CHARS = frozenset("-+*{}")
 
 # --- sentences -------------------------------------------------------------------------------------
@@ -185,7 +190,16 @@ class Sentence(TokenRun):
             return words[1:2] == ["Obligation"]
         if head == "Instance" and "refine" in self.attributes():  # #[refine]: Coq opens a proof for the fields
             return True
+        if head == "Equations" and self.tokens[1:2] and self.tokens[1].text == "?":  # obligations as one proof
+            return True
+        if head == "Function" and self.well_founded():  # Recdef opens the termination proof, body or not
+            return True
         return head in OPENS_PROOF_ALWAYS or (head in OPENS_PROOF_WITHOUT_BODY and not self.defines_inline())
+
+    def well_founded(self) -> bool:
+        """A ``{measure …}``/``{wf …}`` annotation: ``Function`` then asks for a termination proof."""
+        texts = [t.text for t in self.tokens]
+        return any(a == "{" and b in ("measure", "wf") for a, b in zip(texts, texts[1:]))
 
     def terminator(self) -> str:
         head = self.body_head()

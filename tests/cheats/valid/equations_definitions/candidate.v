@@ -12,9 +12,13 @@ Equations log2 (n : nat) : nat by wf n lt :=
   log2 0 := 0;
   log2 (S k) := S (log2 (Nat.div2 k)).
 Next Obligation. apply Nat.lt_succ_r, Nat.div2_decr; lia. Qed.
-Lemma uses : half 5 = 2 /\ app (cons 1 nil) nil = cons 1 nil /\ forall n, half n <= n.
+Equations? log4 (n : nat) : nat by wf n lt :=
+  log4 0 := 0;
+  log4 (S k) := S (log4 (Nat.div2 (Nat.div2 k))).
+Proof. apply Nat.lt_succ_r. transitivity (Nat.div2 k); apply Nat.div2_decr; lia. Defined.
+Lemma uses : half 5 = 2 /\ log4 0 = 0 /\ log2 0 = 0 /\ app (cons 1 nil) nil = cons 1 nil /\ forall n, half n <= n.
 Proof.
-  split; [reflexivity | split; [reflexivity |]].
+  split; [reflexivity | split; [reflexivity | split; [reflexivity | split; [reflexivity |]]]].
   intros n; funelim (half n); simp half; lia.
 Qed.
 Theorem putnam_2001_a1
