@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import itertools
 import re
 import sys
 import unicodedata
@@ -190,16 +191,22 @@ class Sentence(TokenRun):
             return words[1:2] == ["Obligation"]
         if head == "Instance" and "refine" in self.attributes():  # #[refine]: Coq opens a proof for the fields
             return True
-        if head == "Equations" and self.tokens[1:2] and self.tokens[1].text == "?":  # obligations as one proof
+        if head == "Equations" and self.equations_proof():  # ``Equations?``: its obligations as one proof
             return True
         if head == "Function" and self.well_founded():  # Recdef opens the termination proof, body or not
             return True
         return head in OPENS_PROOF_ALWAYS or (head in OPENS_PROOF_WITHOUT_BODY and not self.defines_inline())
 
+    def equations_proof(self) -> bool:
+        """``Equations?`` (the ``?`` right after the command word, whatever attributes come first)."""
+        texts = [t.text for t in self.tokens]
+        at = texts.index("Equations") if "Equations" in texts else -1
+        return 0 <= at < len(texts) - 1 and texts[at + 1] == "?"
+
     def well_founded(self) -> bool:
         """A ``{measure …}``/``{wf …}`` annotation: ``Function`` then asks for a termination proof."""
         texts = [t.text for t in self.tokens]
-        return any(a == "{" and b in ("measure", "wf") for a, b in zip(texts, texts[1:]))
+        return any(a == "{" and b in ("measure", "wf") for a, b in itertools.pairwise(texts))
 
     def terminator(self) -> str:
         head = self.body_head()
@@ -207,6 +214,10 @@ class Sentence(TokenRun):
 
     def declared_name(self) -> str:
         words = self.command_words()
+        if words == ["Equations"] and self.equations_proof():  # ``Equations? f …``: the name follows the ``?``
+            texts = [t.text for t in self.tokens]
+            rest = texts[texts.index("Equations") + 2:]
+            return rest[0] if rest else ""
         if words[:1] == ["Program"] or (words[:1] == ["Ltac2"] and words[1:2] in (["rec"], ["mutable"])):
             words = words[1:]
         return words[1] if len(words) > 1 else ""
