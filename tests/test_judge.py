@@ -345,10 +345,46 @@ def test_a_manifest_record_field_is_refused_only_while_rocq_22378_is_in_force(tm
 #: position applied (impredicative Prop: loops), a typeclass method or an instance whose reduct does not descend,
 #: an inner fixpoint on something that is not a subterm or that does not descend itself, an `Acc_inv` look-alike
 #: that returns the accessibility proof itself, a function passed eta-expanded through a transparent helper
-#: (rocq#20413's shape), an unguarded cofixpoint whose type is an alias of a coinductive.
-UNSAFE_RECURSION = 'Inductive True2 : Prop := I2 : (False -> True2) -> True2.\n#[bypass_check(guard)] Fixpoint cast_sub (H : (False -> True2) = True2) (x : True2) {struct x} : False :=\n  match x with I2 f => cast_sub H (match H in _ = T return T with eq_refl => f end) end.\nInductive PP : Prop := pp : (forall P : Prop, P -> P) -> PP.\n#[bypass_check(guard)] Fixpoint norec_applied (r : PP) : False := match r with pp h => norec_applied (h PP r) end.\nClass Idm (A : Type) := idm : A -> A.\n#[export] Instance idm_nat : Idm nat := fun n => n.\n#[bypass_check(guard)] Fixpoint method_no_descent (n : nat) : False := method_no_descent (idm n).\nClass Apply (A : Type) := apply1 : (A -> False) -> A -> False.\n#[export] Instance apply_nat : Apply nat := fun g a => g (S a).\n#[bypass_check(guard)] Fixpoint instance_grows (n : nat) : False := apply1 instance_grows n.\nInductive rose := node : list rose -> rose.\n#[bypass_check(guard)] Fixpoint nested_not_subterm (t : rose) : False := match t with node ts =>\n  (fix all (l : list rose) : False := match l with nil => all l | cons x r => nested_not_subterm x end) (cons t nil) end.\n#[bypass_check(guard)] Fixpoint nested_inner_loops (t : rose) : False := match t with node ts =>\n  (fix all (l : list rose) : False := match l with nil => all l | cons x r => nested_inner_loops x end) ts end.\nDefinition fake_inv (n : nat) (H : Acc lt n) : Acc lt n := H.\n#[bypass_check(guard)] Fixpoint acc_no_descent (n : nat) (H : Acc lt n) {struct H} : False :=\n  acc_no_descent n (fake_inv n H).\nDefinition h2 (p : nat) (g : nat -> False) : False := g (S p).\n#[bypass_check(guard)] Fixpoint eta_passed (n : nat) : False :=\n  match n with 0 => h2 0 (fun k => eta_passed k) | S p => h2 p (fun k => eta_passed k) end.\nCoInductive stream := SCons : nat -> stream -> stream.\nDefinition Stream := stream.\nUnset Guard Checking.\nCoFixpoint unguarded_alias : Stream := unguarded_alias.\nSet Guard Checking.\n'
+#: (rocq#20413's shape), an unguarded cofixpoint whose type is an alias of a coinductive, rocq#20455's match on a
+#: match inside a transparent helper, a match returning a subterm in one branch only.
+UNSAFE_RECURSION = """\
+Inductive True2 : Prop := I2 : (False -> True2) -> True2.
+#[bypass_check(guard)] Fixpoint cast_sub (H : (False -> True2) = True2) (x : True2) {struct x} : False :=
+  match x with I2 f => cast_sub H (match H in _ = T return T with eq_refl => f end) end.
+Inductive PP : Prop := pp : (forall P : Prop, P -> P) -> PP.
+#[bypass_check(guard)] Fixpoint norec_applied (r : PP) : False := match r with pp h => norec_applied (h PP r) end.
+Class Idm (A : Type) := idm : A -> A.
+#[export] Instance idm_nat : Idm nat := fun n => n.
+#[bypass_check(guard)] Fixpoint method_no_descent (n : nat) : False := method_no_descent (idm n).
+Class Apply (A : Type) := apply1 : (A -> False) -> A -> False.
+#[export] Instance apply_nat : Apply nat := fun g a => g (S a).
+#[bypass_check(guard)] Fixpoint instance_grows (n : nat) : False := apply1 instance_grows n.
+Inductive rose := node : list rose -> rose.
+#[bypass_check(guard)] Fixpoint nested_not_subterm (t : rose) : nat := match t with node ts =>
+  (fix all (l : list rose) : nat := match l with nil => 0 | cons x r => nested_not_subterm x + all r end) (cons t nil)
+  end.
+#[bypass_check(guard)] Fixpoint nested_inner_loops (t : rose) : False := match t with node ts =>
+  (fix all (l : list rose) : False := match l with nil => all l | cons x r => nested_inner_loops x end) ts end.
+Definition fake_inv (n : nat) (H : Acc lt n) : Acc lt n := H.
+#[bypass_check(guard)] Fixpoint acc_no_descent (n : nat) (H : Acc lt n) {struct H} : False :=
+  acc_no_descent n (fake_inv n H).
+Definition h2 (p : nat) (g : nat -> False) : False := g (S p).
+#[bypass_check(guard)] Fixpoint eta_passed (n : nat) (z : False) {struct n} : False :=
+  match n with 0 => z | S p => h2 p (fun k => eta_passed k z) end.
+CoInductive stream := SCons : nat -> stream -> stream.
+Definition Stream := stream.
+Unset Guard Checking.
+CoFixpoint unguarded_alias : Stream := unguarded_alias.
+Set Guard Checking.
+Definition sub2 (b : bool) (x m : nat) : nat := match (if b then x else m) with 0 => m | S mm => mm end.
+#[bypass_check(guard)] Fixpoint match_on_match_in_helper (n : nat) (b : bool) (x : nat) {struct n} : nat :=
+  match n with 0 => 0 | S m => match_on_match_in_helper (sub2 b x m) b x end.
+#[bypass_check(guard)] Fixpoint one_branch_not_smaller (n : nat) : nat :=
+  match n with 0 => 0 | S m => one_branch_not_smaller (match m with 0 => n | S k => k end) end.
+"""
 UNSAFE_NAMES = ("cast_sub", "norec_applied", "method_no_descent", "instance_grows", "nested_not_subterm",
-                "nested_inner_loops", "acc_no_descent", "eta_passed", "unguarded_alias")
+                "nested_inner_loops", "acc_no_descent", "eta_passed", "unguarded_alias", "match_on_match_in_helper",
+                "one_branch_not_smaller")
 
 
 def test_the_widened_criterion_refuses_unsafe_recursion_of_the_same_shapes(tmp_path: Path) -> None:
