@@ -150,6 +150,26 @@ def test_a_file_with_crlf_line_ends_keeps_them(tmp_path: Path) -> None:
     assert path.read_bytes() == b"Lemma a : True.\r\nProof. exact I. Qed.\r\n"
 
 
+@pytest.mark.parametrize("rel", ["../outside/B.v", "/tmp/B.v", "sub/../../B.v"])
+def test_a_run_record_naming_a_file_outside_the_project_is_not_read_back(tmp_path: Path, rel: str) -> None:
+    """``forall apply`` writes where an item's task record says its file is: a record (edited, or of another origin)
+    naming a file outside the project's root is a problem of that item, never a path apply would write."""
+    from pytest_forall.suites.project import SUITE
+    from pytest_forall.suites.project_patch import read_accepted
+
+    audit = tmp_path / "reports" / "run" / "items" / "T__B__x"
+    (audit / "accepted").mkdir(parents=True)
+    (audit / "accepted" / "T__B__x.v").write_text("Lemma x : True.\nProof. exact I. Qed.\n")
+    meta = {"project_root": str(tmp_path / "proj"), "project_file": rel, "statement_offset": 0, "admitted": True,
+            "candidate_name": "T__B__x.v", "file_digest": ""}
+    (audit / "task.json").write_text(json.dumps({"suite": SUITE, "prover": "rocq", "meta": meta}))
+    got = read_accepted(audit, "T__B__x")
+    assert isinstance(got, str) and "outside the project" in got, got
+    meta["project_file"] = "B.v"
+    (audit / "task.json").write_text(json.dumps({"suite": SUITE, "prover": "rocq", "meta": meta}))
+    assert isinstance(read_accepted(audit, "T__B__x"), Accepted)
+
+
 # --- end to end, real coqc ----------------------------------------------------------------------------------
 
 
@@ -336,6 +356,36 @@ def test_apply_flags_a_later_statement_a_helper_changed(tmp_path: Path, cache: P
     assert status == 1, out[-3000:]
     assert "statement changed: T__B__l: the kernel reads another statement after the apply" in out
     assert "kernel statements: 1 of 2 items unchanged, 1 changed, 0 not read after the apply" in out
+    assert _rows(tmp_path / "reports" / "found-applied")["T__B__l"]["outcome"] == "strict"  # its proof still passes
+
+
+def test_apply_flags_a_later_definition_a_helper_changed(tmp_path: Path, cache: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A helper that changes what a later *definition* means while every item's statement reads the same: ``two``
+    declared again before the lemma, so the later ``four := two + two`` is 2, not 4, and ``l : four >= 2`` (its
+    statement names ``four``, unchanged) still passes. ``forall apply`` compares every declaration the kernel has of
+    the project's files (types; bodies of transparent definitions) before and after, names ``four``, exits 1."""
+    require_tool("coqc")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "_CoqProject").write_text("-R . T\nA.v\nB.v\n")
+    (proj / "A.v").write_text("Definition two := 2.\n")
+    head = "From T Require Import A.\nRequire Import Lia.\n\n"
+    (proj / "B.v").write_text(head + "Lemma x : True.\nProof.\nAdmitted.\n\nDefinition four := two + two.\n\n"
+                              "Lemma l : four >= 2.\nProof. unfold four, two. lia. Qed.\n")
+    proofs = tmp_path / "proofs"
+    proofs.mkdir()
+    (proofs / "T__B__x.v").write_text(head + "Definition two := 1.\n\nLemma x : True.\nProof.\n  exact I.\nQed.\n")
+    run = _pytest(tmp_path, "--forall-project=proj", "--forall-frontend=replay", f"--forall-proofs={proofs}",
+                  "-m", "admitted", "--forall-run-id=found", f"--forall-cache-dir={cache}")
+    assert _rows(tmp_path / "reports" / "found")["T__B__x"]["outcome"] == "strict", run.stdout[-3000:]
+    status = main(["apply", str(tmp_path / "reports" / "found")])
+    out = capsys.readouterr().out
+    assert "Definition four := two + two." in (proj / "B.v").read_text()  # the file's own text is untouched ...
+    assert status == 1, out[-3000:]  # ... but what it means is not: said, with the declaration named
+    assert "declaration changed: B.v four: the kernel reads another declaration after the apply" in out, out[-3000:]
+    assert "kernel statements: 2 of 2 items unchanged" in out
     assert _rows(tmp_path / "reports" / "found-applied")["T__B__l"]["outcome"] == "strict"  # its proof still passes
 
 
