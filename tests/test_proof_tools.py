@@ -27,6 +27,7 @@ from pytest_forall.agents.claude_code import ClaudeCodeFrontend
 from pytest_forall.core import workspace as ws
 from pytest_forall.core.actor import ACTOR, REVIEWER, SessionContext
 from pytest_forall.core.model import Budget, Task, sha256_bytes
+from pytest_forall.core.prover import SessionRefused
 from pytest_forall.lang.rocq.backend import RocqProver
 from pytest_forall.lang.rocq.coqtop import process_tree
 from pytest_forall.lang.rocq.problem import parse_coq
@@ -263,6 +264,32 @@ def test_a_template_that_does_not_load_here_is_infra_not_the_proofs(tmp_path: Pa
     finally:
         session.close()
     assert answer.status == "error" and "t.v:1: error:" in answer.text, answer
+
+
+#: A template with a definition the proof unfolds: its goal says whether ``unfold`` ran (``42 = 42``) or not.
+SMALL = "Definition secret := 42.\nTheorem t : secret = 42.\nProof. Admitted.\n"
+
+
+@pytest.mark.parametrize("prefix", ["#[] ", "#[local] ", "Time ", "Fail Fail ", "(* c *) #[ ] "])
+def test_a_prefixed_session_command_is_refused_not_run(prefix: str, tmp_path: Path) -> None:
+    """An attribute or a control prefix before ``Back`` is still ``Back``: in the file, goals refuses it (it ran, and
+    undid the ``unfold`` before it, with ``#[]``); in try, a prefixed command is a command (``#[] Print t.`` ran)."""
+    require_tool("coqtop")
+    task = parse_coq("t", tmp_path / "t.v", SMALL)
+    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(task, 60, ("t",))
+    body = SMALL.replace("Proof. Admitted.", "Proof.\nunfold secret.\n")
+    try:
+        with pytest.raises(SessionRefused, match=r"t.v:6: `Back` controls the prover session"):
+            session.goals((body + prefix + "Back 1.\nidtac.\n").encode(), 0)
+        for command in ("Print t.", "Ltac reflexivity := fail.", "Back 1."):
+            with pytest.raises(SessionRefused, match="try runs tactics only"):
+                session.try_tactics(body.encode(), 0, prefix + command)
+        honest = session.try_tactics(body.encode(), 0, "time reflexivity.")   # a tactic named like a prefix
+        goals = session.goals(body.encode(), 0)
+    finally:
+        session.close()
+    assert honest.status == "ok" and "No more goals" in honest.text, honest
+    assert goals.status == "ok" and "42 = 42" in goals.text, goals
 
 
 @pytest.mark.parametrize("toolchain", ["trixie", "sid"])

@@ -49,6 +49,10 @@ _THEOREM_HEAD = re.compile(r"\s*(?:#\[[^\]]*\]\s*)?(?:Local\s+|Global\s+)?(?:The
 _GOAL_COUNT = re.compile(r"^(\d+) (?:focused )?goals?\b", re.MULTILINE)
 _TAGS = re.compile(r"</?(?:infomsg|warning|error)>")
 _WORD = re.compile(r"[^\W\d][\w']*")
+#: What may come before a command's own word: attributes (``#[...]``, ``#[]`` included) and the control commands
+#: that run the command after them (``Time``, ``Fail``, ``Succeed``, ``Redirect "file"``, ``Timeout n``).
+_PREFIX = re.compile(r"\s*(?:#\[[^\[\]]*\]|(?:Time|Fail|Succeed|Instructions|Profile)\b|Redirect\s*\"[^\"]*\"|"
+                     r"Timeout\s+\d+)")
 T = TypeVar("T")
 
 
@@ -116,6 +120,16 @@ def _decode(data: bytes, name: str) -> str:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise SessionRefused(f"{name}: not UTF-8 at byte {exc.start}") from None
+
+
+def command_head(text: str) -> str:
+    """The word that says which command a sentence is: its first, after comments and :data:`_PREFIX`es (``#[] Back
+    1.`` and ``Time Back 1.`` are ``Back``); "" when it starts with something else (a bullet, a brace, a selector)."""
+    masked, at = mask(text), 0
+    while found := _PREFIX.match(masked, at):
+        at = found.end()
+    word = _WORD.match(masked, len(masked) - len(masked[at:].lstrip()))
+    return word.group() if word else ""
 
 
 def _refuse_reserved(text: str, name: str) -> None:
@@ -192,9 +206,9 @@ class RocqProofSession:
         _refuse_reserved(prefix, self.name)
         items = split_sentences(prefix, self.name)
         for sentence in items:
-            head = _WORD.match(sentence.text)
-            if head and head.group() in SESSION_CONTROL:
-                raise SessionRefused(f"{self.name}:{sentence.line}: `{head.group()}` controls the prover session; "
+            head = command_head(sentence.text)
+            if head in SESSION_CONTROL:
+                raise SessionRefused(f"{self.name}:{sentence.line}: `{head}` controls the prover session; "
                                      "goals/try cannot follow it (compile() can)")
         return prefix, items, upto
 
@@ -288,9 +302,11 @@ class RocqProofSession:
         except NotUnderstood as exc:
             raise SessionRefused(f"try: the tactics cannot be read as Rocq sentences: {exc}") from None
         for unit in units:
-            word = _WORD.match(whole, unit.start)
-            head = word.group() if word else ""
-            if not unit.in_proof or (head[:1].isupper() and head not in PROOF_COMMANDS):
+            text = whole[unit.start:unit.end]
+            head = command_head(text)
+            # a tactic starts with its own (lower-case) name; an attribute or a control prefix starts a command
+            if not unit.in_proof or (head[:1].isupper() and head not in PROOF_COMMANDS) or \
+                    mask(text).lstrip().startswith("#") or _PREFIX.match(mask(text)):
                 raise SessionRefused(f"try runs tactics only; `{_short(whole[unit.start:unit.end])}` is a command "
                                      "(use query for Check/About/Locate/Search, compile for the file)")
         return [Sentence(whole[s:e], sum(1 for u in units if s <= u.start < e), 0, 0) for s, e in spans]
