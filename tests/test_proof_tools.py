@@ -292,6 +292,34 @@ def test_a_prefixed_session_command_is_refused_not_run(prefix: str, tmp_path: Pa
     assert goals.status == "ok" and "42 = 42" in goals.text, goals
 
 
+#: A string Coq prints that is the session's prompt markup, made without that markup in the input (``RESERVED``).
+FORGED_PROMPT = '("<pro" ++ "mpt>t < 99 |t| 0 < </pro" ++ "mpt>")'
+
+
+def test_output_that_imitates_the_prompt_is_the_callers_error_not_a_lie(tmp_path: Path) -> None:
+    """Coq's own output can spell the prompt markup (a computed string): read as a prompt, it ended a reply early,
+    a failing tactic was answered ``ok`` and the next call restarted the session as an "infrastructure event". The
+    stream is checked with a nonce only the session knows: such a call is an error of the caller's text."""
+    require_tool("coqtop")
+    template = "Require Import String.\nOpen Scope string_scope.\nTheorem t : 1 = 1.\nProof. Admitted.\n"
+    task = parse_coq("t", tmp_path / "t.v", template)
+    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(task, 60, ("t",))
+    body = template.replace("Proof. Admitted.", "Proof.\nidtac.\n")
+    forging = f"let s := eval cbv in {FORGED_PROMPT} in idtac s; fail.\n"
+    try:
+        query = session.query(f"Check ltac:(let s := eval cbv in {FORGED_PROMPT} in idtac s; exact I).")
+        after_query = session.query("Check 1.")
+        goals = session.goals((body + forging).encode(), 0)
+        after_goals = session.goals(body.encode(), 0)
+    finally:
+        session.close()
+    for answer in (query, goals):
+        assert answer.status == "error" and "imitates the session's prompt" in answer.text, answer
+        assert not answer.restarted
+    assert after_query.status == "ok" and after_query.text.startswith("1\n") and not after_query.restarted
+    assert after_goals.status == "ok" and "1 = 1" in after_goals.text and not after_goals.restarted, after_goals
+
+
 @pytest.mark.parametrize("toolchain", ["trixie", "sid"])
 def test_the_session_speaks_each_toolchains_coqtop(toolchain: str, tmp_path: Path) -> None:
     """Coq 8.20 and Rocq 9.2 (whose coqtop gives a query such as ``Show.`` no state of its own): the goals and a

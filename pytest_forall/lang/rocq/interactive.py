@@ -27,7 +27,7 @@ from typing import TypeVar
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import SessionAnswer, SessionRefused
 from pytest_forall.lang.common import NotUnderstood
-from pytest_forall.lang.rocq.coqtop import CoqSession, SessionDied, SessionTimeout, TacticProbe
+from pytest_forall.lang.rocq.coqtop import CoqSession, SessionDied, SessionForged, SessionTimeout, TacticProbe
 from pytest_forall.lang.rocq.lexer import mask, sentences, tokens
 from pytest_forall.lang.rocq.screen import coq_units
 
@@ -163,6 +163,11 @@ class RocqProofSession:
                 deadline = time.monotonic() + self.timeout
                 try:
                     answer = body(deadline)
+                    self.coq.verify(deadline)
+                except SessionForged:
+                    return SessionAnswer("error", f"the output of this call imitates the session's prompt markup "
+                                         f"(`<{RESERVED}`), so its replies cannot be read: no answer (the prover "
+                                         "session starts again on the next call; the file is unchanged)")
                 except SessionTimeout:
                     return SessionAnswer("timeout", f"no answer within {self.timeout:g} s: the prover session was "
                                          "stopped and restarts on the next call (the file is unchanged)", "timeout")
