@@ -518,3 +518,27 @@ def test_a_memory_balloon_in_the_actors_shell_stops_at_the_bound(any_cli: Cli, f
     assert not any("BALLOON SURVIVED 1073741824" in json.dumps(r["body"]) for r in server.model_requests("actor"))
     turn = run.audit()["turns"][0]
     assert turn["own_fault"].startswith("the turn's processes passed the memory bound") and not turn["infra"]
+
+
+#: Run by the model through Codex's ``exec_command`` with a ``shell`` of its choosing (the tool's own parameter):
+#: the command runs as ``<shell> -c <cmd>``, here a Python that reads its parent (the CLI) and opens its memory.
+NOT_A_SHELL = ("import os\npid = os.getppid()\ncomm = open(f'/proc/{pid}/comm').read().strip()\n"
+               "try:\n    open(f'/proc/{pid}/mem', 'r+b').close()\n    print('PROBE', comm, 'mem SUCCEEDED')\n"
+               "except OSError as exc:\n    print('PROBE', comm, 'mem failed:', exc.strerror)\n")
+
+
+def test_a_shell_the_model_names_is_still_confined(forall: Forall, serve: Any) -> None:
+    """Codex's ``exec_command`` offers the model a ``shell`` (the binary to launch) and ``login``: naming a program
+    that is not a shell (python3, which would then run ``-c <cmd>`` as the CLI's direct child, in the CLI's own
+    Landlock domain) must not get the model a process that can open the CLI's memory. Codex 0.171 runs the command
+    in the user's shell (the confined ``/bin/sh``) instead; a Codex that honoured the name would fail here."""
+    cli = require(CLIS["codex"])
+    step = {"call_tool": "exec_command", "args": {"cmd": NOT_A_SHELL, "shell": "/usr/bin/python3", "login": False}}
+    server = serve([step, {"text": "I give up."}])
+    forall.run(cli, server, "not-a-shell", "-k", PROBLEM, "--forall-rounds=1")
+    actor = server.model_requests("actor")
+    outputs = [str(i.get("output")) for i in actor[1]["body"].get("input", []) if i.get("type") == "function_call_output"]
+    assert len(outputs) == 1, outputs   # the call ran and its output reached the model
+    probes = [line for line in outputs[0].splitlines() if line.startswith("PROBE ")]
+    assert not any("SUCCEEDED" in line for line in probes), probes
+    assert probes or "/bin/sh" in outputs[0], outputs[0]   # the probe failed, or the text ran as a shell script
