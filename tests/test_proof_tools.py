@@ -493,3 +493,21 @@ def test_codex_and_opencode_see_the_true_proof_state(name: str, served: ItemTool
                      "`Print putnam_1965_a5` is refused",
                      "use goals(line) to see the proof state"):  # the brief: the server's instructions
         assert any(form in bodies for form in escaped_forms(expected)), expected
+
+
+def test_a_withheld_name_is_matched_by_its_qualified_suffix_not_its_last_part(tmp_path: Path) -> None:
+    """A project item ``Mod.add_comm`` withholds ``add_comm`` and ``Mod.add_comm``, never ``Nat.add_comm``: an
+    honest proof may use the library's lemma of the same short name (both in queries and in Search results)."""
+    from pytest_forall.lang.rocq.coqtop import TacticProbe
+    from pytest_forall.lang.rocq.interactive import RocqProofSession
+
+    task = Task(task_id="t", suite="s", track="rocq", prover="rocq", source_path="t.v", template="",
+                theorem_name="add_comm")
+    session = RocqProofSession(task, TacticProbe("coqtop", 1024), tmp_path, 10, ("Lib.Mod.add_comm",))
+    assert session._query_sentence("Check Nat.add_comm") == "Check Nat.add_comm."
+    for name in ("add_comm", "Mod.add_comm", "Lib.Mod.add_comm"):
+        with pytest.raises(SessionRefused, match="withheld"):
+            session._query_sentence(f"Check {name}")
+    shown = session._withhold("Nat.add_comm: forall n m : nat, n + m = m + n\nadd_comm: forall x y : T, x = y\n"
+                              "Mod.add_comm:\n  forall x y : T, x = y")
+    assert shown == "Nat.add_comm: forall n m : nat, n + m = m + n"

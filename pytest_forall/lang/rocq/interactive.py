@@ -49,6 +49,8 @@ _THEOREM_HEAD = re.compile(r"\s*(?:#\[[^\]]*\]\s*)?(?:Local\s+|Global\s+)?(?:The
 _GOAL_COUNT = re.compile(r"^(\d+) (?:focused )?goals?\b", re.MULTILINE)
 _TAGS = re.compile(r"</?(?:infomsg|warning|error)>")
 _WORD = re.compile(r"[^\W\d][\w']*")
+#: a possibly qualified name (``Nat.add_comm``) in Coq's output
+_QUALIFIED = re.compile(r"[^\W\d][\w']*(?:\.[^\W\d][\w']*)*")
 #: What may come before a command's own word: attributes (``#[...]``, ``#[]`` included) and the control commands
 #: that run the command after them (``Time``, ``Fail``, ``Succeed``, ``Redirect "file"``, ``Timeout n``).
 _PREFIX = re.compile(r"\s*(?:#\[[^\[\]]*\]|(?:Time|Fail|Succeed|Instructions|Profile)\b|Redirect\s*\"[^\"]*\"|"
@@ -146,8 +148,8 @@ class RocqProofSession:
         self.task = task
         self.name = task.candidate_name
         self.timeout = timeout
-        #: withheld declarations, by their last component (``Arith2.target_lemma`` withholds ``target_lemma``)
-        self.excluded = {name.rsplit(".", 1)[-1] for name in excluded if name}
+        #: withheld declarations by their full names (see :meth:`withheld`)
+        self.excluded = tuple(name for name in excluded if name)
         self.directory = directory
         self.coq = CoqSession(probe, directory)
         self._lock = threading.Lock()
@@ -350,9 +352,17 @@ class RocqProofSession:
             raise SessionRefused(f"query runs only Check, About, Locate, Search and Print Assumptions; `{shown}` is "
                                  "refused")
         for word in words:
-            if word.kind == "ident" and word.text.rsplit(".", 1)[-1] in self.excluded:
+            if word.kind == "ident" and self.withheld(word.text):
                 raise SessionRefused(f"query: `{word.text}` is withheld (its statement is in the template)")
         return text
+
+    def withheld(self, name: str) -> bool:
+        """Whether ``name`` can denote a withheld declaration: its full name or a qualified suffix of it.
+
+        ``Arith2.target_lemma`` is withheld as ``target_lemma`` and ``Arith2.target_lemma``, never as
+        ``Nat.target_lemma`` (another declaration, which an honest proof may use); a bare name is refused whenever
+        it could mean the withheld one (without asking Coq which one it resolves to, the cautious reading)."""
+        return any(full == name or full.endswith("." + name) for full in self.excluded)
 
     def _withhold(self, text: str) -> str:
         """Search results naming a withheld declaration are dropped; at most :data:`MAX_ENTRIES` entries kept."""
@@ -362,7 +372,7 @@ class RocqProofSession:
                 entries[-1] += "\n" + line
             else:
                 entries.append(line)
-        kept = [e for e in entries if not any(w in self.excluded for w in _WORD.findall(e))]
+        kept = [e for e in entries if not any(self.withheld(w) for w in _QUALIFIED.findall(e))]
         more = len(kept) - MAX_ENTRIES
         return "\n".join(kept[:MAX_ENTRIES]) + (f"\n({more} more entries)" if more > 0 else "")
 
