@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if not config.pluginmanager.is_registered(module):
             config.pluginmanager.register(module, f"forall-builtin-{module.__name__}")
     from pytest_forall.plugin.options import check_configuration
-    from pytest_forall.plugin.report import ForallReporter, ShortSummary
+    from pytest_forall.plugin.report import ForallReporter, GateAccounting, ShortSummary
 
     check_configuration(config)
     reporter = ForallReporter(config)
@@ -70,6 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
         reporter.check_writable()
     config.pluginmanager.register(reporter, "forall-reporter")
     config.pluginmanager.register(ShortSummary(reporter), "forall-short-summary")
+    config.pluginmanager.register(GateAccounting(reporter), "forall-gate-accounting")
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_forall.plugin.report import XdistHooks
 

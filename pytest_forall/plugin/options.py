@@ -74,6 +74,9 @@ OPTIONS = (
     Option("baseline", "Earlier run (directory or results.jsonl) to compare with: forall.change per item"),
     Option("gate", "What fails the run: none (every failure) or regressions (only against --forall-baseline)",
            "none", ("none", "regressions")),
+    Option("gate_allow_removed", "A baseline item the gate lets go: removed, renamed or now admitted without failing "
+           "the run (its task id or qualified name, e.g. Lib.File.old_lemma; repeatable; ini: one per line, so the "
+           "list can live in the repository's pytest.ini/pyproject.toml)", repeated=True),
     Option("shard", "Run only shard K/N of the items (stable: by a hash of the task id)"),
     Option("lean_project", "Lake project used to compile Lean candidates (default: lean_env/putnam)"),
     Option("rocq_toolchain", "Rocq installation every Rocq prover process runs from: a root filesystem, an opam "

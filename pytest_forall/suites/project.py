@@ -681,6 +681,24 @@ def coqdep_graph(project: CoqProject, toolchain: Toolchain | None = None) -> dic
     return graph
 
 
+def first_build_error(log: str, rel: str) -> str:
+    """The first error coqc printed for the project file ``rel`` in a build's log (``File "./rel", line …`` and the
+    message after it, a few lines), "" when the log has none: what the gate and the summary show, not the log's
+    tail (a ``COQDEP …`` line says nothing)."""
+    lines = log.splitlines()
+    want = os.path.normpath(rel)
+    for index, line in enumerate(lines):
+        found = re.match(r'File "([^"]+)", line (\d+)', line.strip())
+        if found and os.path.normpath(found.group(1)) == want:
+            message = []
+            for more in lines[index + 1:index + 8]:
+                if re.match(r"(File \"|make(\[\d+\])?:|COQ\w+ |\S+\.vo? )", more.strip()) or not more.strip():
+                    break
+                message.append(more.strip())
+            return f"{rel}:{found.group(2)}: {' '.join(message).removeprefix('Error:').strip()}"[:300]
+    return ""
+
+
 def proof_digest(task: Task, data: bytes) -> str:
     """What the gate calls the proof (core/gating.py): the candidate after the project's text and the target's
     statement, digested; the same whether the verdict was computed or served from the cache."""
@@ -1068,7 +1086,7 @@ class ProjectRocqProver(RocqProver):
                         # some files do not build: each item of them is judged against its own template (the file up
                         # to the target), and items of files resting on them are infra (see _baseline); a user's or
                         # dune's build that compiled nothing is the build's failure, infra for every item
-                        self._record_missing(project, build, tail)
+                        self._record_missing(project, build, tail, result.stdout + result.stderr)
                         break
                     shown = self.build_command if argv[:2] == ["sh", "-c"] else " ".join(argv[:2])
                     reason = (f"the project does not build here (`{shown}` exited "
@@ -1092,12 +1110,16 @@ class ProjectRocqProver(RocqProver):
                                             "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
             return reason
 
-    def _record_missing(self, project: CoqProject, build: Path, log: str) -> None:
-        """The project files the build did not compile (their items are judged against their templates, or infra)."""
+    def _record_missing(self, project: CoqProject, build: Path, log: str, full: str = "") -> None:
+        """The project files the build did not compile (their items are judged against their templates, or infra),
+        with each one's first error as the build printed it (the log's tail, else)."""
         out = self._out(project, build)
         missing = [rel for rel in project.files if not (out / rel).with_suffix(".vo").is_file()]
         if missing:
-            (build / "missing.json").write_text(json.dumps({"files": missing, "log": log}), encoding="utf-8")
+            errors = {rel: first_build_error(full, rel) for rel in missing}
+            (build / "missing.json").write_text(json.dumps({"files": missing, "log": log,
+                                                            "errors": {k: v for k, v in errors.items() if v}}),
+                                                encoding="utf-8")
 
     def _build_command(self, argv: list[str], src: Path, timeout: float, env: dict[str, str] | None = None) -> Any:
         """One step of the project's own build (trusted: the user's project) with the toolchain's tools: for a root
@@ -1182,6 +1204,8 @@ class ProjectRocqProver(RocqProver):
             return None, f"the kernel judge is unavailable: {self.plugin_problem}"
         item = self._for_item(task)
         if "baseline" not in item:
+            if "build_break" in item:  # the project's sources do not build: the same answer for this item
+                return None, str(item["build_break_reason"])
             found = self._find_baseline(task, timeout)
             if found[0] is None:
                 return found  # (asked again: an infra reason may pass)
@@ -1354,15 +1378,22 @@ class ProjectRocqProver(RocqProver):
         file before the target, does not build."""
         from pytest_forall.lang.rocq.judge import parse_file_dump
 
-        log = ""
+        log, errors = "", {}
         try:
-            log = json.loads((build / "missing.json").read_text(encoding="utf-8"))["log"]
-        except (OSError, ValueError, KeyError):
+            record = json.loads((build / "missing.json").read_text(encoding="utf-8"))
+            log, errors = str(record.get("log", "")), dict(record.get("errors") or {})
+        except (OSError, ValueError, KeyError, AttributeError):
             pass
         src = self._out(project, build)
-        for dep in task.meta.get("deps") or []:
-            if not (src / dep).with_suffix(".vo").is_file():
-                return None, f"{dep}, which {task.meta['project_file']} requires, does not build in the project: {log}"
+        item = self._for_item(task)
+        unbuilt = [dep for dep in task.meta.get("deps") or [] if not (src / dep).with_suffix(".vo").is_file()]
+        if unbuilt:
+            dep = min(unbuilt, key=lambda d: (d not in errors, d))  # one that failed itself, if the log says
+            error = str(errors.get(dep) or f"{dep}: {log.strip()[-300:]}")
+            item["build_break"] = error
+            item["build_break_reason"] = (f"{dep}, which {task.meta['project_file']} requires, does not build in "
+                                          f"the project: {error}")
+            return None, item["build_break_reason"]
         module = str(task.meta["coq_module"])
         target = str(task.meta["target_path"])
         items = build / "judge" / "items"
@@ -1379,9 +1410,14 @@ class ProjectRocqProver(RocqProver):
                 compiled = self._compile_in_tree(project, build, tree, task.template.encode(), timeout, False,
                                                  str(task.meta["project_file"]))
                 if not compiled.ok:
-                    reason = compiled.infra or compiled.first_error
-                    return None, (f"{task.meta['project_file']} does not build in the project, and neither does the "
-                                  f"file up to `{task.theorem_name}` with it admitted: {reason.strip()[:600]}")
+                    reason = (compiled.infra or compiled.first_error_at(str(task.meta["project_file"]))).strip()
+                    found = (f"{task.meta['project_file']} does not build in the project, and neither does the "
+                             f"file up to `{task.theorem_name}` with it admitted: {reason[:600]}")
+                    if not compiled.infra:  # the file's own text does not compile (not a tool fault)
+                        rel = str(task.meta["project_file"])
+                        item["build_break"] = (reason if reason.startswith(rel) else f"{rel}: {reason}")[:300]
+                        item["build_break_reason"] = found
+                    return None, found
                 dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, [target],
                                                  timeout, fresh=False)
                 if dump is None:
@@ -1520,20 +1556,34 @@ class ProjectRocqProver(RocqProver):
 
     def change_fields(self, task: Task, candidate: bytes | None = None) -> dict[str, str]:
         """Kernel digests for the gate (core/gating.py): ``kernel_statement``, the target's type in the project's
-        build; ``kernel_context``, the file's declarations before it and the files it rests on. {} when the build
-        has no answer (the row then falls back to the template's digest)."""
+        build; ``kernel_type``, that type alone (no name: a renamed lemma keeps it); ``kernel_context``, the file's
+        declarations before it and the files it rests on. Always, for a project item: ``cone_key`` (the item's file
+        and every file it requires, as collected: what tells a break the change caused from a tool fault),
+        ``admitted`` when the project leaves the proof ``Admitted``, and ``build_break`` (the file that does not
+        build and its first error) when the item is infra because of it. Without the build's answer the kernel
+        digests are absent (the row then falls back to the template's digest)."""
         from pytest_forall.lang.rocq.judge import statement_key
 
-        if "target_path" not in task.meta or self.plugin is None:
+        if "target_path" not in task.meta:
             return {}
+        base = {"cone_key": str(task.meta.get("cone_key") or "")}
+        if task.meta.get("admitted"):
+            base["admitted"] = "yes"
+        broken = self._for_item(task).get("build_break")
+        if broken:
+            base["build_break"] = str(broken)
+        if self.plugin is None:
+            return base
         baseline = self._row_baseline(task)
         if baseline is None:
-            return {}
+            return base
         found = context_digests(baseline, str(task.meta.get("deps_key", ""))).get(str(task.meta["target_path"]))
         if found is None:
-            return {}
+            return base
         entry, context, lemmas = found
-        fields = {"kernel_statement": hashlib.sha256(" : ".join(statement_key(entry)).encode()).hexdigest()[:24],
+        key = statement_key(entry)
+        fields = {**base, "kernel_statement": hashlib.sha256(" : ".join(key).encode()).hexdigest()[:24],
+                  "kernel_type": hashlib.sha256(key[1].encode()).hexdigest()[:24],
                   "kernel_context": context, "kernel_lemmas": lemmas}
         if self.declared:  # the gate names a changed declaration as a cause (core/gating.py)
             fields["declared_axioms"] = self.project_axioms
