@@ -6,9 +6,10 @@ pytest node id, is what shards and baselines key on, so moving a manifest change
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -224,21 +225,21 @@ class Accounting:
     ``change`` says the rest). Keys are task keys (:func:`row_key`)."""
 
     #: gone from the collection: no item of that name, none of the same statement under another name
-    removed: list[str] = field(default_factory=list)
+    removed: list[str] = dataclasses.field(default_factory=list)
     #: old key -> the node id of the item with the same kernel statement (type) under a new name
-    renamed: dict[str, str] = field(default_factory=dict)
+    renamed: dict[str, str] = dataclasses.field(default_factory=dict)
     #: still collected, now an ``admitted`` item, and deselected (``-m "not admitted"``): no proof left
-    now_admitted: list[str] = field(default_factory=list)
+    now_admitted: list[str] = dataclasses.field(default_factory=list)
     #: collected and deselected for another reason (``-k``, ``-m``, ``--forall-shard``): not judged, not lost
-    not_selected: list[str] = field(default_factory=list)
+    not_selected: list[str] = dataclasses.field(default_factory=list)
     #: of a suite and track of which this run collected no item at all (another suite's run): not judged
-    not_collected: list[str] = field(default_factory=list)
+    not_collected: list[str] = dataclasses.field(default_factory=list)
     #: removed, renamed or now admitted, a pass in the baseline, and not allowed: each fails the gate
-    lost: list[str] = field(default_factory=list)
+    lost: list[str] = dataclasses.field(default_factory=list)
     #: those the maintainer allowed to go (``--forall-gate-allow-removed``)
-    allowed: list[str] = field(default_factory=list)
+    allowed: list[str] = dataclasses.field(default_factory=list)
     #: task key -> the baseline row (for names and outcomes)
-    baseline: dict[str, dict[str, Any]] = field(default_factory=dict)
+    baseline: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     def name(self, key: str) -> str:
         return str(self.baseline.get(key, {}).get("task_id") or key)

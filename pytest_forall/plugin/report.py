@@ -500,8 +500,8 @@ class ForallReporter:
             why.append(f"{len(regressed)} regressed ({', '.join(regressed[:3])}{more})")
         found = self.accounting
         if found is not None and found.lost:
-            lost = [f"{found.name(k)} {found.how(k)}" for k in found.lost]
-            why.append(f"{len(lost)} baseline pass(es) lost ({', '.join(lost[:5])}{' …' if len(lost) > 5 else ''})")
+            gone = [f"{found.name(k)} {found.how(k)}" for k in found.lost]
+            why.append(f"{len(gone)} baseline pass(es) lost ({', '.join(gone[:5])}{' …' if len(gone) > 5 else ''})")
         broken = sorted({str(r["breaks_build"]) for r in self.results if r.get("breaks_build")})
         if broken:
             why.append(f"the change breaks the build ({'; '.join(shorten(b, 200) for b in broken[:3])})")
