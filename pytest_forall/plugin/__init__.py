@@ -36,6 +36,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(f"forall_{opt.name}", opt.help, type="linelist" if opt.repeated else None, default=None)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """pytest chose its rootdir before this plugin's options existed: settled again now (issue 32)."""
+    from pytest_forall.plugin.options import settle_rootdir
+
+    settle_rootdir(early_config, parser, args)
+
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(registry)
 

@@ -81,8 +81,8 @@ def project_root(options: dict[str, Any], manifest: dict[str, Any] | None = None
         raise UsageError("no project given: pass --forall-project PATH (a Lake project with lakefile.toml/"
                          "lakefile.lean, or a Rocq project with _CoqProject or *.v files)")
     root = Path(str(value)).expanduser()
-    if not root.is_absolute():
-        root = Path(str(options.get("rootdir", "."))) / root
+    if not root.is_absolute():  # typed on the command line: from the invocation directory (issue 32)
+        root = Path(str(options.get("project_base") or options.get("rootdir", "."))) / root
     root = root.resolve()
     if not root.is_dir():
         raise UsageError(f"--forall-project {value}: {root} is not a directory")
