@@ -169,6 +169,14 @@ def test_delete_rename_admit_and_an_early_break_each_fail_the_gate_by_name(pytes
                                                     "Lemma unused : 2 + 2 = 4.\nProof. Admitted."))
     assert admitted.ret == 1 and record["lost"] == ["Gate__Base__unused (now admitted)"], admitted.stdout.str()
 
+    # a rules-only regression names what it rests on now: the admitted lemma, by its kernel name
+    rules, record = gate("rules", BASE_V.replace("Lemma double_0 : double 0 = 0.\nProof. reflexivity. Qed.",
+                                                 "Lemma double_0 : double 0 = 0.\nProof. Admitted."))
+    regressed = [line for line in rules.stdout.str().splitlines() if line.startswith("REGRESSED")]
+    assert rules.ret == 1 and len(regressed) == 1 and "Gate__Use__use_0" in regressed[0], rules.stdout.str()
+    assert "strict -> rules_only" in regressed[0] and "rests on Gate.Base.double_0" in regressed[0], regressed
+    assert record["lost"] == ["Gate__Base__double_0 (now admitted)"]
+
     broken, record = gate("break", "Foo Bar.\n" + BASE_V)
     out = broken.stdout.str()
     assert broken.ret == 1, out

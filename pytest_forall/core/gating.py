@@ -156,6 +156,12 @@ def annotate(baseline: dict[str, dict[str, Any]], row: dict[str, Any], require_s
     row["change"] = change(before, row, require_strict)
     row["baseline_outcome"] = before.get("outcome") if before else None
     row["change_cause"] = cause(before, row) if row["change"] in ("regressed", "fixed") else ""
+    if row["change"] == "regressed" and before is not None and row.get("outcome") == RULES_ONLY:
+        # what it rests on now that the baseline's proof did not: the axiom or admitted lemma, by its kernel name
+        new = sorted(set(map(str, row.get("axioms") or [])) - set(map(str, before.get("axioms") or [])))
+        named = f"rests on {', '.join(new)}" if new else "rests on " + (", ".join(map(str, row.get("axioms") or []))
+                                                                        or "an assumption outside the strict list")
+        row["change_cause"] = f"{row['change_cause']}; {named}" if row["change_cause"] else named
     if row["change"] == "regressed" and row.get("admitted") and before is not None:
         row["change_cause"] = "now admitted" + (f", {row['change_cause']}" if row["change_cause"] else "")
     broken = broken_by_change(before, row)
@@ -181,8 +187,9 @@ def gate_lines(rows: list[dict[str, Any]]) -> list[str]:
     lines = []
     regressed = sorted((r for r in annotated if r["change"] == "regressed"), key=lambda r: str(r.get("nodeid")))
     for row in regressed:
+        reason = str(row.get("reason") or "")[:160]
         lines.append(f"REGRESSED {row.get('nodeid')}: {row.get('baseline_outcome')} -> {row.get('outcome')} "
-                     f"({row.get('change_cause') or 'cause unknown'}): {str(row.get('reason', ''))[:160]}")
+                     f"({row.get('change_cause') or 'cause unknown'})" + (f": {reason}" if reason else ""))
     for row in sorted((r for r in annotated if r.get("change_cause") == "statement changed (still passes)"),
                       key=lambda r: str(r.get("nodeid"))):
         lines.append(f"STATEMENT CHANGED {row.get('nodeid')}: still {row.get('outcome')}, but its statement is not "

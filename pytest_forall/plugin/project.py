@@ -108,7 +108,14 @@ def _not_items_report(config: pytest.Config) -> list[str]:
     if not skipped:
         return []
     lines = [f"forall project: {len(skipped)} proof(s) of {root} are not items:"]
-    lines += [f"  {name}: {reason}" for name, reason in skipped]
+    explained: set[str] = set()
+    for name, reason in skipped:  # a long explanation once per kind (a library lists its obligations by the 100)
+        head, sep, why = reason.partition(": ")
+        if sep and len(why) > 80 and why in explained:
+            lines.append(f"  {name}: {head} (why: as for the first one above)")
+        else:
+            explained.add(why)
+            lines.append(f"  {name}: {reason}")
     return lines
 
 

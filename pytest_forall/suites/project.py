@@ -492,7 +492,7 @@ def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
                  "obligations it solved itself, which the text does not show")
         return (f"an obligation of {of}: `Program` generates its statement (the file writes none for an agent to read "
                 f"or the screen to freeze){named}; it is checked with its file in the build, and the items that use "
-                f"{of} rest on it (an admitted obligation makes them rules-only)")
+                "that definition rest on it (an admitted obligation makes them rules-only)")
     if proof.keyword == "Let":
         return "a section `Let` with a proof, which vanishes when its section ends"
     if proof.keyword == "Goal":
@@ -696,6 +696,17 @@ def first_build_error(log: str, rel: str) -> str:
                     break
                 message.append(more.strip())
             return f"{rel}:{found.group(2)}: {' '.join(message).removeprefix('Error:').strip()}"[:300]
+    return ""
+
+
+def first_error_lines(log: str) -> str:
+    """The first error of a build's log and the lines that say what it is (a located ``File "…", line …`` block, or
+    the first line naming an error and the two after it), "" when none is found: a build's reason starts with what
+    went wrong, not with its log's last lines (``COQDEP …`` progress)."""
+    lines = [line.strip() for line in log.splitlines()]
+    for index, line in enumerate(lines):
+        if line.startswith('File "') or re.search(r"\b(Error|error|ERROR)\b", line):
+            return " ".join(x for x in lines[index:index + 3] if x)[:400]
     return ""
 
 
@@ -1090,7 +1101,8 @@ class ProjectRocqProver(RocqProver):
                         break
                     shown = self.build_command if argv[:2] == ["sh", "-c"] else " ".join(argv[:2])
                     reason = (f"the project does not build here (`{shown}` exited "
-                              f"{result.returncode}{', timed out' if timed_out else ''}): {tail}")
+                              f"{result.returncode}{', timed out' if timed_out else ''}): "
+                              f"{first_error_lines(result.stdout + result.stderr) or tail}")
                     break
             else:
                 if not steps:
@@ -1391,8 +1403,8 @@ class ProjectRocqProver(RocqProver):
             dep = min(unbuilt, key=lambda d: (d not in errors, d))  # one that failed itself, if the log says
             error = str(errors.get(dep) or f"{dep}: {log.strip()[-300:]}")
             item["build_break"] = error
-            item["build_break_reason"] = (f"{dep}, which {task.meta['project_file']} requires, does not build in "
-                                          f"the project: {error}")
+            item["build_break_reason"] = (f"{error} ({dep} does not build in the project, and "
+                                          f"{task.meta['project_file']} requires it)")
             return None, item["build_break_reason"]
         module = str(task.meta["coq_module"])
         target = str(task.meta["target_path"])
@@ -1410,12 +1422,13 @@ class ProjectRocqProver(RocqProver):
                 compiled = self._compile_in_tree(project, build, tree, task.template.encode(), timeout, False,
                                                  str(task.meta["project_file"]))
                 if not compiled.ok:
-                    reason = (compiled.infra or compiled.first_error_at(str(task.meta["project_file"]))).strip()
-                    found = (f"{task.meta['project_file']} does not build in the project, and neither does the "
-                             f"file up to `{task.theorem_name}` with it admitted: {reason[:600]}")
+                    rel = str(task.meta["project_file"])
+                    reason = (compiled.infra or compiled.first_error_at(rel)).strip()
+                    located = reason if reason.startswith(rel) else f"{rel}: {reason}"
+                    found = (f"{located[:600]} ({rel} does not build in the project, nor does the file up to "
+                             f"`{task.theorem_name}` with it admitted)")
                     if not compiled.infra:  # the file's own text does not compile (not a tool fault)
-                        rel = str(task.meta["project_file"])
-                        item["build_break"] = (reason if reason.startswith(rel) else f"{rel}: {reason}")[:300]
+                        item["build_break"] = located[:300]
                         item["build_break_reason"] = found
                     return None, found
                 dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, [target],
