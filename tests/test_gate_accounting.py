@@ -192,3 +192,9 @@ def test_delete_rename_admit_and_an_early_break_each_fail_the_gate_by_name(pytes
     # the earlier catch still holds: a broken proof is a regression
     proof, _ = gate("proof", BASE_V.replace("double 1 = 2.\nProof. reflexivity.", "double 1 = 2.\nProof. exact I."))
     assert proof.ret == 1 and "REGRESSED" in proof.stdout.str()
+    # the verdict cache says why each was judged again: the edited proof changed; the one after it did not
+    rows = {json.loads(line)["task_id"]: json.loads(line)
+            for line in (pytester.path / "reports" / "proof" / "results.jsonl").read_text().splitlines()}
+    assert rows["Gate__Base__double_1"]["cache_miss"].startswith("proof changed"), rows["Gate__Base__double_1"]
+    assert rows["Gate__Base__unused"]["cache_miss"].startswith("unchanged proof, its context changed"), \
+        rows["Gate__Base__unused"]["cache_miss"]
