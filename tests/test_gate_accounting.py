@@ -198,3 +198,37 @@ def test_delete_rename_admit_and_an_early_break_each_fail_the_gate_by_name(pytes
     assert rows["Gate__Base__double_1"]["cache_miss"].startswith("proof changed"), rows["Gate__Base__double_1"]
     assert rows["Gate__Base__unused"]["cache_miss"].startswith("unchanged proof, its context changed"), \
         rows["Gate__Base__unused"]["cache_miss"]
+
+
+def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_path: Path) -> None:
+    """A file whose fourth proof of six is broken: the three before it are judged strict from one compile of the file
+    up to the fourth (not one compile each), the fourth is failed, the two after it infra naming the file's first
+    error without any compile (the build stopped there)."""
+    require_tool("coqc")
+    from pytest_forall.core.proc import run_command
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.suites.project import ProjectRocqProver, load_project
+
+    root = tmp_path / "lib"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Br\nA.v\n")
+    proofs = [f"Lemma l{i} : {i} + 0 = {i}.\nProof. reflexivity. Qed.\n" for i in range(6)]
+    proofs[3] = "Lemma l3 : 3 + 0 = 3.\nProof. exact I. Qed.\n"
+    (root / "A.v").write_text("".join(proofs))
+    compiles: list[list[str]] = []
+
+    def counting(argv: list[str], **kwargs: object) -> object:
+        if any(str(a).endswith("A.v") for a in argv):
+            compiles.append([str(a) for a in argv])
+        return run_command(argv, **kwargs)  # type: ignore[arg-type]
+
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300}, runner=counting)
+    verdicts = {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+                for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+    outcome = {k: (v.verdict, v.strict) for k, v in verdicts.items()}
+    assert outcome == {"Br__A__l0": ("accept", True), "Br__A__l1": ("accept", True), "Br__A__l2": ("accept", True),
+                       "Br__A__l3": ("reject", False), "Br__A__l4": ("infra", False), "Br__A__l5": ("infra", False)}, \
+        {k: v.reason for k, v in verdicts.items()}
+    assert "A.v:8:" in verdicts["Br__A__l5"].reason and "before `l5`" in verdicts["Br__A__l5"].reason
+    # besides the build's own: the file up to l3 (l3 admitted) once, and l3's own candidate once
+    assert len(compiles) == 2, compiles
