@@ -5,6 +5,7 @@ bookkeeping, a small Rocq library (real coqc) the kernel's part (renames, admitt
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from junitparser import JUnitXml
