@@ -233,3 +233,22 @@ def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_pat
     assert "A.v:8:" in verdicts["Br__A__l5"].reason and "before `l5`" in verdicts["Br__A__l5"].reason
     # besides the build's own: the file up to l3 (l3 admitted) once, and l3's own candidate once
     assert len(compiles) == 2, compiles
+
+
+def test_a_broken_statement_leaves_the_proofs_before_it_judged(tmp_path: Path) -> None:
+    """The error in an item's statement (not its proof): the shared compile of the file up to that item fails, and
+    each item before it is judged from its own template, as before (never infra for a break after it)."""
+    require_tool("coqc")
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.suites.project import ProjectRocqProver, load_project
+
+    root = tmp_path / "lib"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . St\nA.v\n")
+    (root / "A.v").write_text("Lemma l0 : 0 = 0.\nProof. reflexivity. Qed.\nLemma l1 : 1 = 1.\nProof. reflexivity. Qed.\n"
+                              "Lemma l2 : no_such_name = 2.\nProof. reflexivity. Qed.\n")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    verdicts = {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+                for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+    assert {k: v.verdict for k, v in verdicts.items()} == {"St__A__l0": "accept", "St__A__l1": "accept",
+                                                           "St__A__l2": "infra"}, {k: v.reason for k, v in verdicts.items()}

@@ -1247,7 +1247,12 @@ class ProjectRocqProver(RocqProver):
             if plan is not None and isinstance(plan, str):  # after the file's first error: it cannot build there
                 return None, plan
             if plan is not None:  # before it: one compile of the file up to the first item that may hold it
-                return self._template_baseline(plan[0], project, build, timeout, plan[1], for_task=task)
+                found = self._template_baseline(plan[0], project, build, timeout, plan[1], for_task=task)
+                if found[0] is not None or plan[0].task_id == task.task_id:
+                    return found
+                item = self._for_item(task)  # (the error is in that item's statement: each before it on its own)
+                for key in ("build_break", "build_break_reason", "prefix_tree"):
+                    item.pop(key, None)
             return self._template_baseline(task, project, build, timeout)
         self._prefetch(project, build, timeout)
         return self._file_dump(project, build, rel, module, timeout)
