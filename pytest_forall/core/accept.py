@@ -68,6 +68,15 @@ def _write_file(path: Path, data: bytes, mode: int) -> None:
         os.close(fd)
 
 
+def _link(source: Path, path: Path) -> None:
+    """``path`` made a hard link to ``source``; a file already there (a re-run item's earlier one) is replaced."""
+    try:
+        os.link(source, path)
+    except FileExistsError:
+        path.unlink()
+        os.link(source, path)
+
+
 class AuditRecord:
     """Writes one item's evidence: candidates per round, verdicts, reviews, the final acceptance.
 
@@ -153,11 +162,7 @@ class AuditRecord:
                 fresh = blob.with_name(f".{digest}.{os.getpid()}.{threading.get_ident()}")
                 _write_file(fresh, data, os.O_TRUNC)
                 os.replace(fresh, blob)
-            try:
-                os.link(blob, path)
-            except FileExistsError:  # a re-run item's earlier file: replaced
-                path.unlink()
-                os.link(blob, path)
+            _link(blob, path)
         except OSError:
             return False
         return True
@@ -167,11 +172,7 @@ class AuditRecord:
         call instead of a file's creation and its bytes, #18), else a copy where the file system links nothing."""
         path = self._dir_of(self.directory / rel)
         try:
-            try:
-                os.link(same, path)
-            except FileExistsError:  # a re-run item's earlier file: replaced
-                path.unlink()
-                os.link(same, path)
+            _link(same, path)
         except OSError:
             return self.write_bytes(rel, data)
         return path
