@@ -79,6 +79,9 @@ def test_deselected_items_are_not_lost_but_a_deselected_admitted_one_is(fake: py
     assert "LOST t_c: strict in the baseline, now admitted" in result.stdout.str()
     # selected, whatever this run makes of it (the fake actor proves it: a pass is no loss)
     assert _gate(fake, "admitted-run")[0].ret == 0
+    # under xdist the controller collects nothing: each worker's collection reaches it
+    result, gate = _gate(fake, "xdist", "-n", "2", "-m", "not admitted")
+    assert result.ret == 1 and gate["lost"] == ["t_c (now admitted)"], result.stdout.str()
 
 
 def test_accounting_and_build_break_rules() -> None:
