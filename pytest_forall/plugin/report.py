@@ -580,8 +580,10 @@ class GateAccounting:
 
         reporter.accounting = found = account(reporter.baseline, reporter.results, reporter.collected,
                                               reporter.require_strict, reporter.allowed)
-        from _pytest.junitxml import xml_key
-
+        try:  # junitxml's own object (what ``record_testsuite_property`` writes to)
+            from _pytest.junitxml import xml_key
+        except ImportError:  # another pytest: gate.json and the summary still say it
+            return
         xml = reporter.config.stash.get(xml_key, None)
         if xml is not None:
             record = found.to_json()
