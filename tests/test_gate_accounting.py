@@ -255,3 +255,23 @@ def test_a_broken_statement_leaves_the_proofs_before_it_judged(tmp_path: Path) -
                 for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
     assert {k: v.verdict for k, v in verdicts.items()} == {"St__A__l0": "accept", "St__A__l1": "accept",
                                                            "St__A__l2": "infra"}, {k: v.reason for k, v in verdicts.items()}
+
+
+def test_a_users_build_that_stops_at_a_files_error_names_that_file(tmp_path: Path) -> None:
+    """A user's own build (a Makefile) that compiled nothing because the first file does not parse: coqc's located
+    error makes it the project's text, not a tool fault; each item names the file and its first error (what the gate
+    attributes to the change), not only `make exited 2`."""
+    require_tool("coqc")
+    require_tool("make")
+    from test_project_build import A_V, make_project
+
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.suites.project import ProjectRocqProver, load_project
+
+    root = make_project(tmp_path / "mk")
+    (root / "theories" / "A.v").write_text("Foo Bar.\n" + A_V)
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300, "project_build": "make"})
+    for task in load_project(root, {"project_build": "make"}):
+        verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+        assert verdict.verdict == "infra", verdict.reason
+        assert prover.change_fields(task).get("build_break", "").startswith("theories/A.v:1:"), verdict.reason

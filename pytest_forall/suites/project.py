@@ -1102,7 +1102,9 @@ class ProjectRocqProver(RocqProver):
                     tail = (result.stdout + result.stderr).strip()[-600:]
                     built = [rel for rel in project.files if (out / rel).with_suffix(".vo").is_file()]
                     default = project.tool == "coq_makefile" and not self.build_command
-                    if argv is steps[-1] and not timed_out and (built or default):
+                    # coqc's located error in a project file: the project's text broke, not its build's tooling
+                    located = any(first_build_error(result.stdout + result.stderr, rel)[0] for rel in project.files)
+                    if argv is steps[-1] and not timed_out and (built or default or located):
                         # some files do not build: each item of them is judged against its own template (the file up
                         # to the target), and items of files resting on them are infra (see _baseline); a user's or
                         # dune's build that compiled nothing is the build's failure, infra for every item
