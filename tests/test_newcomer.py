@@ -1,0 +1,141 @@
+"""A newcomer's first week (issue 33): an environment per clone, resumes that keep their selection, and reports a
+dashboard and a maintainer read without help."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import REPO
+
+# -- an environment per clone --------------------------------------------------------------------------------------
+
+
+def _clone(root: Path, name: str) -> Path:
+    """What ``scripts/setup.sh`` needs of a clone (the working tree's files, so uncommitted changes count)."""
+    clone = root / name
+    for part in ("pytest_forall", "scripts"):
+        shutil.copytree(REPO / part, clone / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for name_ in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name_, clone / name_)
+    return clone
+
+
+def _clean_env() -> dict[str, str]:
+    """A shell as a newcomer has it: no PYTHONPATH pointing at some checkout, no environment activated."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return {**env, "FORALL_SETUP_TOOLCHAINS": "0", "FORALL_SETUP_AGENTS": "0"}
+
+
+def _machine_python(root: Path) -> Path:
+    """A stand-in for the machine's Python (it sees the machine's packages, other checkouts' editable installs
+    included): a setup that installs into "the machine's Python", as the one before issue 33 did, changes only it."""
+    machine = root / "machine"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(machine)],
+                   check=True, env=_clean_env())
+    return machine / "bin" / "python"
+
+
+def _setup(clone: Path, machine: Path) -> str:
+    done = subprocess.run(["bash", str(clone / "scripts" / "setup.sh")], capture_output=True, text=True,
+                          env={**_clean_env(), "FORALL_SETUP_PYTHON": str(machine)}, check=False, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_two_clones_on_one_machine_each_run_their_own_code(tmp_path: Path) -> None:
+    """Issue 33, item 1: ``setup.sh`` ran ``pip install -e <clone>`` into the machine's Python, so setting up clone B
+    made ``forall`` and the pytest plugin used from clone A run B's code. Now each clone has its own environment
+    (``<clone>/.venv``) and its ``python``, ``forall``, plugin and ``scripts/test.sh`` (under ``-n 2``) run its own
+    code; a module only B has is not importable from A; no editable finder of another checkout (such as the
+    machine Python's own editable install) is active in either; and the stamp checks the environment."""
+    require_dpkg_installed()
+    machine = _machine_python(tmp_path)
+    clones = {name: _clone(tmp_path, name) for name in ("a", "b")}
+    (clones["b"] / "pytest_forall" / "only_in_b.py").write_text("WHO = 'b'\n")
+    for name, clone in clones.items():
+        out = _setup(clone, machine)
+        assert f"setup: this clone's environment is {clone}/.venv" in out, out
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    probe = ("import importlib, importlib.metadata as m, sys, pytest_forall\n"
+             "finders = [str(v) for f in sys.meta_path for v in getattr(sys.modules.get(f.__module__), 'MAPPING', {})"
+             ".values()]\n"
+             "try:\n    importlib.import_module('pytest_forall.only_in_b'); only_b = True\n"
+             "except ImportError:\n    only_b = False\n"
+             "print(pytest_forall.__file__, only_b, ' '.join(finders), m.distribution('pytest-forall')"
+             ".read_text('direct_url.json'), sep='|')\n")
+    for name, clone in clones.items():
+        venv = clone / ".venv"
+        seen = subprocess.run([str(venv / "bin" / "python"), "-c", probe], cwd=elsewhere, capture_output=True,
+                              text=True, env=_clean_env(), check=True).stdout.strip().split("|")
+        assert seen[0] == f"{clone}/pytest_forall/__init__.py", seen
+        assert seen[1] == str(name == "b"), seen
+        assert all(path.startswith(str(clone)) for path in seen[2].split()), seen   # no other checkout's finder
+        assert json.loads(seen[3])["url"] == clone.as_uri(), seen
+        version = subprocess.run([str(venv / "bin" / "forall"), "--version"], cwd=elsewhere, capture_output=True,
+                                 text=True, env=_clean_env(), check=True).stdout
+        assert f" from {clone}/pytest_forall " in version, version
+        # the plugin pytest loads, in the README's test command, on both xdist workers
+        (clone / "probe_test.py").write_text(
+            "import sys\nimport pytest\n\n@pytest.mark.parametrize('n', range(4))\n"
+            "def test_probe(pytestconfig, n):\n"
+            "    plugin = pytestconfig.pluginmanager.get_plugin('forall')\n"
+            f"    assert plugin.__file__.startswith({str(clone / 'pytest_forall')!r}), plugin.__file__\n"
+            f"    assert sys.prefix == {str(venv)!r}, sys.prefix\n")
+        tested = subprocess.run(["bash", str(clone / "scripts" / "test.sh"), "probe_test.py", "-q",
+                                 "-p", "no:cacheprovider"], cwd=elsewhere, capture_output=True, text=True,
+                                env=_clean_env(), check=False, timeout=300)
+        assert tested.returncode == 0 and "4 passed" in tested.stdout, tested.stdout[-3000:] + tested.stderr[-2000:]
+
+    # the stamp's fast path checks the environment: a clone whose .venv was removed is set up again
+    assert "nothing changed since the last setup" in _setup(clones["a"], machine)
+    shutil.rmtree(clones["a"] / ".venv")
+    again = _setup(clones["a"], machine)
+    assert "nothing changed" not in again and (clones["a"] / ".venv" / "bin" / "forall").exists(), again
+
+
+def require_dpkg_installed() -> None:
+    """setup.sh's apt step must be a no-op here (the test must not install anything): the machine is set up."""
+    from conftest import require_tool
+
+    require_tool("dpkg-query")
+    names = _setup_packages()
+    done = subprocess.run(["dpkg-query", "-W", "-f=${Status}\\n", *names], capture_output=True, text=True, check=False)
+    if done.stdout.count("install ok installed") != len(names):
+        message = "scripts/setup.sh has not been run on this machine (some of its Debian packages are missing)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+
+def _setup_packages() -> list[str]:
+    text = (REPO / "scripts" / "setup.sh").read_text().split("apt_packages=(", 1)[1]
+    code = " ".join(line.split("#", 1)[0] for line in text.splitlines())   # comments may hold parentheses
+    return code.split(")", 1)[0].split()
+
+
+def test_the_readme_lists_the_packages_setup_installs() -> None:
+    """Issue 33, item 16: the README's package list differed from what ``setup.sh`` installs."""
+    readme = " ".join((REPO / "README.md").read_text().split())
+    listed = readme.split("installs Debian's `coq` 8.16 with the Debian packages `", 1)[1].split("`", 1)[0].split()
+    assert listed == _setup_packages()
+
+
+def test_the_test_command_before_setup_says_what_to_do(tmp_path: Path) -> None:
+    """Without the clone's environment, ``scripts/test.sh`` is one line naming the setup to run (never the machine's
+    Python running some other checkout's plugin)."""
+    clone = _clone(tmp_path, "fresh")
+    done = subprocess.run(["bash", str(clone / "scripts" / "test.sh")], capture_output=True, text=True,
+                          env=_clean_env(), check=False, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (f"test.sh: no environment for this clone at {clone}/.venv: run bash "
+                           f"{clone}/scripts/setup.sh first\n")
