@@ -213,7 +213,10 @@ def summary_lines(results: list[Row], missing: list[str], run_dir: Path, notices
     notes = list(notices or []) + [f"{r.get('nodeid')}: {note}" for r in results for note in r.get("notices") or []]
     lines += [f"note: {note}" for note in notes]
     if missing:
-        lines.append(f"{len(missing)} items started but never reported: {missing[:5]}")
+        them = "it" if len(missing) == 1 else "them"
+        lines.append(f"{len(missing)} {'item' if len(missing) == 1 else 'items'} started but never reported (no "
+                     f"result): --forall-resume {run_dir.name} runs {them} again: {', '.join(missing[:5])}"
+                     + (" …" if len(missing) > 5 else ""))
     lines += audit_lines(results)
     lines.append(f"results: {run_dir / 'results.jsonl'}")
     return lines

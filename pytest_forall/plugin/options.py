@@ -56,6 +56,10 @@ OPTIONS = (
     Option("run_exists", "What a --forall-run-id naming an existing run does: refuse, continue it (as "
            "--forall-resume) or restart (the old run directory is moved aside to <id>.old-<n>)", "refuse",
            ("refuse", "continue", "restart")),
+    Option("selection", "What --forall-resume and --forall-run-exists=continue select: recorded (the run's paths, -k, "
+           "-m, --forall-shard/subset/project, each part not given taken from the run; a part given differently is "
+           "refused) or new (this session's own, to widen or narrow the run on purpose)", "recorded",
+           ("recorded", "new")),
     Option("timeout", "Seconds per prover call", "300"),
     Option("turn_timeout", "Seconds one agent turn may take before it is killed", "3600"),
     Option("stall", "Seconds without a byte from an agent CLI's event stream before the turn is killed as "

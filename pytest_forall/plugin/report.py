@@ -28,7 +28,20 @@ from pytest_forall.core.model import (
     VACUOUS,
 )
 from pytest_forall.core.outcomes import is_final, read_results, shorten
-from pytest_forall.core.runlog import RESULTS_FILE, RunBusy, RunLog, RunOwner, WorkerHold, is_run, move_aside
+from pytest_forall.core.runlog import (
+    RESULTS_FILE,
+    SELECTION_FLAGS,
+    RunBusy,
+    RunLog,
+    RunOwner,
+    WorkerHold,
+    describe_selection,
+    is_run,
+    merge_selection,
+    move_aside,
+    read_meta,
+    recorded_selection,
+)
 from pytest_forall.core.state import load_secret
 from pytest_forall.core.summary import summary_lines
 from pytest_forall.plugin.options import TASK_KEY
@@ -117,6 +130,8 @@ class ForallReporter:
         self.run_dir = Path(options["reports"]) / self.run_id
         self.results: list[dict[str, Any]] = []
         self.started: set[str] = set()
+        #: the forall items this session selected (node ids), known once collection ends on the controller
+        self.selected_ids: set[str] = set()
         self.expected: int | None = None
         self.require_strict = options["require"] == "strict"
         #: the controller's, sent to every worker (local or remote) as hex in ``workerinput``
@@ -141,6 +156,14 @@ class ForallReporter:
         #: results.jsonl, opened for appending at the first row of this session (:meth:`record`)
         self._results: int | None = None
         self._torn = False
+        #: the selection this session runs on resume or continue (the run's, completed by this session's own), which
+        #: every worker applies as it starts; None for a new run (its own selection, recorded as given)
+        self.selection: dict[str, Any] | None = None
+        if workerinput is not None and workerinput.get("forall_selection") is not None:
+            from pytest_forall.plugin.selection import apply_selection
+
+            self.selection = dict(workerinput["forall_selection"])
+            apply_selection(config, self.selection)
         self.shard = parse_shard(options["shard"]) if options["shard"] else None
         self.gate = options["gate"]
         self.baseline = load_baseline(Path(options["baseline"])) if options["baseline"] and not hasattr(
@@ -202,6 +225,7 @@ class ForallReporter:
         if self.mode not in ("resume", "continue"):
             return
         self._claim()
+        self._take_selection()
         path = self.run_dir / RESULTS_FILE
         if path.is_file():
             recorded = read_results(path)
@@ -209,6 +233,35 @@ class ForallReporter:
             self.recorded_ids = {str(row["nodeid"]) for row in recorded.rows}
             self.final_ids = {str(row["nodeid"]) for row in recorded.rows if is_final(str(row["outcome"]))}
             self.carried = {nodeid: row for nodeid, row in recorded.latest().items() if is_final(str(row["outcome"]))}
+
+    def _take_selection(self) -> None:
+        """Resume or continue (the run is claimed): this session selects the run's items (issue 33). A part of the
+        selection it does not give is the run's; one it gives differently is refused, unless ``--forall-selection=new``
+        asks for this session's own (which then becomes the run's)."""
+        from pytest_forall.plugin.options import option_value, resolved_options
+        from pytest_forall.plugin.selection import apply_selection, given_selection
+
+        given = given_selection(self.config)
+        if resolved_options(self.config)["selection"] == "new":
+            self.selection = given
+            return
+        recorded = recorded_selection(read_meta(self.run_dir))
+        effective, differ = merge_selection(recorded, given)
+        if effective["project"] != given["project"]:
+            differ.append("project")  # a project is collected by its own configure step: it must be given again
+        if differ:
+            self.owner.release()  # not registered yet: no pytest_unconfigure would release it
+            source = option_value(self.config, "resume" if self.mode == "resume" else "run_id")[1]
+            flags = " ".join(dict.fromkeys(SELECTION_FLAGS[part] for part in differ))
+            raise pytest.UsageError(
+                f"{source}: this session selects {describe_selection(given, differ, absent=True)} where run "
+                f"{self.run_id} selected {describe_selection(recorded, differ, absent=True)} (the run's selection: "
+                f"{describe_selection(recorded)}); give the run's {flags} or leave them out to resume its items, or add "
+                "--forall-selection=new to select anew on purpose (widening or narrowing the run)")
+        apply_selection(self.config, effective)
+        self.selection = effective
+        shard = resolved_options(self.config)["shard"]
+        self.shard = parse_shard(shard) if shard else None
 
     def _claim(self) -> None:
         """Own the run directory (it exists) for this process's life, or one error naming the live owner."""
@@ -340,12 +393,14 @@ class ForallReporter:
     def _session(self, selected: int, carried: int) -> dict[str, Any]:
         """This session's entry of ``run.json``: how it was started and what it selected."""
         from pytest_forall.plugin.options import resolved_options
+        from pytest_forall.plugin.selection import given_selection
 
         option = self.config.option
         return {"mode": self.mode, "argv": [str(a) for a in self.config.invocation_params.args],
                 "keyword": str(getattr(option, "keyword", "") or ""),
                 "markexpr": str(getattr(option, "markexpr", "") or ""),
-                "shard": str(resolved_options(self.config)["shard"] or ""), "selected": selected, "carried": carried}
+                "shard": str(resolved_options(self.config)["shard"] or ""), "selected": selected, "carried": carried,
+                "selection": self.selection if self.selection is not None else given_selection(self.config)}
 
     def write_run_meta(self, **fields: Any) -> None:
         """``run.json``: this session's entry (and the top-level fields ``forall watch`` reads) updated."""
@@ -354,6 +409,7 @@ class ForallReporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Without xdist (or under ``--co``, which xdist leaves to the controller): nothing to make unless items run."""
         selected = [item.nodeid for item in session.items if is_forall(item.nodeid)]
+        self.selected_ids.update(selected)
         if selected and not hasattr(self.config, "workerinput") and not self.config.option.collectonly:
             self.ensure_run_dir(len(selected), sum(1 for nodeid in selected if nodeid in self.carried))
 
@@ -423,7 +479,7 @@ class ForallReporter:
         tr = terminalreporter
         tr.section("forall summary")
         elapsed = time.monotonic() - self.session_started
-        lines = self.coverage_lines() + gate_lines(self.results) + summary_lines(
+        lines = self.coverage_lines() + self.not_reached_lines() + gate_lines(self.results) + summary_lines(
             self.results, self.missing(), self.run_dir, self.notices, elapsed=elapsed,
             cache_mode=resolved_options(config)["cache"])
         for line in lines + ([self.gate_verdict] if self.gate_verdict else []):
@@ -435,11 +491,25 @@ class ForallReporter:
             return []
         carried = sum(1 for r in self.results if r.get("carried"))
         reported = {str(r.get("nodeid")) for r in self.results}
-        left = len(self.recorded_ids - reported)
+        left = len(self.recorded_ids - (self.selected_ids or reported))
         return [f"run {self.run_id} continued: this session reports {len(self.results)} items: {carried} as recorded "
                 f"by earlier sessions (not re-run) and {len(self.results) - carried} run now; "
                 + (f"{left} items recorded in the run but not selected now are in no report of this session"
                    if left else "every item recorded in the run is in this session's reports")]
+
+    def not_reached(self) -> list[str]:
+        """Items this session selected but never started (it was interrupted first): no row, nothing to report."""
+        reported = {str(r.get("nodeid")) for r in self.results}
+        return sorted(self.selected_ids - reported - self.started)
+
+    def not_reached_lines(self) -> list[str]:
+        left = self.not_reached()
+        if not left:
+            return []
+        shown = ", ".join(left[:5]) + (" …" if len(left) > 5 else "")
+        one = len(left) == 1
+        return [(f"{len(left)} selected {'item was' if one else 'items were'} not reached (the session ended first): "
+                 f"--forall-resume {self.run_id} runs {'it' if one else 'them'}: {shown}")]
 
     def missing(self) -> list[str]:
         reported = {r.get("nodeid") for r in self.results}
@@ -451,6 +521,7 @@ class ForallReporter:
             return
         counts = self.counts()
         if session.exitstatus == pytest.ExitCode.INTERRUPTED:  # pytest's own status, with or without xdist
+            self._report_unreached_carried()
             if self.created:
                 self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
             _forget_caught_interrupt()
@@ -468,6 +539,14 @@ class ForallReporter:
             self.gate_verdict = self._gate_line(int(session.exitstatus))
         if self.created:
             self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+
+    def _report_unreached_carried(self) -> None:
+        """An interrupted session still reports the selected items the run had finished before (as recorded), even
+        those it never reached: their outcomes and findings are known, so its summary does not lose them."""
+        reported = {str(r.get("nodeid")) for r in self.results}
+        for nodeid in sorted(self.selected_ids & set(self.carried)):
+            if nodeid not in reported:
+                self.results.append({**self.carried[nodeid], "carried": True})
 
     def _gate_line(self, status: int) -> str:
         """What the gate decided and why, so exit 0 under "2 failed" is explained on the terminal."""
@@ -545,6 +624,7 @@ class XdistHooks:
         """Run id and secret for the worker: a remote one shares neither the controller's disk nor its run dir."""
         node.workerinput["forall_run_id"] = self.reporter.run_id
         node.workerinput["forall_secret"] = self.reporter.secret().hex()
+        node.workerinput["forall_selection"] = self.reporter.selection
         node.workerinput["forall_carried"] = {nodeid: {k: row.get(k) for k in CARRIED_FIELDS}
                                               for nodeid, row in self.reporter.carried.items()}
 
@@ -564,6 +644,7 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Called before any item is scheduled: the controller makes the run dir here, if a forall item is selected."""
         count = sum(1 for i in ids if is_forall(i))
+        self.reporter.selected_ids.update(i for i in ids if is_forall(i))
         self.reporter.expected = max(self.reporter.expected or 0, count)
         if self.reporter.expected:
             self.reporter.ensure_run_dir(self.reporter.expected, sum(1 for i in ids if i in self.reporter.carried))
