@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,3 +139,76 @@ def test_the_test_command_before_setup_says_what_to_do(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == (f"test.sh: no environment for this clone at {clone}/.venv: run bash "
                            f"{clone}/scripts/setup.sh first\n")
+
+
+# -- what a dashboard and a maintainer read --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_junit_tells_defects_from_infra_and_points_at_the_problem(fake_suite: pytest.Pytester,
+                                                                  workers: list[str]) -> None:
+    """Issue 33, item 6: ``classname="….putnam.forall.toml"`` showed on dashboards as class ``toml``; every
+    ``<skipped>`` text began with the plugin's own file and line; a defect was a ``pytest.skip`` like an infra skip.
+    Now (read back with junitparser): the classname is the manifest's dotted path, a defect's class is
+    ``<manifest>-defects`` (Jenkins, GitLab and GitHub reporters all show the classname), a skip's ``type`` is
+    ``forall.<outcome>`` and its message leads with ``INFRA``/``DEFECT``, and its text starts with the problem's
+    file and line."""
+    from junitparser import JUnitXml, Skipped
+
+    xml = fake_suite.path / "junit.xml"
+    result = fake_suite.runpytest("--forall-frontend=fake", "--forall-sandbox=none", "-p", "no:cacheprovider",
+                                  *workers, f"--junitxml={xml}", "-rs")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    cases = {case.name.split("[")[0]: case for suite in JUnitXml.fromfile(str(xml)) for case in suite}
+    assert {name: case.classname for name, case in cases.items()} == {
+        "t_strict": "suite", "t_rules": "suite", "t_failed": "suite", "t_infra": "suite", "t_false": "suite-defects"}
+    manifest = (fake_suite.path / "suite.forall.toml").read_text().splitlines()
+    for name, kind, head in (("t_infra", "infra", "INFRA template: template does not compile here"),
+                             ("t_false", "statement_false", "DEFECT statement_false (claimed-false): ")):
+        skipped = [r for r in cases[name].result if isinstance(r, Skipped)]
+        assert len(skipped) == 1, cases[name].result
+        assert skipped[0].type == f"forall.{kind}" and skipped[0].message.startswith(head), skipped[0].message
+        line = next(n for n, text in enumerate(manifest, 1) if text.startswith(f"{name} "))
+        assert skipped[0].text.startswith(f"suite.forall.toml:{line}: {head}"), skipped[0].text
+        assert "pytest_forall" not in skipped[0].text
+    out = result.stdout.str()
+    assert "template: template:" not in out   # -r said the stop twice (item 5)
+    result.stdout.fnmatch_lines(["infra x1 (t_infra): template: template does not compile here*",
+                                 "*INFRA suite.forall.toml::t_infra[[]fake[]] - template: template does not compile*"])
+
+
+def test_forall_verify_names_the_candidate_file_and_the_templates_line(tmp_path: Path) -> None:
+    """Issue 33, items 6 and 12: a syntax error said ``line 2: …`` without a file; a missing theorem on line 3 of the
+    template was reported at ``line 1``; ``--prover lean4`` was refused although ``lean4`` is a marker."""
+    template = tmp_path / "problem.v"
+    template.write_text("Require Import Arith.\n\nTheorem t : 1 = 1.\nProof. Admitted.\n")
+    broken, renamed = tmp_path / "broken.v", tmp_path / "renamed.v"
+    broken.write_text("Require Import Arith.\n\nTheorem t : 1 = 1.\nProof. reflexivity. Qed. \"open\n")
+    renamed.write_text("Require Import Arith.\n\nTheorem u : 1 = 1.\nProof. reflexivity. Qed.\n")
+
+    def verify(prover: str, candidate: Path) -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-m", "pytest_forall.cli", "verify", "--prover", prover, "--template",
+                               str(template), "--candidate", str(candidate), "--static-only", "--json"],
+                              capture_output=True, text=True, check=False, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert done.returncode in (1, 2), done.stderr
+        return dict(json.loads(done.stdout))
+
+    layers = {layer["name"]: layer["reason"] for layer in verify("rocq", broken)["layers"]}
+    assert layers["syntax_screen"] == f"{broken}:4: unterminated string", layers
+    layers = {layer["name"]: layer["reason"] for layer in verify("coq", renamed)["layers"]}
+    assert layers["frozen_statement"] == f"{renamed}:3: `Theorem t` (template line 3) not found in the candidate"
+    lean = verify("lean4", broken)   # the Lean pack judges it (this Coq text is no Lean theorem): not a usage error
+    assert "usage" not in {layer["name"] for layer in lean["layers"]}, lean
+
+
+def test_an_unknown_frontend_names_the_installed_ones(fake_suite: pytest.Pytester) -> None:
+    result = fake_suite.runpytest("--forall-frontend=claude", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --forall-frontend: no installed frontend is called 'claude'; installed: "
+                                 "portfolio, audit, replay, claude-code, codex, opencode (and any a plugin adds)"])
+
+
+def test_forall_version_names_the_checkout() -> None:
+    done = subprocess.run([sys.executable, "-m", "pytest_forall.cli", "--version"], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.startswith("forall ") and f" from {REPO / 'pytest_forall'} (python " in done.stdout

@@ -339,8 +339,8 @@ def test_ctrl_c_inside_exec_source_still_exits_2(pytester: pytest.Pytester) -> N
 def test_summary_reasons_are_cut_at_a_word_boundary() -> None:
     reason = "template: " + "undefined reference to Coquelicot.Derive.is_derive_unique " * 5
     lines = summary_lines([{"outcome": INFRA, "reason": reason, "nodeid": "n"}], [], Path("/r"))
-    line = next(line for line in lines if line.startswith("infra x1: "))
-    cut = line.removeprefix("infra x1: ").removesuffix(" …")
+    line = next(line for line in lines if line.startswith("infra x1 (n): "))
+    cut = line.removeprefix("infra x1 (n): ").removesuffix(" …")
     assert line.endswith(" …") and reason.startswith(cut) and reason[len(cut)] == " "
     assert shorten("short reason") == "short reason"
 

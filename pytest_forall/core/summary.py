@@ -204,9 +204,13 @@ def summary_lines(results: list[Row], missing: list[str], run_dir: Path, notices
                       and r.get("outcome") != INFRA)
     if prover_only:
         lines.append(f"sandbox: the prover of {prover_only} items ran unsandboxed (its backend declares no binds)")
-    infra_reasons = Counter(shorten(str(r.get("reason", "")), 120) for r in results if r.get("outcome") == INFRA)
-    for reason, count in infra_reasons.most_common(5):
-        lines.append(f"infra x{count}: {reason}")
+    infra: dict[str, list[str]] = {}
+    for r in results:
+        if r.get("outcome") == INFRA:
+            infra.setdefault(shorten(str(r.get("reason", "")), 120), []).append(str(r.get("task_id") or r.get("nodeid")))
+    for reason, tasks in sorted(infra.items(), key=lambda pair: -len(pair[1]))[:5]:
+        named = ", ".join(sorted(tasks)[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
+        lines.append(f"infra x{len(tasks)} ({named}): {reason}")
     stops = Counter(str(r.get("stop")) for r in results if r.get("stop"))
     if stops:
         lines.append("stops: " + ", ".join(f"{stop} {count}" for stop, count in sorted(stops.items())))

@@ -100,6 +100,8 @@ OPTIONS = (
     Option("wall", "Budget: wall seconds per item"),
     Option("usd", "Budget: spend per item (USD)"),
 )
+#: the frontends this package ships, named when an unknown one is asked for (a plugin's are found by name only)
+BUILTIN_FRONTENDS = ("portfolio", "audit", "replay", "claude-code", "codex", "opencode")
 BUDGET_OPTIONS = ("samples", "rounds", "compiles", "review_rounds", "wall", "usd")
 OPTIONS_KEY = pytest.StashKey[dict[str, Any]]()
 
@@ -211,7 +213,9 @@ def check_configuration(config: pytest.Config) -> None:
             continue
         frontend = config.hook.pytest_forall_make_frontend(name=str(value), options=options)
         if frontend is None:
-            raise pytest.UsageError(f"{source}: no installed frontend is called {value!r}")
+            known = [n for n in BUILTIN_FRONTENDS if config.hook.pytest_forall_make_frontend(name=n, options=options)]
+            raise pytest.UsageError(f"{source}: no installed frontend is called {value!r}; installed: "
+                                    f"{', '.join(known)} (and any a plugin adds)")
         if name == "frontend" and getattr(frontend, "reads_proofs", False):
             _validate_proofs(config, options, str(value), source)
 

@@ -100,6 +100,76 @@ def run_dir_problem(run_dir: Path) -> str | None:
     return None
 
 
+#: outcomes that are findings about the benchmark's statement, not about this machine or the proof attempt
+DEFECTS = (STATEMENT_FALSE, VACUOUS, INNER_VACUOUS)
+
+
+def reason_after_stop(row: dict[str, Any]) -> str:
+    """The row's reason without a leading ``<stop>:`` (the stop is said once, beside it)."""
+    reason, stop = str(row.get("reason") or ""), str(row.get("stop") or "")
+    return reason[len(stop) + 1:].lstrip() if stop and reason.startswith(f"{stop}:") else reason
+
+
+def skip_reason(row: dict[str, Any]) -> str:
+    """A skipped item's one-line reason, led by what kind of skip it is: ``INFRA template: …`` (this machine) or
+    ``DEFECT vacuous (vacuous): …`` (the benchmark's statement), so dashboards that show a skip's message tell them
+    apart at a glance."""
+    outcome, stop = str(row.get("outcome")), str(row.get("stop") or "")
+    head = f"DEFECT {outcome}" + (f" ({stop})" if stop and stop != outcome else "") if outcome in DEFECTS else (
+        f"INFRA {stop}" if stop else "INFRA")
+    return f"{head}: {shorten(reason_after_stop(row), 2000)}"
+
+
+def problem_location(task: Any, rootdir: str) -> tuple[str, int]:
+    """The problem's file (relative to the rootdir when below it) and its theorem's line (1 when not found)."""
+    import re
+
+    path, name, line = str(task.source_path or ""), str(getattr(task, "theorem_name", "") or ""), 1
+    if path and name:
+        word = re.compile(rf"(?<![\w.']){re.escape(name)}(?![\w'])")
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                line = next((number for number, text in enumerate(handle, 1) if word.search(text)), 1)
+        except OSError:
+            pass
+    if path and os.path.isabs(path) and path.startswith(rootdir.rstrip("/") + "/"):
+        path = os.path.relpath(path, rootdir)
+    return path, line
+
+
+def junit_classname(nodeid: str, outcome: str) -> str:
+    """The JUnit ``classname``: the manifest's path as a dotted name without ``.forall.toml``
+    (``benchmarks.putnam.putnam``: dashboards show package ``benchmarks.putnam``, class ``putnam``), and for a
+    defect the class ``<manifest>-defects`` beside it, so Jenkins, GitLab and GitHub reporters, which all show the
+    classname, list the benchmark's defects apart from infra skips (docs/reports.md, JUnit)."""
+    manifest = nodeid.split("::", 1)[0].removesuffix(".forall.toml")
+    dotted = manifest.replace("/", ".").strip(".")
+    return f"{dotted}-defects" if outcome in DEFECTS else dotted
+
+
+def mark_junit(config: pytest.Config, report: pytest.TestReport, outcome: str) -> None:
+    """Controller, before junitxml records the call report: the item's classname, and a skip's ``type``
+    (``forall.infra``, ``forall.vacuous``, …) in place of pytest's ``pytest.skip``."""
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    reporter = xml.node_reporter(report)
+    reporter.attrs["classname"] = junit_classname(report.nodeid, outcome)  # kept: record_testreport restores attrs
+    if report.skipped and "append_skipped" not in vars(reporter):
+        append = reporter.append_skipped
+
+        def append_skipped(skipped_report: pytest.TestReport) -> None:
+            append(skipped_report)
+            for node in reversed(reporter.nodes):
+                if node.tag == "skipped":
+                    node.set("type", f"forall.{outcome}")
+                    break
+
+        reporter.append_skipped = append_skipped  # type: ignore[method-assign]
+
+
 class ForallFailure(Exception):
     """A proof failure: shown as the verifier's or budget's reason, not as a Python traceback."""
 
@@ -386,6 +456,10 @@ class ForallReporter:
         if call.when == "call" and RESULT_KEY in item.stash:
             result: dict[str, Any] = item.stash[RESULT_KEY]
             report.forall = dict(result)
+            task = item.stash.get(TASK_KEY, None)
+            if report.skipped and isinstance(report.longrepr, tuple) and task is not None:
+                # where a skip points (terminal -rs, JUnit): the problem's file and theorem, not this plugin's line
+                report.longrepr = (*problem_location(task, str(self.config.rootpath)), skip_reason(result))
         return report
 
     # -- controller side --------------------------------------------------------------------------
@@ -452,6 +526,7 @@ class ForallReporter:
             if not carried:  # an earlier session's row is in results.jsonl already
                 self.record(row)
             self.results.append(row)
+            mark_junit(self.config, report, str(row.get("outcome")))
         elif report.when == "teardown" and report.nodeid in self.changes:
             report.user_properties.append(("forall.change", self.changes.pop(report.nodeid)))
 
@@ -610,7 +685,7 @@ class ShortSummary:
         for row in listed:
             word = STATUS[str(row["outcome"])][2][0]
             terminalreporter.write_line(f"{word} {row.get('nodeid')} - {row.get('stop', '')}: "
-                                        f"{shorten(str(row.get('reason', '')))}")
+                                        f"{shorten(reason_after_stop(row))}")
         return result
 
 
