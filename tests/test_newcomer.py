@@ -212,3 +212,20 @@ def test_forall_version_names_the_checkout() -> None:
     done = subprocess.run([sys.executable, "-m", "pytest_forall.cli", "--version"], capture_output=True, text=True,
                           check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.stdout.startswith("forall ") and f" from {REPO / 'pytest_forall'} (python " in done.stdout
+
+
+def test_the_run_is_announced_only_when_one_is_made(fake_suite: pytest.Pytester) -> None:
+    """Issue 33, item 4: ``forall: run <id> -> …`` was printed by the test command, by a ``-k`` matching nothing and
+    by a refused duplicate id, none of which makes a run. Now only a session that makes (or continues) one says so."""
+    base = ["--forall-frontend=fake", "--forall-sandbox=none", "-p", "no:cacheprovider"]
+    fake_suite.makepyfile(test_plain="def test_one():\n    assert True\n")
+    for args in (["test_plain.py"], ["-k", "nothing_matches"]):
+        quiet = fake_suite.runpytest(*base, "--forall-run-id=r1", *args)
+        assert "forall: run" not in quiet.stdout.str(), args
+    made = fake_suite.runpytest(*base, "--forall-run-id=r1", "-k", "t_strict")
+    assert made.ret == 0
+    made.stdout.fnmatch_lines([f"forall: run r1 (new) -> {fake_suite.path}/reports/r1"])
+    refused = fake_suite.runpytest(*base, "--forall-run-id=r1", "-k", "t_strict")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR and "forall: run r1" not in refused.stdout.str()
+    resumed = fake_suite.runpytest(*base, "--forall-resume=r1")
+    resumed.stdout.fnmatch_lines([f"forall: run r1 (resume) -> {fake_suite.path}/reports/r1"])

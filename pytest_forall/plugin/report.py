@@ -241,6 +241,8 @@ class ForallReporter:
         #: node id -> forall.change, added to the JUnit properties of the item's teardown report
         self.changes: dict[str, str] = {}
         self.other_failed = False
+        #: why the run directory could not be made or owned once items were selected (the session ends with it)
+        self.refused = ""
         #: state changes the user must hear about (skipped result lines, resume disabled), for the summary
         self.notices: list[str] = []
         #: for the summary's elapsed wall time (the items' own times overlap under xdist)
@@ -372,6 +374,16 @@ class ForallReporter:
         if self.created:
             self.write_run_meta(selected=selected, carried=carried)
             return
+        try:
+            self._make_run_dir(selected, carried)
+        except pytest.UsageError as exc:
+            self.refused = str(exc)  # said in the summary, before pytest's closing "N deselected in 1.6s" line
+            raise
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:  # only a session that makes (or continues) a run says so (issue 33, item 4)
+            terminal.write_line(f"forall: run {self.run_id} ({self.mode}) -> {self.run_dir}")
+
+    def _make_run_dir(self, selected: int, carried: int) -> None:
         problem = run_dir_problem(self.run_dir)
         kept = b""
         if problem is None:
@@ -540,13 +552,16 @@ class ForallReporter:
         from pytest_forall.plugin.options import resolved_options
 
         options = resolved_options(config)
-        return (f"forall: run {self.run_id} -> {self.run_dir}; frontend={options['frontend']} "
-                f"sandbox={options['sandbox']} require={options['require']}")
+        # the run is announced when it is made (:meth:`ensure_run_dir`): a session may select no forall item
+        return f"forall: frontend={options['frontend']} sandbox={options['sandbox']} require={options['require']}"
 
     def counts(self) -> Counter[str]:
         return Counter(str(r.get("outcome")) for r in self.results)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if not hasattr(config, "workerinput") and self.refused:
+            terminalreporter.write_line(f"forall: no run was made and no item ran (exit 4): {self.refused}")
+            return
         if hasattr(config, "workerinput") or not (self.results or self.started):
             return
         from pytest_forall.plugin.options import resolved_options
