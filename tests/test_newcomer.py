@@ -204,8 +204,8 @@ def test_forall_verify_names_the_candidate_file_and_the_templates_line(tmp_path:
 def test_an_unknown_frontend_names_the_installed_ones(fake_suite: pytest.Pytester) -> None:
     result = fake_suite.runpytest("--forall-frontend=claude", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --forall-frontend: no installed frontend is called 'claude'; installed: "
-                                 "portfolio, audit, replay, claude-code, codex, opencode (and any a plugin adds)"])
+    result.stderr.fnmatch_lines([("ERROR: --forall-frontend: no installed frontend is called 'claude'; installed: "
+                                 "portfolio, audit, replay, claude-code, codex, opencode (and any a plugin adds)")])
 
 
 def test_forall_version_names_the_checkout() -> None:

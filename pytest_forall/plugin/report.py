@@ -167,7 +167,7 @@ def mark_junit(config: pytest.Config, report: pytest.TestReport, outcome: str) -
                     node.set("type", f"forall.{outcome}")
                     break
 
-        reporter.append_skipped = append_skipped  # type: ignore[method-assign]
+        reporter.append_skipped = append_skipped  # type: ignore[method-assign,assignment]
 
 
 class ForallFailure(Exception):
