@@ -229,3 +229,51 @@ def test_the_run_is_announced_only_when_one_is_made(fake_suite: pytest.Pytester)
     assert refused.ret == pytest.ExitCode.USAGE_ERROR and "forall: run r1" not in refused.stdout.str()
     resumed = fake_suite.runpytest(*base, "--forall-resume=r1")
     resumed.stdout.fnmatch_lines([f"forall: run r1 (resume) -> {fake_suite.path}/reports/r1"])
+
+
+def _forall(*args: str, stdout: Any = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_forall.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, check=False, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def test_a_report_of_a_damaged_run_says_so_and_exits_1(tmp_path: Path) -> None:
+    """Issue 33, item 9: a corrupt or empty results.jsonl gave notes but exit 0 with fewer items than run.json
+    selected; a complete JSON line was called "torn"; ``forall report corrupt/nosuch`` named ``corrupt/results.jsonl``."""
+    run = tmp_path / "corrupt"
+    run.mkdir()
+    missing = _forall("report", str(run / "nosuch"))
+    assert missing.returncode == 2
+    assert missing.stderr == f"forall report: {run / 'nosuch'}: no such run directory or results file\n"
+    row = {"nodeid": "s.forall.toml::a[x]", "outcome": "strict", "task_id": "a"}
+    (run / "run.json").write_text(json.dumps({"selected": 3, "finished_at": 1.0, "exitstatus": 0}))
+    (run / "results.jsonl").write_text(json.dumps(row) + '\n{"a": 1}\n')
+    damaged = _forall("report", str(run))
+    assert damaged.returncode == 1, damaged.stdout + damaged.stderr
+    assert f"note: {run}/results.jsonl:2: skipped a line that is not a results row (JSON without a nodeid and an " \
+           "outcome)" in damaged.stdout
+    assert damaged.stderr == (f"forall report: {run}: incomplete: {run}/results.jsonl (1 lines of it skipped, above) "
+                              "holds results for 1 items, but run.json says the run selected 3: 2 are missing; exit 1\n")
+    (run / "results.jsonl").write_text("")
+    assert _forall("report", str(run)).returncode == 1
+    (run / "run.json").write_text(json.dumps({"selected": 3, "finished_at": 1.0, "exitstatus": 2}))
+    interrupted = _forall("report", str(run))
+    assert interrupted.returncode == 1 and "--forall-resume corrupt runs them" in interrupted.stderr
+    rows = [{**row, "nodeid": f"s.forall.toml::{n}[x]", "task_id": n} for n in "abc"]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    whole = _forall("report", str(run))
+    assert whole.returncode == 0 and whole.stderr == "", whole.stderr
+
+
+def test_a_closed_pipe_still_leaves_the_html_page(tmp_path: Path) -> None:
+    """Issue 33, item 8: ``forall report … --html out.html | head`` exited 141 without writing the page."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_text('{"nodeid": "s::a", "outcome": "strict", "task_id": "a"}\n')
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = _forall("report", str(run), "--html", str(tmp_path / "out.html"), stdout=writer)
+    finally:
+        os.close(writer)
+    assert done.returncode == 141 and done.stderr == ""
+    assert "<html" in (tmp_path / "out.html").read_text()
