@@ -277,3 +277,44 @@ def test_a_closed_pipe_still_leaves_the_html_page(tmp_path: Path) -> None:
         os.close(writer)
     assert done.returncode == 141 and done.stderr == ""
     assert "<html" in (tmp_path / "out.html").read_text()
+
+
+def test_doctor_finds_putnambench_where_pytest_does(tmp_path: Path) -> None:
+    """Issue 33, item 11: ``forall doctor`` looked only at --putnam-root and PUTNAMBENCH_ROOT, not at the default
+    pytest uses (``../shared/benchmarks/PutnamBench`` beside the clone, the manifest's ``default_root``)."""
+    clone = tmp_path / "clone"
+    shutil.copytree(REPO / "pytest_forall", clone / "pytest_forall", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "benchmarks" / "putnam", clone / "benchmarks" / "putnam")
+    checkout = tmp_path / "shared" / "benchmarks" / "PutnamBench"
+    (checkout / "lean4" / "src").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "PUTNAMBENCH_ROOT"}
+    done = subprocess.run([sys.executable, "-m", "pytest_forall.cli", "doctor", "--track", "lean"], cwd=tmp_path,
+                          capture_output=True, text=True, check=False, timeout=300,
+                          env={**env, "PYTHONPATH": str(clone), "PATH": "/usr/bin:/bin"})
+    assert "PutnamBench" not in done.stdout.split("no usable Lean toolchain")[0], done.stdout
+    assert "no usable Lean toolchain" in done.stdout and done.returncode == 2, done.stdout
+    (checkout / "lean4" / "src").rmdir()
+    gone = subprocess.run([sys.executable, "-m", "pytest_forall.cli", "doctor", "--track", "lean"], cwd=tmp_path,
+                          capture_output=True, text=True, check=False, timeout=300,
+                          env={**env, "PYTHONPATH": str(clone), "PATH": "/usr/bin:/bin"})
+    assert "forall doctor: PutnamBench's Lean track not found: " in gone.stdout and gone.returncode == 2, gone.stdout
+
+
+def test_forall_proofs_prints_the_command_that_replays_them(fake_suite: pytest.Pytester) -> None:
+    """Issue 33, items 10 and 17: ``forall proofs`` printed a ``-k`` but not the ``--forall-frontend=replay
+    --forall-proofs DIR`` (nor the track) it needs. The printed command, run as printed, replays the proofs."""
+    import shlex
+
+    base = ["--forall-sandbox=none", "-p", "no:cacheprovider"]
+    assert fake_suite.runpytest("--forall-frontend=fake", *base, "--forall-run-id=src").ret == 1
+    done = _forall("proofs", str(fake_suite.path / "reports" / "src"), "--out", str(fake_suite.path / "proofs"))
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.splitlines()[-1]
+    assert line.startswith("replay them with: pytest . -m fake --forall-frontend=replay --forall-proofs "), line
+    words = shlex.split(line.removeprefix("replay them with: "))
+    replayed = fake_suite.runpytest(*words[1:], *base, "--forall-run-id=again")
+    assert replayed.ret == 0
+    replayed.stdout.fnmatch_lines(["1 strict, 1 rules_only, 0 failed, 0 infra*(2 items)"])
+    readme = (REPO / "README.md").read_text()
+    assert "forall proofs reports/<run id> --out proofs/" in readme
+    assert "pytest benchmarks/putnam -m coq --forall-frontend=replay --forall-proofs proofs/ -k" in readme

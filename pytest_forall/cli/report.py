@@ -147,11 +147,24 @@ def run_export_proofs(args: argparse.Namespace) -> int:
             print(f"forall proofs: {accepted[0]}: digest differs from the recorded {row['digest']}", file=sys.stderr)
             return 2
         (out / accepted[0].name).write_bytes(data)
-        exported.append(row["task_id"])
+        exported.append(row)
     print(f"exported {len(exported)} accepted proofs to {out}")
     if exported:
-        print("replay them with: -k '" + " or ".join(sorted(set(exported))) + "'")
+        print(f"replay them with: {replay_command(exported, out)}")
     return 0
+
+
+def replay_command(rows: list[dict[str, Any]], proofs: Path) -> str:
+    """The pytest command that replays ``rows``' stored proofs from ``proofs``: their manifests' directories, their
+    tracks (the node id's parameter, a marker), the replay frontend and the ids (issue 33: only ``-k`` was printed)."""
+    import shlex
+
+    places = sorted({str(Path(str(row["nodeid"]).split("::", 1)[0]).parent) for row in rows})
+    tracks = sorted({str(row["nodeid"]).rsplit("[", 1)[-1].rstrip("]") for row in rows if "[" in str(row["nodeid"])})
+    ids = " or ".join(sorted({str(row["task_id"]) for row in rows}))
+    words = ["pytest", *places, *(["-m", " or ".join(tracks)] if tracks else []), "--forall-frontend=replay",
+             "--forall-proofs", str(proofs), "-k", ids]
+    return " ".join(shlex.quote(word) for word in words)
 
 
 def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
