@@ -318,3 +318,15 @@ def test_forall_proofs_prints_the_command_that_replays_them(fake_suite: pytest.P
     readme = (REPO / "README.md").read_text()
     assert "forall proofs reports/<run id> --out proofs/" in readme
     assert "pytest benchmarks/putnam -m coq --forall-frontend=replay --forall-proofs proofs/ -k" in readme
+
+
+def test_the_cache_line_says_why_without_a_cut_exception() -> None:
+    """Issue 33, item 13: a Python exception's text, cut mid-sentence, appeared in the verdict-cache line."""
+    from pytest_forall.core.summary import cache_line
+
+    why = ("the rocq environment could not be named: ValueError: the toolchain probe failed: " + "coqc said " * 40)
+    line = cache_line([{"outcome": "strict", "uncacheable": why}], "readwrite")
+    assert line == ("verdict cache (readwrite): 0 hits, 0 misses, 1 uncacheable (the rocq environment could not be "
+                    "named; why: the uncacheable field of results.jsonl)")
+    plain = cache_line([{"outcome": "strict", "uncacheable": "the fake backend has no environment fingerprint"}])
+    assert plain.endswith("1 uncacheable (the fake backend has no environment fingerprint)")

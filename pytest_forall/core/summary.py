@@ -187,7 +187,11 @@ def cache_line(results: list[Row], mode: str | None = None) -> str:
     if misses:
         line += " (" + "; ".join(f"{count} {why}" for why, count in misses.most_common(3)) + ")"
     if uncacheable:
-        line += f", {sum(uncacheable.values())} uncacheable ({uncacheable.most_common(1)[0][0]})"
+        # the reason's first clause only: what follows it can be a Python exception's text of any length, which
+        # this one line would cut mid-sentence (issue 33); each row's ``uncacheable`` keeps it whole
+        head, _, detail = uncacheable.most_common(1)[0][0].partition(": ")
+        line += (f", {sum(uncacheable.values())} uncacheable ({head}"
+                 + ("; why: the uncacheable field of results.jsonl" if detail else "") + ")")
     return line
 
 
