@@ -330,3 +330,26 @@ def test_the_cache_line_says_why_without_a_cut_exception() -> None:
                     "named; why: the uncacheable field of results.jsonl)")
     plain = cache_line([{"outcome": "strict", "uncacheable": "the fake backend has no environment fingerprint"}])
     assert plain.endswith("1 uncacheable (the fake backend has no environment fingerprint)")
+
+
+def test_the_main_job_keeps_each_calls_junit(tmp_path: Path) -> None:
+    """Issue 33, item 15: ``scripts/putnam-coq.sh`` always wrote ``reports/putnam-coq.xml``, so an interrupted
+    second call replaced the first call's JUnit. Each call now has its own file; ``putnam-coq.xml`` names the latest.
+    (setup and pytest are stand-ins here: what is checked is where the script asks pytest to write.)"""
+    clone = tmp_path / "clone"
+    (clone / "scripts").mkdir(parents=True)
+    for script in ("putnam-coq.sh", "venv.sh"):
+        shutil.copy(REPO / "scripts" / script, clone / "scripts" / script)
+    (clone / "scripts" / "setup.sh").write_text("exit 0\n")
+    python = clone / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/sh\nwhile [ "$1" != --junitxml ]; do shift; done\necho "<testsuites/>" > "$2"\n')
+    python.chmod(0o755)
+    for _ in range(2):
+        done = subprocess.run(["bash", str(clone / "scripts" / "putnam-coq.sh")], capture_output=True, text=True,
+                              check=False, timeout=60, env=_clean_env())
+        assert done.returncode == 0, done.stderr
+    files = sorted((clone / "reports").glob("putnam-coq-*.xml"))
+    assert len(files) == 2, files
+    latest = clone / "reports" / "putnam-coq.xml"
+    assert latest.is_symlink() and latest.resolve() in files
