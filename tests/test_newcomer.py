@@ -353,3 +353,69 @@ def test_the_main_job_keeps_each_calls_junit(tmp_path: Path) -> None:
     assert len(files) == 2, files
     latest = clone / "reports" / "putnam-coq.xml"
     assert latest.is_symlink() and latest.resolve() in files
+
+
+def _chromium_probe(page: Path, width: int) -> dict[str, Any]:
+    """Layout facts of ``page`` as headless Chromium lays it out at ``width`` pixels: a copy of the page with a probe
+    script appended (the page itself has none) writes them into the DOM that ``--dump-dom`` prints."""
+    import re
+    import tempfile
+
+    from conftest import require_tool
+
+    require_tool("chromium")
+    probe = page.with_name("probe-" + page.name)
+    script = """<script>
+const pres = [...document.querySelectorAll('pre')];
+const facts = {inner: window.innerWidth, scroll: document.documentElement.scrollWidth,
+  preCut: pres.filter(p => p.scrollWidth > p.clientWidth + 1).length, pres: pres.length,
+  digests: [...document.querySelectorAll('code.digest')].map(d => [d.textContent.length, d.getClientRects().length]),
+  defects: document.querySelectorAll('#defects tr[data-nodeid]').length,
+  widest: [...document.body.children].map(e => [e.tagName + '#' + e.id, e.scrollWidth]).sort((a, b) => b[1] - a[1])[0],
+  labels: [...document.querySelectorAll('#items a')].map(a => a.textContent)};
+const out = document.createElement('div'); out.id = 'probe'; out.textContent = JSON.stringify(facts);
+document.body.appendChild(out);
+</script>"""
+    probe.write_text(page.read_text().replace("</body>", script + "</body>"))
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                               f"--window-size={width},900", "--disable-background-networking",
+                               "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
+                               "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<div id="probe">(.*?)</div>', done.stdout)
+    assert found, done.stdout[-2000:]
+    import html
+
+    return dict(json.loads(html.unescape(found.group(1))))
+
+
+def test_the_html_page_has_a_defects_table_whole_digests_and_no_horizontal_cut(tmp_path: Path) -> None:
+    """Issue 33, item 7: the defects sat in a verbatim block cut off on the right, a certificate was labelled
+    "accepted proof", and SHA-256 digests wrapped a few characters per line. Checked in headless Chromium."""
+    run = tmp_path / "reports" / "r7"
+    item = run / "items" / "putnam_2017_a1-coq"
+    (item / "accepted").mkdir(parents=True)
+    (item / "derived").mkdir()
+    (item / "accepted" / "STATEMENT_VACUOUS.v").write_text("(* certificate *)\n")
+    (item / "derived" / "template.v").write_text("(* derived *)\n")
+    digest = "ab" * 32
+    long_reason = "template: " + "a library this template needs is not installed here " * 8
+    rows = [
+        {"nodeid": "benchmarks/putnam/putnam.forall.toml::putnam_2017_a1[coq]", "task_id": "putnam_2017_a1",
+         "outcome": "vacuous", "stop": "vacuous", "statement_audit": "vacuous", "digest": digest, "prover": "rocq",
+         "certificate": "accepted/STATEMENT_VACUOUS.v", "certificate_template": "derived/template.v",
+         "audit_dir": str(item), "reason": "vacuous: the hypotheses contradict each other", "frontend": "audit"},
+        {"nodeid": "benchmarks/putnam/putnam.forall.toml::putnam_1999_b6[coq]", "task_id": "putnam_1999_b6",
+         "outcome": "infra", "stop": "template", "reason": long_reason, "frontend": "audit", "prover": "rocq"}]
+    (run / "results.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    page = tmp_path / "reports" / "page.html"
+    done = _forall("report", str(run), "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    for width in (1280, 1024):
+        facts = _chromium_probe(page, width)
+        assert facts["defects"] == 1, facts
+        assert facts["digests"] == [[64, 1]], facts      # the whole digest, on one line
+        assert facts["pres"] >= 1 and facts["preCut"] == 0, facts   # nothing of the summary cut off
+        assert facts["scroll"] <= facts["inner"], json.dumps(facts)   # the page needs no sideways scrolling
+        assert "certificate" in facts["labels"] and "accepted proof" not in facts["labels"], facts
