@@ -419,3 +419,17 @@ def test_the_html_page_has_a_defects_table_whole_digests_and_no_horizontal_cut(t
         assert facts["pres"] >= 1 and facts["preCut"] == 0, facts   # nothing of the summary cut off
         assert facts["scroll"] <= facts["inner"], json.dumps(facts)   # the page needs no sideways scrolling
         assert "certificate" in facts["labels"] and "accepted proof" not in facts["labels"], facts
+
+
+def test_run_json_and_rows_carry_readable_times(fake_suite: pytest.Pytester) -> None:
+    """Issue 33, item 17: run.json held only epoch floats and a result row no time at all."""
+    import re
+
+    fake_suite.runpytest("--forall-frontend=fake", "--forall-sandbox=none", "-p", "no:cacheprovider",
+                         "--forall-run-id=t", "-k", "t_strict")
+    iso = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+    meta = json.loads((fake_suite.path / "reports" / "t" / "run.json").read_text())
+    assert iso.match(meta["started"]) and iso.match(meta["finished"]), meta
+    assert iso.match(meta["sessions"][0]["finished"]) and isinstance(meta["finished_at"], float)
+    row = json.loads((fake_suite.path / "reports" / "t" / "results.jsonl").read_text())
+    assert iso.match(row["recorded_at"]), row

@@ -30,7 +30,12 @@ OWNER_FILE = ".owner"
 WORKERS_FILE = ".workers"
 RESULTS_FILE = "results.jsonl"
 #: run.json's top-level fields that mirror the current session (what readers before ``sessions`` used)
-MIRRORED = ("started_at", "finished_at", "selected", "host", "pid", "exitstatus", "selection")
+MIRRORED = ("started_at", "finished_at", "started", "finished", "selected", "host", "pid", "exitstatus", "selection")
+
+
+def utc_text(epoch: float) -> str:
+    """``epoch`` as a person reads it and tools parse it: ISO 8601 UTC to the second (``2026-12-07T09:12:30Z``)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 #: what chooses a run's items, each part as the command line spells it: ``paths`` (relative to the rootdir,
 #: ``::`` parts kept), ``keyword`` (-k), ``markexpr`` (-m), and the options ``--forall-<part>`` of the others
 SELECTION = ("paths", "keyword", "markexpr", "shard", "subset", "project")
@@ -227,13 +232,17 @@ class RunLog:
             if not isinstance(sessions, list):
                 sessions = [{k: earlier.get(k) for k in MIRRORED}] if earlier.get("started_at") else []
             self.meta = {**earlier, "run_id": self.meta["run_id"], "sessions": list(sessions)}
-        self.meta["sessions"].append({"started_at": time.time(), "finished_at": None, "exitstatus": None,
-                                      "pid": os.getpid(), "host": socket.gethostname(), **session})
+        now = time.time()
+        self.meta["sessions"].append({"started_at": now, "started": utc_text(now), "finished_at": None,
+                                      "finished": None, "exitstatus": None, "pid": os.getpid(),
+                                      "host": socket.gethostname(), **session})
         self.update()
 
     def update(self, **fields: Any) -> None:
         """Set fields of the current session and write the file (atomically: a reader sees old or new)."""
         current = self.meta["sessions"][-1]
+        if isinstance(fields.get("finished_at"), (int, float)):  # the epoch for programs, the text for people
+            fields["finished"] = utc_text(float(fields["finished_at"]))
         current.update(fields)
         self.meta.update({k: current.get(k) for k in MIRRORED})
         write_json_atomic(self.path, self.meta)

@@ -41,6 +41,7 @@ from pytest_forall.core.runlog import (
     move_aside,
     read_meta,
     recorded_selection,
+    utc_text,
 )
 from pytest_forall.core.state import load_secret
 from pytest_forall.core.summary import summary_lines
@@ -435,6 +436,7 @@ class ForallReporter:
         """
         path = self.run_dir / "results.jsonl"
         nodeid, final = str(result.get("nodeid")), is_final(str(result.get("outcome")))
+        result.setdefault("recorded_at", utc_text(time.time()))  # when the row was written (ISO 8601 UTC)
         if final and nodeid in self.final_ids:
             self.notices.append(f"{nodeid}: a second final result ({result.get('outcome')}) was not recorded; "
                                 "the run's first final row stands")
