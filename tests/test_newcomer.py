@@ -90,9 +90,12 @@ def test_two_clones_on_one_machine_each_run_their_own_code(tmp_path: Path) -> No
             "    plugin = pytestconfig.pluginmanager.get_plugin('forall')\n"
             f"    assert plugin.__file__.startswith({str(clone / 'pytest_forall')!r}), plugin.__file__\n"
             f"    assert sys.prefix == {str(venv)!r}, sys.prefix\n")
-        tested = subprocess.run(["bash", str(clone / "scripts" / "test.sh"), "probe_test.py", "-q",
-                                 "-p", "no:cacheprovider"], cwd=elsewhere, capture_output=True, text=True,
-                                env=_clean_env(), check=False, timeout=300)
+        # clone a through the README's test command (2 xdist workers), clone b's own pytest in one process (cheaper)
+        command = (["bash", str(clone / "scripts" / "test.sh")] if name == "a" else
+                   [str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:xdist", "--rootdir", str(clone)])
+        tested = subprocess.run([*command, str(clone / "probe_test.py"), "-q", "-p", "no:cacheprovider"],
+                                cwd=elsewhere, capture_output=True, text=True, env=_clean_env(), check=False,
+                                timeout=300)
         assert tested.returncode == 0 and "4 passed" in tested.stdout, tested.stdout[-3000:] + tested.stderr[-2000:]
 
     # the stamp's fast path checks the environment: a clone whose .venv was removed is set up again
