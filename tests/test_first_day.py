@@ -327,7 +327,8 @@ def test_setup_is_skipped_quickly_when_nothing_changed(tmp_path: Path) -> None:
 
     clone = tmp_path / "clone"
     (clone / "scripts").mkdir(parents=True)
-    (clone / "scripts" / "setup.sh").write_text((REPO / "scripts" / "setup.sh").read_text())
+    for script in ("setup.sh", "venv.sh"):
+        (clone / "scripts" / script).write_text((REPO / "scripts" / script).read_text())
     (clone / "pyproject.toml").write_text((REPO / "pyproject.toml").read_text())
     (clone / "pytest_forall").mkdir()
     stubs = tmp_path / "bin"
@@ -336,9 +337,14 @@ def test_setup_is_skipped_quickly_when_nothing_changed(tmp_path: Path) -> None:
     _stub(stubs, "dpkg-query", 'for a in "$@"; do case "$a" in -*) ;; *) echo "install ok installed";; esac; done\n')
     for tool in ("apt-get", "npm", "claude", "codex", "opencode"):
         _stub(stubs, tool, f'echo "{tool} $*" >> {log}\n')
+    site = tmp_path / "site"
+    site.mkdir()
     for python in ("python", "python3"):  # (python3: what the script called before FORALL_SETUP_PYTHON)
-        _stub(stubs, python, f'case "$1" in\n  -m) echo "python $*" >> {log};;\n'
-                             f'  -c) echo "{clone}/pytest_forall/__init__.py";;\n  *) echo "Python 3.11.7";;\nesac\n')
+        # -m venv makes the clone's environment with this stub as its python; -c answers the sysconfig and import checks
+        _stub(stubs, python, f'case "$1" in\n  -m) echo "python $*" >> {log}\n'
+                             f'    for last in "$@"; do :; done; if [ "$2" = venv ]; then mkdir -p "$last/bin"; cp "$0" "$last/bin/python"; fi;;\n'
+                             f'  -c) case "$2" in *sysconfig*) echo "{site}";; *) echo "{clone}/pytest_forall/__init__.py";;'
+                             f' esac;;\n  *) echo "Python 3.11.7";;\nesac\n')
     env = {**os.environ, "PATH": f"{stubs}{os.pathsep}/usr/bin{os.pathsep}/bin",
            "FORALL_SETUP_PYTHON": str(stubs / "python")}
 

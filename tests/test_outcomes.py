@@ -77,10 +77,13 @@ def test_spend_caps_are_infra_and_a_resume_with_a_higher_cap_reruns_them(
 
 # -- configuration errors: once, at configure time, one message naming the option ---------------------------
 
+INSTALLED = "portfolio, audit, replay, claude-code, codex, opencode (and any a plugin adds)"
+
+
 @pytest.mark.parametrize(("args", "ini", "message"), [
-    (["--forall-frontend=nope"], "", "--forall-frontend: no installed frontend is called 'nope'"),
-    (["--forall-reviewer=nope"], "", "--forall-reviewer: no installed frontend is called 'nope'"),
-    ([], "forall_frontend = nope", "ini option forall_frontend: no installed frontend is called 'nope'"),
+    (["--forall-frontend=nope"], "", "--forall-frontend: no installed frontend is called 'nope'; installed: " + INSTALLED),
+    (["--forall-reviewer=nope"], "", "--forall-reviewer: no installed frontend is called 'nope'; installed: " + INSTALLED),
+    ([], "forall_frontend = nope", "ini option forall_frontend: no installed frontend is called 'nope'; installed: " + INSTALLED),
     (["--forall-timeout=0"], "", "--forall-timeout: expected a finite number > 0, got '0'"),
     (["--forall-timeout=-1"], "", "--forall-timeout: expected a finite number > 0, got '-1'"),
     (["--forall-timeout=nan"], "", "--forall-timeout: expected a finite number > 0, got 'nan'"),
@@ -264,7 +267,7 @@ def test_infra_and_statement_false_are_in_the_short_summary_under_r(fake_suite: 
         result = fake_suite.runpytest(*BASE, chars, f"--forall-run-id=r{chars}")
         result.stdout.fnmatch_lines(["*short test summary info*",
                                      "STATEMENT-FALSE suite.forall.toml::t_false?fake? - claimed-false: *",
-                                     ("INFRA suite.forall.toml::t_infra?fake? - template: template: template does "
+                                     ("INFRA suite.forall.toml::t_infra?fake? - template: template does "
                                      "not compile here: fake library missing")])
     quiet = fake_suite.runpytest(*BASE, "-rN", "--forall-run-id=rN")
     assert "INFRA suite.forall.toml" not in quiet.stdout.str()
@@ -341,8 +344,8 @@ def test_ctrl_c_inside_exec_source_still_exits_2(pytester: pytest.Pytester) -> N
 def test_summary_reasons_are_cut_at_a_word_boundary() -> None:
     reason = "template: " + "undefined reference to Coquelicot.Derive.is_derive_unique " * 5
     lines = summary_lines([{"outcome": INFRA, "reason": reason, "nodeid": "n"}], [], Path("/r"))
-    line = next(line for line in lines if line.startswith("infra x1: "))
-    cut = line.removeprefix("infra x1: ").removesuffix(" …")
+    line = next(line for line in lines if line.startswith("infra x1 (n): "))
+    cut = line.removeprefix("infra x1 (n): ").removesuffix(" …")
     assert line.endswith(" …") and reason.startswith(cut) and reason[len(cut)] == " "
     assert shorten("short reason") == "short reason"
 

@@ -29,7 +29,7 @@ def test_every_outcome_has_its_own_letter_word_and_count(fake_suite: pytest.Pyte
         "*t_failed?fake? FAILED*", "*t_false?fake? STATEMENT-FALSE*", "*t_infra?fake? INFRA*",
         "*t_rules?fake? RULES-ONLY*", "*t_strict?fake? STRICT*",
         "*forall summary*", "1 strict, 1 rules_only, 1 failed, 1 infra, 1 statement_false, 0 vacuous, 0 inner_vacuous  (5 items)",
-        "*infra x1: template: template does not compile here: fake library missing*",
+        "infra x1 (t_infra): template: template does not compile here: fake library missing",
     ])
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 1 and outcomes["passed"] == 1 and outcomes["rules_only"] == 1

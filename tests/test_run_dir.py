@@ -115,6 +115,11 @@ def test_a_run_directory_that_cannot_be_made_after_configure_is_one_error(fake_s
                                       "*/reports/late: *")])
         out = result.stdout.str() + result.stderr.str()
         assert "Traceback" not in out and "INTERNALERROR" not in out and "forall summary" not in out
+        # issue 33, item 14: said before pytest's closing line ("… deselected in 1.65s" read like a finished run)
+        lines = result.stdout.lines
+        said = next(i for i, line in enumerate(lines) if line.startswith(
+            "forall: no run was made and no item ran (exit 4): default of --forall-reports: cannot write"))
+        assert said < max(i for i, line in enumerate(lines) if line.startswith("=")), lines[-5:]
         assert (fake_suite.path / "reports").read_text() == "in the way"
         (fake_suite.path / "reports").unlink()
 

@@ -235,7 +235,8 @@ def test_a_run_interrupted_before_its_first_result_is_resumed_with_k(pytester: p
     assert first.returncode == pytest.ExitCode.INTERRUPTED, out[-2000:]
     assert not (pytester.path / "reports" / "early" / "results.jsonl").exists()
     (pytester.path / "release").touch()
-    resumed = run(pytester.path, *workers, "--forall-resume=early", "-k", "b1 or c_other", "-v")
+    resumed = run(pytester.path, *workers, "--forall-resume=early", "-k", "b1 or c_other", "-v",
+                  "--forall-selection=new")   # another selection, on purpose (issue 33)
     assert resumed.returncode == 0, resumed.stdout[-3000:]
     assert "INTERNALERROR" not in resumed.stdout + resumed.stderr
     assert "2 deselected" in resumed.stdout or workers   # xdist's controller does not count deselected items
@@ -258,7 +259,8 @@ def test_junit_of_a_resumed_run_covers_the_whole_run(pytester: pytest.Pytester, 
     assert first.ret == pytest.ExitCode.TESTS_FAILED
     assert {r["task_id"]: r["outcome"] for r in rows(pytester.path, "j")} == {"a_ok": STRICT, "b_bad": FAILED}
     xml = pytester.path / "resumed.xml"
-    resumed = pytester.runpytest(*BASE, *workers, "--forall-resume=j", f"--junitxml={xml}")
+    resumed = pytester.runpytest(*BASE, *workers, "--forall-resume=j", f"--junitxml={xml}",
+                                 "--forall-selection=new")   # widened to every item, on purpose (issue 33)
     assert resumed.ret == pytest.ExitCode.TESTS_FAILED, "a failed run stays failed when resumed"
     resumed.stdout.fnmatch_lines([("run j continued: this session reports 3 items: 2 as recorded by earlier sessions "
                                   "(not re-run) and 1 run now; every item recorded in the run is in this session's "
@@ -271,9 +273,90 @@ def test_junit_of_a_resumed_run_covers_the_whole_run(pytester: pytest.Pytester, 
     assert final_rows(pytester.path, "j") == {"a_ok": 1, "b_bad": 1, "c_later": 1}
 
     # a resume that selects part of the run says what its reports leave out
-    part = pytester.runpytest(*BASE, *workers, "--forall-resume=j", "-k", "a_ok", f"--junitxml={xml}")
+    part = pytester.runpytest(*BASE, *workers, "--forall-resume=j", "-k", "a_ok", f"--junitxml={xml}",
+                              "--forall-selection=new")
     assert part.ret == 0
     part.stdout.fnmatch_lines([("run j continued: this session reports 1 items: 1 as recorded by earlier sessions "
                                "(not re-run) and 0 run now; 2 items recorded in the run but not selected now are in "
                                "no report of this session")])
     assert junit(xml)[0]["tests"] == 1
+
+
+# -- a run keeps its selection (issue 33, item 2) ----------------------------------------------------------------
+
+def interrupt(path: Path, *args: str) -> str:
+    """Start a run, Ctrl-C it once an item blocks inside its prover call; its output."""
+    first = start(path, *args)
+    try:
+        wait_until(lambda: any(path.glob("blocked-*")), "an item inside its prover call")
+        first.send_signal(signal.SIGINT)
+        out, _ = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert first.returncode == pytest.ExitCode.INTERRUPTED, out[-2000:]
+    for blocked in path.glob("blocked-*"):
+        blocked.unlink()
+    return out
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_resume_without_k_runs_the_runs_selection(pytester: pytest.Pytester, workers: list[str]) -> None:
+    """Issue 33: ``--forall-resume`` without repeating ``-k`` turned a 6-problem run into all 412, silently. Now a
+    resume or continue takes each part of the selection it does not give from run.json; a different one is
+    refused (exit 4, one line saying how to widen on purpose) and ``--forall-selection=new`` widens it."""
+    suite(pytester, {"a1": "STRICT", "a2": "BLOCK", "a3": "FAIL", "b1": "STRICT", "b2": "STRICT"})
+    interrupt(pytester.path, *workers, "--forall-run-id=sel", "-k", "a1 or a2 or a3")
+    assert sessions(pytester.path, "sel")[0]["selection"]["keyword"] == "a1 or a2 or a3"
+    (pytester.path / "release").touch()
+    resumed = run(pytester.path, *workers, "--forall-resume=sel")
+    assert resumed.returncode == pytest.ExitCode.TESTS_FAILED, resumed.stdout[-3000:]   # a3 fails
+    assert set(final_rows(pytester.path, "sel")) == {"a1", "a2", "a3"}, "b1 and b2 were never selected"
+    history = sessions(pytester.path, "sel")
+    assert history[-1]["selection"]["keyword"] == "a1 or a2 or a3" and history[-1]["selected"] == 3
+    assert history[-1]["keyword"] == "a1 or a2 or a3" and "-k" not in history[-1]["argv"]
+
+    continued = run(pytester.path, *workers, "--forall-run-id=sel", "--forall-run-exists=continue")
+    assert continued.returncode == pytest.ExitCode.TESTS_FAILED
+    assert "this session reports 3 items: 3 as recorded" in continued.stdout, continued.stdout[-3000:]
+    assert set(final_rows(pytester.path, "sel")) == {"a1", "a2", "a3"}
+
+    before = len(sessions(pytester.path, "sel"))
+    for args in (["--forall-resume=sel", "-k", "b1"], ["--forall-run-id=sel", "--forall-run-exists=continue", "-m",
+                                                      "fake"], ["--forall-resume=sel", "--forall-shard=1/2"]):
+        refused = run(pytester.path, *workers, *args)
+        assert refused.returncode == pytest.ExitCode.USAGE_ERROR, (args, refused.stdout[-2000:])
+        errors = [line for line in refused.stderr.splitlines() if line.strip()]
+        assert len(errors) == 1 and errors[0].startswith("ERROR: --forall-"), refused.stderr
+        assert "run sel selected" in errors[0] and "--forall-selection=new" in errors[0], errors[0]
+    assert errors[0].startswith("ERROR: --forall-resume: this session selects --forall-shard=1/2 where run sel "
+                                "selected no --forall-shard (the run's selection: -k 'a1 or a2 or a3')"), errors[0]
+    assert len(sessions(pytester.path, "sel")) == before
+
+    widened = run(pytester.path, *workers, "--forall-resume=sel", "-k", "a1 or a2 or a3 or b1",
+                  "--forall-selection=new")
+    assert widened.returncode == pytest.ExitCode.TESTS_FAILED, widened.stdout[-3000:]
+    assert set(final_rows(pytester.path, "sel")) == {"a1", "a2", "a3", "b1"}
+    again = run(pytester.path, *workers, "--forall-resume=sel")   # the widened selection is the run's now
+    assert "this session reports 4 items: 4 as recorded" in again.stdout, again.stdout[-3000:]
+
+
+def test_an_interrupted_session_reports_what_it_did_not_reach(pytester: pytest.Pytester) -> None:
+    """Issue 33: after an interrupt the summary called a selected-but-never-reached item "recorded in the run but
+    not selected now", left its finding out of the misformalization list, and printed a Python list of the item
+    "started but never reported" ("1 items") with no way on. Now: the not-reached items are named with the
+    ``--forall-resume`` that runs them, a finished item the session did not reach is reported as recorded (its
+    finding listed), and the started one is named with the same hint."""
+    suite(pytester, {"a_block": "BLOCK", "y_later": "STRICT", "z_found": "STRICT"})
+    first = run(pytester.path, "--forall-run-id=cut", "-k", "z_found")
+    assert first.returncode == 0, first.stdout[-2000:]
+    results = pytester.path / "reports" / "cut" / "results.jsonl"
+    row = json.loads(results.read_text())   # as the statement audit records a finding
+    row.update(statement_audit="vacuous", certificate="s0/STATEMENT_VACUOUS.txt", outcome="vacuous")
+    results.write_text(json.dumps(row) + "\n")
+    out = interrupt(pytester.path, "--forall-resume=cut", "--forall-selection=new")
+    assert "recorded in the run but not selected now" not in out, out[-3000:]
+    assert "1 selected item was not reached (the session ended first): --forall-resume cut runs it: " \
+           "suite.forall.toml::y_later[fake]" in out, out[-3000:]
+    assert "1 item started but never reported (no result): --forall-resume cut runs it again: " \
+           "suite.forall.toml::a_block[fake]" in out, out[-3000:]
+    assert "suspected misformalizations: 1 (0 false, 1 vacuous" in out and "z_found: vacuous" in out, out[-3000:]

@@ -37,9 +37,25 @@ SUBCOMMANDS = {
 }
 
 
+def version_line() -> str:
+    """The version and where the code runs from, as ``pip --version`` says it: two clones on one machine (each with
+    its own environment, ``scripts/setup.sh``) are told apart at a glance."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import pytest_forall
+
+    try:
+        number = version("pytest-forall")
+    except PackageNotFoundError:  # run from a checkout on PYTHONPATH that was never installed
+        number = "(not installed)"
+    where = os.path.dirname(os.path.abspath(pytest_forall.__file__))
+    return f"forall {number} from {where} (python {sys.version.split()[0]} at {sys.executable})"
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser with every subcommand, or (``only``) just the module defining that one."""
     parser = argparse.ArgumentParser(prog="forall", description="pytest-forall commands besides a pytest run")
+    parser.add_argument("--version", action="store_true", help="print the version, where the code runs from, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = [SUBCOMMANDS[only]] if only in SUBCOMMANDS else list(dict.fromkeys(SUBCOMMANDS.values()))
     for name in modules:
@@ -49,6 +65,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["--version"]:  # one line, never wrapped (argparse's version action wraps it)
+        print(version_line())
+        return 0
     parser = build_parser(args_list[0] if args_list else None)
     args = parser.parse_args(args_list)
     try:

@@ -11,7 +11,6 @@ is all it has met so far.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import tempfile
@@ -160,11 +159,31 @@ def run_doctor(args: argparse.Namespace) -> int:
     return TRACK_OK if TRACK_OK in statuses.values() else TRACK_MISSING
 
 
+def putnam_checkout(given: str) -> tuple[Path | None, str]:
+    """(PutnamBench, "") where pytest finds it (--putnam-root, PUTNAMBENCH_ROOT, else the suite manifest's
+    ``default_root`` beside this clone), or (None, why not): doctor and pytest never disagree on it (issue 33)."""
+    import tomllib
+
+    from pytest_forall.core.errors import UsageError
+    from pytest_forall.suites.putnam import putnam_root
+
+    manifest = Path(__file__).resolve().parents[2] / "benchmarks" / "putnam" / "putnam.forall.toml"
+    try:
+        default = str(tomllib.loads(manifest.read_text(encoding="utf-8")).get("default_root", ""))
+    except (OSError, ValueError):
+        default = ""  # an installed package without the clone's benchmarks/: only the option and the variable
+    try:
+        return putnam_root({"putnam_root": given, "rootdir": str(Path.cwd())}, manifest.parent, default), ""
+    except UsageError as exc:
+        return None, str(exc)
+
+
 def _lean_track(args: argparse.Namespace) -> int:
-    root = Path(args.putnam_root or os.environ.get("PUTNAMBENCH_ROOT", "")).expanduser()
-    source = root / "lean4" / "src"
-    if not args.putnam_root and not os.environ.get("PUTNAMBENCH_ROOT") or not source.is_dir():
-        print(f"forall doctor: PutnamBench not found at {source}: set PUTNAMBENCH_ROOT or pass --putnam-root")
+    root, why = putnam_checkout(args.putnam_root)
+    source = (root or Path(".")) / "lean4" / "src"
+    if root is None or not source.is_dir():
+        print(f"forall doctor: PutnamBench's Lean track not found: {why or f'no {source}'}; set PUTNAMBENCH_ROOT or "
+              "pass --putnam-root")
         return 2
     with tempfile.TemporaryDirectory(prefix="forall-doctor-") as cache:
         return _run_cases(source, {k: v for k, v in {"lean_project": args.project, "cache_dir": cache}.items() if v},
@@ -210,6 +229,7 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--track", choices=sorted(_tracks()), default="",
                         help="Check one track only and exit with its status (default: every track)")
     parser.add_argument("--project", default="", help="Lake project (default lean_env/putnam)")
-    parser.add_argument("--putnam-root", default="", help="PutnamBench checkout (default $PUTNAMBENCH_ROOT)")
+    parser.add_argument("--putnam-root", default="", help="PutnamBench checkout (default: $PUTNAMBENCH_ROOT, else "
+                        "../shared/benchmarks/PutnamBench beside the clone, as pytest finds it)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per Lean call")
     parser.set_defaults(func=run_doctor)

@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_forall.core.gating import gate_lines, latest_by_nodeid, read_rows, results_file
 from pytest_forall.core.model import RULES_ONLY, STRICT, sha256_bytes
-from pytest_forall.core.summary import latest_results, read_run, report_lines, summary_lines
+from pytest_forall.core.summary import RunRows, latest_results, read_run, report_lines, summary_lines
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -31,24 +31,50 @@ def run_report(args: argparse.Namespace) -> int:
         return 2
     runs = []
     for name in args.run:
-        run_dir = Path(name) if Path(name).is_dir() else Path(name).parent
+        path = Path(name)
+        if not path.exists():
+            print(f"forall report: {name}: no such run directory or results file", file=sys.stderr)
+            return 2
         try:
-            runs.append(read_run(run_dir))
+            runs.append(read_run(path if path.is_dir() else path.parent))
         except (OSError, ValueError) as exc:
             print(f"forall report: {name}: {exc}", file=sys.stderr)
             return 2
-    from pytest_forall.cli.report_patches import patch_lines
-
-    for line in report_lines(runs) + patch_lines(runs):
-        print(line)
-    if args.html:
+    out = None
+    if args.html:  # written before anything is printed: a reader that goes away (``| head``) cannot prevent it
         try:
             out = write_html(runs, Path(args.html))
         except OSError as exc:
             print(f"forall report: --html {args.html}: {exc}", file=sys.stderr)
             return 2
+    from pytest_forall.cli.report_patches import patch_lines
+
+    for line in report_lines(runs) + patch_lines(runs):
+        print(line)
+    if out is not None:
         print(f"html report: {out}")
-    return 0
+    problems = [f"forall report: {run.run_dir}: {problem}" for run in runs if (problem := incomplete(run))]
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+def incomplete(run: RunRows) -> str:
+    """Why the report of ``run`` covers fewer items than its last session selected (run.json), or "" when it does
+    not: a report must never look whole, and exit 0, when rows are missing (a damaged or emptied results file)."""
+    from pytest_forall.core.runlog import read_meta
+
+    meta = read_meta(run.run_dir)
+    selected, finished = meta.get("selected"), meta.get("finished_at")
+    if not isinstance(selected, int) or finished is None or len(run.rows) >= selected:
+        return ""  # no run.json, a run still going (or killed) says nothing about completeness
+    missing = selected - len(run.rows)
+    if meta.get("exitstatus") == 2:
+        return (f"incomplete: the run was interrupted, {missing} of its {selected} selected items have no result "
+                f"(--forall-resume {run.run_dir.name} runs them); exit 1")
+    damaged = f" ({len(run.notices)} lines of it skipped, above)" if run.notices else ""
+    return (f"incomplete: {run.run_dir / 'results.jsonl'}{damaged} holds results for {len(run.rows)} items, but "
+            f"run.json says the run selected {selected}: {missing} are missing; exit 1")
 
 
 def run_prune(reports: Path, keep: int | None, protect: tuple[str, ...]) -> int:
@@ -142,11 +168,24 @@ def run_export_proofs(args: argparse.Namespace) -> int:
             print(f"forall proofs: {accepted[0]}: digest differs from the recorded {row['digest']}", file=sys.stderr)
             return 2
         (out / accepted[0].name).write_bytes(data)
-        exported.append(row["task_id"])
+        exported.append(row)
     print(f"exported {len(exported)} accepted proofs to {out}")
     if exported:
-        print("replay them with: -k '" + " or ".join(sorted(set(exported))) + "'")
+        print(f"replay them with: {replay_command(exported, out)}")
     return 0
+
+
+def replay_command(rows: list[dict[str, Any]], proofs: Path) -> str:
+    """The pytest command that replays ``rows``' stored proofs from ``proofs``: their manifests' directories, their
+    tracks (the node id's parameter, a marker), the replay frontend and the ids (issue 33: only ``-k`` was printed)."""
+    import shlex
+
+    places = sorted({str(Path(str(row["nodeid"]).split("::", 1)[0]).parent) for row in rows})
+    tracks = sorted({str(row["nodeid"]).rsplit("[", 1)[-1].rstrip("]") for row in rows if "[" in str(row["nodeid"])})
+    ids = " or ".join(sorted({str(row["task_id"]) for row in rows}))
+    words = ["pytest", *places, *(["-m", " or ".join(tracks)] if tracks else []), "--forall-frontend=replay",
+             "--forall-proofs", str(proofs), "-k", ids]
+    return " ".join(shlex.quote(word) for word in words)
 
 
 def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

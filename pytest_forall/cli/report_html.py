@@ -44,18 +44,22 @@ from pytest_forall.core.summary import (
 COLOURS = {STRICT: "#2e7d32", RULES_ONLY: "#f9a825", FAILED: "#c62828", INFRA: "#6a1b9a",
            STATEMENT_FALSE: "#ef6c00", VACUOUS: "#00838f", INNER_VACUOUS: "#4e9a9f"}
 CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
+body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}
 table{border-collapse:collapse;margin:8px 0}
-th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}
+th,td{border:1px solid #ccc;padding:3px 5px;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td.l,th.l{text-align:left}
-td.reason{max-width:280px;text-align:left;font-size:12px;color:#444;overflow-wrap:anywhere}#items{font-size:13px}
+td.reason{max-width:240px;text-align:left;font-size:12px;color:#444;overflow-wrap:anywhere}#items{font-size:13px}
+#items th{font-size:12px;max-width:70px}
 .badge{color:#fff;border-radius:3px;padding:0 5px}
-td.links{max-width:300px;text-align:left}.links a{margin-right:6px;white-space:nowrap;font-size:12px}
+td.links{max-width:240px;text-align:left}.links a{margin-right:6px;white-space:nowrap;font-size:12px}
 .plots{display:flex;flex-wrap:wrap;gap:18px}
-pre{background:#f7f7f7;padding:8px;border:1px solid #ddd;overflow-x:auto}
+pre{background:#f7f7f7;padding:8px;border:1px solid #ddd;white-space:pre-wrap;overflow-wrap:anywhere}
+code.digest{white-space:nowrap;font-size:12px}#defects td{text-align:left}td.command{font-size:12px;max-width:360px;overflow-wrap:anywhere}
 figure{margin:6px 0}figcaption{font-weight:600;font-size:13px}
 """
+#: Outcomes whose accepted file is a certificate about the statement (a finding), not a proof of it.
+DEFECT_OUTCOMES = (STATEMENT_FALSE, VACUOUS, INNER_VACUOUS)
 #: Directories of an audit record that hold an agent's own files, not the record (``actor-home``, ``review-ws``).
 SKIPPED_DIRS = ("-home", "-tmp", "review-ws", "template-check")
 #: Links of one round each (folded in the per-item cell): candidates, verdicts, transcripts, reviews.
@@ -85,8 +89,9 @@ def record_files(directory: Path, names: Sequence[str]) -> list[Path]:
     return found
 
 
-def audit_links(directory: Path | None) -> list[tuple[str, Path]]:
-    """(label, file) for every audit record file of an item that exists: record, candidates, verdicts, logs."""
+def audit_links(directory: Path | None, outcome: str = "") -> list[tuple[str, Path]]:
+    """(label, file) for every audit record file of an item that exists: record, candidates, verdicts, logs. The
+    accepted file of a finding (``outcome`` a defect) is its certificate, not a proof of the statement."""
     links: list[tuple[str, Path]] = []
     if directory is None:
         return links
@@ -102,7 +107,7 @@ def audit_links(directory: Path | None) -> list[tuple[str, Path]]:
     accepted = directory / "accepted"
     for path in sorted(accepted.glob("*")) if accepted.is_dir() else []:
         if path.suffix != ".json":
-            add("accepted proof", f"accepted/{path.name}")
+            add("certificate" if outcome in DEFECT_OUTCOMES else "accepted proof", f"accepted/{path.name}")
     add("acceptance", "accepted/acceptance.json")
     record = directory / "audit.json"
     try:
@@ -199,11 +204,37 @@ def item_table(runs: Sequence[RunRows], out_dir: Path) -> str:
                         f"{text}</span>")
             cls = "reason" if column.key == "reason" else "l" if column.key in ("task", "config", "outcome") else ""
             cells.append(f'<td class="{cls}" data-col="{esc(column.key)}">{text}</td>')
-        links = link_cell(audit_links(item_dir(run.run_dir, row)), out_dir)
+        links = link_cell(audit_links(item_dir(run.run_dir, row), str(row.get("outcome"))), out_dir)
         body.append(f'<tr data-run="{esc(run.run_dir.name)}" data-nodeid="{esc(row.get("nodeid"))}">'
                     f'{"".join(cells)}'
                     f'<td class="links l">{links}</td></tr>')
     return f'<table id="items"><tr>{head}<th class="l">audit record</th></tr>{"".join(body)}</table>'
+
+
+def defects_table(rows: Sequence[Row], out_dir: Path) -> str:
+    """The suspected misformalizations as a table of their own (issue 33: they sat in the verbatim summary, cut
+    off on the right): problem, finding, the certificate (linked) with its whole SHA-256 on one line, and the
+    ``forall verify`` command that re-checks it."""
+    from pytest_forall.core.audit import CLAIM_BY_FINDING, findings
+
+    body = []
+    for row in findings(list(rows)):
+        claim = CLAIM_BY_FINDING[str(row["statement_audit"])]
+        base = Path(str(row.get("audit_dir") or "."))
+        certificate, template = base / str(row.get("certificate") or ""), base / str(row.get("certificate_template") or "")
+        shown = esc(certificate.name)
+        if certificate.is_file():
+            shown = f'<a href="{esc(os.path.relpath(certificate.resolve(), out_dir))}">{shown}</a>'
+        command = (f"forall verify --prover {row.get('prover', '')} --template {template} --candidate {certificate}")
+        body.append(f'<tr data-nodeid="{esc(row.get("nodeid"))}"><td data-col="problem"><code>{esc(row.get("task_id"))}'
+                    f'</code></td><td data-col="finding">{esc(claim.finding)}: {esc(claim.shows)}</td>'
+                    f'<td data-col="certificate">{shown}<br><code class="digest">{esc(row.get("digest") or "")}</code>'
+                    f'</td><td class="command" data-col="recheck"><code>{esc(command)}</code></td></tr>')
+    if not body:
+        return ""
+    return ('<h2>Suspected misformalizations</h2><table id="defects"><tr><th class="l">problem</th>'
+            '<th class="l">finding</th><th class="l">certificate (SHA-256)</th><th class="l">re-check</th></tr>'
+            + "".join(body) + "</table>\n")
 
 
 #: A run's verdict by its pytest exit status (pytest's own codes, and 75 for a run whose items were all infra).
@@ -284,6 +315,7 @@ def render(runs: Sequence[RunRows], out: Path) -> str:
             f'<h2>Per configuration</h2>{config_table(by_configuration(rows))}\n'
             '<p>rules passes = strict + rules-only (accepted under the rules policy); independent check = the '
             "kernel re-check of accepted proofs (judged / not judged).</p>\n"
+            f'{defects_table(rows, out_dir)}'
             f'<h2>Summary (as <code>forall report</code> prints it)</h2><pre id="summary">{esc(summaries)}</pre>\n'
             f'{patch_html(runs, out_dir)}'
             f'<h2>Per item</h2><div class="plots">{plots}</div>\n{item_table(runs, out_dir)}\n</body></html>\n')

@@ -84,8 +84,10 @@ class Results:
 
     path: Path
     rows: list[dict[str, Any]] = field(default_factory=list)
-    #: (line number, start of the line) of every line skipped
-    skipped: list[tuple[int, str]] = field(default_factory=list)
+    #: (line number, start of the line, why) of every line skipped: ``torn final line`` (the last line, cut off
+    #: before its newline: a writer killed mid-line), ``malformed`` (not JSON) or JSON without a ``nodeid`` and an
+    #: ``outcome``
+    skipped: list[tuple[int, str, str]] = field(default_factory=list)
 
     def latest(self) -> dict[str, dict[str, Any]]:
         """The last recorded row of every item (a resumed run appends)."""
@@ -93,25 +95,24 @@ class Results:
 
     def notices(self) -> list[str]:
         """What the reader skipped, for the summary: a skipped line must never go unsaid."""
-        return [f"{self.path}:{number}: skipped a line that is not a results row "
-                f"({'torn final line' if number == self.last_line else 'malformed'}): {start!r}"
-                for number, start in self.skipped]
-
-    last_line: int = 0
+        return [f"{self.path}:{number}: skipped a line that is not a results row ({why}): {start!r}"
+                for number, start, why in self.skipped]
 
 
 def read_results(path: Path) -> Results:
     """Every row of ``path``; lines that are not rows are skipped and reported, never fatal, never silent."""
     results = Results(path)
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    results.last_line = len(lines)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    lines = text.splitlines()
     for number, line in enumerate(lines, 1):
         try:
             row = json.loads(line)
-            if not isinstance(row, dict) or not isinstance(row.get("nodeid"), str) or "outcome" not in row:
-                raise ValueError("not a row")
         except ValueError:
-            results.skipped.append((number, line[:80]))
+            torn = number == len(lines) and not text.endswith("\n")
+            results.skipped.append((number, line[:80], "torn final line" if torn else "malformed"))
+            continue
+        if not isinstance(row, dict) or not isinstance(row.get("nodeid"), str) or "outcome" not in row:
+            results.skipped.append((number, line[:80], "JSON without a nodeid and an outcome"))
             continue
         results.rows.append(row)
     return results

@@ -6,6 +6,10 @@ and every session overwrote ``run.json``. Now the controller of a session holds 
 pid, host and start time into that file; a second controller that cannot take the lock is refused, naming them.
 ``run.json`` keeps one entry per session (start, end, pid, host, selection, exit status) in ``sessions``; its
 top-level fields mirror the current session, which is what ``forall watch`` reads.
+
+Issue 33: a resume without ``-k`` ran every item of the suite, not the run's. Each session records its
+``selection`` (paths, ``-k``, ``-m`` and the suite options that choose items); a later session takes each part it
+does not give from the run's, and one that gives a different part is refused unless it asks for a new selection.
 """
 
 from __future__ import annotations
@@ -27,7 +31,15 @@ OWNER_FILE = ".owner"
 WORKERS_FILE = ".workers"
 RESULTS_FILE = "results.jsonl"
 #: run.json's top-level fields that mirror the current session (what readers before ``sessions`` used)
-MIRRORED = ("started_at", "finished_at", "selected", "host", "pid", "exitstatus")
+MIRRORED = ("started_at", "finished_at", "started", "finished", "selected", "host", "pid", "exitstatus", "selection")
+
+
+def utc_text(epoch: float) -> str:
+    """``epoch`` as a person reads it and tools parse it: ISO 8601 UTC to the second (``2026-12-07T09:12:30Z``)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+#: what chooses a run's items, each part as the command line spells it: ``paths`` (relative to the rootdir,
+#: ``::`` parts kept), ``keyword`` (-k), ``markexpr`` (-m), and the options ``--forall-<part>`` of the others
+SELECTION = ("paths", "keyword", "markexpr", "shard", "subset", "project")
 
 
 class RunBusy(Exception):
@@ -199,6 +211,68 @@ def prune_runs(reports: Path, keep: int, protect: tuple[str, ...] = (), blobs: s
     return lines
 
 
+def read_meta(run_dir: Path) -> dict[str, Any]:
+    """``run.json`` of ``run_dir`` ({} when missing or unreadable: a run interrupted before it was written)."""
+    try:
+        meta = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def recorded_selection(meta: dict[str, Any]) -> dict[str, Any]:
+    """The run's selection: the last session's ``selection``; for a run.json from before it was recorded, the parts
+    its sessions kept (``-k``, ``-m``, shard). A part missing here is unknown and constrains nothing."""
+    if isinstance(meta.get("selection"), dict):
+        return {k: v for k, v in meta["selection"].items() if k in SELECTION}
+    sessions = meta.get("sessions") if isinstance(meta.get("sessions"), list) else []
+    last = sessions[-1] if sessions and isinstance(sessions[-1], dict) else meta
+    return {k: last[k] for k in ("keyword", "markexpr", "shard") if k in last}
+
+
+def merge_selection(recorded: dict[str, Any], given: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """(this session's selection, the parts it gives that differ from the run's): a part not given is the run's."""
+    effective, differ = {}, []
+    for part in SELECTION:
+        mine, theirs = given.get(part) or _empty(part), recorded.get(part)
+        if mine == _empty(part):
+            effective[part] = theirs if theirs is not None else mine
+        else:
+            effective[part] = mine
+            if theirs is not None and mine != theirs:
+                differ.append(part)
+    return effective, differ
+
+
+def _empty(part: str) -> Any:
+    return [] if part == "paths" else ""
+
+
+#: how each part of a selection is given on the command line
+SELECTION_FLAGS = {"paths": "paths", "keyword": "-k", "markexpr": "-m", "shard": "--forall-shard",
+                   "subset": "--forall-subset", "project": "--forall-project"}
+
+
+def describe_selection(selection: dict[str, Any], parts: tuple[str, ...] | list[str] = SELECTION, *,
+                       absent: bool = False) -> str:
+    """A selection as one would type it (``benchmarks/putnam -k 'a or b' -m coq``); a part not given is left out,
+    or with ``absent`` said (``no -k``); nothing at all is ``everything collected``."""
+    import shlex
+
+    words: list[str] = []
+    for part in parts:
+        value, flag = selection.get(part), SELECTION_FLAGS[part]
+        if not value:
+            words += [f"no {flag}"] if absent else []
+        elif part == "paths":
+            words += [str(path) for path in value]
+        elif part in ("keyword", "markexpr"):
+            words.append(f"{flag} {shlex.quote(str(value))}")
+        else:
+            words.append(f"{flag}={shlex.quote(str(value))}")
+    return " ".join(words) or "everything collected (no paths, -k, -m, --forall-shard, --forall-subset, --forall-project)"
+
+
 class RunLog:
     """``run.json`` of one run, appended to by each session: earlier sessions are read back and kept."""
 
@@ -218,13 +292,17 @@ class RunLog:
             if not isinstance(sessions, list):
                 sessions = [{k: earlier.get(k) for k in MIRRORED}] if earlier.get("started_at") else []
             self.meta = {**earlier, "run_id": self.meta["run_id"], "sessions": list(sessions)}
-        self.meta["sessions"].append({"started_at": time.time(), "finished_at": None, "exitstatus": None,
-                                      "pid": os.getpid(), "host": socket.gethostname(), **session})
+        now = time.time()
+        self.meta["sessions"].append({"started_at": now, "started": utc_text(now), "finished_at": None,
+                                      "finished": None, "exitstatus": None, "pid": os.getpid(),
+                                      "host": socket.gethostname(), **session})
         self.update()
 
     def update(self, **fields: Any) -> None:
         """Set fields of the current session and write the file (atomically: a reader sees old or new)."""
         current = self.meta["sessions"][-1]
+        if isinstance(fields.get("finished_at"), (int, float)):  # the epoch for programs, the text for people
+            fields["finished"] = utc_text(float(fields["finished_at"]))
         current.update(fields)
         self.meta.update({k: current.get(k) for k in MIRRORED})
         write_json_atomic(self.path, self.meta)

@@ -187,7 +187,11 @@ def cache_line(results: list[Row], mode: str | None = None) -> str:
     if misses:
         line += " (" + "; ".join(f"{count} {why}" for why, count in misses.most_common(3)) + ")"
     if uncacheable:
-        line += f", {sum(uncacheable.values())} uncacheable ({uncacheable.most_common(1)[0][0]})"
+        # the reason's first clause only: what follows it can be a Python exception's text of any length, which
+        # this one line would cut mid-sentence (issue 33); each row's ``uncacheable`` keeps it whole
+        head, _, detail = uncacheable.most_common(1)[0][0].partition(": ")
+        line += (f", {sum(uncacheable.values())} uncacheable ({head}"
+                 + ("; why: the uncacheable field of results.jsonl" if detail else "") + ")")
     return line
 
 
@@ -204,16 +208,23 @@ def summary_lines(results: list[Row], missing: list[str], run_dir: Path, notices
                       and r.get("outcome") != INFRA)
     if prover_only:
         lines.append(f"sandbox: the prover of {prover_only} items ran unsandboxed (its backend declares no binds)")
-    infra_reasons = Counter(shorten(str(r.get("reason", "")), 120) for r in results if r.get("outcome") == INFRA)
-    for reason, count in infra_reasons.most_common(5):
-        lines.append(f"infra x{count}: {reason}")
+    infra: dict[str, list[str]] = {}
+    for r in results:
+        if r.get("outcome") == INFRA:
+            infra.setdefault(shorten(str(r.get("reason", "")), 120), []).append(str(r.get("task_id") or r.get("nodeid")))
+    for reason, tasks in sorted(infra.items(), key=lambda pair: -len(pair[1]))[:5]:
+        named = ", ".join(sorted(tasks)[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
+        lines.append(f"infra x{len(tasks)} ({named}): {reason}")
     stops = Counter(str(r.get("stop")) for r in results if r.get("stop"))
     if stops:
         lines.append("stops: " + ", ".join(f"{stop} {count}" for stop, count in sorted(stops.items())))
     notes = list(notices or []) + [f"{r.get('nodeid')}: {note}" for r in results for note in r.get("notices") or []]
     lines += [f"note: {note}" for note in notes]
     if missing:
-        lines.append(f"{len(missing)} items started but never reported: {missing[:5]}")
+        them = "it" if len(missing) == 1 else "them"
+        lines.append(f"{len(missing)} {'item' if len(missing) == 1 else 'items'} started but never reported (no "
+                     f"result): --forall-resume {run_dir.name} runs {them} again: {', '.join(missing[:5])}"
+                     + (" …" if len(missing) > 5 else ""))
     lines += audit_lines(results)
     lines.append(f"results: {run_dir / 'results.jsonl'}")
     return lines

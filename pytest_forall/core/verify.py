@@ -53,6 +53,16 @@ from pytest_forall.core.prover import (
 DEFAULT_TIMEOUT = 300.0
 
 
+def at_file(layer: Layer, file: str) -> Layer:
+    """A rejecting static layer's reason as ``file:line: text`` (issue 33: a syntax error named its line but not its
+    file), as a compiler and the prover's own errors (``CompileResult.first_error_at``) say it."""
+    line = layer.evidence.get("line")
+    if layer.ok is not False or not isinstance(line, int) or isinstance(line, bool):
+        return layer
+    reason = layer.reason.removeprefix(f"line {line}: ").replace(f" at line {line}: ", ": ", 1)
+    return replace(layer, reason=f"{file}:{line}: {reason}")
+
+
 def _decide(layers: list[Layer], digest: str, axioms: tuple[str, ...], strict: bool, compiles: int) -> Verdict:
     if any(layer.infra for layer in layers):
         verdict = INFRA
@@ -108,7 +118,7 @@ def _verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path
     except UnicodeDecodeError as exc:
         return _decide([Layer("syntax_screen", False, f"candidate is not UTF-8: {exc}")], digest, (), False, 0)
     try:
-        layers = list(prover.static_layers(task, text))
+        layers = [at_file(layer, task.candidate_name) for layer in prover.static_layers(task, text)]
     except Exception as exc:  # noqa: BLE001 - a crashing layer must reject, never accept
         layers = [Layer("syntax_screen", False, f"the static layers crashed: {type(exc).__name__}: {exc}")]
     if static_only and not layers:
@@ -365,6 +375,11 @@ def run_verify(args: argparse.Namespace) -> int:
             task = Task(**{**task.to_wire(), "theorem_name": args.theorem})
         verdict = verify_candidate(task, prover, data, builddir=Path(scratch) / "build", timeout=args.timeout,
                                    static_only=args.static_only)
+    # a location names the file the user gave, not the copy's name inside the build directory
+    shown = f"{task.candidate_name}:"
+    verdict = replace(verdict, layers=tuple(
+        replace(layer, reason=str(args.candidate) + layer.reason[len(shown) - 1:]) if layer.reason.startswith(shown)
+        else layer for layer in verdict.layers))
     if args.json:
         json.dump(verdict.to_wire(), sys.stdout, indent=2)
         print()

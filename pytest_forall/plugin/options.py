@@ -57,6 +57,10 @@ OPTIONS = (
     Option("run_exists", "What a --forall-run-id naming an existing run does: refuse, continue it (as "
            "--forall-resume) or restart (the old run directory is moved aside to <id>.old-<n>)", "refuse",
            ("refuse", "continue", "restart")),
+    Option("selection", "What --forall-resume and --forall-run-exists=continue select: recorded (the run's paths, -k, "
+           "-m, --forall-shard/subset/project, each part not given taken from the run; a part given differently is "
+           "refused) or new (this session's own, to widen or narrow the run on purpose)", "recorded",
+           ("recorded", "new")),
     Option("timeout", "Seconds per prover call", "300"),
     Option("turn_timeout", "Seconds one agent turn may take before it is killed", "3600"),
     Option("stall", "Seconds without a byte from an agent CLI's event stream before the turn is killed as "
@@ -102,6 +106,8 @@ OPTIONS = (
     Option("wall", "Budget: wall seconds per item"),
     Option("usd", "Budget: spend per item (USD)"),
 )
+#: the frontends this package ships, named when an unknown one is asked for (a plugin's are found by name only)
+BUILTIN_FRONTENDS = ("portfolio", "audit", "replay", "claude-code", "codex", "opencode")
 BUDGET_OPTIONS = ("samples", "rounds", "compiles", "review_rounds", "wall", "usd")
 OPTIONS_KEY = pytest.StashKey[dict[str, Any]]()
 #: An agent CLI alone needs a few hundred MiB: a smaller ``--forall-memory`` is a typo, refused at configure time.
@@ -260,7 +266,9 @@ def check_configuration(config: pytest.Config) -> None:
             continue
         frontend = config.hook.pytest_forall_make_frontend(name=str(value), options=options)
         if frontend is None:
-            raise pytest.UsageError(f"{source}: no installed frontend is called {value!r}")
+            known = [n for n in BUILTIN_FRONTENDS if config.hook.pytest_forall_make_frontend(name=n, options=options)]
+            raise pytest.UsageError(f"{source}: no installed frontend is called {value!r}; installed: "
+                                    f"{', '.join(known)} (and any a plugin adds)")
         if name == "frontend" and getattr(frontend, "reads_proofs", False):
             _validate_proofs(config, options, str(value), source)
 

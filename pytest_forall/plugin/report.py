@@ -38,7 +38,21 @@ from pytest_forall.core.model import (
     VACUOUS,
 )
 from pytest_forall.core.outcomes import is_final, read_results, shorten
-from pytest_forall.core.runlog import RESULTS_FILE, RunBusy, RunLog, RunOwner, WorkerHold, is_run, move_aside
+from pytest_forall.core.runlog import (
+    RESULTS_FILE,
+    SELECTION_FLAGS,
+    RunBusy,
+    RunLog,
+    RunOwner,
+    WorkerHold,
+    describe_selection,
+    is_run,
+    merge_selection,
+    move_aside,
+    read_meta,
+    recorded_selection,
+    utc_text,
+)
 from pytest_forall.core.state import load_secret
 from pytest_forall.core.summary import summary_lines
 from pytest_forall.plugin.options import TASK_KEY
@@ -97,6 +111,76 @@ def run_dir_problem(run_dir: Path) -> str | None:
     return None
 
 
+#: outcomes that are findings about the benchmark's statement, not about this machine or the proof attempt
+DEFECTS = (STATEMENT_FALSE, VACUOUS, INNER_VACUOUS)
+
+
+def reason_after_stop(row: dict[str, Any]) -> str:
+    """The row's reason without a leading ``<stop>:`` (the stop is said once, beside it)."""
+    reason, stop = str(row.get("reason") or ""), str(row.get("stop") or "")
+    return reason[len(stop) + 1:].lstrip() if stop and reason.startswith(f"{stop}:") else reason
+
+
+def skip_reason(row: dict[str, Any]) -> str:
+    """A skipped item's one-line reason, led by what kind of skip it is: ``INFRA template: …`` (this machine) or
+    ``DEFECT vacuous (vacuous): …`` (the benchmark's statement), so dashboards that show a skip's message tell them
+    apart at a glance."""
+    outcome, stop = str(row.get("outcome")), str(row.get("stop") or "")
+    head = f"DEFECT {outcome}" + (f" ({stop})" if stop and stop != outcome else "") if outcome in DEFECTS else (
+        f"INFRA {stop}" if stop else "INFRA")
+    return f"{head}: {shorten(reason_after_stop(row), 2000)}"
+
+
+def problem_location(task: Any, rootdir: str) -> tuple[str, int]:
+    """The problem's file (relative to the rootdir when below it) and its theorem's line (1 when not found)."""
+    import re
+
+    path, name, line = str(task.source_path or ""), str(getattr(task, "theorem_name", "") or ""), 1
+    if path and name:
+        word = re.compile(rf"(?<![\w.']){re.escape(name)}(?![\w'])")
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                line = next((number for number, text in enumerate(handle, 1) if word.search(text)), 1)
+        except OSError:
+            pass
+    if path and os.path.isabs(path) and path.startswith(rootdir.rstrip("/") + "/"):
+        path = os.path.relpath(path, rootdir)
+    return path, line
+
+
+def junit_classname(nodeid: str, outcome: str) -> str:
+    """The JUnit ``classname``: the manifest's path as a dotted name without ``.forall.toml``
+    (``benchmarks.putnam.putnam``: dashboards show package ``benchmarks.putnam``, class ``putnam``), and for a
+    defect the class ``<manifest>-defects`` beside it, so Jenkins, GitLab and GitHub reporters, which all show the
+    classname, list the benchmark's defects apart from infra skips (docs/reports.md, JUnit)."""
+    manifest = nodeid.split("::", 1)[0].removesuffix(".forall.toml")
+    dotted = manifest.replace("/", ".").strip(".")
+    return f"{dotted}-defects" if outcome in DEFECTS else dotted
+
+
+def mark_junit(config: pytest.Config, report: pytest.TestReport, outcome: str) -> None:
+    """Controller, before junitxml records the call report: the item's classname, and a skip's ``type``
+    (``forall.infra``, ``forall.vacuous``, …) in place of pytest's ``pytest.skip``."""
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    reporter = xml.node_reporter(report)
+    reporter.attrs["classname"] = junit_classname(report.nodeid, outcome)  # kept: record_testreport restores attrs
+    if report.skipped and "append_skipped" not in vars(reporter):
+        append = reporter.append_skipped
+
+        def append_skipped(skipped_report: pytest.TestReport) -> None:
+            append(skipped_report)
+            for node in reversed(reporter.nodes):
+                if node.tag == "skipped":
+                    node.set("type", f"forall.{outcome}")
+                    break
+
+        reporter.append_skipped = append_skipped  # type: ignore[method-assign,assignment]
+
+
 class ForallFailure(Exception):
     """A proof failure: shown as the verifier's or budget's reason, not as a Python traceback."""
 
@@ -127,6 +211,8 @@ class ForallReporter:
         self.run_dir = Path(options["reports"]) / self.run_id
         self.results: list[dict[str, Any]] = []
         self.started: set[str] = set()
+        #: the forall items this session selected (node ids), known once collection ends on the controller
+        self.selected_ids: set[str] = set()
         self.expected: int | None = None
         self.require_strict = options["require"] == "strict"
         #: the controller's, sent to every worker (local or remote) as hex in ``workerinput``
@@ -151,6 +237,14 @@ class ForallReporter:
         #: results.jsonl, opened for appending at the first row of this session (:meth:`record`)
         self._results: int | None = None
         self._torn = False
+        #: the selection this session runs on resume or continue (the run's, completed by this session's own), which
+        #: every worker applies as it starts; None for a new run (its own selection, recorded as given)
+        self.selection: dict[str, Any] | None = None
+        if workerinput is not None and workerinput.get("forall_selection") is not None:
+            from pytest_forall.plugin.selection import apply_selection
+
+            self.selection = dict(workerinput["forall_selection"])
+            apply_selection(config, self.selection)
         self.shard = parse_shard(options["shard"]) if options["shard"] else None
         self.gate = options["gate"]
         self.baseline = load_baseline(Path(options["baseline"])) if options["baseline"] and not hasattr(
@@ -158,6 +252,8 @@ class ForallReporter:
         #: node id -> forall.change, added to the JUnit properties of the item's teardown report
         self.changes: dict[str, str] = {}
         self.other_failed = False
+        #: why the run directory could not be made or owned once items were selected (the session ends with it)
+        self.refused = ""
         #: state changes the user must hear about (skipped result lines, resume disabled), for the summary
         self.notices: list[str] = []
         #: for the summary's elapsed wall time (the items' own times overlap under xdist)
@@ -219,6 +315,7 @@ class ForallReporter:
         if self.mode not in ("resume", "continue"):
             return
         self._claim()
+        self._take_selection()
         path = self.run_dir / RESULTS_FILE
         if path.is_file():
             recorded = read_results(path)
@@ -226,6 +323,35 @@ class ForallReporter:
             self.recorded_ids = {str(row["nodeid"]) for row in recorded.rows}
             self.final_ids = {str(row["nodeid"]) for row in recorded.rows if is_final(str(row["outcome"]))}
             self.carried = {nodeid: row for nodeid, row in recorded.latest().items() if is_final(str(row["outcome"]))}
+
+    def _take_selection(self) -> None:
+        """Resume or continue (the run is claimed): this session selects the run's items (issue 33). A part of the
+        selection it does not give is the run's; one it gives differently is refused, unless ``--forall-selection=new``
+        asks for this session's own (which then becomes the run's)."""
+        from pytest_forall.plugin.options import option_value, resolved_options
+        from pytest_forall.plugin.selection import apply_selection, given_selection
+
+        given = given_selection(self.config)
+        if resolved_options(self.config)["selection"] == "new":
+            self.selection = given
+            return
+        recorded = recorded_selection(read_meta(self.run_dir))
+        effective, differ = merge_selection(recorded, given)
+        if effective["project"] != given["project"]:
+            differ.append("project")  # a project is collected by its own configure step: it must be given again
+        if differ:
+            self.owner.release()  # not registered yet: no pytest_unconfigure would release it
+            source = option_value(self.config, "resume" if self.mode == "resume" else "run_id")[1]
+            flags = " ".join(dict.fromkeys(SELECTION_FLAGS[part] for part in differ))
+            raise pytest.UsageError(
+                f"{source}: this session selects {describe_selection(given, differ, absent=True)} where run "
+                f"{self.run_id} selected {describe_selection(recorded, differ, absent=True)} (the run's selection: "
+                f"{describe_selection(recorded)}); give the run's {flags} or leave them out to resume its items, or add "
+                "--forall-selection=new to select anew on purpose (widening or narrowing the run)")
+        apply_selection(self.config, effective)
+        self.selection = effective
+        shard = resolved_options(self.config)["shard"]
+        self.shard = parse_shard(shard) if shard else None
 
     def _claim(self) -> None:
         """Own the run directory (it exists) for this process's life, or one error naming the live owner."""
@@ -266,6 +392,16 @@ class ForallReporter:
         if self.created:
             self.write_run_meta(selected=selected, carried=carried)
             return
+        try:
+            self._make_run_dir(selected, carried)
+        except pytest.UsageError as exc:
+            self.refused = str(exc)  # said in the summary, before pytest's closing "N deselected in 1.6s" line
+            raise
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:  # only a session that makes (or continues) a run says so (issue 33, item 4)
+            terminal.write_line(f"forall: run {self.run_id} ({self.mode}) -> {self.run_dir}")
+
+    def _make_run_dir(self, selected: int, carried: int) -> None:
         problem = run_dir_problem(self.run_dir)
         kept = b""
         if problem is None:
@@ -317,6 +453,7 @@ class ForallReporter:
         """
         path = self.run_dir / "results.jsonl"
         nodeid, final = str(result.get("nodeid")), is_final(str(result.get("outcome")))
+        result.setdefault("recorded_at", utc_text(time.time()))  # when the row was written (ISO 8601 UTC)
         if final and nodeid in self.final_ids:
             self.notices.append(f"{nodeid}: a second final result ({result.get('outcome')}) was not recorded; "
                                 "the run's first final row stands")
@@ -350,6 +487,10 @@ class ForallReporter:
         if call.when == "call" and RESULT_KEY in item.stash:
             result: dict[str, Any] = item.stash[RESULT_KEY]
             report.forall = dict(result)
+            task = item.stash.get(TASK_KEY, None)
+            if report.skipped and isinstance(report.longrepr, tuple) and task is not None:
+                # where a skip points (terminal -rs, JUnit): the problem's file and theorem, not this plugin's line
+                report.longrepr = (*problem_location(task, str(self.config.rootpath)), skip_reason(result))
         return report
 
     # -- controller side --------------------------------------------------------------------------
@@ -357,12 +498,14 @@ class ForallReporter:
     def _session(self, selected: int, carried: int) -> dict[str, Any]:
         """This session's entry of ``run.json``: how it was started and what it selected."""
         from pytest_forall.plugin.options import resolved_options
+        from pytest_forall.plugin.selection import given_selection
 
         option = self.config.option
         return {"mode": self.mode, "argv": [str(a) for a in self.config.invocation_params.args],
                 "keyword": str(getattr(option, "keyword", "") or ""),
                 "markexpr": str(getattr(option, "markexpr", "") or ""),
-                "shard": str(resolved_options(self.config)["shard"] or ""), "selected": selected, "carried": carried}
+                "shard": str(resolved_options(self.config)["shard"] or ""), "selected": selected, "carried": carried,
+                "selection": self.selection if self.selection is not None else given_selection(self.config)}
 
     def write_run_meta(self, **fields: Any) -> None:
         """``run.json``: this session's entry (and the top-level fields ``forall watch`` reads) updated."""
@@ -371,6 +514,7 @@ class ForallReporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Without xdist (or under ``--co``, which xdist leaves to the controller): nothing to make unless items run."""
         selected = [item.nodeid for item in session.items if is_forall(item.nodeid)]
+        self.selected_ids.update(selected)
         if selected and not hasattr(self.config, "workerinput") and not self.config.option.collectonly:
             self.ensure_run_dir(len(selected), sum(1 for nodeid in selected if nodeid in self.carried))
 
@@ -413,6 +557,7 @@ class ForallReporter:
             if not carried:  # an earlier session's row is in results.jsonl already
                 self.record(row)
             self.results.append(row)
+            mark_junit(self.config, report, str(row.get("outcome")))
         elif report.when == "teardown" and report.nodeid in self.changes:
             report.user_properties.append(("forall.change", self.changes.pop(report.nodeid)))
 
@@ -426,13 +571,16 @@ class ForallReporter:
         from pytest_forall.plugin.options import resolved_options
 
         options = resolved_options(config)
-        return (f"forall: run {self.run_id} -> {self.run_dir}; frontend={options['frontend']} "
-                f"sandbox={options['sandbox']} require={options['require']}")
+        # the run is announced when it is made (:meth:`ensure_run_dir`): a session may select no forall item
+        return f"forall: frontend={options['frontend']} sandbox={options['sandbox']} require={options['require']}"
 
     def counts(self) -> Counter[str]:
         return Counter(str(r.get("outcome")) for r in self.results)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if not hasattr(config, "workerinput") and self.refused:
+            terminalreporter.write_line(f"forall: no run was made and no item ran (exit 4): {self.refused}")
+            return
         if hasattr(config, "workerinput") or not (self.results or self.started):
             return
         from pytest_forall.plugin.options import resolved_options
@@ -441,7 +589,7 @@ class ForallReporter:
         tr.section("forall summary")
         elapsed = time.monotonic() - self.session_started
         accounted = accounting_lines(self.accounting) if self.accounting is not None else []
-        lines = self.coverage_lines() + gate_lines(self.results) + accounted + summary_lines(
+        lines = self.coverage_lines() + self.not_reached_lines() + gate_lines(self.results) + accounted + summary_lines(
             self.results, self.missing(), self.run_dir, self.notices, elapsed=elapsed,
             cache_mode=resolved_options(config)["cache"])
         for line in lines + ([self.gate_verdict] if self.gate_verdict else []):
@@ -453,11 +601,25 @@ class ForallReporter:
             return []
         carried = sum(1 for r in self.results if r.get("carried"))
         reported = {str(r.get("nodeid")) for r in self.results}
-        left = len(self.recorded_ids - reported)
+        left = len(self.recorded_ids - (self.selected_ids or reported))
         return [f"run {self.run_id} continued: this session reports {len(self.results)} items: {carried} as recorded "
                 f"by earlier sessions (not re-run) and {len(self.results) - carried} run now; "
                 + (f"{left} items recorded in the run but not selected now are in no report of this session"
                    if left else "every item recorded in the run is in this session's reports")]
+
+    def not_reached(self) -> list[str]:
+        """Items this session selected but never started (it was interrupted first): no row, nothing to report."""
+        reported = {str(r.get("nodeid")) for r in self.results}
+        return sorted(self.selected_ids - reported - self.started)
+
+    def not_reached_lines(self) -> list[str]:
+        left = self.not_reached()
+        if not left:
+            return []
+        shown = ", ".join(left[:5]) + (" …" if len(left) > 5 else "")
+        one = len(left) == 1
+        return [(f"{len(left)} selected {'item was' if one else 'items were'} not reached (the session ended first): "
+                 f"--forall-resume {self.run_id} runs {'it' if one else 'them'}: {shown}")]
 
     def missing(self) -> list[str]:
         reported = {r.get("nodeid") for r in self.results}
@@ -469,6 +631,7 @@ class ForallReporter:
             return
         counts = self.counts()
         if session.exitstatus == pytest.ExitCode.INTERRUPTED:  # pytest's own status, with or without xdist
+            self._report_unreached_carried()
             if self.created:
                 self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
             _forget_caught_interrupt()
@@ -489,6 +652,14 @@ class ForallReporter:
             self._write_gate(int(session.exitstatus))
         if self.created:
             self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+
+    def _report_unreached_carried(self) -> None:
+        """An interrupted session still reports the selected items the run had finished before (as recorded), even
+        those it never reached: their outcomes and findings are known, so its summary does not lose them."""
+        reported = {str(r.get("nodeid")) for r in self.results}
+        for nodeid in sorted(self.selected_ids & set(self.carried)):
+            if nodeid not in reported:
+                self.results.append({**self.carried[nodeid], "carried": True})
 
     def _gate_line(self, status: int) -> str:
         """What the gate decided and why, so exit 0 under "2 failed" is explained on the terminal."""
@@ -619,7 +790,7 @@ class ShortSummary:
         for row in listed:
             word = STATUS[str(row["outcome"])][2][0]
             terminalreporter.write_line(f"{word} {row.get('nodeid')} - {row.get('stop', '')}: "
-                                        f"{shorten(str(row.get('reason', '')))}")
+                                        f"{shorten(reason_after_stop(row))}")
         return result
 
 
@@ -633,6 +804,7 @@ class XdistHooks:
         """Run id and secret for the worker: a remote one shares neither the controller's disk nor its run dir."""
         node.workerinput["forall_run_id"] = self.reporter.run_id
         node.workerinput["forall_secret"] = self.reporter.secret().hex()
+        node.workerinput["forall_selection"] = self.reporter.selection
         node.workerinput["forall_carried"] = {nodeid: {k: row.get(k) for k in CARRIED_FIELDS}
                                               for nodeid, row in self.reporter.carried.items()}
 
@@ -658,6 +830,7 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Called before any item is scheduled: the controller makes the run dir here, if a forall item is selected."""
         count = sum(1 for i in ids if is_forall(i))
+        self.reporter.selected_ids.update(i for i in ids if is_forall(i))
         self.reporter.expected = max(self.reporter.expected or 0, count)
         if self.reporter.expected:
             self.reporter.ensure_run_dir(self.reporter.expected, sum(1 for i in ids if i in self.reporter.carried))

@@ -34,7 +34,7 @@ def audit() -> AuditPack:
     return LeanAudit()
 
 
-LANGUAGE = Language(name=NAME, title="Lean 4", extension="lean", placeholder=PLACEHOLDER,
+LANGUAGE = Language(name=NAME, aliases=("lean4",), title="Lean 4", extension="lean", placeholder=PLACEHOLDER,
                     compile_command="lake env lean {file}", parse_problem=parse_lean,
                     portfolio_ladder=portfolio_ladder, close_hole=close_hole, audit=audit)
 

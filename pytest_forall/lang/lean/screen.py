@@ -489,7 +489,9 @@ def syntax_screen(candidate: str, analysis: Analysis, theorem_name: str) -> Laye
 def frozen_statement(analysis: Analysis, theorem_name: str) -> Layer:
     template, cand = analysis.template, analysis.candidate
     if cand.main is None:
-        return layer_from_findings(FROZEN, [Finding(1, f"`theorem {theorem_name}` not found in the candidate")], "")
+        line = template.statement[0].line if template.statement else 1  # where the template has it (was: line 1)
+        return layer_from_findings(FROZEN, [Finding(line, f"`theorem {theorem_name}` (template line {line}) not found "
+                                                          "in the candidate")], "")
     findings = []
     kept = set(analysis.preamble_match.values())
     for t_index, command in enumerate(template.preamble):

@@ -518,8 +518,9 @@ def _blank_comment_spaces(text: str) -> str:
 def frozen_statement(analysis: Analysis, theorem_name: str) -> Layer:
     template, cand = analysis.template, analysis.candidate
     if cand.main is None:
-        return layer_from_findings(FROZEN, [Finding(1, f"`{template.theorem.head()} {theorem_name}` not found "
-                                                       f"in the candidate", {})], "")
+        line = template.theorem.line  # where the template has it (the candidate has no line for it; was: line 1)
+        return layer_from_findings(FROZEN, [Finding(line, f"`{template.theorem.head()} {theorem_name}` (template line "
+                                                          f"{line}) not found in the candidate", {})], "")
     findings = _alignment_findings(template.preamble, [b.head for b in cand.before], analysis.preamble_match,
                                    "preamble sentence")
     index = first_difference(template.theorem.tokens, cand.main.head.tokens)
