@@ -68,28 +68,36 @@ for line in sys.stdin:
 
 
 class Driver:
-    """One ``forall verify`` process for many calls (see :data:`DRIVER`)."""
+    """One ``forall verify`` process for many calls (see :data:`DRIVER`); one that died or hung is replaced before
+    the next call, so a failing entry fails alone."""
 
     def __init__(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
         env = {**os.environ, "PUTNAMBENCH_ROOT": str(PUTNAM)}
         self.proc = subprocess.Popen([sys.executable, "-c", DRIVER], env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True)
         self.answers: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc, self.answers), daemon=True).start()
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.answers.put(line)
-        self.answers.put("")  # the process ended
+    @staticmethod
+    def _read(proc: subprocess.Popen[str], answers: queue.Queue[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            answers.put(line)
+        answers.put("")  # the process ended
 
     def __call__(self, *args: str, timeout: float = 600) -> tuple[int, dict, str]:
+        if self.proc.poll() is not None:
+            self._start()
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(list(args)) + "\n")
         self.proc.stdin.flush()
         try:
             line = self.answers.get(timeout=timeout)
         except queue.Empty:
+            self.proc.terminate()  # forall verify's SIGTERM handling kills its provers' process groups
             self.close()
             pytest.fail(f"forall verify {' '.join(args)} did not answer in {timeout:.0f} s")
         if not line:
