@@ -104,6 +104,30 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             log.write(json.dumps(line) + "\n")
 
 
+#: Files whose module-scoped fixtures cost much (a library run and its replay, a prover session, an index of the
+#: installed libraries, a toolchain's template cache): split over two workers, both would build them.
+ONE_WORKER = frozenset({"tests/test_project_apply.py", "tests/test_proof_tools.py", "tests/test_protocol_e2e.py",
+                        "tests/test_retrieval.py", "tests/test_toolchains.py"})
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under ``-n`` with xdist's default distribution (``load``): each test is sent alone, in the order of
+    :func:`pytest_collection_modifyitems`, except that the tests of a file in :data:`ONE_WORKER` go to one worker
+    together. Any other ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FilesKeptTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            return path if path in ONE_WORKER else nodeid
+
+    config.option.loadscopereorder = False  # keep the collection's order: costliest files first
+    return FilesKeptTogether(config, log)  # type: ignore[arg-type]
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """The costliest test files first, each file's tests kept together in their order: under ``-n 2`` the long
     files start at once and the short ones fill the end, so both workers finish together. Every worker sorts the
