@@ -117,15 +117,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     together. Any other ``--dist`` is xdist's own."""
     if config.getvalue("dist") != "load":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
-    class FilesKeptTogether(LoadScopeScheduling):
+    class FilesKeptTogether(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::")[0]
             return path if path in ONE_WORKER else nodeid
 
     config.option.loadscopereorder = False  # keep the collection's order: costliest files first
-    return FilesKeptTogether(config, log)  # type: ignore[arg-type]
+    return FilesKeptTogether(config, log)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -136,7 +136,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         costs: dict[str, float] = json.loads(COSTS.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
-    first = {}
+    first: dict[str, int] = {}
     for index, item in enumerate(items):
         first.setdefault(item.nodeid.split("::")[0], index)
     items.sort(key=lambda item: (-costs.get(item.nodeid.split("::")[0], 0.0), first[item.nodeid.split("::")[0]]))
