@@ -105,9 +105,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 #: Files whose module-scoped fixtures cost much (a library run and its replay, a prover session, an index of the
-#: installed libraries, a toolchain's template cache): split over two workers, both would build them.
+#: installed libraries, the templates of a module's runs): split over two workers, both would build them.
 ONE_WORKER = frozenset({"tests/test_project_apply.py", "tests/test_proof_tools.py", "tests/test_protocol_e2e.py",
-                        "tests/test_retrieval.py", "tests/test_toolchains.py"})
+                        "tests/test_retrieval.py"})
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
