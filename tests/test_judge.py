@@ -328,11 +328,95 @@ def test_program_fixpoint_with_a_measure_passes_the_kernel_side(tmp_path: Path) 
     assert verdict.verdict == "accept" and verdict.strict, verdict.reason
 
 
-def test_recursion_through_a_nested_inductive_is_refused_by_design(tmp_path: Path) -> None:
-    """The documented false rejection of the fixpoint criterion: the subterm `x` comes from a match on a `list`
-    (a nested inductive), not from the block's own recursive arguments."""
+def test_recursion_through_a_nested_inductive_is_accepted(tmp_path: Path) -> None:
+    """Issue 31: the subterm `x` comes from a match on a `list rose` (a nested inductive) inside an inner fixpoint
+    applied to the strict subterm `ts`: structural, accepted strict (issue 22 refused it by design)."""
     verdict = verdict_of(Screenless(), "putnam_2001_a1", _with_helper(ROSE_TREE, "(count (node nil))"), tmp_path, "r")
-    assert first_failure(verdict) == "kernel_advisories" and "`ForallProblem.putnam_2001_a1.count`" in verdict.reason
+    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+
+
+MANIFEST_RECORD = ("Record bounded := { lo : nat; width : nat; hi := lo + width; hi_ge : lo <= hi }.\n"
+                   "Definition unit_interval : bounded := {| lo := 0; width := 1; hi_ge := le_S _ _ (le_n 0) |}.\n")
+
+
+def test_a_manifest_record_field_is_refused_only_while_rocq_22378_is_in_force(tmp_path: Path) -> None:
+    """A manifest field (`hi := lo + width`) is a local definition in the constructor's type: the shape rocq#22378's
+    exploit needs (conversion under a constructor context with let-ins; tests/cheats/cheat/advisory_22378_*), so
+    while that advisory is in force the refusal names it and nothing else; under a kernel without it, accepted."""
+    text = _with_helper(MANIFEST_RECORD, "(hi unit_interval)")
+    verdict = verdict_of(Screenless(), "putnam_2001_a1", text, tmp_path, "m")
+    assert first_failure(verdict) == "kernel_advisories" and "rocq#22378" in verdict.reason, verdict.reason
+    assert "`ForallProblem.putnam_2001_a1.bounded`" in verdict.reason and "rocq#20413" not in verdict.reason
+    from pytest_forall.lang.rocq import backend as backend_module
+    from pytest_forall.lang.rocq.advisories import ADVISORIES
+    original = backend_module.in_force
+    backend_module.in_force = lambda version: [a for a in ADVISORIES if a.id != "rocq#22378"]  # type: ignore[assignment]
+    try:
+        without = verdict_of(Screenless(), "putnam_2001_a1", text, tmp_path, "m-fixed")
+    finally:
+        backend_module.in_force = original  # type: ignore[assignment]
+    assert without.verdict == "accept" and without.strict, without.reason
+
+
+#: Recursion the kernel refuses (or accepts only through a guard bug) in the shapes issue 31's widening touches, each
+#: compiled with the guard switched off: the criterion itself must refuse every one. A cast through a dependent
+#: match (rocq#21053's and the propositional-extensionality shape), a functional argument at a non-recursive
+#: position applied (impredicative Prop: loops), a typeclass method or an instance whose reduct does not descend,
+#: an inner fixpoint on something that is not a subterm or that does not descend itself, an `Acc_inv` look-alike
+#: that returns the accessibility proof itself, a function passed eta-expanded through a transparent helper
+#: (rocq#20413's shape), an unguarded cofixpoint whose type is an alias of a coinductive, rocq#20455's match on a
+#: match inside a transparent helper, a match returning a subterm in one branch only.
+UNSAFE_RECURSION = """\
+Inductive True2 : Prop := I2 : (False -> True2) -> True2.
+#[bypass_check(guard)] Fixpoint cast_sub (H : (False -> True2) = True2) (x : True2) {struct x} : False :=
+  match x with I2 f => cast_sub H (match H in _ = T return T with eq_refl => f end) end.
+Inductive PP : Prop := pp : (forall P : Prop, P -> P) -> PP.
+#[bypass_check(guard)] Fixpoint norec_applied (r : PP) : False := match r with pp h => norec_applied (h PP r) end.
+Class Idm (A : Type) := idm : A -> A.
+#[export] Instance idm_nat : Idm nat := fun n => n.
+#[bypass_check(guard)] Fixpoint method_no_descent (n : nat) : False := method_no_descent (idm n).
+Class Apply (A : Type) := apply1 : (A -> False) -> A -> False.
+#[export] Instance apply_nat : Apply nat := fun g a => g (S a).
+#[bypass_check(guard)] Fixpoint instance_grows (n : nat) : False := apply1 instance_grows n.
+Inductive rose := node : list rose -> rose.
+#[bypass_check(guard)] Fixpoint nested_not_subterm (t : rose) : nat := match t with node ts =>
+  (fix all (l : list rose) : nat := match l with nil => 0 | cons x r => nested_not_subterm x + all r end) (cons t nil)
+  end.
+#[bypass_check(guard)] Fixpoint nested_inner_loops (t : rose) : False := match t with node ts =>
+  (fix all (l : list rose) : False := match l with nil => all l | cons x r => nested_inner_loops x end) ts end.
+Definition fake_inv (n : nat) (H : Acc lt n) : Acc lt n := H.
+#[bypass_check(guard)] Fixpoint acc_no_descent (n : nat) (H : Acc lt n) {struct H} : False :=
+  acc_no_descent n (fake_inv n H).
+Definition h2 (p : nat) (g : nat -> False) : False := g (S p).
+#[bypass_check(guard)] Fixpoint eta_passed (n : nat) (z : False) {struct n} : False :=
+  match n with 0 => z | S p => h2 p (fun k => eta_passed k z) end.
+CoInductive stream := SCons : nat -> stream -> stream.
+Definition Stream := stream.
+Unset Guard Checking.
+CoFixpoint unguarded_alias : Stream := unguarded_alias.
+Set Guard Checking.
+Definition sub2 (b : bool) (x m : nat) : nat := match (if b then x else m) with 0 => m | S mm => mm end.
+#[bypass_check(guard)] Fixpoint match_on_match_in_helper (n : nat) (b : bool) (x : nat) {struct n} : nat :=
+  match n with 0 => 0 | S m => match_on_match_in_helper (sub2 b x m) b x end.
+#[bypass_check(guard)] Fixpoint one_branch_not_smaller (n : nat) : nat :=
+  match n with 0 => 0 | S m => one_branch_not_smaller (match m with 0 => n | S k => k end) end.
+"""
+UNSAFE_NAMES = ("cast_sub", "norec_applied", "method_no_descent", "instance_grows", "nested_not_subterm",
+                "nested_inner_loops", "acc_no_descent", "eta_passed", "unguarded_alias", "match_on_match_in_helper",
+                "one_branch_not_smaller")
+
+
+def test_the_widened_criterion_refuses_unsafe_recursion_of_the_same_shapes(tmp_path: Path) -> None:
+    """With the assumption check off (the guard was switched off for these definitions), the kernel_advisories layer
+    is what rejects, and its findings name every one of the unsafe definitions."""
+    use = "(" + ", ".join(UNSAFE_NAMES) + ")"
+    verdict = verdict_of(NoAssumptionCheck(), "putnam_2001_a1", _with_helper(UNSAFE_RECURSION, use), tmp_path, "u")
+    assert first_failure(verdict) == "kernel_advisories", verdict.reason
+    findings = next(layer for layer in verdict.layers if layer.name == "kernel_advisories").evidence["findings"]
+    missed = [name for name in UNSAFE_NAMES
+              if not any(f.split()[0] in ("fix", "cofix") and f"ForallProblem.putnam_2001_a1.{name}" in f
+                         for f in findings)]
+    assert not missed, (missed, findings)
 
 
 TWO_UNIVERSES = ("Theorem forall_two_universes (A B : Type) (f : A -> B) : forall x : A, f x = f x.\n"

@@ -86,6 +86,8 @@ def test_spend_caps_are_infra_and_a_resume_with_a_higher_cap_reruns_them(
     (["--forall-timeout=nan"], "", "--forall-timeout: expected a finite number > 0, got 'nan'"),
     (["--forall-tactic-timeout=inf"], "", "--forall-tactic-timeout: expected a finite number > 0, got 'inf'"),
     (["--forall-stall=0"], "", "--forall-stall: expected a finite number > 0, got '0'"),
+    (["--forall-memory=100"], "", "--forall-memory: expected a whole number of MiB >= 256, got '100'"),
+    ([], "forall_memory = 2G", "ini option forall_memory: expected a whole number of MiB >= 256, got '2G'"),
     ([], "forall_turn_timeout = soon", "ini option forall_turn_timeout: expected a number, got 'soon'"),
     (["--forall-run-usd=-2"], "", "--forall-run-usd: expected a finite number >= 0, got '-2'"),
     (["--forall-wall=nan"], "", "--forall-wall: wall must be positive, got 'nan'"),

@@ -150,6 +150,26 @@ def test_a_file_with_crlf_line_ends_keeps_them(tmp_path: Path) -> None:
     assert path.read_bytes() == b"Lemma a : True.\r\nProof. exact I. Qed.\r\n"
 
 
+@pytest.mark.parametrize("rel", ["../outside/B.v", "/tmp/B.v", "sub/../../B.v"])
+def test_a_run_record_naming_a_file_outside_the_project_is_not_read_back(tmp_path: Path, rel: str) -> None:
+    """``forall apply`` writes where an item's task record says its file is: a record (edited, or of another origin)
+    naming a file outside the project's root is a problem of that item, never a path apply would write."""
+    from pytest_forall.suites.project import SUITE
+    from pytest_forall.suites.project_patch import read_accepted
+
+    audit = tmp_path / "reports" / "run" / "items" / "T__B__x"
+    (audit / "accepted").mkdir(parents=True)
+    (audit / "accepted" / "T__B__x.v").write_text("Lemma x : True.\nProof. exact I. Qed.\n")
+    meta = {"project_root": str(tmp_path / "proj"), "project_file": rel, "statement_offset": 0, "admitted": True,
+            "candidate_name": "T__B__x.v", "file_digest": ""}
+    (audit / "task.json").write_text(json.dumps({"suite": SUITE, "prover": "rocq", "meta": meta}))
+    got = read_accepted(audit, "T__B__x")
+    assert isinstance(got, str) and "outside the project" in got, got
+    meta["project_file"] = "B.v"
+    (audit / "task.json").write_text(json.dumps({"suite": SUITE, "prover": "rocq", "meta": meta}))
+    assert isinstance(read_accepted(audit, "T__B__x"), Accepted)
+
+
 # --- end to end, real coqc ----------------------------------------------------------------------------------
 
 
@@ -311,31 +331,53 @@ def test_a_proof_found_by_a_real_agent_cli_lands_in_the_project(tmp_path: Path, 
     assert "Ap__Nat2__double_mono" not in applied  # still admitted: -m "not admitted"
 
 
-def test_apply_flags_a_later_statement_a_helper_changed(tmp_path: Path, cache: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    """A helper that builds everywhere but changes what a later lemma states (``two`` declared again before it: the
-    later ``l : two = 2`` now names the helper, and its proof still passes): ``forall apply`` compares every item's
-    statement as the kernel reads it before and after, names the changed one and exits 1."""
+def _apply_a_helper(tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str], head: str, later: str,
+                    helper: str) -> tuple[int, str]:
+    """A project ``T`` (``A.v``: ``two := 2``; ``B.v``: ``head``, the admitted ``x : True``, then ``later``), a replayed
+    proof of ``x`` that brings ``helper`` (accepted strict), and ``forall apply`` of that run: its status and output."""
     require_tool("coqc")
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "_CoqProject").write_text("-R . T\nA.v\nB.v\n")
     (proj / "A.v").write_text("Definition two := 2.\n")
-    head = "From T Require Import A.\n\n"
-    (proj / "B.v").write_text(head + "Lemma x : True.\nProof.\nAdmitted.\n\n"
-                              "Lemma l : two = 2.\nProof. reflexivity. Qed.\n")
+    (proj / "B.v").write_text(head + "Lemma x : True.\nProof.\nAdmitted.\n\n" + later)
     proofs = tmp_path / "proofs"
     proofs.mkdir()
-    (proofs / "T__B__x.v").write_text(head + "Definition two := 1 + 1.\n\nLemma x : True.\nProof.\n  exact I.\nQed.\n")
+    (proofs / "T__B__x.v").write_text(head + helper + "\n\nLemma x : True.\nProof.\n  exact I.\nQed.\n")
     run = _pytest(tmp_path, "--forall-project=proj", "--forall-frontend=replay", f"--forall-proofs={proofs}",
                   "-m", "admitted", "--forall-run-id=found", f"--forall-cache-dir={cache}")
     assert _rows(tmp_path / "reports" / "found")["T__B__x"]["outcome"] == "strict", run.stdout[-3000:]
     status = main(["apply", str(tmp_path / "reports" / "found")])
-    out = capsys.readouterr().out
+    return status, capsys.readouterr().out
+
+
+def test_apply_flags_a_later_statement_a_helper_changed(tmp_path: Path, cache: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A helper that builds everywhere but changes what a later lemma states (``two`` declared again before it: the
+    later ``l : two = 2`` now names the helper, and its proof still passes): ``forall apply`` compares every item's
+    statement as the kernel reads it before and after, names the changed one and exits 1."""
+    status, out = _apply_a_helper(tmp_path, cache, capsys, "From T Require Import A.\n\n",
+                                  "Lemma l : two = 2.\nProof. reflexivity. Qed.\n", "Definition two := 1 + 1.")
     assert status == 1, out[-3000:]
     assert "statement changed: T__B__l: the kernel reads another statement after the apply" in out
     assert "kernel statements: 1 of 2 items unchanged, 1 changed, 0 not read after the apply" in out
+    assert _rows(tmp_path / "reports" / "found-applied")["T__B__l"]["outcome"] == "strict"  # its proof still passes
+
+
+def test_apply_flags_a_later_definition_a_helper_changed(tmp_path: Path, cache: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A helper that changes what a later *definition* means while every item's statement reads the same: ``two``
+    declared again before the lemma, so the later ``four := two + two`` is 2, not 4, and ``l : four >= 2`` (its
+    statement names ``four``, unchanged) still passes. ``forall apply`` compares every declaration the kernel has of
+    the project's files (types; bodies of transparent definitions) before and after, names ``four``, exits 1."""
+    later = "Definition four := two + two.\n\nLemma l : four >= 2.\nProof. unfold four, two. lia. Qed.\n"
+    status, out = _apply_a_helper(tmp_path, cache, capsys, "From T Require Import A.\nRequire Import Lia.\n\n", later,
+                                  "Definition two := 1.")
+    assert later in (tmp_path / "proj" / "B.v").read_text()  # the file's own text is untouched ...
+    assert status == 1, out[-3000:]  # ... but what it means is not: said, with the declaration named
+    assert "declaration changed: B.v four: the kernel reads another declaration after the apply" in out, out[-3000:]
+    assert "kernel statements: 2 of 2 items unchanged" in out
     assert _rows(tmp_path / "reports" / "found-applied")["T__B__l"]["outcome"] == "strict"  # its proof still passes
 
 

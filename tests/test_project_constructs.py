@@ -85,6 +85,9 @@ def test_under_xdist_the_listing_appears_once_and_the_items_are_the_same(pyteste
     assert items == [f"cons/project.forall.toml::{i}[coq]" for i in ITEMS]
     header = f"forall project: {len(LISTED)} proof(s) of {pytester.path / 'cons'} are not items:"
     assert plain.outlines.count(header) == 1
+    # three obligations listed, the long explanation once per kind (`Next Obligation`, `Obligation N of`)
+    assert sum("an obligation of" in line for line in plain.outlines) == 3
+    assert sum("`Program` generates its statement" in line for line in plain.outlines) == 2, plain.outlines
 
     run = pytester.runpytest(*BASE, "-n", "2", "--forall-project", "cons", "--forall-frontend", "replay",
                              "--forall-run-id", "xd", "--forall-require", "strict", "-v")

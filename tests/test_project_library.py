@@ -264,3 +264,24 @@ def test_a_fixpoint_built_in_proof_mode_is_an_item(tmp_path: Path) -> None:
         assert verdict.verdict == "accept" and verdict.strict, (proof, verdict.reason)
     looping = prover.candidate_with_proof(task, "exact (min2 n m).\nDefined.")
     assert verify_candidate(task, prover, looping.encode(), timeout=300).verdict == "reject"
+
+
+CLASSES = FIXTURES / "project_rocq_classes"
+
+
+def test_a_typeclass_heavy_library_is_strict_in_library_mode(pytester: pytest.Pytester) -> None:
+    """Issue 31: a library in the style of std++/ext-lib's operational type classes (tests/fixtures/
+    project_rocq_classes): instances whose fixpoint recurses through the class method (`@insert _ _ _ go j y t`),
+    a nested tree whose size instance recurses through a fold, instances proved by a cofixpoint whose type only
+    unfolds to a coinductive. Every proof is honest: every one strict, none failed at `kernel_advisories`."""
+    require_tool("coqc")
+    shutil.copytree(CLASSES, pytester.path / "proj")
+    tasks = load_project(pytester.path / "proj", {})
+    pytester.makeini("[pytest]\n")
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
+                             "--forall-run-id", "own", "--forall-require", "strict")
+    rows = results(pytester.path, "own")
+    assert len(rows) == len(tasks) >= 10, run.stdout.str()[-3000:]
+    unexpected = {k: (r["outcome"], r["reason"][:300]) for k, r in rows.items() if r["outcome"] != "strict"}
+    assert not unexpected, unexpected
+    assert run.ret == 0, run.stdout.str()[-3000:]

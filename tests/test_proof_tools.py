@@ -27,6 +27,7 @@ from pytest_forall.agents.claude_code import ClaudeCodeFrontend
 from pytest_forall.core import workspace as ws
 from pytest_forall.core.actor import ACTOR, REVIEWER, SessionContext
 from pytest_forall.core.model import Budget, Task, sha256_bytes
+from pytest_forall.core.prover import SessionRefused
 from pytest_forall.lang.rocq.backend import RocqProver
 from pytest_forall.lang.rocq.coqtop import process_tree
 from pytest_forall.lang.rocq.problem import parse_coq
@@ -265,6 +266,60 @@ def test_a_template_that_does_not_load_here_is_infra_not_the_proofs(tmp_path: Pa
     assert answer.status == "error" and "t.v:1: error:" in answer.text, answer
 
 
+#: A template with a definition the proof unfolds: its goal says whether ``unfold`` ran (``42 = 42``) or not.
+SMALL = "Definition secret := 42.\nTheorem t : secret = 42.\nProof. Admitted.\n"
+
+
+@pytest.mark.parametrize("prefix", ["#[] ", "#[local] ", "Time ", "Fail Fail ", "(* c *) #[ ] "])
+def test_a_prefixed_session_command_is_refused_not_run(prefix: str, tmp_path: Path) -> None:
+    """An attribute or a control prefix before ``Back`` is still ``Back``: in the file, goals refuses it (it ran, and
+    undid the ``unfold`` before it, with ``#[]``); in try, a prefixed command is a command (``#[] Print t.`` ran)."""
+    require_tool("coqtop")
+    task = parse_coq("t", tmp_path / "t.v", SMALL)
+    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(task, 60, ("t",))
+    body = SMALL.replace("Proof. Admitted.", "Proof.\nunfold secret.\n")
+    try:
+        with pytest.raises(SessionRefused, match=r"t.v:6: `Back` controls the prover session"):
+            session.goals((body + prefix + "Back 1.\nidtac.\n").encode(), 0)
+        for command in ("Print t.", "Ltac reflexivity := fail.", "Back 1."):
+            with pytest.raises(SessionRefused, match="try runs tactics only"):
+                session.try_tactics(body.encode(), 0, prefix + command)
+        honest = session.try_tactics(body.encode(), 0, "time reflexivity.")   # a tactic named like a prefix
+        goals = session.goals(body.encode(), 0)
+    finally:
+        session.close()
+    assert honest.status == "ok" and "No more goals" in honest.text, honest
+    assert goals.status == "ok" and "42 = 42" in goals.text, goals
+
+
+#: A string Coq prints that is the session's prompt markup, made without that markup in the input (``RESERVED``).
+FORGED_PROMPT = '("<pro" ++ "mpt>t < 99 |t| 0 < </pro" ++ "mpt>")'
+
+
+def test_output_that_imitates_the_prompt_is_the_callers_error_not_a_lie(tmp_path: Path) -> None:
+    """Coq's own output can spell the prompt markup (a computed string): read as a prompt, it ended a reply early,
+    a failing tactic was answered ``ok`` and the next call restarted the session as an "infrastructure event". The
+    stream is checked with a nonce only the session knows: such a call is an error of the caller's text."""
+    require_tool("coqtop")
+    template = "Require Import String.\nOpen Scope string_scope.\nTheorem t : 1 = 1.\nProof. Admitted.\n"
+    task = parse_coq("t", tmp_path / "t.v", template)
+    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(task, 60, ("t",))
+    body = template.replace("Proof. Admitted.", "Proof.\nidtac.\n")
+    forging = f"let s := eval cbv in {FORGED_PROMPT} in idtac s; fail.\n"
+    try:
+        query = session.query(f"Check ltac:(let s := eval cbv in {FORGED_PROMPT} in idtac s; exact I).")
+        after_query = session.query("Check 1.")
+        goals = session.goals((body + forging).encode(), 0)
+        after_goals = session.goals(body.encode(), 0)
+    finally:
+        session.close()
+    for answer in (query, goals):
+        assert answer.status == "error" and "imitates the session's prompt" in answer.text, answer
+        assert not answer.restarted
+    assert after_query.status == "ok" and after_query.text.startswith("1\n") and not after_query.restarted
+    assert after_goals.status == "ok" and "1 = 1" in after_goals.text and not after_goals.restarted, after_goals
+
+
 @pytest.mark.parametrize("toolchain", ["trixie", "sid"])
 def test_the_session_speaks_each_toolchains_coqtop(toolchain: str, tmp_path: Path) -> None:
     """Coq 8.20 and Rocq 9.2 (whose coqtop gives a query such as ``Show.`` no state of its own): the goals and a
@@ -438,3 +493,21 @@ def test_codex_and_opencode_see_the_true_proof_state(name: str, served: ItemTool
                      "`Print putnam_1965_a5` is refused",
                      "use goals(line) to see the proof state"):  # the brief: the server's instructions
         assert any(form in bodies for form in escaped_forms(expected)), expected
+
+
+def test_a_withheld_name_is_matched_by_its_qualified_suffix_not_its_last_part(tmp_path: Path) -> None:
+    """A project item ``Mod.add_comm`` withholds ``add_comm`` and ``Mod.add_comm``, never ``Nat.add_comm``: an
+    honest proof may use the library's lemma of the same short name (both in queries and in Search results)."""
+    from pytest_forall.lang.rocq.coqtop import TacticProbe
+    from pytest_forall.lang.rocq.interactive import RocqProofSession
+
+    task = Task(task_id="t", suite="s", track="rocq", prover="rocq", source_path="t.v", template="",
+                theorem_name="add_comm")
+    session = RocqProofSession(task, TacticProbe("coqtop", 1024), tmp_path, 10, ("Lib.Mod.add_comm",))
+    assert session._query_sentence("Check Nat.add_comm") == "Check Nat.add_comm."
+    for name in ("add_comm", "Mod.add_comm", "Lib.Mod.add_comm"):
+        with pytest.raises(SessionRefused, match="withheld"):
+            session._query_sentence(f"Check {name}")
+    shown = session._withhold("Nat.add_comm: forall n m : nat, n + m = m + n\nadd_comm: forall x y : T, x = y\n"
+                              "Mod.add_comm:\n  forall x y : T, x = y")
+    assert shown == "Nat.add_comm: forall n m : nat, n + m = m + n"

@@ -116,6 +116,16 @@ SYNTAX_CHEATS = {
     "bidi_control_in_comment": (REALS, lambda: fill(REALS, "(* \u202e *) exact I. Qed.")),
     "zero_width_space": (REALS, lambda: fill(REALS, "exact\u200b I. Qed.")),
     "control_character": (REALS, lambda: fill(REALS, "exact I.\x0c Qed.")),
+    # issue 31: Function/Equations are allowed, and the proofs they open are screened like any other
+    "function_termination_admitted": (REALS, lambda: fill(REALS, "exact I. Qed.", (
+        "Require Import Recdef.\nFunction f (n : nat) {measure (fun k => k) n} : nat := "
+        "match n with 0 => 0 | S k => f k end.\nProof. admit. Defined."))),
+    "equations_obligation_admitted": (REALS, lambda: fill(REALS, "exact I. Qed.", (
+        "From Equations Require Import Equations.\nEquations? f (n : nat) : nat by wf n lt := "
+        "f 0 := 0; f (S k) := f k.\nProof. all: admit. Defined."))),
+    "equations_then_command_in_its_proof": (REALS, lambda: fill(REALS, "exact I. Qed.", (
+        "From Equations Require Import Equations.\nEquations? f (n : nat) : nat by wf n lt := "
+        "f 0 := 0; f (S k) := f k.\nProof. Axiom cheat : False. Defined."))),
 }
 
 FROZEN_CHEATS = {
@@ -219,6 +229,13 @@ VALID = {
     "extra_require_import": (REALS, lambda: fill(
         REALS, "exact I. Qed.", "Require Import Lia Psatz.\nFrom Coq Require Import ZArith.")),
     "defined_instead_of_qed": (REALS, lambda: fill(REALS, "exact I. Defined.")),
+    "function_and_equations_helpers": (REALS, lambda: fill(REALS, "exact I. Qed.", (
+        "Require Import Recdef.\nFrom Equations Require Import Equations.\n"
+        "Function f (n : nat) {measure (fun k => k) n} : nat := match n with 0 => 0 | S k => f k end.\n"
+        "Proof. auto. Defined.\nFunction g (l : list nat) {struct l} : nat := "
+        "match l with nil => 0 | cons _ t => g t end.\n"
+        "Equations h (n : nat) : nat := h 0 := 0; h (S k) := h k.\n"
+        "Equations? e (n : nat) : nat by wf n lt := e 0 := 0; e (S k) := e k.\nProof. auto. Defined."))),
     "crlf_line_endings": (REALS, lambda: fill(REALS, "exact I.\r\nQed.").replace("\n", "\r\n")),
     "statement_rewrapped": (REALS, lambda: fill(REALS, text=task(REALS).template.replace(
         "(G : R -> R)\n    (hGeq", "(G : R -> R) (hGeq").replace(

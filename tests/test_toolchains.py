@@ -49,6 +49,9 @@ EXPECTED = {"trixie": (8, 20), "sid": (9, 2)}
 #: libraries a sid root lacks today (apt: mathcomp needs hierarchy-builder, which needs the broken coq-elpi)
 SID_MISSING = ("mathcomp", "Coquelicot")
 STATIC_LAYERS = ("syntax_screen", "frozen_statement", "shadowing_guard")
+#: a library a candidate may load, with the Debian package that provides it: where the root has not installed it
+#: (the roots' package list does not include it today), the proof cannot elaborate there
+CANDIDATE_LIBRARIES = {b"From Equations ": "libcoq-equations"}
 
 
 def root(suite: str) -> Path:
@@ -132,6 +135,11 @@ def _expected(entry: Path, toolchain: str) -> dict[str, object]:
     if advisory and advisory not in {a.id for a in in_force(KERNEL[toolchain])}:
         # the exploit of a kernel bug fixed in this version: the kernel itself refuses it (any rejecting layer)
         return {**expect, "verdict": REJECT, "layer": None}
+    candidate = next(entry.glob("candidate.*")).read_bytes()
+    stamp = read_stamp(root(toolchain)) or {}
+    installed = {line.split()[0] for line in stamp.get("installed", [])}
+    if any(marker in candidate and package not in installed for marker, package in CANDIDATE_LIBRARIES.items()):
+        return {"verdict": REJECT, "layer": "elaboration"}  # a proof may use only what is installed here
     if toolchain == "sid" and expect.get("layer") not in STATIC_LAYERS:  # the static layers run before any prover
         if any(lib.encode() in resolve_template(entry / "template").read_bytes() for lib in SID_MISSING):
             return {"verdict": INFRA, "layer": "template"}  # no verdict where the problem itself does not compile
@@ -376,3 +384,25 @@ def test_statement_audit_on_trixie(pytester: pytest.Pytester) -> None:
         "putnam_2017_a1": ("vacuous", "vacuous")}, {t: r["reason"][:300] for t, r in rows.items()}
     assert rows["putnam_2017_a1"]["toolchain"] == f"coq-8.20.1 (root:{root('trixie')})"
     assert (pytester.path / "reports" / "au" / "items" / "putnam_2017_a1-coq" / "accepted" / "STATEMENT_VACUOUS.v").is_file()
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_the_recursion_criterion_refuses_unsafe_shapes_on_toolchain(toolchain: str, tmp_path: Path) -> None:
+    """Issue 31: the widened recursion criterion, built against 8.20's and 9.2's kernel API (their recursive-argument
+    trees differ from 8.16's), still refuses every unsafe shape of `test_judge.py` (compiled with the guard off, the
+    assumption check off), while fix and cofix advisories are in force there."""
+    from test_judge import UNSAFE_NAMES, UNSAFE_RECURSION, NoAssumptionCheck, _with_helper
+
+    require_path(PUTNAM / "coq" / "src", "PutnamBench")
+    cache = tmp_path / "cache"
+    prover = NoAssumptionCheck({"sandbox": "bwrap", "sandbox_audit_dir": str(cache / "audit"),
+                                "toolchain": str(root(toolchain)), "cache_dir": str(cache)})
+    use = "(" + ", ".join(UNSAFE_NAMES) + ")"
+    verdict = verify_candidate(task_from_template("rocq", PUTNAM / "coq" / "src" / "putnam_2001_a1.v"), prover,
+                               _with_helper(UNSAFE_RECURSION, use).encode(), builddir=tmp_path / "b", timeout=300)
+    layer = next(layer for layer in verdict.layers if layer.ok is False or layer.infra)
+    assert layer.name == "kernel_advisories" and verdict.kernel["version"].startswith(KERNEL[toolchain]), verdict.reason
+    missed = [name for name in UNSAFE_NAMES if not any(
+        f.split()[0] in ("fix", "cofix") and f"ForallProblem.putnam_2001_a1.{name}" in f
+        for f in layer.evidence["findings"])]
+    assert not missed, (missed, layer.evidence["findings"])

@@ -1,6 +1,11 @@
 """What the coding-agent CLI frontends share: a private HOME per session, one process per turn with the
 whole tree killed on timeout, the event stream saved to the audit dir, and infra classification.
 
+What decides a sandboxed turn's outcome is what the agent cannot write (docs/sandbox.md): the CLI's own event
+stream (a socket its tools cannot reopen; their shells run one Landlock domain below the CLI), how the CLI
+ended (a signal from inside its sandbox is the actor's doing), and the proxy's record of the turn's traffic
+to the provider, which must corroborate a provider failure the CLI reports before the turn is called infra.
+
 Each adapter (``claude_code``, ``codex``, ``opencode``) only says how to spell a turn on the command line
 and how to read its JSONL events; everything that must behave the same for all three lives here, so a
 turn of any CLI leaves the same files behind and fails for the same reasons with the same names.
@@ -47,6 +52,15 @@ PROVIDER_UNRESPONSIVE = "provider-unresponsive"
 TURN_TIMEOUT = "turn-timeout"
 #: How often a turn's event file is looked at for growth (the stall detector outside the sandbox).
 POLL_SECONDS = 0.5
+#: Default bound (MiB) on the memory of an agent session's whole process tree (the CLI, its shells, the prover
+#: runs in them): ``--forall-memory``. Claude Code with Coq and mathcomp in its shell stays under 3 GiB.
+DEFAULT_MEMORY_MB = 4096
+#: Bytes a model request carries per token at most (JSON, English, code: 3-4): reported usage below the bytes the
+#: proxy carried up over this is not what went to the provider (the row says so; caps count the larger).
+BYTES_PER_TOKEN_CEILING = 16
+#: The statuses that corroborate each cause the CLI names, when the proxy sees plaintext HTTP.
+CORROBORATING_STATUSES = {"authentication": (401, 403), "quota": (402, 403, 429), "rate-limit": (429,),
+                          "provider-error": (500, 502, 503, 504, 529)}
 
 #: First match wins: a 429 that says "quota" is a quota problem, not a transient rate limit.
 INFRA_PATTERNS = tuple((cause, re.compile(pattern, re.IGNORECASE)) for cause, pattern in (
@@ -77,12 +91,91 @@ class ParsedTurn:
 
 
 @dataclass
+class ProviderTraffic:
+    """The proxy's record of one sandboxed turn's tunnels to the provider: what the harness itself observed."""
+
+    tunnels: int = 0
+    #: CONNECTs the proxy could not complete upstream (refused, unreachable, timed out)
+    refused: int = 0
+    #: tunnels the provider closed first or that were reset (either side)
+    closed_by_provider: int = 0
+    reset: int = 0
+    bytes_up: int = 0
+    bytes_down: int = 0
+    #: plaintext HTTP only: requests, and the status of each response
+    requests: int = 0
+    statuses: list[int] = field(default_factory=list)
+    #: tunnels whose content the proxy cannot read (TLS)
+    opaque: int = 0
+
+    @classmethod
+    def from_log(cls, access_log: Path, run: str, endpoint: str) -> ProviderTraffic:
+        from pytest_forall.isolation.netproxy import parse_endpoint
+
+        traffic = cls()
+        target = parse_endpoint(endpoint) if endpoint else None
+        lines = access_log.read_text(encoding="utf-8").splitlines() if access_log.is_file() else []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:  # a line cut short (a proxy stopped mid-write) records nothing of this turn
+                continue
+            if record.get("run") != run or (record.get("host"), record.get("port")) != target:
+                continue
+            traffic.tunnels += 1
+            traffic.refused += record.get("decision") == "upstream_error"
+            traffic.closed_by_provider += record.get("closed_by") == "upstream"
+            traffic.reset += bool(record.get("reset"))
+            traffic.bytes_up += int(record.get("bytes_up") or 0)
+            traffic.bytes_down += int(record.get("bytes_down") or 0)
+            http = record.get("http") or {}
+            traffic.opaque += bool(http.get("opaque"))
+            traffic.requests += int(http.get("requests") or 0)
+            traffic.statuses += [int(status) for status in http.get("statuses") or []]
+        return traffic
+
+    def corroborates(self, cause: str) -> str:
+        """Why this traffic bears out the CLI's ``cause``, or "" when it does not."""
+        if cause == PROVIDER_UNREACHABLE:
+            return f"{self.refused} connection(s) refused upstream" if self.refused else ""
+        if cause == ZERO_TOKENS:
+            return f"{self.tunnels} tunnel(s) to the provider, {self.bytes_down} bytes answered" if self.bytes_down else ""
+        expected = CORROBORATING_STATUSES.get(cause, ())
+        seen = [status for status in self.statuses if status in expected]
+        if seen:
+            return f"the provider answered {', '.join(map(str, sorted(set(seen))))}"
+        if cause == PROVIDER_ERROR and (self.refused or self.reset):
+            return f"{self.refused} refused, {self.reset} reset connection(s)"
+        if self.opaque and self.bytes_down:  # TLS: the status is the provider's, unreadable here
+            return f"{self.opaque} TLS tunnel(s) the provider answered ({self.bytes_down} bytes; statuses unreadable)"
+        return ""
+
+    def summary(self) -> str:
+        statuses = f", statuses {self.statuses}" if self.statuses else ""
+        return (f"{self.tunnels} tunnel(s), {self.requests} plaintext request(s){statuses}, {self.refused} refused, "
+                f"{self.reset} reset, {self.bytes_up} bytes up, {self.bytes_down} down")
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"tunnels": self.tunnels, "refused": self.refused, "closed_by_provider": self.closed_by_provider,
+                "reset": self.reset, "bytes_up": self.bytes_up, "bytes_down": self.bytes_down,
+                "requests": self.requests, "statuses": self.statuses, "opaque": self.opaque}
+
+
+@dataclass
 class ProcessOutcome:
     returncode: int
     timed_out: bool
     #: killed because the event stream stayed silent for the stall limit (``timed_out`` is set too)
     stalled: bool = False
     stall_seconds: float | None = None
+    #: the signal that ended the CLI when the harness did not send it (from inside the sandbox, or the OOM killer)
+    signal: int | None = None
+    #: the memory bound was hit (the cgroup's OOM killer killed a process of the turn)
+    oom: bool = False
+    #: processes of the turn found stopped when the stall fired: the silence was made inside the sandbox
+    stopped: int = 0
+    #: the proxy's record of the turn (sandboxed turns only: unsandboxed, nothing observes the traffic)
+    traffic: ProviderTraffic | None = None
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -194,6 +287,48 @@ def classify_infra(parsed: ParsedTurn, outcome: ProcessOutcome, stderr: str) -> 
         detail = parsed.errors[0] if parsed.errors else f"exit status {outcome.returncode}"
         return f"{ZERO_TOKENS}: the turn spent no tokens ({detail})"
     return ""
+
+
+def attribute_turn(parsed: ParsedTurn, outcome: ProcessOutcome, stderr: str) -> tuple[str, str]:
+    """(infra cause, why the turn's end is the actor's own doing): at most one is non-empty.
+
+    Sandboxed, a turn is infra only on what the agent cannot write: a CLI the harness had to kill (stall, time
+    limit), or a failure the CLI reports in its own stream that the proxy's record bears out. A CLI ended by a
+    signal from inside its sandbox, or by the memory bound, is the actor's, whatever its stream says.
+    """
+    if outcome.oom and not outcome.timed_out:
+        return "", "the turn's processes passed the memory bound (--forall-memory) and one was killed"
+    if outcome.signal is not None:
+        return "", f"the CLI was killed by signal {outcome.signal} from inside its own sandbox"
+    if outcome.stalled and outcome.stopped:
+        return "", f"the turn went silent with {outcome.stopped} of its processes stopped (SIGSTOP) inside its sandbox"
+    cause = classify_infra(parsed, outcome, stderr)
+    traffic = outcome.traffic
+    if not cause or traffic is None or outcome.timed_out:
+        return cause, ""
+    if traffic.corroborates(cause.partition(":")[0]):
+        return cause, ""
+    return "", (f"the CLI reported {_excerpt(cause, 0, 200)!r} but the proxy saw no such failure from the provider "
+                f"({traffic.summary()})")
+
+
+def dispute_usage(usage: Usage, traffic: ProviderTraffic | None) -> tuple[Usage, str]:
+    """(the usage the caps count, a note when the CLI's figure is below what the proxy carried).
+
+    Input tokens below ``bytes_up / BYTES_PER_TOKEN_CEILING`` cannot have been all the provider read; the note
+    names both figures and the larger count is charged, the cost scaled by the same factor."""
+    if traffic is None or not traffic.bytes_up:
+        return usage, ""
+    floor = traffic.bytes_up // BYTES_PER_TOKEN_CEILING
+    reported = usage.tokens_in or 0
+    if reported >= floor:
+        return usage, ""
+    note = (f"usage disputed: the CLI reported {reported} input tokens, the proxy carried {traffic.bytes_up} bytes "
+            f"to the provider (at least {floor} tokens); the larger is counted")
+    cost = usage.cost_usd
+    if cost is not None and reported:
+        cost = cost * floor / reported
+    return replace(usage, tokens_in=floor, cost_usd=cost), note
 
 
 def _last_error(parsed: ParsedTurn, stderr: str) -> str:
@@ -351,12 +486,13 @@ class AgentCliSession:
     def sandbox_policy(self, executable: str, env: dict[str, str], timeout: float | None) -> SandboxPolicy:
         """Paths keep their host names inside, so the CLI's own session records (keyed by cwd) stay valid."""
         installs = tuple((path, str(path)) for path in install_binds(executable))
-        endpoint = provider_endpoint(str(self.options.get("provider_url") or ""), self.frontend.default_endpoint)
+        endpoint = self.provider_endpoint()
         # The item's MCP tool servers (docs/tools.md) listen on host loopback; allowing them mirrors them inside.
         servers = [provider_endpoint(str(spec["url"]), "")
                    for spec in (self.options.get("mcp_servers") or {}).values()]
         allow = tuple(dict.fromkeys(e for e in (endpoint, *servers) if e))
-        common: dict[str, Any] = {"allow": allow, "env": env, "wall_seconds": timeout}
+        common: dict[str, Any] = {"allow": allow, "env": env, "wall_seconds": timeout, "confine_shells": True,
+                                  "memory_mb": int(self.options.get("memory") or DEFAULT_MEMORY_MB)}
         if self.reviewer:
             return SandboxPolicy(workspace=self.home, workspace_inside=str(self.home),
                                  rw_binds=((self.tmp, str(self.tmp)),),
@@ -367,6 +503,10 @@ class AgentCliSession:
         return SandboxPolicy(workspace=self.ctx.workspace, workspace_inside=str(self.ctx.workspace),
                              rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
                              ro_binds=(*installs, *prover_binds, *self.prover_tools()), **common)
+
+    def provider_endpoint(self) -> str:
+        """``host:port`` of the session's provider, "" when it has none (OpenCode without ``provider_url``)."""
+        return provider_endpoint(str(self.options.get("provider_url") or ""), self.frontend.default_endpoint)
 
     @property
     def stall(self) -> float | None:
@@ -384,7 +524,13 @@ class AgentCliSession:
         result = run_sandboxed(argv, policy, audit_dir=self.ctx.audit_dir, cwd_inside=str(self.ctx.workspace))
         stdout_path.write_text(result.stdout, encoding="utf-8")
         stderr_path.write_text(result.stderr, encoding="utf-8")
-        return ProcessOutcome(result.returncode, result.timed_out, bool(result.extra.get("stalled")), self.stall)
+        # no provider endpoint, no provider traffic to observe: the CLI's word stands, as unsandboxed
+        endpoint, access_log = self.provider_endpoint(), result.extra.get("access_log")
+        traffic = ProviderTraffic.from_log(Path(access_log), str(result.extra.get("run")), endpoint) if (
+            endpoint and access_log) else None
+        return ProcessOutcome(result.returncode, result.timed_out, bool(result.extra.get("stalled")), self.stall,
+                              signal=result.extra.get("command_signal"), oom=bool(result.extra.get("oom")),
+                              stopped=int(result.extra.get("stopped_at_stall") or 0), traffic=traffic)
 
     def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
         self.turns += 1
@@ -408,8 +554,11 @@ class AgentCliSession:
         compile_commands = [c for c in parsed.commands if PROVER_COMMAND.search(c)]
         if compile_commands and self.ctx.charge_compile is not None:
             self.ctx.charge_compile(len(compile_commands))
-        return TurnResult(session_id=self.session_id, usage=parsed.usage, exit_code=outcome.returncode,
-                          final_text=parsed.final_text, infra=classify_infra(parsed, outcome, stderr),
+        infra, own_fault = attribute_turn(parsed, outcome, stderr)
+        usage, disputed = dispute_usage(parsed.usage, outcome.traffic)
+        return TurnResult(session_id=self.session_id, usage=usage, exit_code=outcome.returncode,
+                          final_text=parsed.final_text, infra=infra, own_fault=own_fault, usage_disputed=disputed,
+                          traffic=outcome.traffic.to_wire() if outcome.traffic else None,
                           timed_out=outcome.timed_out, transcript=str(transcript),
                           compiles=len(compile_commands), compile_commands=compile_commands)
 

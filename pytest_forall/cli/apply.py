@@ -60,28 +60,40 @@ def _read_current(groups: dict[tuple[Path, str], list[Any]], run_name: str) -> t
     return texts, stale
 
 
-def _rejudge(root: Path, options: dict[str, Any], run_dir: Path, baseline: str, before: dict[str, str]) -> int:
-    """The library-mode run of the patched project, then every item's kernel statement compared with ``before``."""
-    from pytest_forall.suites.project_patch import ApplyInfra, kernel_statements
+def _rejudge(root: Path, options: dict[str, Any], run_dir: Path, baseline: str, before: Any) -> int:
+    """The library-mode run of the patched project, then the kernel's view of it (every item's statement, every
+    declaration of its files) compared with ``before`` (a :class:`~pytest_forall.suites.project_patch.KernelView`)."""
+    from pytest_forall.suites.project_patch import ApplyInfra, kernel_view
 
     run_id = f"{run_dir.name}-applied"
     argv = rejudge_argv(root, {**options, "reports": options.get("reports") or str(run_dir.parent)}, run_id, baseline)
     print(f"re-judging {root} in library mode: reports {run_id}", flush=True)
     status = subprocess.run(argv, cwd=root, check=False).returncode
     try:
-        after = kernel_statements({**options, "project": str(root)}, root, run_dir / "apply")
+        after = kernel_view({**options, "project": str(root)}, root, run_dir / "apply")
     except ApplyInfra as exc:
         print(f"forall apply: cannot compare the statements after the apply (infra): {exc}", file=sys.stderr)
         return max(status, INFRA_STATUS)
-    changed = sorted(task_id for task_id, statement in before.items()
-                     if task_id in after and after[task_id] != statement)
+    changed = sorted(task_id for task_id, statement in before.statements.items()
+                     if task_id in after.statements and after.statements[task_id] != statement)
     for task_id in changed:
         print(f"statement changed: {task_id}: the kernel reads another statement after the apply (a helper changed "
               f"what it refers to); the applied changes are in {run_dir / 'apply' / 'patches'}")
-    unread = sorted(set(before) - set(after))
-    print(f"kernel statements: {len(before) - len(changed) - len(unread)} of {len(before)} items unchanged, "
-          f"{len(changed)} changed, {len(unread)} not read after the apply")
-    return max(status, 1) if changed or unread else status
+    unread = sorted(set(before.statements) - set(after.statements))
+    print(f"kernel statements: {len(before.statements) - len(changed) - len(unread)} of {len(before.statements)} "
+          f"items unchanged, {len(changed)} changed, {len(unread)} not read after the apply")
+    # a declaration that is not an item (a definition, an inductive) can change meaning under the same name
+    moved = sorted(key for key, value in before.declarations.items()
+                   if key in after.declarations and after.declarations[key] != value)
+    gone = sorted(set(before.declarations) - set(after.declarations))
+    for key in moved:
+        print(f"declaration changed: {key}: the kernel reads another declaration after the apply (a helper changed "
+              f"what it means); the applied changes are in {run_dir / 'apply' / 'patches'}")
+    for key in gone:
+        print(f"declaration gone: {key}: the kernel has no such declaration after the apply")
+    print(f"kernel declarations: {len(before.declarations) - len(moved) - len(gone)} of {len(before.declarations)} "
+          f"unchanged, {len(moved)} changed, {len(gone)} gone")
+    return max(status, 1) if changed or unread or moved or gone else status
 
 
 def run_apply(args: argparse.Namespace) -> int:
@@ -90,7 +102,7 @@ def run_apply(args: argparse.Namespace) -> int:
         accepted_in_run,
         compile_check,
         file_digest,
-        kernel_statements,
+        kernel_view,
         plan_file,
         read_settings,
         write_patch,
@@ -136,7 +148,7 @@ def run_apply(args: argparse.Namespace) -> int:
     plans = [plan for plan in plans if plan.applied]
     roots = sorted({plan.root for plan in plans})
     try:  # what every item states now, as the kernel reads it (the build the run judged against)
-        before = {} if args.no_rejudge else {root: kernel_statements({**options, "project": str(root)}, root, work)
+        before = {} if args.no_rejudge else {root: kernel_view({**options, "project": str(root)}, root, work)
                                              for root in roots}
     except ApplyInfra as exc:
         print(f"forall apply: cannot read the project's statements (infra, nothing written): {exc}", file=sys.stderr)

@@ -24,6 +24,8 @@ def run_report(args: argparse.Namespace) -> int:
 
     if args.merge:
         return run_merge([Path(p) for p in args.merge], Path(args.out or "merged"))
+    if args.prune:
+        return run_prune(Path(args.prune), args.keep, tuple(args.keep_run or ()))
     if not args.run:
         print("forall report: name a run directory (or results.jsonl), or --merge DIR…", file=sys.stderr)
         return 2
@@ -46,6 +48,23 @@ def run_report(args: argparse.Namespace) -> int:
             print(f"forall report: --html {args.html}: {exc}", file=sys.stderr)
             return 2
         print(f"html report: {out}")
+    return 0
+
+
+def run_prune(reports: Path, keep: int | None, protect: tuple[str, ...]) -> int:
+    """``--prune REPORTS --keep N``: the runs of a reports directory but the newest N (and ``--keep-run`` ones)
+    deleted, then the candidates no run links any more (core/runlog.py, ``prune_runs``)."""
+    from pytest_forall.core.accept import BLOBS
+    from pytest_forall.core.runlog import prune_runs
+
+    if keep is None or keep < 0:
+        print("forall report --prune: say how many runs to keep (--keep N, N >= 0)", file=sys.stderr)
+        return 2
+    if not reports.is_dir():
+        print(f"forall report --prune: {reports} is not a directory", file=sys.stderr)
+        return 2
+    for line in prune_runs(reports, keep, protect, BLOBS):
+        print(line)
     return 0
 
 
@@ -137,6 +156,11 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--merge", nargs="+", metavar="DIR", help="Runs (shards) to combine into one")
     parser.add_argument("--out", help="With --merge: directory for results.jsonl and junit.xml (default: merged)")
     parser.add_argument("--html", metavar="OUT", help="Also write a self-contained HTML report to OUT")
+    parser.add_argument("--prune", metavar="REPORTS", help="Retention: delete the runs of a reports directory but the "
+                        "newest --keep N (never one in use), then the stored candidates no run links any more")
+    parser.add_argument("--keep", type=int, metavar="N", help="With --prune: how many of the newest runs to keep")
+    parser.add_argument("--keep-run", action="append", metavar="ID", help="With --prune: a run never deleted "
+                        "(e.g. the baseline, main); repeatable")
     parser.set_defaults(func=run_report)
     proofs = sub.add_parser("proofs", help="Export a run's accepted proofs for --forall-proofs (replay)")
     proofs.add_argument("run", help="reports/<run id>")

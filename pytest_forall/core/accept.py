@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.model import Task, Verdict, json_with_encoded, sha256_bytes, task_record
 from pytest_forall.core.review import Review
+
+#: The reports directory's content-addressed store of candidates (:meth:`AuditRecord.write_bytes`).
+BLOBS = ".blobs"
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,15 @@ def _write_file(path: Path, data: bytes, mode: int) -> None:
         os.close(fd)
 
 
+def _link(source: Path, path: Path) -> None:
+    """``path`` made a hard link to ``source``; a file already there (a re-run item's earlier one) is replaced."""
+    try:
+        os.link(source, path)
+    except FileExistsError:
+        path.unlink()
+        os.link(source, path)
+
+
 class AuditRecord:
     """Writes one item's evidence: candidates per round, verdicts, reviews, the final acceptance.
 
@@ -74,8 +87,12 @@ class AuditRecord:
     every acceptance decision, next to the item's result.
     """
 
-    def __init__(self, directory: Path, task: Task) -> None:
+    def __init__(self, directory: Path, task: Task, blobs: Path | None = None) -> None:
         self.directory = directory
+        #: the reports directory's content-addressed store (``<reports>/.blobs``): a candidate's bytes are kept there
+        #: once, whatever the number of items, runs and rounds that submitted them, each record's file a hard link
+        #: to it (:meth:`write_bytes`; issue 32: a library's reports grew by the candidates of every run)
+        self.blobs = blobs
         directory.mkdir(parents=True, exist_ok=True)
         #: the directories of the record made (or found) by this process: each is made once, not before each file
         self._dirs = {directory}
@@ -118,6 +135,8 @@ class AuditRecord:
         """A new file ``rel`` holding ``data``: one written over (a re-run item) is replaced, never rewritten in place,
         so a file linked to it (:meth:`link_bytes`) keeps what it recorded."""
         path = self._dir_of(self.directory / rel)
+        if self.blobs is not None and self._link_blob(path, data):
+            return path
         try:
             _write_file(path, data, os.O_EXCL)
         except FileExistsError:
@@ -125,16 +144,35 @@ class AuditRecord:
             _write_file(path, data, os.O_EXCL)
         return path
 
+    def _link_blob(self, path: Path, data: bytes) -> bool:
+        """``path`` made a hard link to the blob of ``data`` (written first when the store has none of its size); False
+        where the store cannot be used (another file system, no links, too many links): the caller writes a file.
+        A blob is only ever replaced whole (a new file renamed over it), never written in place, so every record
+        linked to it keeps the bytes it recorded."""
+        assert self.blobs is not None
+        digest = sha256_bytes(data)
+        blob = self.blobs / digest[:2] / digest
+        try:
+            try:
+                known = os.stat(blob).st_size == len(data)
+            except FileNotFoundError:
+                known = False
+            if not known:
+                blob.parent.mkdir(parents=True, exist_ok=True)
+                fresh = blob.with_name(f".{digest}.{os.getpid()}.{threading.get_ident()}")
+                _write_file(fresh, data, os.O_TRUNC)
+                os.replace(fresh, blob)
+            _link(blob, path)
+        except OSError:
+            return False
+        return True
+
     def link_bytes(self, rel: str, data: bytes, same: Path) -> Path:
         """:meth:`write_bytes` of ``data`` that ``same`` (a file of this record) already holds: a hard link to it (one
         call instead of a file's creation and its bytes, #18), else a copy where the file system links nothing."""
         path = self._dir_of(self.directory / rel)
         try:
-            try:
-                os.link(same, path)
-            except FileExistsError:  # a re-run item's earlier file: replaced
-                path.unlink()
-                os.link(same, path)
+            _link(same, path)
         except OSError:
             return self.write_bytes(rel, data)
         return path

@@ -76,6 +76,13 @@ class TurnResult:
     compiles: int = 0
     #: the prover commands an agent ran during the turn, as its event stream shows them (for the audit)
     compile_commands: list[str] = field(default_factory=list)
+    #: non-empty when the turn ended by the actor's own doing although it looks like infra (its CLI killed from
+    #: inside the sandbox, the memory bound, a provider failure the proxy did not see): judged, never infra
+    own_fault: str = ""
+    #: non-empty when the usage reported is below what the harness measured (``usage`` is then the larger)
+    usage_disputed: str = ""
+    #: what the sandbox's proxy saw of the turn's traffic to the provider (None: unsandboxed, not observed)
+    traffic: dict[str, Any] | None = None
 
 
 class AgentSession(Protocol):

@@ -330,34 +330,57 @@ _FIELD_NAMES = {"prover_version": "environment changed: prover version", "librar
                 "environment changed: libraries", "verifier": "verifier changed (pytest-forall sources)"}
 
 
-def _last_key_path(cache: VerdictCache, key: dict[str, str]) -> Path:
-    name = VerdictCache.name({k: key.get(k, "") for k in _PROOF_FIELDS})
+def _last_key_path(cache: VerdictCache, key: dict[str, str], task: Task | None = None) -> Path:
+    """Where the key an item (its prover and task id; without a task: the proof) was last judged under is kept."""
+    fields = ({"prover": key.get("prover", ""), "item": f"{task.suite}::{task.track}::{task.task_id}"}
+              if task is not None else {k: key.get(k, "") for k in _PROOF_FIELDS})
+    name = VerdictCache.name(fields)
     return cache.root / "last" / name[:2] / f"{name}.json"
 
 
-def remember_key(cache: VerdictCache, key: dict[str, str]) -> None:
-    """Record the key this proof was last judged under, so a later miss can say what changed."""
+def _proof_tail(task: Task | None, data: bytes | None) -> str:
+    """The digest of the candidate after the task's frozen text (for a project item: its proof, without the file
+    before it), so an unchanged proof under an edited context is told from a changed one."""
+    if task is None or data is None:
+        return ""
+    frozen = task.frozen.encode("utf-8")
+    return sha256_bytes(data[len(frozen):] if frozen and data.startswith(frozen) else data)
+
+
+def remember_key(cache: VerdictCache, key: dict[str, str], task: Task | None = None, data: bytes | None = None) -> None:
+    """Record the key this item (this proof, without a task) was last judged under, so a later miss can say what
+    changed: one file per item, with the digest of its proof after the task's frozen text."""
     try:
-        _replace(_last_key_path(cache, key), json.dumps(key, sort_keys=True))
+        _replace(_last_key_path(cache, key, task),
+                 json.dumps({**key, "proof_tail": _proof_tail(task, data)}, sort_keys=True))
     except OSError:
         pass  # only an explanation is lost, never a verdict
 
 
-def explain_miss(cache: VerdictCache, key: dict[str, str], why: str) -> str:
-    """Why ``key`` missed, in words: the key fields that differ from the last time this proof was judged
-    (``environment changed: libraries``), ``new proof`` when it never was, or the entry's own problem."""
+def explain_miss(cache: VerdictCache, key: dict[str, str], why: str, task: Task | None = None,
+                 data: bytes | None = None) -> str:
+    """Why ``key`` missed, in words: what differs from the last time this item was judged — its proof (``proof
+    changed``), the task around an unchanged proof (``unchanged proof, its context changed``: for a project item, its
+    file before it or a file it requires was edited), the key's other fields (``environment changed: libraries``) —
+    ``new proof`` when it never was, or the entry's own problem."""
     if why != "absent":
         return why
     try:
-        last = json.loads(_last_key_path(cache, key).read_text(encoding="utf-8"))
+        last = json.loads(_last_key_path(cache, key, task).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return "new proof (never judged in this environment by this cache)"
     if not isinstance(last, dict):
         return "new proof (never judged in this environment by this cache)"
-    changed = sorted(k for k in {*key, *last} if k not in _PROOF_FIELDS and key.get(k) != last.get(k))
-    if not changed:
+    named = []
+    if last.get("candidate") != key.get("candidate") or last.get("task") != key.get("task"):
+        tail = _proof_tail(task, data)
+        same = last.get("candidate") == key.get("candidate") or (tail and last.get("proof_tail") == tail)
+        named.append("unchanged proof, its context changed (the task: its statement, or the text and files before "
+                      "it)" if same else "proof changed")
+    changed = sorted(k for k in {*key, *last} if k not in (*_PROOF_FIELDS, "proof_tail") and key.get(k) != last.get(k))
+    if not changed and not named:
         return "entry removed"
-    named = [_FIELD_NAMES.get(k, f"environment changed: {k.removeprefix('environment.')}" if k.startswith(
+    named += [_FIELD_NAMES.get(k, f"environment changed: {k.removeprefix('environment.')}" if k.startswith(
         "environment.") else _policy_change(key.get(k, ""), last.get(k, ""))) for k in changed]
     return "; ".join(dict.fromkeys(named))
 
@@ -429,8 +452,8 @@ def verify_cached(cache: VerdictCache | None, task: Task, prover: Prover, data: 
         hit, why = looked_up.verdict, looked_up.why
         if hit is not None:
             return hit, True
-        cache.last_miss = explain_miss(cache, key, why)
+        cache.last_miss = explain_miss(cache, key, why, task, data)
     verdict = verify_candidate(task, prover, data, timeout=timeout, static_only=static_only)
     if cache is not None and key is not None and cache.put(key, verdict):
-        remember_key(cache, key)
+        remember_key(cache, key, task, data)
     return verdict, False

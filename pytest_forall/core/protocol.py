@@ -380,15 +380,21 @@ class ItemRun:
             exit_code=turn.exit_code, infra=turn.infra, gave_up=turn.gave_up, timed_out=turn.timed_out,
             prompt=prompt, transcript=self.ctx.audit.relative(transcript) if transcript else "",
             stderr=self.ctx.audit.relative(transcript.with_suffix(".stderr.txt")) if transcript else "",
-            compiles=turn.compiles, compile_commands=turn.compile_commands, final_text=turn.final_text[-2000:])
+            compiles=turn.compiles, compile_commands=turn.compile_commands, final_text=turn.final_text[-2000:],
+            own_fault=turn.own_fault, usage_disputed=turn.usage_disputed, traffic=turn.traffic)
+        if turn.usage_disputed:
+            self.notices.append(f"{role} turn {tag}: {turn.usage_disputed}")
         if role == ACTOR:
             self._step_saved()
         else:
             self._save()
 
     def _turn_infra(self, turn: TurnResult, frontend: Frontend) -> str:
+        """The infra cause of a turn, or "": a turn that ended by the actor's own doing (``own_fault``) is judged."""
         if turn.infra:
             return turn.infra
+        if turn.own_fault:
+            return ""
         if frontend.is_agent and turn.usage.spent_nothing and not turn.timed_out:
             return "zero-tokens: the turn spent no tokens (provider or credential problem)"
         return ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import socket
 import time
 from pathlib import Path
@@ -137,6 +138,65 @@ def move_aside(run_dir: Path) -> Path:
         number += 1
     os.rename(run_dir, target)
     return target
+
+
+def _tree_bytes(path: Path, seen: set[tuple[int, int]]) -> int:
+    """The bytes of the files under ``path``, each inode counted once over every call sharing ``seen``."""
+    total = 0
+    for directory, _, files in os.walk(path):
+        for name in files:
+            try:
+                info = os.lstat(os.path.join(directory, name))
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_blocks * 512
+    return total
+
+
+def prune_runs(reports: Path, keep: int, protect: tuple[str, ...] = (), blobs: str = ".blobs") -> list[str]:
+    """Retention for a reports directory (``forall report --prune``, issue 32): every run but the ``keep`` newest (by
+    the time its run.json or results.jsonl was last written) and those named in ``protect`` (a baseline such as
+    ``main``) is deleted, a run in use (its owner lock held) never; then every blob of the store that no record links
+    any more. Returns one line per thing done, the last one the bytes freed."""
+    runs = sorted((d for d in reports.iterdir() if d.is_dir() and not d.name.startswith(".") and is_run(d)),
+                  key=lambda d: max((f.stat().st_mtime for f in (d / RUN_FILE, d / RESULTS_FILE) if f.is_file()),
+                                    default=0.0), reverse=True)
+    lines: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    before = _tree_bytes(reports, seen)
+    for run in runs[max(keep, 0):]:
+        if run.name in protect:
+            lines.append(f"kept {run.name} (protected)")
+            continue
+        owner = RunOwner(run)
+        try:
+            owner.acquire()
+        except (RunBusy, OSError) as exc:
+            lines.append(f"kept {run.name}: in use {exc}")
+            continue
+        try:
+            shutil.rmtree(run)
+            lines.append(f"deleted {run.name}")
+        finally:
+            owner.release()
+    store = reports / blobs
+    removed = 0
+    if store.is_dir():
+        for directory, _, files in os.walk(store):
+            for name in files:
+                path = os.path.join(directory, name)
+                try:
+                    info = os.lstat(path)
+                    if info.st_nlink <= 1 and (not name.startswith(".") or time.time() - info.st_mtime > 3600):
+                        os.unlink(path)  # no record links it (or a write that never finished)
+                        removed += 1
+                except OSError:
+                    continue
+    after = _tree_bytes(reports, set())
+    lines.append(f"{removed} unlinked blob(s) removed; {reports}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB")
+    return lines
 
 
 class RunLog:

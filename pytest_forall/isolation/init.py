@@ -12,7 +12,7 @@ inside the sandbox to PID 1 are ignored by the kernel, so the command cannot tak
 With ``--proxy``, 127.0.0.1:PORT is bound *before* the command starts (no race) and piped to the host proxy's
 Unix socket; each ``--mirror`` binds 127.0.0.1:PORT and tunnels it with ``CONNECT HOST:PORT``, so an
 allowlisted host-loopback service keeps its usual address. The status fd gets one line when the sandbox is up
-and one (``{"exit_code": N, "leftovers": K}``) when the command has ended.
+and one (``{"exit_code": N, "leftovers": K}``, with ``"signal": S`` when a signal ended it) when the command has ended.
 
 Every sandboxed command pays for this file's start-up, so it imports only ``os``, ``signal`` and ``sys``
 unless the network is on (``json``, ``typing``, ``asyncio`` would cost 10-80 ms here).
@@ -51,7 +51,9 @@ def main(argv: list[str]) -> int:
             break
     code = os.waitstatus_to_exitcode(wait_status)
     exit_code = 128 - code if code < 0 else code
-    os.write(status_fd, f'{{"exit_code": {exit_code}, "leftovers": {_count_other_processes()}}}\n'.encode())
+    # the signal apart from the status: an exit status of 137 is the command's own word, a SIGKILL is not
+    signal_part = f', "signal": {-code}' if code < 0 else ""
+    os.write(status_fd, f'{{"exit_code": {exit_code}{signal_part}, "leftovers": {_count_other_processes()}}}\n'.encode())
     return exit_code
 
 

@@ -17,6 +17,7 @@ import os
 import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -31,12 +32,16 @@ from typing import Any
 from pytest_forall.core.binds import RESERVED_INSIDE, RUN_DIR_INSIDE, check_inside_path, parse_ro_binds
 from pytest_forall.core.cache import cache_root
 from pytest_forall.core.proc import ProcResult, kill_group, run_command, tracked
-from pytest_forall.isolation import seccomp
+from pytest_forall.isolation import confine, seccomp
 
 BWRAP = "/usr/bin/bwrap"
 #: The interpreter for the in-sandbox init; it must live under /usr, the only host tree the sandbox sees.
 INSIDE_PYTHON = "/usr/bin/python3"
 INIT_SCRIPT = Path(__file__).with_name("init.py")
+CONFINE_SCRIPT = Path(__file__).with_name("confine.py")
+#: The shells an agent CLI runs the model's commands in (``/bin/sh`` is dash here): each is replaced inside by a
+#: wrapper that confines it below the CLI (:mod:`pytest_forall.isolation.confine`) and execs the real one.
+CONFINED_SHELLS = ("/usr/bin/bash", "/usr/bin/dash")
 SANDBOX_KINDS = ("bwrap", "none")
 PROXY_PORT = 3128
 #: The sandbox has no capabilities, so it cannot listen below this port (so no mirror for those).
@@ -90,6 +95,9 @@ class SandboxPolicy:
     #: A root filesystem (e.g. a prover toolchain built from another Debian release) whose ``/usr`` and ``/etc``
     #: replace the host's, read-only; None: the host's ``/usr`` and a few host ``/etc`` files.
     root: Path | None = None
+    #: Every shell started inside runs one Landlock domain below the command (an agent CLI), so what the model
+    #: runs cannot reach the CLI's output, memory or signals (:mod:`pytest_forall.isolation.confine`).
+    confine_shells: bool = False
 
     def __post_init__(self) -> None:
         if self.sandbox not in SANDBOX_KINDS:
@@ -113,7 +121,7 @@ class SandboxPolicy:
                 "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
                 "wall_seconds": self.wall_seconds, "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
                 "max_processes": self.max_processes, "env_keys": sorted(self.env),
-                **({"root": str(self.root)} if self.root else {})}
+                "confine_shells": self.confine_shells, **({"root": str(self.root)} if self.root else {})}
 
 
 #: One writer at a time for this process's threads (the verifier runs two prover calls at once).
@@ -206,25 +214,37 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
             init_args += ["--proxy", f"{RUN_DIR_INSIDE}/proxy.sock", "--listen", str(PROXY_PORT)]
             for port, endpoint in _loopback_mirrors(policy.allow):
                 init_args += ["--mirror", f"{port}={endpoint}"]
+        shells = _shell_wrappers(run_dir, policy)
         bwrap_argv = _bwrap_argv(policy, workspace, run_dir, cwd_inside, has_proxy=proxy is not None,
-                                 seccomp_fd=seccomp_fd, info_fd=info_write)
+                                 seccomp_fd=seccomp_fd, info_fd=info_write, shells=shells)
         bwrap_argv += ["--", INSIDE_PYTHON, "-I", "-S", f"{RUN_DIR_INSIDE}/init.py", *init_args, "--", *argv]
         record["bwrap_argv"] = _redact_env_values(bwrap_argv)
         memory_rlimit_kb = policy.memory_mb << 10 if policy.memory_mb and cgroups.memory is None else None
         shim_env = {"FORALL_CGROUP_PROCS": " ".join(str(d / "cgroup.procs") for d in cgroups.dirs()),
                     "FORALL_RLIMIT_AS_KB": str(memory_rlimit_kb or "")}
         stdin_file = _stdin_file(run_dir, stdin)
+        # stdout and stderr are sockets, not pipes: /proc/<pid>/fd/N of a pipe can be opened again for writing by
+        # any process of the sandbox's user, of a socket it cannot (ENXIO), so what we read is what the command wrote
+        outputs = [socket.socketpair() for _ in range(2)]
+        for ours, _ in outputs:
+            ours.shutdown(socket.SHUT_WR)
+        stdout_fd, stderr_fd = (ours.detach() for ours, _ in outputs)
+        owned_fds += [stdout_fd, stderr_fd]
         start = time.monotonic()
-        proc = subprocess.Popen(["/bin/sh", "-c", _ENTER_LIMITS_SHIM, "forall-sandbox", *bwrap_argv],
-                                env=shim_env, stdin=stdin_file, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, close_fds=True, pass_fds=pass_fds,
-                                start_new_session=True)
+        try:
+            proc = subprocess.Popen(["/bin/sh", "-c", _ENTER_LIMITS_SHIM, "forall-sandbox", *bwrap_argv],
+                                    env=shim_env, stdin=stdin_file, stdout=outputs[0][1].fileno(),
+                                    stderr=outputs[1][1].fileno(), close_fds=True, pass_fds=pass_fds,
+                                    start_new_session=True)
+        finally:
+            for _, theirs in outputs:
+                theirs.close()
         if stdin_file != subprocess.DEVNULL:
             os.close(stdin_file)
         for fd in (info_write, status_write):
             os.close(fd)
             owned_fds.remove(fd)
-        supervisor = _Supervisor(proc, info_read, status_read, cgroups)
+        supervisor = _Supervisor(proc, stdout_fd, stderr_fd, info_read, status_read, cgroups)
         with tracked(supervisor.cancel):  # a cancelled scope kills the sandbox as its time limit would
             supervisor.run(policy.wall_seconds, policy.stall_seconds)
         duration = time.monotonic() - start
@@ -235,9 +255,15 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
                 f"bwrap could not build the sandbox (exit {proc.returncode}): {bwrap_error}"))
         leftovers = (supervisor.killed_at_timeout if supervisor.timed_out
                      else (supervisor.init_report or {}).get("leftovers"))
+        report = supervisor.init_report or {}
         extra = {"sandbox": "bwrap", "sandbox_pid": supervisor.sandbox_pid,
                  "timed_out": supervisor.timed_out, "stalled": supervisor.stalled,
+                 "stopped_at_stall": supervisor.stopped_at_stall,
+                 # the command died of a signal the harness did not send (it kills PID 1, and then no report
+                 # comes): sent from inside the sandbox, or the kernel's (the memory cgroup's OOM killer)
+                 "command_signal": None if supervisor.timed_out else report.get("signal"),
                  "oom": cgroups.oom_kills() > 0 if cgroups.memory else None,
+                 "memory_peak_mb": cgroups.memory_peak_mb(),
                  "pids_limit_hit": cgroups.pids_limit_hits() > 0 if cgroups.pids else None,
                  "leftovers_killed": leftovers, "survivors": survivors,
                  "access_log": str(access_log) if proxy is not None else None,
@@ -247,7 +273,8 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
                                        else "rlimit-as" if memory_rlimit_kb else None),
                             "pids": "cgroup-v1" if cgroups.pids else None,
                             "network": "proxy-allowlist" if proxy is not None else "none",
-                            "seccomp": seccomp_fd is not None}}
+                            "seccomp": seccomp_fd is not None,
+                            "shells": f"landlock-abi{_landlock_abi()}" if shells else None}}
         returncode = 124 if supervisor.timed_out else proc.returncode
         return ProcResult(list(argv), returncode, supervisor.stdout.text(), supervisor.stderr.text(),
                           duration, supervisor.timed_out, extra)
@@ -303,7 +330,7 @@ def split_root(binds: Sequence[tuple[Path, str]]) -> tuple[Path | None, tuple[tu
 
 
 def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_inside: str, *, has_proxy: bool,
-                seccomp_fd: int | None, info_fd: int) -> list[str]:
+                seccomp_fd: int | None, info_fd: int, shells: Sequence[tuple[Path, Path, str, str]] = ()) -> list[str]:
     args = _skeleton_args("--as-pid-1", root=policy.root)
     for name in ("passwd", "group", "hosts", "nsswitch.conf"):
         args += ["--ro-bind", str(run_dir / "etc" / name), f"/etc/{name}"]
@@ -317,12 +344,49 @@ def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_insid
         args += ["--bind", str(src), dest]
     for src, dest in policy.ro_binds:
         args += ["--ro-bind", str(src), dest]
+    if shells:
+        args += ["--ro-bind", str(CONFINE_SCRIPT), f"{RUN_DIR_INSIDE}/confine.py"]
+    for wrapper, real, real_inside, shell in shells:
+        args += ["--ro-bind", str(real), real_inside, "--ro-bind", str(wrapper), shell]
     args += ["--chdir", cwd_inside, "--clearenv"]
     for key, value in _inside_env(policy, has_proxy).items():
         args += ["--setenv", key, value]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     return args + ["--info-fd", str(info_fd)]
+
+
+@functools.cache
+def _landlock_abi() -> int:
+    """The kernel's Landlock ABI (the host's is the sandbox's): once per process."""
+    return confine.abi() if seccomp.supported() else 0
+
+
+def _shell_wrappers(run_dir: Path, policy: SandboxPolicy) -> list[tuple[Path, Path, str, str]]:
+    """(wrapper, real shell's copy, the copy's path inside, the shell path the wrapper replaces) for a policy that
+    confines shells, on a
+    kernel with Landlock scopes; [] otherwise (the audit's ``limits.shells`` says which)."""
+    if not policy.confine_shells or policy.root is not None or _landlock_abi() < confine.SCOPED_ABI:
+        return []
+    wrappers = []
+    for shell in CONFINED_SHELLS:
+        if not os.path.isfile(shell) or not os.path.isfile(confine.LOADER):
+            continue
+        name = Path(shell).name
+        # the real shell inside is a copy without execute permission: only the loader runs it, as the wrapper does,
+        # so a CLI that starts a shell by a path of its choosing cannot start an unconfined one
+        real = run_dir / "shells-real" / name
+        real.parent.mkdir(exist_ok=True)
+        shutil.copyfile(shell, real)
+        real.chmod(0o444)
+        real_inside = f"{RUN_DIR_INSIDE}/shells/{name}"
+        wrapper = run_dir / "shells" / name
+        wrapper.parent.mkdir(exist_ok=True)
+        wrapper.write_text(f"#!{INSIDE_PYTHON} -IS\nimport sys\nsys.path.insert(0, {RUN_DIR_INSIDE!r})\n"
+                           f"import confine\nconfine.run({real_inside!r})\n")
+        wrapper.chmod(0o555)
+        wrappers.append((wrapper, real, real_inside, shell))
+    return wrappers
 
 
 def _inside_env(policy: SandboxPolicy, has_proxy: bool) -> dict[str, str]:
@@ -392,14 +456,15 @@ class _Tail:
 class _Supervisor:
     """Drains the sandbox's output, enforces the wall clock, and tears the sandbox down on timeout."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], info_fd: int, status_fd: int,
-                 cgroups: _RunCgroups) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], stdout_fd: int, stderr_fd: int, info_fd: int,
+                 status_fd: int, cgroups: _RunCgroups) -> None:
         self.proc = proc
         self.cgroups = cgroups
         self.stdout, self.stderr = _Tail(), _Tail()
         self._info, self._status = bytearray(), bytearray()
+        self._stdout_fd = stdout_fd
         self._fds: dict[int, Callable[[bytes], None]] = {
-            _fileno(proc.stdout): self.stdout.add, _fileno(proc.stderr): self.stderr.add,
+            stdout_fd: self.stdout.add, stderr_fd: self.stderr.add,
             info_fd: self._info.extend, status_fd: self._status.extend}
         self._info_fd = info_fd
         self._sandbox_pidfd: int | None = None
@@ -411,6 +476,8 @@ class _Supervisor:
         #: killed because stdout stayed silent for ``stall_seconds`` (``timed_out`` is then set too)
         self.stalled = False
         self.killed_at_timeout: int | None = None
+        #: processes of the run that were stopped (SIGSTOP, traced) when the stall fired: silence not the provider's
+        self.stopped_at_stall: int | None = None
 
     @property
     def init_started(self) -> bool:
@@ -425,7 +492,7 @@ class _Supervisor:
 
     def run(self, wall_seconds: float | None, stall_seconds: float | None = None) -> None:
         deadline = None if wall_seconds is None else time.monotonic() + wall_seconds
-        stdout_fd = _fileno(self.proc.stdout)
+        stdout_fd = self._stdout_fd
         last_output = time.monotonic()
         with selectors.DefaultSelector() as selector:
             for fd, sink in self._fds.items():
@@ -435,6 +502,7 @@ class _Supervisor:
                 silent_until = None if stall_seconds is None or self.timed_out else last_output + stall_seconds
                 if silent_until is not None and now >= silent_until:
                     self.stalled = True
+                    self.stopped_at_stall = self.cgroups.stopped()
                     deadline = now
                 if deadline is not None and now >= deadline:
                     if self.timed_out:  # the pid namespace is gone but something still holds our pipes
@@ -445,7 +513,10 @@ class _Supervisor:
                     deadline = now + KILL_GRACE
                 wake = min((t for t in (deadline, silent_until) if t is not None), default=None)
                 for key, _ in selector.select(None if wake is None else max(0.0, wake - now)):
-                    chunk = os.read(key.fd, CHUNK)
+                    try:
+                        chunk = os.read(key.fd, CHUNK)
+                    except ConnectionResetError:  # a socket whose other end closed with data unread
+                        chunk = b""
                     if chunk:
                         if key.fd == stdout_fd:
                             last_output = time.monotonic()
@@ -459,9 +530,6 @@ class _Supervisor:
         except subprocess.TimeoutExpired:
             self._kill_everything()
             self.proc.wait()
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                stream.close()
         with self._pidfd_lock:
             self._finished = True
             if self._sandbox_pidfd is not None:
@@ -502,12 +570,6 @@ class _Supervisor:
         kill_group(self.proc)
 
 
-def _fileno(stream: Any) -> int:
-    assert stream is not None
-    fileno: int = stream.fileno()
-    return fileno
-
-
 @dataclass
 class _RunCgroups:
     """The run's own cgroups: v1 memory and pids for limits, v2 for membership and ``cgroup.kill``.
@@ -542,6 +604,20 @@ class _RunCgroups:
             return None
         return {int(pid) for path in self.dirs() for pid in (path / "cgroup.procs").read_text().split()}
 
+    def stopped(self) -> int | None:
+        """How many of the run's processes are stopped (state T or t) now; None when no cgroup tracks the run."""
+        members = self.members()
+        if members is None:
+            return None
+        count = 0
+        for pid in members:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+            except (OSError, IndexError):
+                continue
+            count += state in ("T", "t")
+        return count
+
     def kill(self) -> None:
         if self.unified is not None and (self.unified / "cgroup.kill").exists():
             (self.unified / "cgroup.kill").write_text("1")
@@ -565,6 +641,15 @@ class _RunCgroups:
     def oom_kills(self) -> int:
         assert self.memory is not None
         return _counter(self.memory / "memory.oom_control", "oom_kill")
+
+    def memory_peak_mb(self) -> int | None:
+        """The run's peak charge to its memory cgroup (MiB), what the bound was measured against."""
+        if self.memory is None:
+            return None
+        try:
+            return int((self.memory / "memory.max_usage_in_bytes").read_text()) >> 20
+        except (OSError, ValueError):
+            return None
 
     def pids_limit_hits(self) -> int:
         assert self.pids is not None

@@ -36,6 +36,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(f"forall_{opt.name}", opt.help, type="linelist" if opt.repeated else None, default=None)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """pytest chose its rootdir before this plugin's options existed: settled again now (issue 32)."""
+    from pytest_forall.plugin.options import settle_rootdir
+
+    settle_rootdir(early_config, parser, args)
+
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(registry)
 
@@ -62,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if not config.pluginmanager.is_registered(module):
             config.pluginmanager.register(module, f"forall-builtin-{module.__name__}")
     from pytest_forall.plugin.options import check_configuration
-    from pytest_forall.plugin.report import ForallReporter, ShortSummary
+    from pytest_forall.plugin.report import ForallReporter, GateAccounting, ShortSummary
 
     check_configuration(config)
     reporter = ForallReporter(config)
@@ -70,6 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
         reporter.check_writable()
     config.pluginmanager.register(reporter, "forall-reporter")
     config.pluginmanager.register(ShortSummary(reporter), "forall-short-summary")
+    config.pluginmanager.register(GateAccounting(reporter), "forall-gate-accounting")
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_forall.plugin.report import XdistHooks
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_forall.agents.agent_cli import DEFAULT_MEMORY_MB
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import Task
 
@@ -60,6 +61,8 @@ OPTIONS = (
     Option("turn_timeout", "Seconds one agent turn may take before it is killed", "3600"),
     Option("stall", "Seconds without a byte from an agent CLI's event stream before the turn is killed as "
            "infra provider-unresponsive", "900"),
+    Option("memory", "MiB of memory for the whole process tree of an agent session (its CLI, shells and the "
+           "prover runs in them): past it the turn is the actor's failure (sandboxed sessions only)", str(DEFAULT_MEMORY_MB)),
     Option("tactic_timeout", "Prover CPU seconds per portfolio tactic where measured (else wall clock)", "5"),
     Option("tools", "Benchmark tools (start/compile/submit, review) for coding agents over MCP: mcp or none",
            "mcp", ("mcp", "none")),
@@ -74,6 +77,9 @@ OPTIONS = (
     Option("baseline", "Earlier run (directory or results.jsonl) to compare with: forall.change per item"),
     Option("gate", "What fails the run: none (every failure) or regressions (only against --forall-baseline)",
            "none", ("none", "regressions")),
+    Option("gate_allow_removed", "A baseline item the gate lets go: removed, renamed or now admitted without failing "
+           "the run (its task id or qualified name, e.g. Lib.File.old_lemma; repeatable; ini: one per line, so the "
+           "list can live in the repository's pytest.ini/pyproject.toml)", repeated=True),
     Option("shard", "Run only shard K/N of the items (stable: by a hash of the task id)"),
     Option("lean_project", "Lake project used to compile Lean candidates (default: lean_env/putnam)"),
     Option("rocq_toolchain", "Rocq installation every Rocq prover process runs from: a root filesystem, an opam "
@@ -98,6 +104,8 @@ OPTIONS = (
 )
 BUDGET_OPTIONS = ("samples", "rounds", "compiles", "review_rounds", "wall", "usd")
 OPTIONS_KEY = pytest.StashKey[dict[str, Any]]()
+#: An agent CLI alone needs a few hundred MiB: a smaller ``--forall-memory`` is a typo, refused at configure time.
+MIN_MEMORY_MB = 256
 
 
 
@@ -129,9 +137,19 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
     for key in ("timeout", "tactic_timeout", "turn_timeout", "stall", "run_usd"):
         if options[key] not in (None, ""):
             options[key] = _positive(options[key], option_value(config, key)[1], zero_ok=key == "run_usd")
+    memory, source = options["memory"], option_value(config, "memory")[1]
+    if not str(memory).isdigit() or not MIN_MEMORY_MB <= int(memory):
+        raise pytest.UsageError(f"{source}: expected a whole number of MiB >= {MIN_MEMORY_MB}, got {memory!r}")
+    options["memory"] = int(memory)
     _validate_sandbox_binds(config, options)
-    reports = Path(str(options["reports"]))
-    options["reports"] = str(reports if reports.is_absolute() else config.rootpath / reports)
+    for name in ("project", "reports", "cache_dir"):  # typed paths: from where the user typed them (issue 32)
+        value, source = option_value(config, name)
+        base = Path(config.invocation_params.dir) if source.startswith("--") else config.rootpath
+        if name == "project":  # kept as typed (messages name it so), with the directory it is relative to
+            options["project_base"] = str(base)
+        elif value not in (None, ""):
+            path = Path(str(value)).expanduser()
+            options[name] = str(path if path.is_absolute() else (base / path).resolve())
     if not options["cache_dir"]:
         options["cache_dir"] = str(Path(options["reports"]) / ".cache")
     _validate_gating(config, options)
@@ -147,6 +165,41 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
     options["build_ahead"] = not config.option.collectonly
     config.stash[OPTIONS_KEY] = options
     return options
+
+
+def settle_rootdir(config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """The rootdir (and ini file) pytest would choose knowing this plugin's options (issue 32).
+
+    pytest picks its rootdir from the command line's paths before any plugin's option is registered, so the value
+    of ``--forall-cache-dir DIR`` (space form) is taken for a test path, and an existing DIR moved the rootdir (its
+    ancestors' ini file, the default reports directory, the project named relative to it) away from the project.
+    Chosen again here with the options known, before any conftest is read; an ini file that this changes and that
+    carries ``addopts`` (read already, from the other file) is refused rather than half applied.
+    """
+    try:
+        from _pytest.config.findpaths import determine_setup
+
+        known = parser.parse_known_args(list(args))
+        rootpath, inipath, inicfg, *_ = determine_setup(
+            inifile=known.inifilename, override_ini=known.override_ini, args=list(known.file_or_dir),
+            rootdir_cmd_arg=known.rootdir or None, invocation_dir=config.invocation_params.dir)
+    except (TypeError, AttributeError, ValueError, pytest.UsageError):
+        return  # another pytest: its own choice stands
+    if rootpath == config.rootpath and inipath == config.inipath:
+        return
+    moved = f"the rootdir {config.rootpath} (without the option values: {rootpath})"
+    if not all(hasattr(config, name) for name in ("_rootpath", "_inipath", "_inicfg")):
+        raise pytest.UsageError(f"a --forall-* option's value in the space form moved {moved}: write the option "
+                                "as --forall-NAME=VALUE")
+    if inipath != config.inipath and "addopts" in inicfg:
+        raise pytest.UsageError(f"a --forall-* option's value in the space form moved {moved}, and {inipath}'s "
+                                "addopts were not applied: write the option as --forall-NAME=VALUE")
+    namespace = config.known_args_namespace
+    if namespace.confcutdir == str(config.inipath.parent if config.inipath else config.rootpath):
+        namespace.confcutdir = str(inipath.parent if inipath else rootpath)
+    config._rootpath, config._inipath, config._inicfg = rootpath, inipath, inicfg
+    parser.extra_info["rootdir"] = str(rootpath)
+    parser.extra_info["inifile"] = str(inipath)
 
 
 def _validate_sandbox_binds(config: pytest.Config, options: dict[str, Any]) -> None:

@@ -52,11 +52,12 @@ class ProjectDir(pytest.Dir):  # type: ignore[misc]  # pytest marks Dir final; o
 def _configured_project(config: pytest.Config) -> Path | None:
     from pytest_forall.plugin.options import resolved_options
 
-    value = resolved_options(config).get("project")
+    options = resolved_options(config)
+    value = options.get("project")
     if not value:
         return None
-    root = Path(str(value)).expanduser()
-    return (root if root.is_absolute() else config.rootpath / root).resolve()
+    root = Path(str(value)).expanduser()  # relative: from where it was typed (resolved_options' project_base)
+    return (root if root.is_absolute() else Path(str(options["project_base"])) / root).resolve()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -111,7 +112,14 @@ def _not_items_report(config: pytest.Config) -> list[str]:
     if not skipped:
         return []
     lines = [f"forall project: {len(skipped)} proof(s) of {root} are not items:"]
-    lines += [f"  {name}: {reason}" for name, reason in skipped]
+    explained: set[str] = set()
+    for name, reason in skipped:  # a long explanation once per kind (a library lists its obligations by the 100)
+        head, sep, why = reason.partition(": ")
+        if sep and len(why) > 80 and why in explained:
+            lines.append(f"  {name}: {head} (why: as for the first one above)")
+        else:
+            explained.add(why)
+            lines.append(f"  {name}: {reason}")
     return lines
 
 
@@ -136,6 +144,22 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     if reporter is not None:
         for line in _not_items_report(config):
             reporter.write_line(line)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """pytest's own walk never enters the reports directory, the cache or any run directory (issue 32): runs pile up
+    under ``reports/`` inside a project, and each holds copies of the project's files in its workspaces, which the
+    walk would read at every collection."""
+    from pytest_forall.core.runlog import is_run
+    from pytest_forall.plugin.options import resolved_options
+    from pytest_forall.suites.project import RUN_MARKER
+
+    options = resolved_options(config)
+    if str(collection_path) in (options["reports"], options["cache_dir"]):
+        return True
+    if (collection_path / RUN_MARKER).is_file() and is_run(collection_path):
+        return True  # a run directory of another --forall-reports
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -17,7 +17,17 @@ from typing import Any
 
 import pytest
 
-from pytest_forall.core.gating import annotate, gate_lines, load_baseline, parse_shard, shard_of, task_key
+from pytest_forall.core.gating import (
+    Accounting,
+    account,
+    accounting_lines,
+    annotate,
+    gate_lines,
+    load_baseline,
+    parse_shard,
+    shard_of,
+    task_key,
+)
 from pytest_forall.core.model import (
     FAILED,
     INFRA,
@@ -154,6 +164,13 @@ class ForallReporter:
         self.session_started = time.monotonic()
         #: the gate's own verdict line (``--forall-gate``), set when the exit status is decided
         self.gate_verdict = ""
+        #: task key -> {"nodeid", "admitted"} of every forall item collected, before any deselection (the gate
+        #: accounts for every baseline item: :class:`GateAccounting`), from every xdist worker under xdist
+        self.collected: dict[str, dict[str, Any]] = {}
+        #: ``--forall-gate-allow-removed``: baseline items the maintainer lets go
+        self.allowed = [str(n) for n in options["gate_allow_removed"]]
+        #: what became of the baseline items without a row (computed once the items have run)
+        self.accounting: Accounting | None = None
 
     def check_writable(self) -> None:
         """Controller, at configure time: the run directory must be writable; checked without making anything.
@@ -423,7 +440,8 @@ class ForallReporter:
         tr = terminalreporter
         tr.section("forall summary")
         elapsed = time.monotonic() - self.session_started
-        lines = self.coverage_lines() + gate_lines(self.results) + summary_lines(
+        accounted = accounting_lines(self.accounting) if self.accounting is not None else []
+        lines = self.coverage_lines() + gate_lines(self.results) + accounted + summary_lines(
             self.results, self.missing(), self.run_dir, self.notices, elapsed=elapsed,
             cache_mode=resolved_options(config)["cache"])
         for line in lines + ([self.gate_verdict] if self.gate_verdict else []):
@@ -463,9 +481,12 @@ class ForallReporter:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.results and counts[INFRA] == len(self.results) and session.exitstatus == 0:
             session.exitstatus = EXIT_ALL_INFRA
-        if self.gate == "regressions" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        if self.gate == "regressions" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED,
+                                                                  EXIT_ALL_INFRA):  # all infra: the change's break?
             session.exitstatus = self._gate_status()
             self.gate_verdict = self._gate_line(int(session.exitstatus))
+        if self.created and self.accounting is not None:
+            self._write_gate(int(session.exitstatus))
         if self.created:
             self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
 
@@ -477,6 +498,13 @@ class ForallReporter:
         if regressed:
             more = " …" if len(regressed) > 3 else ""
             why.append(f"{len(regressed)} regressed ({', '.join(regressed[:3])}{more})")
+        found = self.accounting
+        if found is not None and found.lost:
+            gone = [f"{found.name(k)} {found.how(k)}" for k in found.lost]
+            why.append(f"{len(gone)} baseline pass(es) lost ({', '.join(gone[:5])}{' …' if len(gone) > 5 else ''})")
+        broken = sorted({str(r["breaks_build"]) for r in self.results if r.get("breaks_build")})
+        if broken:
+            why.append(f"the change breaks the build ({'; '.join(shorten(b, 200) for b in broken[:3])})")
         lost = self.expected is not None and len(self.results) + len(self.missing()) < self.expected
         if self.missing() or lost:
             why.append("items lost their reports")
@@ -489,6 +517,21 @@ class ForallReporter:
             detail += f"; {known} failed without regressing (not failing the run)"
         return f"gate (--forall-gate=regressions): {verdict}: {detail}; exit status {status}"
 
+    def _write_gate(self, status: int) -> None:
+        """``gate.json`` in the run directory: every baseline item without a row accounted for, the files the change
+        broke, and the gate's verdict (what CI keeps besides results.jsonl and JUnit)."""
+        from pytest_forall.plugin.options import resolved_options
+
+        assert self.accounting is not None
+        record = {"gate": self.gate, "verdict": self.gate_verdict, "exitstatus": status,
+                  "baseline": str(resolved_options(self.config)["baseline"]), **self.accounting.to_json(),
+                  "breaks_build": sorted({str(r["breaks_build"]) for r in self.results if r.get("breaks_build")}),
+                  "regressed": sorted(str(r.get("task_id")) for r in self.results if r.get("change") == "regressed")}
+        try:
+            (self.run_dir / "gate.json").write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+        except OSError as exc:
+            self.notices.append(f"cannot write {self.run_dir / 'gate.json'}: {exc.strerror or exc}")
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """The session is over: the run is no longer owned (a process that dies drops the lock all the same)."""
         self.close_results()
@@ -500,9 +543,54 @@ class ForallReporter:
         lost = self.expected is not None and len(self.results) + len(self.missing()) < self.expected
         if lost or self.other_failed or self.missing() or any(r.get("change") == "regressed" for r in self.results):
             return int(pytest.ExitCode.TESTS_FAILED)
+        if (self.accounting is not None and self.accounting.lost) or any(r.get("breaks_build") for r in self.results):
+            return int(pytest.ExitCode.TESTS_FAILED)  # a proof the baseline had is gone, or the change broke a file
         if self.results and all(r.get("outcome") == INFRA for r in self.results):
             return EXIT_ALL_INFRA
         return int(pytest.ExitCode.OK)
+
+
+class GateAccounting:
+    """Against a baseline: every collected forall item seen before any deselection, and, once the items have run,
+    every baseline item accounted for (present, removed, renamed, now admitted, not selected: core/gating.py), with
+    the lists added to the JUnit file's test-suite properties (``forall.gate.*``) before junitxml writes it."""
+
+    def __init__(self, reporter: ForallReporter) -> None:
+        self.reporter = reporter
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> Any:
+        for item in items:  # before -m, -k, --forall-shard or any other plugin deselects
+            task = item.stash.get(TASK_KEY, None)
+            if task is not None and is_forall(item.nodeid):
+                self.reporter.collected[task_key(task.suite, task.track, task.task_id)] = {
+                    "nodeid": item.nodeid, "admitted": item.get_closest_marker("admitted") is not None}
+        workeroutput = getattr(config, "workeroutput", None)
+        if workeroutput is not None:  # the controller collects nothing: it reads this at pytest_testnodedown
+            workeroutput["forall_collected"] = self.reporter.collected
+        return (yield)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        reporter = self.reporter
+        if hasattr(reporter.config, "workerinput") or reporter.baseline is None:
+            return
+        from pytest_forall.plugin.options import resolved_options
+
+        reporter.accounting = found = account(reporter.baseline, reporter.results, reporter.collected,
+                                              reporter.require_strict, reporter.allowed)
+        try:  # junitxml's own object (what ``record_testsuite_property`` writes to)
+            from _pytest.junitxml import xml_key
+        except ImportError:  # another pytest: gate.json and the summary still say it
+            return
+        xml = reporter.config.stash.get(xml_key, None)
+        if xml is not None:
+            record = found.to_json()
+            for name in ("removed", "now_admitted", "lost", "allowed"):
+                xml.add_global_property(f"forall.gate.{name}", ",".join(record[name]))
+            xml.add_global_property("forall.gate.renamed", ",".join(f"{a}->{b}" for a, b in record["renamed"].items()))
+            xml.add_global_property("forall.gate.baseline", str(resolved_options(reporter.config)["baseline"]))
 
 
 class ShortSummary:
@@ -547,6 +635,12 @@ class XdistHooks:
         node.workerinput["forall_secret"] = self.reporter.secret().hex()
         node.workerinput["forall_carried"] = {nodeid: {k: row.get(k) for k in CARRIED_FIELDS}
                                               for nodeid, row in self.reporter.carried.items()}
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A worker is done: the items it collected (before deselection), for the gate's accounting."""
+        collected = getattr(node, "workeroutput", {}).get("forall_collected")
+        if isinstance(collected, dict):
+            self.reporter.collected.update({str(k): dict(v) for k, v in collected.items()})
 
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """A worker died running ``crashitem``: record it as infra (resumable), unless its row already came."""

@@ -20,7 +20,7 @@ from pytest_forall.plugin.report import JUNIT_FIELDS, RESULT_KEY, ForallFailure,
 def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, prover: Any, frontend: Any,
                 reviewer: Any) -> None:
     """Run the protocol for one item and raise/skip according to its outcome."""
-    from pytest_forall.core.accept import AuditRecord
+    from pytest_forall.core.accept import BLOBS, AuditRecord
     from pytest_forall.core.budget import SpendLedger
     from pytest_forall.core.protocol import ItemContext, ItemRun
 
@@ -31,7 +31,8 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     if prompt is not None:  # a suite's conftest (or a plugin) words the actor's first prompt
         options = {**options, "actor_prompt": prompt}
     items = reporter.run_dir / "items"
-    audit = AuditRecord(items / reporter.item_dirname(item.nodeid), task)
+    # candidates kept once per reports directory (its content-addressed .blobs), linked from each record
+    audit = AuditRecord(items / reporter.item_dirname(item.nodeid), task, blobs=reporter.run_dir.parent / BLOBS)
     ledger = SpendLedger(reporter.run_dir / "spend.json")
     from pytest_forall.isolation.sandbox import sandboxed_prover_runner
 

@@ -81,8 +81,8 @@ def project_root(options: dict[str, Any], manifest: dict[str, Any] | None = None
         raise UsageError("no project given: pass --forall-project PATH (a Lake project with lakefile.toml/"
                          "lakefile.lean, or a Rocq project with _CoqProject or *.v files)")
     root = Path(str(value)).expanduser()
-    if not root.is_absolute():
-        root = Path(str(options.get("rootdir", "."))) / root
+    if not root.is_absolute():  # typed on the command line: from the invocation directory (issue 32)
+        root = Path(str(options.get("project_base") or options.get("rootdir", "."))) / root
     root = root.resolve()
     if not root.is_dir():
         raise UsageError(f"--forall-project {value}: {root} is not a directory")
@@ -492,7 +492,7 @@ def _not_an_item(proof: RocqProof, words: list[str], program: bool) -> str:
                  "obligations it solved itself, which the text does not show")
         return (f"an obligation of {of}: `Program` generates its statement (the file writes none for an agent to read "
                 f"or the screen to freeze){named}; it is checked with its file in the build, and the items that use "
-                f"{of} rest on it (an admitted obligation makes them rules-only)")
+                "that definition rest on it (an admitted obligation makes them rules-only)")
     if proof.keyword == "Let":
         return "a section `Let` with a proof, which vanishes when its section ends"
     if proof.keyword == "Goal":
@@ -681,6 +681,41 @@ def coqdep_graph(project: CoqProject, toolchain: Toolchain | None = None) -> dic
     return graph
 
 
+def first_build_error(log: str, rel: str) -> tuple[str, int]:
+    """The first error coqc printed for the project file ``rel`` in a build's log (``File "./rel", line …`` and the
+    message after it, a few lines) and its line, ("", 0) when the log has none: what the gate and the summary show,
+    not the log's tail (a ``COQDEP …`` line says nothing), and where the file stops compiling."""
+    lines = log.splitlines()
+    want = os.path.normpath(rel)
+    for index, line in enumerate(lines):
+        found = re.match(r'File "([^"]+)", line (\d+)', line.strip())
+        if found and os.path.normpath(found.group(1)) == want:
+            message = []
+            for more in lines[index + 1:index + 8]:
+                if re.match(r"(File \"|make(\[\d+\])?:|COQ\w+ |\S+\.vo? )", more.strip()) or not more.strip():
+                    break
+                message.append(more.strip())
+            text = f"{rel}:{found.group(2)}: {' '.join(message).removeprefix('Error:').strip()}"[:300]
+            return text, int(found.group(2))
+    return "", 0
+
+
+def first_error_lines(log: str) -> str:
+    """The first error of a build's log and the lines that say what it is (a located ``File "…", line …`` block, or
+    the first line naming an error and the two after it), "" when none is found: a build's reason starts with what
+    went wrong, not with its log's last lines (``COQDEP …`` progress)."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for index, line in enumerate(lines):  # coqc's located error first
+        if line.startswith('File "'):
+            return " ".join(lines[index:index + 3])[:400]
+    for index, line in enumerate(lines):  # else the first error; make's own line says only which rule failed
+        if re.search(r"\b(Error|error|ERROR)\b", line):
+            shown = lines[max(0, index - 2):index + 1] if re.match(r"make(\[\d+\])?: \*\*\*", line) else \
+                lines[index:index + 3]
+            return " ".join(shown)[:400]
+    return ""
+
+
 def proof_digest(task: Task, data: bytes) -> str:
     """What the gate calls the proof (core/gating.py): the candidate after the project's text and the target's
     statement, digested; the same whether the verdict was computed or served from the cache."""
@@ -808,6 +843,9 @@ class ProjectRocqProver(RocqProver):
     _shared_projects: ClassVar[dict[str, tuple[tuple[tuple[int, int, int] | None, ...], CoqProject]]] = {}
     #: makes one item's project, build directory and answer once, when the compile and the layers ask at once
     _item_lock: ClassVar[threading.RLock] = threading.RLock()
+    #: per (build directory, file that did not build): where it stops and which items are judged from one compile of
+    #: the file before that (:meth:`_broken_file_plan`)
+    _shared_plans: ClassVar[dict[tuple[str, str], tuple[int, int, Task | None, list[str], list[str]]]] = {}
     #: per file's content as collected (its cone's key) and judge: the baseline dump a row's kernel digests were read
     #: from (:meth:`change_fields`), so a file's next items read none of the build's inputs again
     _shared_row_baselines: ClassVar[dict[tuple[str, ...], Any]] = {}
@@ -1064,15 +1102,18 @@ class ProjectRocqProver(RocqProver):
                     tail = (result.stdout + result.stderr).strip()[-600:]
                     built = [rel for rel in project.files if (out / rel).with_suffix(".vo").is_file()]
                     default = project.tool == "coq_makefile" and not self.build_command
-                    if argv is steps[-1] and not timed_out and (built or default):
+                    # coqc's located error in a project file: the project's text broke, not its build's tooling
+                    located = any(first_build_error(result.stdout + result.stderr, rel)[0] for rel in project.files)
+                    if argv is steps[-1] and not timed_out and (built or default or located):
                         # some files do not build: each item of them is judged against its own template (the file up
                         # to the target), and items of files resting on them are infra (see _baseline); a user's or
                         # dune's build that compiled nothing is the build's failure, infra for every item
-                        self._record_missing(project, build, tail)
+                        self._record_missing(project, build, tail, result.stdout + result.stderr)
                         break
                     shown = self.build_command if argv[:2] == ["sh", "-c"] else " ".join(argv[:2])
                     reason = (f"the project does not build here (`{shown}` exited "
-                              f"{result.returncode}{', timed out' if timed_out else ''}): {tail}")
+                              f"{result.returncode}{', timed out' if timed_out else ''}): "
+                              f"{first_error_lines(result.stdout + result.stderr) or tail}")
                     break
             else:
                 if not steps:
@@ -1092,12 +1133,17 @@ class ProjectRocqProver(RocqProver):
                                             "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
             return reason
 
-    def _record_missing(self, project: CoqProject, build: Path, log: str) -> None:
-        """The project files the build did not compile (their items are judged against their templates, or infra)."""
+    def _record_missing(self, project: CoqProject, build: Path, log: str, full: str = "") -> None:
+        """The project files the build did not compile (their items are judged against their templates, or infra),
+        with each one's first error as the build printed it (the log's tail, else)."""
         out = self._out(project, build)
         missing = [rel for rel in project.files if not (out / rel).with_suffix(".vo").is_file()]
         if missing:
-            (build / "missing.json").write_text(json.dumps({"files": missing, "log": log}), encoding="utf-8")
+            errors = {rel: first_build_error(full, rel) for rel in missing}
+            (build / "missing.json").write_text(json.dumps({"files": missing, "log": log,
+                                                            "errors": {k: v[0] for k, v in errors.items() if v[0]},
+                                                            "lines": {k: v[1] for k, v in errors.items() if v[1]}}),
+                                                encoding="utf-8")
 
     def _build_command(self, argv: list[str], src: Path, timeout: float, env: dict[str, str] | None = None) -> Any:
         """One step of the project's own build (trusted: the user's project) with the toolchain's tools: for a root
@@ -1182,6 +1228,8 @@ class ProjectRocqProver(RocqProver):
             return None, f"the kernel judge is unavailable: {self.plugin_problem}"
         item = self._for_item(task)
         if "baseline" not in item:
+            if "build_break" in item:  # the project's sources do not build: the same answer for this item
+                return None, str(item["build_break_reason"])
             found = self._find_baseline(task, timeout)
             if found[0] is None:
                 return found  # (asked again: an infra reason may pass)
@@ -1197,6 +1245,16 @@ class ProjectRocqProver(RocqProver):
         rel = str(task.meta["project_file"])
         vo = (self._out(project, build) / rel).with_suffix(".vo")
         if not vo.is_file():
+            plan = self._broken_file_plan(task, project, build)
+            if plan is not None and isinstance(plan, str):  # after the file's first error: it cannot build there
+                return None, plan
+            if plan is not None:  # before it: one compile of the file up to the first item that may hold it
+                found = self._template_baseline(plan[0], project, build, timeout, plan[1], for_task=task)
+                if found[0] is not None or plan[0].task_id == task.task_id:
+                    return found
+                item = self._for_item(task)  # (the error is in that item's statement: each before it on its own)
+                for key in ("build_break", "build_break_reason", "prefix_tree"):
+                    item.pop(key, None)
             return self._template_baseline(task, project, build, timeout)
         self._prefetch(project, build, timeout)
         return self._file_dump(project, build, rel, module, timeout)
@@ -1348,28 +1406,111 @@ class ProjectRocqProver(RocqProver):
         for rel, module in files:  # what the shared check did not record: one coqchk per file
             self._file_check(project, build, rel, module, budget)
 
-    def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float) -> tuple[Any, str]:
+    @staticmethod
+    def _missing_record(build: Path) -> dict[str, Any]:
+        """``missing.json`` of a build some files of which did not compile ({} when all did): the files, the log's
+        tail, each file's first error and its line."""
+        try:
+            record = json.loads((build / "missing.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return record if isinstance(record, dict) else {}
+
+    def _unbuilt_dep(self, task: Task, project: CoqProject, build: Path) -> str:
+        """Why ``task`` cannot be judged because a file its file requires did not build ("" when all did): that file
+        and its first error, remembered as the item's ``build_break``."""
+        record = self._missing_record(build)
+        log, errors = str(record.get("log", "")), dict(record.get("errors") or {})
+        src = self._out(project, build)
+        unbuilt = [dep for dep in task.meta.get("deps") or [] if not (src / dep).with_suffix(".vo").is_file()]
+        if not unbuilt:
+            return ""
+        dep = min(unbuilt, key=lambda d: (d not in errors, d))  # one that failed itself, if the log says
+        error = str(errors.get(dep) or f"{dep}: {log.strip()[-300:]}")
+        item = self._for_item(task)
+        item["build_break"] = error
+        item["build_break_reason"] = (f"{error} ({dep} does not build in the project, and "
+                                      f"{task.meta['project_file']} requires it)")
+        return str(item["build_break_reason"])
+
+    def _broken_file_plan(self, task: Task, project: CoqProject, build: Path) -> str | tuple[Task, list[str]] | None:
+        """How an item of a file the build could not compile is judged from the line of the file's first error (as
+        the build printed it), with one compile for all the items before it (issue 32: each was compiled from its own
+        prefix, 50 compiles where ``make`` stops at once):
+
+        * an item whose statement starts after that line: the reason it is infra (the file up to it holds the failing
+          sentence, which fails there as in the build: coqc runs a file's sentences in order), nothing compiled;
+        * an item whose proof ends before that line (the next item starts before it), and the first item that may
+          hold the error: (that first item, the targets of all of them): all are judged from one compile of that
+          item's template (the file up to it, it admitted); the own proofs of those before it from that compiled
+          file as from the build's, that item's own proof compiled as a candidate (it fails where the build did);
+        * else (no located error, a file it requires that did not build, a file changed since its collection):
+          None, the item's own template (:meth:`_template_baseline`)."""
+        if self._unbuilt_dep(task, project, build):
+            return None
+        rel = str(task.meta["project_file"])
+        line = int(dict(self._missing_record(build).get("lines") or {}).get(rel) or 0)
+        if line <= 0:
+            return None
+        key = (str(build), rel)
+        plan = ProjectRocqProver._shared_plans.get(key)
+        if plan is None:
+            try:
+                text = (project.root / rel).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+            starts = _offsets(text)
+            if line > len(starts):
+                return None
+            first, after = starts[line - 1], starts[line] if line < len(starts) else len(text)
+            tasks = sorted(rocq_tasks_of_file(project, rel), key=lambda t: int(t.meta["statement_offset"]))
+            offsets = [int(t.meta["statement_offset"]) for t in tasks]
+            before = [t for t, nxt in zip(tasks, offsets[1:]) if nxt <= first]
+            holder = tasks[len(before)] if len(before) < len(tasks) else None
+            plan = (first, after, holder, [t.task_id for t in before],
+                    [str(t.meta["target_path"]) for t in [*before, *([holder] if holder else [])]])
+            ProjectRocqProver._shared_plans[key] = plan
+        _, after, holder, before_ids, targets = plan
+        error = str(dict(self._missing_record(build).get("errors") or {}).get(rel) or f"{rel}:{line}: error")
+        if int(task.meta["statement_offset"]) >= after:
+            item = self._for_item(task)
+            item["build_break"] = error
+            item["build_break_reason"] = (f"{error} ({rel} does not build in the project: it stops there, before "
+                                          f"`{task.theorem_name}`)")
+            return str(item["build_break_reason"])
+        if holder is None or holder.meta.get("file_digest") != task.meta.get("file_digest"):
+            return None  # (the file changed since this item was collected: its own template)
+        if task.task_id in before_ids or task.task_id == holder.task_id:
+            return holder, targets
+        return None
+
+    def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float,
+                           targets: list[str] | None = None, for_task: Task | None = None) -> tuple[Any, str]:
         """The baseline of an item whose file does not build in the project: the item's template (the file up to
         the target, the target admitted) compiled as that file and dumped; infra when a file it rests on, or the
-        file before the target, does not build."""
+        file before the target, does not build. ``targets``/``for_task``: the dump of ``task``'s template for every
+        item before it (:meth:`_broken_file_plan`), asked for ``for_task``, whose own proof is then judged from that
+        compiled file (its tree is kept beside the dump)."""
         from pytest_forall.lang.rocq.judge import parse_file_dump
 
-        log = ""
-        try:
-            log = json.loads((build / "missing.json").read_text(encoding="utf-8"))["log"]
-        except (OSError, ValueError, KeyError):
-            pass
-        src = self._out(project, build)
-        for dep in task.meta.get("deps") or []:
-            if not (src / dep).with_suffix(".vo").is_file():
-                return None, f"{dep}, which {task.meta['project_file']} requires, does not build in the project: {log}"
+        asker = for_task or task
+        problem = self._unbuilt_dep(asker, project, build)
+        if problem:
+            return None, problem
+        item = self._for_item(asker)
         module = str(task.meta["coq_module"])
         target = str(task.meta["target_path"])
+        targets = targets or [target]
         items = build / "judge" / "items"
         items.mkdir(parents=True, exist_ok=True)
-        stored = items / f"{task.task_id}.{hashlib.sha256(task.template.encode()).hexdigest()[:16]}.dump"
+        named = hashlib.sha256("\0".join([task.template, *targets]).encode()).hexdigest()[:16]
+        stored = items / f"{task.task_id}.{named}.dump"
+        kept = items / f"{task.task_id}.{named}.tree"  # the compiled file the items before the target are judged from
+        shared = len(targets) > 1
+        if shared and for_task is not None and for_task.task_id != task.task_id:
+            item["prefix_tree"] = str(kept)  # (not the template's own item: its proof is the one left admitted there)
         with FileLock(str(stored) + ".lock"):
-            if stored.is_file():
+            if stored.is_file() and (not shared or kept.is_dir()):
                 parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
                 if not isinstance(parsed, str):
                     return parsed, ""
@@ -1379,13 +1520,22 @@ class ProjectRocqProver(RocqProver):
                 compiled = self._compile_in_tree(project, build, tree, task.template.encode(), timeout, False,
                                                  str(task.meta["project_file"]))
                 if not compiled.ok:
-                    reason = compiled.infra or compiled.first_error
-                    return None, (f"{task.meta['project_file']} does not build in the project, and neither does the "
-                                  f"file up to `{task.theorem_name}` with it admitted: {reason.strip()[:600]}")
-                dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, [target],
+                    rel = str(task.meta["project_file"])
+                    reason = (compiled.infra or compiled.first_error_at(rel)).strip()
+                    located = reason if reason.startswith(rel) else f"{rel}: {reason}"
+                    found = (f"{located[:600]} ({rel} does not build in the project, nor does the file up to "
+                             f"`{task.theorem_name}` with it admitted)")
+                    if not compiled.infra:  # the file's own text does not compile (not a tool fault)
+                        item["build_break"] = located[:300]
+                        item["build_break_reason"] = found
+                    return None, found
+                dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, targets,
                                                  timeout, fresh=False)
                 if dump is None:
                     return None, f"the judge could not read the project's file up to `{task.theorem_name}`: {problem}"
+                if shared:
+                    shutil.rmtree(kept, ignore_errors=True)
+                    os.rename(tree, kept)
                 stored.write_text(_stored_dump(dump), encoding="utf-8")
                 return dump, ""
             finally:
@@ -1487,6 +1637,15 @@ class ProjectRocqProver(RocqProver):
             return CompileResult(ok=True, digest=digest, output="the project's own proof: compiled by "
                                  "the project's build",
                                  artifact=str((self._out(project, build) / rel).with_suffix(".vo")))
+        prefix = self._for_item(task).get("prefix_tree")
+        own = str(task.meta.get("own_candidate") or "")
+        vo = (Path(str(prefix)) / rel).with_suffix(".vo") if prefix else None
+        if vo is not None and own and data == own.encode("utf-8") and vo.is_file():
+            # the project's own proof, before the first error of a file that does not build: judged from the one
+            # compile of the file up to the item that may hold the error (:meth:`_broken_file_plan`)
+            digest = self._own[str(workspace)] = sha256_bytes(data)
+            return CompileResult(ok=True, digest=digest, artifact=str(vo), output=(
+                "the project's own proof: compiled once with the proofs of its file before its first error"))
         self._own.pop(str(workspace), None)
         return self._compile_in_tree(project, build, workspace / "tree", data, timeout, True, rel)
 
@@ -1520,20 +1679,34 @@ class ProjectRocqProver(RocqProver):
 
     def change_fields(self, task: Task, candidate: bytes | None = None) -> dict[str, str]:
         """Kernel digests for the gate (core/gating.py): ``kernel_statement``, the target's type in the project's
-        build; ``kernel_context``, the file's declarations before it and the files it rests on. {} when the build
-        has no answer (the row then falls back to the template's digest)."""
+        build; ``kernel_type``, that type alone (no name: a renamed lemma keeps it); ``kernel_context``, the file's
+        declarations before it and the files it rests on. Always, for a project item: ``cone_key`` (the item's file
+        and every file it requires, as collected: what tells a break the change caused from a tool fault),
+        ``admitted`` when the project leaves the proof ``Admitted``, and ``build_break`` (the file that does not
+        build and its first error) when the item is infra because of it. Without the build's answer the kernel
+        digests are absent (the row then falls back to the template's digest)."""
         from pytest_forall.lang.rocq.judge import statement_key
 
-        if "target_path" not in task.meta or self.plugin is None:
+        if "target_path" not in task.meta:
             return {}
+        base = {"cone_key": str(task.meta.get("cone_key") or "")}
+        if task.meta.get("admitted"):
+            base["admitted"] = "yes"
+        broken = self._for_item(task).get("build_break")
+        if broken:
+            base["build_break"] = str(broken)
+        if self.plugin is None:
+            return base
         baseline = self._row_baseline(task)
         if baseline is None:
-            return {}
+            return base
         found = context_digests(baseline, str(task.meta.get("deps_key", ""))).get(str(task.meta["target_path"]))
         if found is None:
-            return {}
+            return base
         entry, context, lemmas = found
-        fields = {"kernel_statement": hashlib.sha256(" : ".join(statement_key(entry)).encode()).hexdigest()[:24],
+        key = statement_key(entry)
+        fields = {**base, "kernel_statement": hashlib.sha256(" : ".join(key).encode()).hexdigest()[:24],
+                  "kernel_type": hashlib.sha256(key[1].encode()).hexdigest()[:24],
                   "kernel_context": context, "kernel_lemmas": lemmas}
         if self.declared:  # the gate names a changed declaration as a cause (core/gating.py)
             fields["declared_axioms"] = self.project_axioms
@@ -1701,12 +1874,19 @@ class ProjectRocqProver(RocqProver):
         project, build, problem = self._build(task, budget)
         if problem:
             return Layer("independent_check", False, problem, infra=True)
+        prefix = self._for_item(task).get("prefix_tree")
+        if prefix:  # judged from the one compile of its file before the first error
+            return self._file_check(project, build, str(task.meta["project_file"]), str(task.meta["coq_module"]),
+                                    budget, Path(str(prefix)))
         self._prefetch(project, build, budget)
         return self._file_check(project, build, str(task.meta["project_file"]), str(task.meta["coq_module"]), budget)
 
-    def _file_check(self, project: CoqProject, build: Path, rel: str, module: str, budget: float) -> Layer:
-        """coqchk on one compiled file of the build; its layer is stored beside it unless it is infra."""
-        vo = (self._out(project, build) / rel).with_suffix(".vo")
+    def _file_check(self, project: CoqProject, build: Path, rel: str, module: str, budget: float,
+                    src: Path | None = None) -> Layer:
+        """coqchk on one compiled file of the build (or of ``src``, a tree of it); its layer is stored beside it unless
+        it is infra."""
+        src = src or self._out(project, build)
+        vo = (src / rel).with_suffix(".vo")
         stored = self._per_vo(vo, module, "coqchk.json")
         known = ProjectRocqProver._shared_checks.get(str(stored))  # content-addressed, as the judge dumps
         if known is not None:
@@ -1719,7 +1899,6 @@ class ProjectRocqProver(RocqProver):
                 record = json.loads(text)
                 ProjectRocqProver._shared_checks[str(stored)] = text
                 return Layer("independent_check", record["ok"], record["reason"], record["evidence"])
-            src = self._out(project, build)
             argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]
             result = self._run(argv, src, budget)
             layer = self._checker_layer(argv, result, budget, build=True)

@@ -113,8 +113,12 @@ def read_accepted(audit_dir: Path, task_id: str, nodeid: str = "", digest: str =
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return f"{stored} is not UTF-8 text: {exc}"
-    return Accepted(task_id, nodeid, str(task.get("prover") or ""), Path(str(meta["project_root"])),
-                    str(meta["project_file"]), int(meta["statement_offset"]), str(meta.get("file_digest") or ""), text)
+    root, rel = Path(str(meta["project_root"])), str(meta["project_file"])
+    # apply writes root/rel: a record naming a file outside the project (absolute, or through ``..``) is refused
+    if Path(rel).is_absolute() or ".." in Path(rel).parts or not (root / rel).resolve().is_relative_to(root.resolve()):
+        return f"its task record names {rel}, a file outside the project {root}"
+    return Accepted(task_id, nodeid, str(task.get("prover") or ""), root, rel, int(meta["statement_offset"]),
+                    str(meta.get("file_digest") or ""), text)
 
 
 def accepted_in_run(run_dir: Path) -> tuple[list[Accepted], list[tuple[str, str]]]:
@@ -316,19 +320,56 @@ def compile_check(options: dict[str, Any], root: Path, rel: str, work: Path) -> 
     return check
 
 
-def kernel_statements(options: dict[str, Any], root: Path, work: Path) -> dict[str, str]:
-    """Every item's statement as the kernel reads it in the project's build as the project is now (the gate's
-    ``kernel_statement`` digest), by task id; an item the build has no answer for is absent. ``forall apply`` compares
-    them before and after: a helper put before a lemma must not change what a later lemma of the project states."""
+@dataclass(frozen=True)
+class KernelView:
+    """What the kernel has of a project as it is now (the project's build): every item's statement (the gate's
+    ``kernel_statement`` digest, by task id) and every declaration of the files with items (by ``<file> <path>``),
+    as :func:`declaration_key` keeps it. ``forall apply`` compares the two before and after."""
+
+    statements: dict[str, str]
+    declarations: dict[str, str]
+
+
+def declaration_key(entry: str) -> str:
+    """What a helper put before a lemma must not change of a declaration after it, from its kernel serialisation: a
+    proof's or an admitted lemma's type (its proof is the one thing an apply may change), anything else as a whole
+    (a transparent definition's body is what later text means by its name; an inductive's constructors)."""
+    from pytest_forall.lang.rocq.judge import statement_key
+
+    if entry.split(" ")[2:3] in (["opaque"], ["axiom"]):
+        return " : ".join(statement_key(entry))
+    return entry
+
+
+def kernel_view(options: dict[str, Any], root: Path, work: Path) -> KernelView:
+    """The project's :class:`KernelView` in its build as the project is now; an item (or a file) the build has no
+    answer for is absent. A helper put before a lemma must not change what a later lemma states, nor what a later
+    declaration is (``Definition four := two + two`` after a helper ``two``: every statement naming ``four`` reads
+    the same, its meaning does not)."""
     from pytest_forall.suites.project import load_project
 
     prover = project_prover(options, work)
-    found = {}
+    statements: dict[str, str] = {}
+    declarations: dict[str, str] = {}
+    files: set[str] = set()
     for task in load_project(root, options):
         statement = prover.change_fields(task).get("kernel_statement")
         if statement:
-            found[task.task_id] = statement
-    return found
+            statements[task.task_id] = statement
+        rel = str(task.meta.get("project_file") or "")
+        if rel in files:
+            continue
+        dump = prover._row_baseline(task)
+        if dump is not None:
+            files.add(rel)
+            for path, entry in dump.fields:
+                declarations.setdefault(f"{rel} {path}", declaration_key(entry))
+    return KernelView(statements, declarations)
+
+
+def kernel_statements(options: dict[str, Any], root: Path, work: Path) -> dict[str, str]:
+    """Every item's statement as the kernel reads it (:func:`kernel_view`'s ``statements``)."""
+    return kernel_view(options, root, work).statements
 
 
 def write_text_as(path: Path, text: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import secrets
 import signal
 import time
 import tty
@@ -299,8 +300,9 @@ class TacticProbe:
 
 #: ``-emacs`` prompt: ``<prompt>NAME < STATE |PROOFS| DEPTH < </prompt>``; STATE is the state id ``BackTo`` takes.
 SESSION_PROMPT = re.compile(r"<prompt>(?P<name>\S*) < (?P<state>\d+) \|(?P<proofs>[^|]*)\| \d+ < </prompt>")
-#: ``Locate`` of this name answers that nothing has it; the reply marks where a resynchronised reply ends.
-SESSION_SENTINEL = "forall_session_sentinel"
+#: ``Locate`` of ``SESSION_SENTINEL`` + a nonce answers that nothing has it; the reply marks where a resynchronised
+#: reply ends. The nonce is the session's own: no text sent to it, nor any output of Coq, can contain it.
+SESSION_SENTINEL = "forall_session_sentinel_"
 
 
 #: how Coq starts an error message (after the echo of the input), with or without ``-emacs`` markup around it
@@ -309,6 +311,11 @@ SESSION_ERROR = re.compile(r"(?m)^(?:<[a-z]+>)?Error:")
 
 class SessionDied(Exception):
     """coqtop ended (or its replies stopped matching what was sent): the session is restarted, infra-side."""
+
+
+class SessionForged(Exception):
+    """Coq's output spelled the prompt markup (a computed string can): the replies read since the last check are
+    not the sentences' own. The session is closed; the caller's text, not the machine, is the cause."""
 
 
 class SessionTimeout(Exception):
@@ -345,6 +352,7 @@ class CoqSession:
         self.state = 0
         self.proofs = ""
         self.starts = 0
+        self.sentinel = SESSION_SENTINEL + secrets.token_hex(8)
 
     @property
     def alive(self) -> bool:
@@ -385,18 +393,23 @@ class CoqSession:
         self.base = self.state
 
     def _resync(self, deadline: float) -> str:
-        """Send the sentinel and read every reply up to its error: output some commands print after their prompt
-        (``BackTo`` reprints the goals late) is swallowed here, and a reply that never comes is a dead session."""
+        """Send the sentinel and read its reply: output some commands print after their prompt (``BackTo`` reprints
+        the goals late) is swallowed here. Exactly one prompt comes before the sentinel's answer; one more is a
+        prompt Coq's output imitated (:class:`SessionForged`), none a dead session."""
         assert self.child is not None
         # a command that succeeds: the goals BackTo owes come out with the next successful command's reply
-        self.child.send(f"Locate {SESSION_SENTINEL}.\n")
-        text = ""
-        for _ in range(64):
-            text += self._expect(deadline)
-            if SESSION_SENTINEL in text:
-                return text
-        self.close()
-        raise SessionDied("coqtop's replies no longer match the sentences sent")
+        self.child.send(f"Locate {self.sentinel}.\n")
+        text = self._expect(deadline)
+        if self.sentinel not in text:
+            self.close()
+            raise SessionForged()
+        return text
+
+    def verify(self, deadline: float) -> None:
+        """Check that every reply read so far was a sentence's own (:meth:`_resync`); nothing to check without a
+        running coqtop."""
+        if self.alive:
+            self._resync(deadline)
 
     def back_to(self, state: int, deadline: float) -> None:
         if self.child is None:

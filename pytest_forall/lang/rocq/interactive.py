@@ -27,7 +27,7 @@ from typing import TypeVar
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import SessionAnswer, SessionRefused
 from pytest_forall.lang.common import NotUnderstood
-from pytest_forall.lang.rocq.coqtop import CoqSession, SessionDied, SessionTimeout, TacticProbe
+from pytest_forall.lang.rocq.coqtop import CoqSession, SessionDied, SessionForged, SessionTimeout, TacticProbe
 from pytest_forall.lang.rocq.lexer import mask, sentences, tokens
 from pytest_forall.lang.rocq.screen import coq_units
 
@@ -49,6 +49,12 @@ _THEOREM_HEAD = re.compile(r"\s*(?:#\[[^\]]*\]\s*)?(?:Local\s+|Global\s+)?(?:The
 _GOAL_COUNT = re.compile(r"^(\d+) (?:focused )?goals?\b", re.MULTILINE)
 _TAGS = re.compile(r"</?(?:infomsg|warning|error)>")
 _WORD = re.compile(r"[^\W\d][\w']*")
+#: a possibly qualified name (``Nat.add_comm``) in Coq's output
+_QUALIFIED = re.compile(r"[^\W\d][\w']*(?:\.[^\W\d][\w']*)*")
+#: What may come before a command's own word: attributes (``#[...]``, ``#[]`` included) and the control commands
+#: that run the command after them (``Time``, ``Fail``, ``Succeed``, ``Redirect "file"``, ``Timeout n``).
+_PREFIX = re.compile(r"\s*(?:#\[[^\[\]]*\]|(?:Time|Fail|Succeed|Instructions|Profile)\b|Redirect\s*\"[^\"]*\"|"
+                     r"Timeout\s+\d+)")
 T = TypeVar("T")
 
 
@@ -118,6 +124,16 @@ def _decode(data: bytes, name: str) -> str:
         raise SessionRefused(f"{name}: not UTF-8 at byte {exc.start}") from None
 
 
+def command_head(text: str) -> str:
+    """The word that says which command a sentence is: its first, after comments and :data:`_PREFIX`es (``#[] Back
+    1.`` and ``Time Back 1.`` are ``Back``); "" when it starts with something else (a bullet, a brace, a selector)."""
+    masked, at = mask(text), 0
+    while found := _PREFIX.match(masked, at):
+        at = found.end()
+    word = _WORD.match(masked, len(masked) - len(masked[at:].lstrip()))
+    return word.group() if word else ""
+
+
 def _refuse_reserved(text: str, name: str) -> None:
     if RESERVED in text:
         line = text[:text.index(RESERVED)].count("\n") + 1
@@ -132,8 +148,8 @@ class RocqProofSession:
         self.task = task
         self.name = task.candidate_name
         self.timeout = timeout
-        #: withheld declarations, by their last component (``Arith2.target_lemma`` withholds ``target_lemma``)
-        self.excluded = {name.rsplit(".", 1)[-1] for name in excluded if name}
+        #: withheld declarations by their full names (see :meth:`withheld`)
+        self.excluded = tuple(name for name in excluded if name)
         self.directory = directory
         self.coq = CoqSession(probe, directory)
         self._lock = threading.Lock()
@@ -149,6 +165,11 @@ class RocqProofSession:
                 deadline = time.monotonic() + self.timeout
                 try:
                     answer = body(deadline)
+                    self.coq.verify(deadline)
+                except SessionForged:
+                    return SessionAnswer("error", f"the output of this call imitates the session's prompt markup "
+                                         f"(`<{RESERVED}`), so its replies cannot be read: no answer (the prover "
+                                         "session starts again on the next call; the file is unchanged)")
                 except SessionTimeout:
                     return SessionAnswer("timeout", f"no answer within {self.timeout:g} s: the prover session was "
                                          "stopped and restarts on the next call (the file is unchanged)", "timeout")
@@ -192,9 +213,9 @@ class RocqProofSession:
         _refuse_reserved(prefix, self.name)
         items = split_sentences(prefix, self.name)
         for sentence in items:
-            head = _WORD.match(sentence.text)
-            if head and head.group() in SESSION_CONTROL:
-                raise SessionRefused(f"{self.name}:{sentence.line}: `{head.group()}` controls the prover session; "
+            head = command_head(sentence.text)
+            if head in SESSION_CONTROL:
+                raise SessionRefused(f"{self.name}:{sentence.line}: `{head}` controls the prover session; "
                                      "goals/try cannot follow it (compile() can)")
         return prefix, items, upto
 
@@ -288,9 +309,11 @@ class RocqProofSession:
         except NotUnderstood as exc:
             raise SessionRefused(f"try: the tactics cannot be read as Rocq sentences: {exc}") from None
         for unit in units:
-            word = _WORD.match(whole, unit.start)
-            head = word.group() if word else ""
-            if not unit.in_proof or (head[:1].isupper() and head not in PROOF_COMMANDS):
+            text = whole[unit.start:unit.end]
+            head = command_head(text)
+            # a tactic starts with its own (lower-case) name; an attribute or a control prefix starts a command
+            if not unit.in_proof or (head[:1].isupper() and head not in PROOF_COMMANDS) or \
+                    mask(text).lstrip().startswith("#") or _PREFIX.match(mask(text)):
                 raise SessionRefused(f"try runs tactics only; `{_short(whole[unit.start:unit.end])}` is a command "
                                      "(use query for Check/About/Locate/Search, compile for the file)")
         return [Sentence(whole[s:e], sum(1 for u in units if s <= u.start < e), 0, 0) for s, e in spans]
@@ -329,9 +352,17 @@ class RocqProofSession:
             raise SessionRefused(f"query runs only Check, About, Locate, Search and Print Assumptions; `{shown}` is "
                                  "refused")
         for word in words:
-            if word.kind == "ident" and word.text.rsplit(".", 1)[-1] in self.excluded:
+            if word.kind == "ident" and self.withheld(word.text):
                 raise SessionRefused(f"query: `{word.text}` is withheld (its statement is in the template)")
         return text
+
+    def withheld(self, name: str) -> bool:
+        """Whether ``name`` can denote a withheld declaration: its full name or a qualified suffix of it.
+
+        ``Arith2.target_lemma`` is withheld as ``target_lemma`` and ``Arith2.target_lemma``, never as
+        ``Nat.target_lemma`` (another declaration, which an honest proof may use); a bare name is refused whenever
+        it could mean the withheld one (without asking Coq which one it resolves to, the cautious reading)."""
+        return any(full == name or full.endswith("." + name) for full in self.excluded)
 
     def _withhold(self, text: str) -> str:
         """Search results naming a withheld declaration are dropped; at most :data:`MAX_ENTRIES` entries kept."""
@@ -341,7 +372,7 @@ class RocqProofSession:
                 entries[-1] += "\n" + line
             else:
                 entries.append(line)
-        kept = [e for e in entries if not any(w in self.excluded for w in _WORD.findall(e))]
+        kept = [e for e in entries if not any(self.withheld(w) for w in _QUALIFIED.findall(e))]
         more = len(kept) - MAX_ENTRIES
         return "\n".join(kept[:MAX_ENTRIES]) + (f"\n({more} more entries)" if more > 0 else "")
 

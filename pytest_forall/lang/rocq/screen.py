@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import itertools
 import re
 import sys
 import unicodedata
@@ -40,12 +41,17 @@ from pytest_forall.lang.rocq.lexer import tokens as lex
 THEOREM_KEYWORDS = frozenset({"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property"})
 #: Open a proof when written without ``:=``.
 DEFINITION_KEYWORDS = frozenset({"Definition", "Example", "Fixpoint", "CoFixpoint"})
+#: Well-founded and structural recursion by the usual packages (issue 31): ``Function`` (Recdef) and ``Equations``
+#: (``From Equations Require Import Equations.``). What they generate is ordinary kernel terms (fixpoints,
+#: well-founded recursion through the library's ``Fix``/``Acc``, graphs and their proofs), judged like any other
+#: candidate constant; obligations they leave are proved in ``Next Obligation.``/``Proof.`` blocks.
+RECURSION_HEADS = frozenset({"Function", "Equations"})
 #: Commands that only print: allowed anywhere at the top level, also after the proof.
 QUERY_HEADS = frozenset({"Check", "About", "Print", "Locate", "Search", "SearchPattern", "SearchRewrite", "Compute",
                          "Eval"})
 ALLOWED_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS | QUERY_HEADS
                  | {"Ltac", "Ltac2", "Require", "From", "Set", "Unset", "Inductive", "CoInductive", "Variant",
-                    "Record", "Structure", "Class", "Scheme"})
+                    "Record", "Structure", "Class", "Scheme"} | RECURSION_HEADS)
 #: ``Set``/``Unset`` options that cannot change what a statement means or what the kernel checks.
 ALLOWED_OPTIONS = frozenset({("Default", "Goal", "Selector"), ("Bullet", "Behavior"), ("Ltac", "Backtrace"),
                              ("Ltac2", "Backtrace"), ("Default", "Timeout")})
@@ -94,7 +100,7 @@ FORBIDDEN_TACTICS = frozenset({"admit", "give_up", "Admitted"})
 DECLARING_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS
                    | {"Ltac", "Axiom", "Axioms", "Parameter", "Parameters", "Hypothesis", "Hypotheses",
                       "Conjecture", "Variable", "Variables", "Let", "Inductive", "CoInductive", "Variant",
-                      "Record", "Structure", "Class", "Function"})
+                      "Record", "Structure", "Class", "Function", "Equations"})
 BULLET_CHARS = frozenset("-+*{}")
 
 # --- sentences -------------------------------------------------------------------------------------
@@ -185,7 +191,22 @@ class Sentence(TokenRun):
             return words[1:2] == ["Obligation"]
         if head == "Instance" and "refine" in self.attributes():  # #[refine]: Coq opens a proof for the fields
             return True
+        if head == "Equations" and self.equations_proof():  # ``Equations?``: its obligations as one proof
+            return True
+        if head == "Function" and self.well_founded():  # Recdef opens the termination proof, body or not
+            return True
         return head in OPENS_PROOF_ALWAYS or (head in OPENS_PROOF_WITHOUT_BODY and not self.defines_inline())
+
+    def equations_proof(self) -> bool:
+        """``Equations?`` (the ``?`` right after the command word, whatever attributes come first)."""
+        texts = [t.text for t in self.tokens]
+        at = texts.index("Equations") if "Equations" in texts else -1
+        return 0 <= at < len(texts) - 1 and texts[at + 1] == "?"
+
+    def well_founded(self) -> bool:
+        """A ``{measure …}``/``{wf …}`` annotation: ``Function`` then asks for a termination proof."""
+        texts = [t.text for t in self.tokens]
+        return any(a == "{" and b in ("measure", "wf") for a, b in itertools.pairwise(texts))
 
     def terminator(self) -> str:
         head = self.body_head()
@@ -193,6 +214,10 @@ class Sentence(TokenRun):
 
     def declared_name(self) -> str:
         words = self.command_words()
+        if words == ["Equations"] and self.equations_proof():  # ``Equations? f …``: the name follows the ``?``
+            texts = [t.text for t in self.tokens]
+            rest = texts[texts.index("Equations") + 2:]
+            return rest[0] if rest else ""
         if words[:1] == ["Program"] or (words[:1] == ["Ltac2"] and words[1:2] in (["rec"], ["mutable"])):
             words = words[1:]
         return words[1] if len(words) > 1 else ""

@@ -24,9 +24,10 @@ let record_kind (mb : Declarations.mutual_inductive_body) = match mb.Declaration
 let arity_kind _ (p : Declarations.one_inductive_body) = match p.Declarations.mind_arity with
   | Declarations.RegularArity _ -> " regular" | Declarations.TemplateArity _ -> " template"
 let instance_levels u = snd (UVars.Instance.to_array u)
-(* a nested primitive array (RecArgPrim) is never a structural subterm: the detectors stay conservative *)
-let recarg_ind (r : Declarations.recarg) = match r with
-  | Declarations.Mrec (Declarations.RecArgInd (m, _)) -> Some m | _ -> None
+(* the inductive a recursive position is a value of (the block's own or a nested one); a nested primitive array
+   (RecArgPrim) is never a structural subterm: the detectors stay conservative *)
+let recarg_inductive (r : Declarations.recarg) = match r with
+  | Declarations.Mrec (Declarations.RecArgInd i) -> Some i | _ -> None
 (* A file's module structure for ForallJudgeFile (project mode), whatever the version's module API. *)
 type kfield = KConst | KMind | KModule of (Names.Label.t * kfield) list option | KModType | KOther
 let rec fields_of (s : Declarations.structure_body) = List.map (fun (l, f) -> (l, kfield f)) s

@@ -1,0 +1,277 @@
+"""Issue 32: the gate accounts for every baseline item (present, removed, renamed, now admitted, not selected) and
+fails on a lost pass or a build the change broke, naming the item or the file; the fake suite covers the plugin's
+bookkeeping, a small Rocq library (real coqc) the kernel's part (renames, admitted lemmas, build breaks)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from junitparser import JUnitXml
+
+from conftest import EXAMPLES, require_tool
+from pytest_forall.core.gating import account, annotate, broken_by_change, change
+
+FAKE = ["-p", "no:cacheprovider", "--forall-sandbox=none"]
+#: the fake suite, where a behaviour naming ADMITTED makes the item an ``admitted`` one (as the project suite does)
+FAKE_CONFTEST = (EXAMPLES / "fake_conftest.py").read_text().replace(
+    'template=f"{behaviour}\\n", theorem_name=tid, frozen="")',
+    'template=f"{behaviour}\\n", theorem_name=tid, frozen="", '
+    'meta={"markers": ["admitted"]} if "ADMITTED" in behaviour else {})')
+SUITE = 'adapter = "fake"\n[tasks]\nt_a = "STRICT"\nt_b = "STRICT"\nt_c = "STRICT"\nt_open = "FAIL"\n'
+
+
+@pytest.fixture
+def fake(pytester: pytest.Pytester) -> pytest.Pytester:
+    assert "ADMITTED" in FAKE_CONFTEST
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makefile(".forall.toml", suite=SUITE)
+    return pytester
+
+
+def _run(pytester: pytest.Pytester, run_id: str, *extra: str) -> pytest.RunResult:
+    return pytester.runpytest(*FAKE, "--forall-frontend=fake", f"--forall-run-id={run_id}", *extra)
+
+
+def _gate(pytester: pytest.Pytester, run_id: str, *extra: str) -> tuple[pytest.RunResult, dict]:
+    result = _run(pytester, run_id, "--forall-baseline=reports/base", "--forall-gate=regressions", *extra)
+    path = pytester.path / "reports" / run_id / "gate.json"
+    return result, json.loads(path.read_text()) if path.is_file() else {}
+
+
+def test_a_removed_pass_fails_the_gate_by_name_unless_allowed(fake: pytest.Pytester) -> None:
+    assert _run(fake, "base").ret == 1  # t_open fails
+    fake.makefile(".forall.toml", suite=SUITE.replace('t_b = "STRICT"\n', ""))
+    result, gate = _gate(fake, "removed", "--junitxml=removed.xml")
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    assert "LOST t_b: strict in the baseline, removed" in out
+    assert "1 baseline pass(es) lost (t_b removed)" in out and "gate (--forall-gate=regressions): FAILED" in out
+    assert gate["removed"] == ["t_b"] and gate["lost"] == ["t_b (removed)"] and gate["exitstatus"] == 1
+    props = {p.name: p.value for suite in JUnitXml.fromfile(str(fake.path / "removed.xml"))
+             for p in suite.properties()}
+    assert props["forall.gate.lost"] == "t_b (removed)" and props["forall.gate.removed"] == "t_b"
+    # the maintainer lets it go: on the command line (by task id), or in the repository's ini file (by key)
+    allowed, gate = _gate(fake, "allowed", "--forall-gate-allow-removed=t_b")
+    assert allowed.ret == 0 and "allowed: t_b removed" in allowed.stdout.str() and gate["allowed"] == ["t_b (removed)"]
+    fake.makeini("[pytest]\nforall_gate_allow_removed =\n    fake::fake::t_b\n")
+    assert _gate(fake, "ini")[0].ret == 0
+    fake.makeini("[pytest]\n")
+    # a failure in the baseline that is gone is listed, not a loss
+    fake.makefile(".forall.toml", suite=SUITE.replace('t_open = "FAIL"\n', ""))
+    result, gate = _gate(fake, "open-gone")
+    assert result.ret == 0 and gate["removed"] == ["t_open"] and gate["lost"] == []
+    assert "removed: t_open (not a pass in the baseline: failed)" in result.stdout.str()
+
+
+def test_deselected_items_are_not_lost_but_a_deselected_admitted_one_is(fake: pytest.Pytester) -> None:
+    _run(fake, "base")
+    # -k and --forall-shard deselect: not judged, not lost
+    result, gate = _gate(fake, "subset", "-k", "t_a or t_open")
+    assert result.ret == 0 and gate["not_selected"] == 2 and gate["lost"] == [], result.stdout.str()
+    result, gate = _gate(fake, "shard", "--forall-shard=1/3")  # t_a and t_c
+    assert result.ret == 0 and gate["not_selected"] == 2 and gate["lost"] == []
+    # the proof of t_c is now admitted and -m "not admitted" deselects it: a lost pass, named
+    fake.makefile(".forall.toml", suite=SUITE.replace('t_c = "STRICT"', 't_c = "STRICT ADMITTED"'))
+    result, gate = _gate(fake, "admitted", "-m", "not admitted")
+    assert result.ret == 1 and gate["now_admitted"] == ["t_c"] and gate["lost"] == ["t_c (now admitted)"]
+    assert "LOST t_c: strict in the baseline, now admitted" in result.stdout.str()
+    # selected, whatever this run makes of it (the fake actor proves it: a pass is no loss)
+    assert _gate(fake, "admitted-run")[0].ret == 0
+    # under xdist the controller collects nothing: each worker's collection reaches it
+    result, gate = _gate(fake, "xdist", "-n", "2", "-m", "not admitted")
+    assert result.ret == 1 and gate["lost"] == ["t_c (now admitted)"], result.stdout.str()
+
+
+def test_accounting_and_build_break_rules() -> None:
+    """The rules on rows alone: a rename is the kernel's type under another name; an admitted proof is a regression
+    even when its row is infra; a build break is the change's only when the sources moved and the environment did
+    not."""
+    def row(task: str, outcome: str, **more: str) -> dict[str, str]:
+        return {"suite": "project", "track": "coq", "task_id": task, "nodeid": f"p::{task}[coq]", "outcome": outcome,
+                **more}
+
+    baseline = {f"project::coq::{r['task_id']}": r for r in (row("L__a", "strict", kernel_type="T1"),
+                                                               row("L__b", "strict", kernel_type="T2"),
+                                                               row("L__c", "strict", kernel_type="T3"))}
+    rows = [row("L__a", "strict", kernel_type="T1"), row("L__b2", "strict", kernel_type="T2")]
+    found = account(baseline, rows, {}, True)
+    assert found.renamed == {"project::coq::L__b": "p::L__b2[coq]"} and found.removed == ["project::coq::L__c"]
+    assert sorted(found.lost) == ["project::coq::L__b", "project::coq::L__c"]
+    assert found.how("project::coq::L__b") == "renamed to L__b2[coq]"
+    assert account(baseline, rows, {}, True, ["L.c", "L__b"]).lost == []
+    # another suite's baseline items are not collected here: not judged, not lost
+    assert account({"fake::fake::x": row("x", "strict")}, rows, {}).not_collected == ["fake::fake::x"]
+
+    assert change(row("a", "strict"), row("a", "infra", admitted="yes")) == "regressed"
+    assert change(row("a", "failed"), row("a", "infra", admitted="yes")) == "unconfirmed"
+    before = row("a", "strict", cone_key="k1", environment="e")
+    assert broken_by_change(before, row("a", "infra", cone_key="k2", environment="e", build_break="A.v:1: x")) == \
+        "A.v:1: x"
+    assert broken_by_change(before, row("a", "infra", cone_key="k1", environment="e", build_break="A.v:1: x")) == ""
+    assert broken_by_change(before, row("a", "infra", cone_key="k2", environment="f", build_break="A.v:1: x")) == ""
+    now = row("a", "infra", cone_key="k2", environment="e", build_break="A.v:1: x")
+    annotate({"project::coq::a": before}, now)
+    assert now["change"] == "unconfirmed" and now["breaks_build"] == "A.v:1: x"
+
+
+# -- a small library, real coqc -----------------------------------------------------------------------------
+
+BASE_V = """Definition double (n : nat) : nat := n + n.
+
+Lemma double_0 : double 0 = 0.
+Proof. reflexivity. Qed.
+
+Lemma double_1 : double 1 = 2.
+Proof. reflexivity. Qed.
+
+Lemma unused : 2 + 2 = 4.
+Proof. reflexivity. Qed.
+"""
+USE_V = """From Gate Require Import Base.
+
+Lemma use_0 : double 0 + 0 = 0.
+Proof. rewrite double_0. reflexivity. Qed.
+"""
+ROCQ = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+
+
+def test_delete_rename_admit_and_an_early_break_each_fail_the_gate_by_name(pytester: pytest.Pytester) -> None:
+    require_tool("coqc")
+    project = pytester.path / "lib"
+    (project / "theories").mkdir(parents=True)
+    (project / "_CoqProject").write_text("-Q theories Gate\ntheories/Base.v\ntheories/Use.v\n")
+    base = project / "theories" / "Base.v"
+    base.write_text(BASE_V)
+    (project / "theories" / "Use.v").write_text(USE_V)
+    pytester.makeini("[pytest]\n")
+    args = [*ROCQ, "--forall-project", "lib", "--forall-frontend", "replay", "-m", "not admitted",
+            "--forall-require", "strict"]
+
+    def gate(run_id: str, text: str, *extra: str) -> tuple[pytest.RunResult, dict]:
+        base.write_text(text)
+        run = pytester.runpytest(*args, "--forall-run-id", run_id, "--forall-baseline", "reports/base",
+                                 "--forall-gate", "regressions", *extra)
+        return run, json.loads((pytester.path / "reports" / run_id / "gate.json").read_text())
+
+    first = pytester.runpytest(*args, "--forall-run-id", "base")
+    assert first.ret == 0, first.stdout.str()
+
+    deleted, record = gate("delete", BASE_V.replace("Lemma double_1 : double 1 = 2.\nProof. reflexivity. Qed.\n", ""))
+    assert deleted.ret == 1 and record["lost"] == ["Gate__Base__double_1 (removed)"], deleted.stdout.str()
+    assert "LOST Gate__Base__double_1" in deleted.stdout.str()
+    allowed, record = gate("allowed", BASE_V.replace("Lemma double_1 : double 1 = 2.\nProof. reflexivity. Qed.\n", ""),
+                           "--forall-gate-allow-removed", "Gate.Base.double_1")
+    assert allowed.ret == 0 and record["allowed"] == ["Gate__Base__double_1 (removed)"], allowed.stdout.str()
+
+    renamed, record = gate("rename", BASE_V.replace("double_1 :", "double_one :"))
+    assert renamed.ret == 1 and record["renamed"] == {"Gate__Base__double_1": "Gate__Base__double_one[coq]"}
+    assert "renamed to Gate__Base__double_one" in renamed.stdout.str()
+
+    admitted, record = gate("admit", BASE_V.replace("Lemma unused : 2 + 2 = 4.\nProof. reflexivity. Qed.",
+                                                    "Lemma unused : 2 + 2 = 4.\nProof. Admitted."))
+    assert admitted.ret == 1 and record["lost"] == ["Gate__Base__unused (now admitted)"], admitted.stdout.str()
+
+    # a rules-only regression names what it rests on now: the admitted lemma, by its kernel name
+    rules, record = gate("rules", BASE_V.replace("Lemma double_0 : double 0 = 0.\nProof. reflexivity. Qed.",
+                                                 "Lemma double_0 : double 0 = 0.\nProof. Admitted."))
+    regressed = [line for line in rules.stdout.str().splitlines() if line.startswith("REGRESSED")]
+    assert rules.ret == 1 and len(regressed) == 1 and "Gate__Use__use_0" in regressed[0], rules.stdout.str()
+    assert "strict -> rules_only" in regressed[0] and "rests on Gate.Base.double_0" in regressed[0], regressed
+    assert record["lost"] == ["Gate__Base__double_0 (now admitted)"]
+
+    broken, record = gate("break", "Foo Bar.\n" + BASE_V)
+    out = broken.stdout.str()
+    assert broken.ret == 1, out
+    assert record["breaks_build"] and record["breaks_build"][0].startswith("theories/Base.v:1:"), record
+    assert "the change breaks the build (theories/Base.v:1:" in out and "BUILD BROKEN by the change" in out
+    rows = [json.loads(line) for line in (pytester.path / "reports" / "break" / "results.jsonl").read_text().split("\n")
+            if line]
+    assert {r["outcome"] for r in rows} == {"infra"} and {r["change"] for r in rows} == {"unconfirmed"}
+    # Use.v requires the broken file: its item names the same file and error
+    use = next(r for r in rows if r["task_id"] == "Gate__Use__use_0")
+    assert use["breaks_build"].startswith("theories/Base.v:1:") and "COQDEP" not in use["reason"]
+
+    # the earlier catch still holds: a broken proof is a regression
+    proof, _ = gate("proof", BASE_V.replace("double 1 = 2.\nProof. reflexivity.", "double 1 = 2.\nProof. exact I."))
+    assert proof.ret == 1 and "REGRESSED" in proof.stdout.str()
+    # the verdict cache says why each was judged again: the edited proof changed; the one after it did not
+    rows = {json.loads(line)["task_id"]: json.loads(line)
+            for line in (pytester.path / "reports" / "proof" / "results.jsonl").read_text().splitlines()}
+    assert rows["Gate__Base__double_1"]["cache_miss"].startswith("proof changed"), rows["Gate__Base__double_1"]
+    assert rows["Gate__Base__unused"]["cache_miss"].startswith("unchanged proof, its context changed"), \
+        rows["Gate__Base__unused"]["cache_miss"]
+
+
+def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_path: Path) -> None:
+    """A file whose fourth proof of six is broken: the three before it are judged strict from one compile of the file
+    up to the fourth (not one compile each), the fourth is failed, the two after it infra naming the file's first
+    error without any compile (the build stopped there)."""
+    require_tool("coqc")
+    from pytest_forall.core.proc import run_command
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.suites.project import ProjectRocqProver, load_project
+
+    root = tmp_path / "lib"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Br\nA.v\n")
+    proofs = [f"Lemma l{i} : {i} + 0 = {i}.\nProof. reflexivity. Qed.\n" for i in range(6)]
+    proofs[3] = "Lemma l3 : 3 + 0 = 3.\nProof. exact I. Qed.\n"
+    (root / "A.v").write_text("".join(proofs))
+    compiles: list[list[str]] = []
+
+    def counting(argv: list[str], **kwargs: object) -> object:
+        if any(str(a).endswith("A.v") for a in argv):
+            compiles.append([str(a) for a in argv])
+        return run_command(argv, **kwargs)  # type: ignore[arg-type]
+
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300}, runner=counting)
+    verdicts = {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+                for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+    outcome = {k: (v.verdict, v.strict) for k, v in verdicts.items()}
+    assert outcome == {"Br__A__l0": ("accept", True), "Br__A__l1": ("accept", True), "Br__A__l2": ("accept", True),
+                       "Br__A__l3": ("reject", False), "Br__A__l4": ("infra", False), "Br__A__l5": ("infra", False)}, \
+        {k: v.reason for k, v in verdicts.items()}
+    assert "A.v:8:" in verdicts["Br__A__l5"].reason and "before `l5`" in verdicts["Br__A__l5"].reason
+    # besides the build's own: the file up to l3 (l3 admitted) once, and l3's own candidate once
+    assert len(compiles) == 2, compiles
+
+
+def test_a_broken_statement_leaves_the_proofs_before_it_judged(tmp_path: Path) -> None:
+    """The error in an item's statement (not its proof): the shared compile of the file up to that item fails, and
+    each item before it is judged from its own template, as before (never infra for a break after it)."""
+    require_tool("coqc")
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.suites.project import ProjectRocqProver, load_project
+
+    root = tmp_path / "lib"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . St\nA.v\n")
+    (root / "A.v").write_text("Lemma l0 : 0 = 0.\nProof. reflexivity. Qed.\nLemma l1 : 1 = 1.\nProof. reflexivity. Qed.\n"
+                              "Lemma l2 : no_such_name = 2.\nProof. reflexivity. Qed.\n")
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
+    verdicts = {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+                for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+    assert {k: v.verdict for k, v in verdicts.items()} == {"St__A__l0": "accept", "St__A__l1": "accept",
+                                                           "St__A__l2": "infra"}, {k: v.reason for k, v in verdicts.items()}
+
+
+def test_a_users_build_that_stops_at_a_files_error_names_that_file(tmp_path: Path) -> None:
+    """A user's own build (a Makefile) that compiled nothing because the first file does not parse: coqc's located
+    error makes it the project's text, not a tool fault; each item names the file and its first error (what the gate
+    attributes to the change), not only `make exited 2`."""
+    require_tool("coqc")
+    require_tool("make")
+    from test_project_build import A_V, make_project
+
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.suites.project import ProjectRocqProver, load_project
+
+    root = make_project(tmp_path / "mk")
+    (root / "theories" / "A.v").write_text("Foo Bar.\n" + A_V)
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300, "project_build": "make"})
+    for task in load_project(root, {"project_build": "make"}):
+        verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+        assert verdict.verdict == "infra", verdict.reason
+        assert prover.change_fields(task).get("build_break", "").startswith("theories/A.v:1:"), verdict.reason
