@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import shutil
+import time
+from collections.abc import Generator
 from pathlib import Path
 
 # pytester runs pytest inside this process and afterwards drops every module first imported during that
@@ -69,3 +73,70 @@ def fake_suite(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makeconftest((EXAMPLES / "fake_conftest.py").read_text())
     pytester.makefile(".forall.toml", suite=(EXAMPLES / "fake_suite.toml").read_text())
     return pytester
+
+
+# --- where the suite's time goes ------------------------------------------------------------------------
+
+#: Recorded cost of each test file (CPU seconds of the test process and the children it waited for, summed over
+#: the file's tests): the order the workers take files in, longest first (:func:`pytest_collection_modifyitems`).
+COSTS = Path(__file__).resolve().parent / "durations.json"
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """With ``FORALL_TEST_COSTS=FILE``, append one JSON line per test: its node id, wall and CPU seconds (setup,
+    call and teardown; CPU of this process plus every child it waited for). A loaded machine inflates wall time,
+    not CPU: ``scripts/test_costs.py`` sums the lines per file into ``tests/durations.json``."""
+    out = os.environ.get("FORALL_TEST_COSTS")
+    if not out:
+        return (yield)
+    cpu, wall = _cpu(), time.monotonic()
+    try:
+        return (yield)
+    finally:
+        line = {"test": item.nodeid, "wall": round(time.monotonic() - wall, 3), "cpu": round(_cpu() - cpu, 3)}
+        with open(out, "a", encoding="utf-8") as log:
+            log.write(json.dumps(line) + "\n")
+
+
+#: Files whose module-scoped fixtures cost much (a library run and its replay, a prover session, an index of the
+#: installed libraries, the templates of a module's runs): split over two workers, both would build them.
+ONE_WORKER = frozenset({"tests/test_project_apply.py", "tests/test_proof_tools.py", "tests/test_protocol_e2e.py",
+                        "tests/test_retrieval.py"})
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under ``-n`` with xdist's default distribution (``load``): each test is sent alone, in the order of
+    :func:`pytest_collection_modifyitems`, except that the tests of a file in :data:`ONE_WORKER` go to one worker
+    together. Any other ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    class FilesKeptTogether(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            return path if path in ONE_WORKER else nodeid
+
+    config.option.loadscopereorder = False  # keep the collection's order: costliest files first
+    return FilesKeptTogether(config, log)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The costliest test files first, each file's tests kept together in their order: under ``-n 2`` the long
+    files start at once and the short ones fill the end, so both workers finish together. Every worker sorts the
+    same collection the same way (xdist requires it); a file not recorded yet counts as cheap."""
+    try:
+        costs: dict[str, float] = json.loads(COSTS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::")[0], index)
+    items.sort(key=lambda item: (-costs.get(item.nodeid.split("::")[0], 0.0), first[item.nodeid.split("::")[0]]))

@@ -3,7 +3,10 @@
 The corpus lives in ``tests/cheats/{valid,cheat}/<name>/`` with ``template`` (a file naming a PutnamBench
 problem relative to the checkout, or the template itself), ``candidate.v`` and ``expect.json``
 (``verdict``, for cheats the first ``layer`` that must reject, for valid proofs ``strict``). A held-out
-corpus is run the same way, so every entry goes through the command line as a subprocess.
+corpus is run the same way, so every entry goes through the command line in a subprocess: ``forall verify``'s own
+``main`` (argv in; stdout, stderr and exit code out), one call per entry, in one process per worker (a process per
+entry cost 0.45 s of CPU in imports and toolchain probes, most of a statically rejected entry's cost). The tests
+after the corpus start a process per call: the installed script, relative paths, usage errors, exits.
 Rocq entries run the real ``coqc``/``coqchk``.
 """
 
@@ -11,10 +14,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,19 +47,99 @@ def verify(*args: str, cwd: Path | None = None, command: list[str] | None = None
     return proc.returncode, data, proc.stderr
 
 
+#: The corpus's process: each stdin line is one ``forall verify`` argv (JSON), answered by one line on the
+#: process's own stdout with the exit code and what ``main`` printed; a prover's child writing to fd 1 lands on
+#: stderr instead, so it cannot corrupt an answer.
+DRIVER = """
+import contextlib, io, json, os, sys
+from pytest_forall.core.verify import main
+answers = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
+for line in sys.stdin:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(json.loads(line))
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 2
+    answers.write(json.dumps({"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()}) + "\\n")
+    answers.flush()
+"""
+
+
+class Driver:
+    """One ``forall verify`` process for many calls (see :data:`DRIVER`); one that died or hung is replaced before
+    the next call, so a failing entry fails alone."""
+
+    def __init__(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
+        env = {**os.environ, "PUTNAMBENCH_ROOT": str(PUTNAM)}
+        self.proc = subprocess.Popen([sys.executable, "-c", DRIVER], env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.answers: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, args=(self.proc, self.answers), daemon=True).start()
+
+    @staticmethod
+    def _read(proc: subprocess.Popen[str], answers: queue.Queue[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            answers.put(line)
+        answers.put("")  # the process ended
+
+    def __call__(self, *args: str, timeout: float = 600) -> tuple[int, dict, str]:
+        if self.proc.poll() is not None:
+            self._start()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(list(args)) + "\n")
+        self.proc.stdin.flush()
+        try:
+            line = self.answers.get(timeout=timeout)
+        except queue.Empty:
+            self.proc.terminate()  # forall verify's SIGTERM handling kills its provers' process groups
+            self.close()
+            pytest.fail(f"forall verify {' '.join(args)} did not answer in {timeout:.0f} s")
+        if not line:
+            pytest.fail(f"the forall verify process ended (exit {self.proc.wait()}) on {' '.join(args)}")
+        answer = json.loads(line)
+        try:
+            data = json.loads(answer["stdout"]) if "--json" in args else {}
+        except json.JSONDecodeError:
+            pytest.fail(f"--json printed no JSON (exit {answer['rc']}): {answer['stdout'][-800:]} "
+                        f"{answer['stderr'][-800:]}")
+        return answer["rc"], data, answer["stderr"]
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def corpus_verify() -> Iterator[Driver]:
+    driver = Driver()
+    yield driver
+    driver.close()
+
+
 def first_failure(verdict: dict) -> str | None:
     return next((layer["name"] for layer in verdict["layers"] if layer["ok"] is False or layer["infra"]), None)
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[f"{p.parent.name}/{p.name}" for p in ENTRIES])
-def test_corpus_entry(entry: Path) -> None:
+def test_corpus_entry(entry: Path, corpus_verify: Driver) -> None:
     expect = json.loads((entry / "expect.json").read_text())
     if expect.get("prover", "rocq") == "rocq":
         require_tool("coqc")
     candidate = next(entry.glob("candidate.*"))
     budget = ["--checker-timeout", str(expect["checker_timeout"])] if "checker_timeout" in expect else []
-    rc, verdict, stderr = verify("--prover", expect.get("prover", "rocq"), "--template", str(entry / "template"),
-                                 "--candidate", str(candidate), "--json", *budget)
+    rc, verdict, stderr = corpus_verify("--prover", expect.get("prover", "rocq"), "--template",
+                                        str(entry / "template"), "--candidate", str(candidate), "--json", *budget)
     assert verdict["verdict"] == expect["verdict"], (verdict["reason"], stderr[-500:])
     assert rc == {"accept": 0, "reject": 1, "infra": 2}[expect["verdict"]]
     if expect.get("prover", "rocq") == "rocq":  # every verdict names its kernel and the advisories in force
