@@ -559,8 +559,8 @@ class ProjectJudgement:
     strict: bool
     rules: bool
     compared: int
-    #: the detectors' findings the candidate brings (on the target itself, or on a constant the build does not
-    #: have as it is): ``advisory_check`` of the backend reads them as for a benchmark candidate
+    #: the detectors' findings the candidate brings (:func:`uncovered_findings`: on the target's proof, or on a term
+    #: the build does not have as it is): ``advisory_check`` of the backend reads them as for a benchmark candidate
     findings: list[str] = field(default_factory=list)
     #: the maintainer's declared project axioms (``--forall-project-axioms``) the target rests on: strict
     project_axioms: list[str] = field(default_factory=list)
