@@ -128,14 +128,15 @@ KERNEL = {"trixie": "8.20.1", "sid": "9.2"}
 
 def _expected(entry: Path, toolchain: str) -> dict[str, object]:
     expect: dict[str, object] = json.loads((entry / "expect.json").read_text())
+    sid_prover_side = toolchain == "sid" and expect.get("layer") not in STATIC_LAYERS  # static layers run first
+    template = resolve_template(entry / "template").read_bytes()
+    if sid_prover_side and any(lib.encode() in template for lib in SID_MISSING):
+        return {"verdict": INFRA, "layer": "template"}  # no verdict where the problem itself does not compile
     if expect.get("advisory") and expect["advisory"] not in {a.id for a in in_force(KERNEL[toolchain])}:
         # the exploit of a kernel bug fixed in this version: the kernel itself refuses it (any rejecting layer)
         return {**expect, "verdict": REJECT, "layer": None}
-    if toolchain == "sid" and expect.get("layer") not in STATIC_LAYERS:  # the static layers run before any prover
-        if any(lib.encode() in resolve_template(entry / "template").read_bytes() for lib in SID_MISSING):
-            return {"verdict": INFRA, "layer": "template"}  # no verdict where the problem itself does not compile
-        if any(lib.encode() in next(entry.glob("candidate.*")).read_bytes() for lib in SID_MISSING):
-            return {"verdict": REJECT, "layer": "elaboration"}  # a proof may use only what is installed here
+    if sid_prover_side and any(lib.encode() in next(entry.glob("candidate.*")).read_bytes() for lib in SID_MISSING):
+        return {"verdict": REJECT, "layer": "elaboration"}  # a proof may use only what is installed here
     return expect
 
 
