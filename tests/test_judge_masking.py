@@ -152,6 +152,11 @@ MAY_HOLD_A_FIXPOINT = re.compile(r"fix|Fix|Inductive|Record|Structure|Class|Inst
 HOLDING_A_FIXPOINT = 34
 
 
+#: Templates no candidate can be judged on: putnam_2015_a3's kernel check of any proof (even `exact` of an axiom of
+#: `False`, `Qed`) does not finish within 5 minutes on 8.16.1 (its let-bound products over `2015%nat`); its
+#: fixpoints pass the criterion, so it has no finding to mask anyway (docs/measurements.md, issue 31).
+UNCHECKABLE = ("putnam_2015_a3",)
+
 #: The payloads, each one tactic expression proving `False`; qualified, with bound names no template uses (templates
 #: open scopes and declare `I`, `h`, `n` …). rocq#20455: a recursive call on a match on a match, which the guard
 #: checker of 8.16-9.0.0 takes for a subterm.
@@ -254,14 +259,17 @@ def test_the_masking_attack_is_rejected_on_every_template_holding_a_fixpoint(
     statement's fixpoint fails the criterion as the payload does: putnam_1985_a3 today), subtracting findings
     by constant accepted it, strict."""
     started, wrong, masking = time.monotonic(), [], []
+    assert set(UNCHECKABLE) <= set(masked) and not any(masked[name][1] for name in UNCHECKABLE)
     for name, (task, fixes) in masked.items():
+        if name in UNCHECKABLE:
+            continue
         theorem = f"ForallProblem.{name}.{task.theorem_name}"
         text = attack(task.template, payload, "own proof")
         problem = _rejected(prover, task, text, tmp_path / name, theorem, "body")
         if problem:
             wrong.append(f"{name}: {problem}")
         masking += [name for f in fixes if f.split(" ")[1:3] == [theorem, "type"]]
-    print(f"{payload}: {len(masked)} templates ({len(set(masking))} with a finding on the theorem's own type) in "
+    print(f"{payload}: {len(masked) - len(UNCHECKABLE)} templates ({len(set(masking))} with a finding on the theorem's own type) in "
           f"{time.monotonic() - started:.0f} s")
     assert not wrong, "\n".join(wrong)
 
