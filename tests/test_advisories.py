@@ -57,12 +57,13 @@ def dump(findings: set[str]) -> Dump:
 
 
 def test_findings_on_the_templates_own_constants_are_the_benchmarks() -> None:
-    """A template constant the detectors refuse is in both records (clause 1 makes it identical): only what the
-    candidate added counts."""
-    template = dump({"fix ForallProblem.p.answer a recursive call ..."})
-    candidate = dump({"fix ForallProblem.p.answer a recursive call ...", "cofix ForallProblem.p.cyc a mutual cofixpoint"})
+    """A template constant the detectors refuse is in both records with the same digest of the same term (clause 1
+    makes it identical): only what the candidate added counts (tests/test_judge_masking.py: when it does not)."""
+    answer = "fix ForallProblem.p.answer body " + "0" * 32 + " a recursive call ..."
+    template = dump({answer})
+    candidate = dump({answer, "cofix ForallProblem.p.cyc body " + "1" * 32 + " a mutual cofixpoint"})
     judged = judge(template, candidate, set(), "p", frozenset(), ("Coq.",))
-    assert judged.findings == ["cofix ForallProblem.p.cyc a mutual cofixpoint"]
+    assert judged.findings == ["cofix ForallProblem.p.cyc a mutual cofixpoint (in its body)"]
     assert judge(template, template, set(), "p", frozenset(), ("Coq.",)).findings == []
 
 

@@ -132,6 +132,10 @@ KERNEL = {"trixie": "8.20.1", "sid": "9.2"}
 def _expected(entry: Path, toolchain: str) -> dict[str, object]:
     expect: dict[str, object] = json.loads((entry / "expect.json").read_text())
     advisory = expect.get("advisory") or expect.get("advisory_covered")
+    sid_prover_side = toolchain == "sid" and expect.get("layer") not in STATIC_LAYERS  # static layers run first
+    template = resolve_template(entry / "template").read_bytes()
+    if sid_prover_side and any(lib.encode() in template for lib in SID_MISSING):
+        return {"verdict": INFRA, "layer": "template"}  # no verdict where the problem itself does not compile
     if advisory and advisory not in {a.id for a in in_force(KERNEL[toolchain])}:
         # the exploit of a kernel bug fixed in this version: the kernel itself refuses it (any rejecting layer)
         return {**expect, "verdict": REJECT, "layer": None}
@@ -140,11 +144,8 @@ def _expected(entry: Path, toolchain: str) -> dict[str, object]:
     installed = {line.split()[0] for line in stamp.get("installed", [])}
     if any(marker in candidate and package not in installed for marker, package in CANDIDATE_LIBRARIES.items()):
         return {"verdict": REJECT, "layer": "elaboration"}  # a proof may use only what is installed here
-    if toolchain == "sid" and expect.get("layer") not in STATIC_LAYERS:  # the static layers run before any prover
-        if any(lib.encode() in resolve_template(entry / "template").read_bytes() for lib in SID_MISSING):
-            return {"verdict": INFRA, "layer": "template"}  # no verdict where the problem itself does not compile
-        if any(lib.encode() in next(entry.glob("candidate.*")).read_bytes() for lib in SID_MISSING):
-            return {"verdict": REJECT, "layer": "elaboration"}  # a proof may use only what is installed here
+    if sid_prover_side and any(lib.encode() in candidate for lib in SID_MISSING):
+        return {"verdict": REJECT, "layer": "elaboration"}  # a proof may use only what is installed here
     return expect
 
 

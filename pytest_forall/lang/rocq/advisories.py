@@ -37,7 +37,7 @@ from dataclasses import dataclass
 CRITICAL_BUGS = "https://github.com/rocq-prover/rocq/blob/master/dev/doc/critical-bugs.md"
 #: The commit of ``critical-bugs.md`` the table was last compared with (tests/data/rocq_critical_bugs.json).
 CRITICAL_BUGS_COMMIT = "04ca3d5726bddfc5a89cea9423a46f735c6ed294"
-#: Features the judge plugin reports (``finding <feature> <constant> <why>``).
+#: Features the judge plugin reports (``finding <feature> <constant> <place> <digest> <why>``, judge.py).
 DETECTED = ("fix", "cofix", "letin", "variance", "upoly")
 #: What each detected feature is, for the rejection message ("the candidate's <construct> `<constant>`").
 DETECTED_CONSTRUCT = {"fix": "fixpoint in", "cofix": "cofixpoint in", "letin": "inductive",

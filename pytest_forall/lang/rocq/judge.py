@@ -160,7 +160,8 @@ class Dump:
     closure: frozenset[str]
     assumptions: tuple[str, ...]
     missing: frozenset[str]
-    #: kernel constructs the plugin's detectors found, "<feature> <constant> <why>" (``feature_findings``)
+    #: kernel constructs the plugin's detectors found, "<feature> <constant> <place> <digest> <why>"
+    #: (``scan_object``; see :func:`uncovered_findings`)
     findings: frozenset[str] = frozenset()
     #: the theorem's universe levels by first occurrence ("ulevels 1 2 1"), and the relations the universe graph
     #: entails between them and Set (index 0): "i <= j", "i < j", "i = j" (``statement_universes``)
@@ -194,6 +195,8 @@ def parse_dump(text: str, nonce: str) -> Dump | str:
         elif kind == "assumption ":
             assumptions.append(rest)
         elif kind == "finding ":
+            if not _FINDING.fullmatch(rest):
+                return f"malformed judge finding {line[:200]!r}"
             findings.add(rest)
         elif kind == "ulevels":
             ulevels = line
@@ -281,6 +284,33 @@ def reparse(stored: str) -> Dump | str:
     return parse_dump(stored, NONCE_SLOT)
 
 
+#: A detector's finding as the plugin writes it: feature, constant, place (a constant's ``type`` or ``body``, an
+#: inductive's whole declaration), the MD5 of the canonical serialisation of the term in that place, why.
+_FINDING = re.compile(r"(\S+) (\S+) (type|body|inductive) ([0-9a-f]{32}) (.+)", re.DOTALL)
+
+
+def uncovered_findings(candidate: frozenset[str] | tuple[str, ...], template: frozenset[str] | tuple[str, ...],
+                       theorem: str) -> list[str]:
+    """The candidate's findings no template (baseline) finding covers, as ``<feature> <constant> <why> (in its
+    <place>)``. A template finding covers a candidate finding only when both are the same detector's on the same
+    constant, in the same place, in a term with the same digest (a kernel-identical type, body or inductive
+    declaration: the term is the benchmark's), and never on ``theorem``'s body, which is always the candidate's
+    (the template's theorem is admitted). Keying on the constant alone let a candidate hide an unsafe fixpoint in
+    the theorem's proof behind one the template's statement has (issue 31)."""
+    known = set(template)
+    kept = []
+    for found in sorted(set(candidate)):
+        match = _FINDING.fullmatch(found)
+        if match is None:  # parse_dump refuses these; a stored dump of an older format is never trusted either
+            kept.append(found)
+            continue
+        feature, constant, place, _, why = match.groups()
+        if found in known and not (constant == theorem and place == "body"):
+            continue
+        kept.append(f"{feature} {constant} {why} (in its {'declaration' if place == 'inductive' else place})")
+    return kept
+
+
 @dataclass
 class Judgement:
     """The judge's findings, one per guarantee clause ("" = holds)."""
@@ -291,8 +321,8 @@ class Judgement:
     strict: bool
     rules: bool
     compared: list[str]    # the kernel names whose terms were compared (the theorem first)
-    #: the detectors' findings on constants the candidate added (the template's own are subtracted: clause 1
-    #: makes every template constant in the closure identical, so a finding there is the benchmark's)
+    #: the detectors' findings no template finding covers (:func:`uncovered_findings`), "<feature> <constant> <why>
+    #: (in its <place>)"
     findings: list[str] = field(default_factory=list)
 
 
@@ -335,7 +365,7 @@ def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, st
               f"axioms outside the strict allow-list: {strict_bad}" if strict_bad else "")
     compared = [_theorem_name(template), *sorted(_entry_name(e) for e in template.closure)]
     return Judgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad, compared,
-                     sorted(candidate.findings - template.findings))
+                     uncovered_findings(candidate.findings, template.findings, _theorem_name(template)))
 
 
 def _added_constraints(template: frozenset[str], candidate: frozenset[str]) -> list[str]:
@@ -383,7 +413,8 @@ class FileDump:
     targets: frozenset[str]
     assumptions: dict[str, tuple[str, ...]]
     missing: frozenset[str]
-    #: per target, the detectors' findings "<feature> <constant> <why>" on what it depends on in the file
+    #: per target, the detectors' findings "<feature> <constant> <place> <digest> <why>" on what it depends on in
+    #: the file
     findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: per target, its statement's universe levels by first occurrence ("ulevels 1 2 1") and the relations the
     #: kernel entails between them and Set ("uconstraint 1 <= 2"; a polymorphic constant's from its own context)
@@ -409,6 +440,8 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
             universes.setdefault(path, []).append(what)
         elif kind == "finding-of":
             path, _, found = rest.partition(" ")
+            if not found.startswith("finding ") or not _FINDING.fullmatch(found.removeprefix("finding ")):
+                return f"malformed judge finding {line[:200]!r}"
             findings.setdefault(path, []).append(found.removeprefix("finding "))
         elif kind == "field":
             path, _, entry = rest.partition(" ")
@@ -526,8 +559,8 @@ class ProjectJudgement:
     strict: bool
     rules: bool
     compared: int
-    #: the detectors' findings the candidate brings (on the target itself, or on a constant the build does not
-    #: have as it is): ``advisory_check`` of the backend reads them as for a benchmark candidate
+    #: the detectors' findings the candidate brings (:func:`uncovered_findings`: on the target's proof, or on a term
+    #: the build does not have as it is): ``advisory_check`` of the backend reads them as for a benchmark candidate
     findings: list[str] = field(default_factory=list)
     #: the maintainer's declared project axioms (``--forall-project-axioms``) the target rests on: strict
     project_axioms: list[str] = field(default_factory=list)
@@ -633,9 +666,7 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     reason = (f"assumptions outside the rule: {rules_bad}" if rules_bad else
               f"axioms outside the strict allow-list (the project's own axioms and admitted lemmas count here): "
               f"{strict_bad}" if strict_bad else "")
-    target_kn = _entry_name(base_target)
-    known = set(baseline.findings.get(target, ()))
-    brought = sorted(f for f in candidate.findings.get(target, ())
-                     if f.split(" ")[1:2] == [target_kn] or f not in known)
+    brought = uncovered_findings(candidate.findings.get(target, ()), baseline.findings.get(target, ()),
+                                 _entry_name(base_target or cand_target))
     return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad,
                             len(base_before) + 1, brought, sorted(set(used)))
