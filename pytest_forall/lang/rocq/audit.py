@@ -32,7 +32,7 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS, Search, Split
+from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS, COUNTEREXAMPLE, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
 from pytest_forall.lang import statement
@@ -1082,10 +1082,16 @@ class RocqAudit:
                     yield Goal(statement, sub.theorem_name, scripts)
 
         probe = probe_of(workspace)
+        probe.show_proof = True  # the values a certificate instantiated, for its one-line description
         _, attempts, log = probe.run_goals(preamble, goals(), workspace, deadline=deadline, winners=winners,
                                            max_attempts=max_attempts, cpu_budget=cpu_seconds,
                                            on_attempt=on_attempt)
         log += "\naudit strategies: " + strategy_spend(log)
+        for finding, sub in derived.items():
+            if sub.theorem_name in winners:
+                log += f"\n{COUNTEREXAMPLE}{finding}: " + describe(
+                    finding, getattr(probe, "proofs", {}).get(sub.theorem_name, ""), split,
+                    STRATEGIES.get(winners[sub.theorem_name], "?"))
         log += (f"\naudit spent: CPU {probe.cpu_used:.2f} s"
                 + (f" of {cpu_seconds:.0f} s" if cpu_seconds is not None else "") + f", wall {probe.wall_used:.2f} s")
         certificates = {}
@@ -1120,3 +1126,40 @@ def strategy_spend(log: str) -> str:
             closed.add(name)
     return ", ".join(f"{name} {cpu:.2f} s ({int(count)}{', closed' if name in closed else ''})"
                      for name, (cpu, count) in spent.items()) or "none"
+
+
+#: A local proof the search named (``fresh``): an argument of the refuted statement that is not a value
+_PROOF_NAME = re.compile(r"^(H|p|b|forall_audit_\w+)\d*$")
+
+
+def _argument(term: str, at: int) -> str:
+    """The one argument term that starts at ``at`` (a parenthesised term, or an atom up to the next blank)."""
+    while at < len(term) and term[at].isspace():
+        at += 1
+    if term[at:at + 1] != "(":
+        end = at
+        while end < len(term) and not term[end].isspace() and term[end] not in "()":
+            end += 1
+        return term[at:end]
+    depth = 0
+    for end in range(at, len(term)):
+        depth += {"(": 1, ")": -1}.get(term[end], 0)
+        if depth == 0:
+            return term[at + 1:end]
+    return term[at + 1:]
+
+
+def describe(finding: str, proof: str, split: Split, strategy: str) -> str:
+    """One line for a human: for a refutation, the values its certificate gave the statement's variables (read from
+    the proof term's instances ``forall_audit_H v``, named after the statement's binders in order); for the other
+    findings, the strategy whose certificate it is. A description only: the certificate is what the verifier checks."""
+    if finding != AUDIT_FALSE or not proof:
+        return f"by {strategy}"
+    values = [" ".join(_argument(proof, m.end()).split())
+              for m in re.finditer(r":=\s*forall_audit_H\d*\s+(?=\S)", proof)]
+    names = [a for g in binder_groups(split.binders) or [] for a in g.args]
+    peeled, _ = peel(split.conclusion)
+    names += [a for b in peeled for g in binder_groups(b) or [] for a in g.args]
+    shown = [f"{name} := {value}" for name, value in zip(names, values) if not _PROOF_NAME.match(value)]
+    shown += [value for value in values[len(names):] if not _PROOF_NAME.match(value)]
+    return (", ".join(shown) or "no variable instantiated") + f" (by {strategy})"

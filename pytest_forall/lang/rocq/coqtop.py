@@ -84,6 +84,10 @@ class Goal:
     counted: bool = True
 
 
+#: How much of a closed goal's proof term ``TacticProbe.show_proof`` keeps.
+PROOF_CHARS = 200_000
+
+
 class TacticProbe:
     def __init__(self, coqtop: str, mem_mb: int, prefix: list[str] | None = None,
                  args: list[str] | None = None, show_goals: bool = False) -> None:
@@ -95,6 +99,10 @@ class TacticProbe:
         self.args = args or []
         #: ask ``Show.`` after each tactic: Rocq 9's coqtop prints no goals (nor "No more goals") by itself
         self.show_goals = show_goals
+        #: ask ``Show Proof.`` once a goal is closed and keep the term (its first ``PROOF_CHARS``) in ``proofs``: the
+        #: statement audit reads the values its search instantiated from it (a description for humans, not a check)
+        self.show_proof = False
+        self.proofs: dict[str, str] = {}
 
     def _spawn(self, cwd: Path) -> pexpect.spawn:
         # ulimit keeps a runaway evaluation from taking the machine; -emacs marks every prompt.
@@ -254,6 +262,14 @@ class TacticProbe:
                     if "No more goals" in reply:
                         log.append(f"{tactic}: closed the goal{took}")
                         winners[goal.theorem] = tactic
+                        if self.show_proof:
+                            child.send("Show Proof.\n")
+                            try:
+                                child.expect(PROMPT, timeout=60)
+                                self.proofs[goal.theorem] = (child.before or "")[:PROOF_CHARS]
+                            except (pexpect.EOF, pexpect.TIMEOUT):
+                                end()
+                                break
                         break
                     log.append(f"{tactic}: " + (re.findall(r"Error:.*", reply) or ["no"])[0][:200].strip() + took)
                 if child is not None and child.isalive() and stated:
