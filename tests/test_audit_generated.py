@@ -46,6 +46,10 @@ MISSES = {
     "trig": (f"{REALS}Theorem trig (f : R -> R) (h : cos (2 * PI / 3) = - 1/3) : f 0 = 0.\nProof. Admitted.\n",
              AUDIT_VACUOUS, "interval", False),
 }
+#: The counterexample each certificate is described by (``audit.log``, ``forall report``)
+DESCRIBED = {"zeros": "by zero-witness", "strict": "x := 2 / 3 (by generated-backtracking)",
+             "indicator": "f := fun x : nat => if x =? 0 then 1 else 0 (by generated-backtracking)",
+             "third": "n := 2%nat (by generated-backtracking)", "trig": "by interval"}
 NEW = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise"})
 
 
@@ -94,7 +98,10 @@ def test_a_generated_strategy_alone_finds_a_certified_counterexample_the_grid_mi
     if not strict:  # Interval's reflection: the specifications of Coq's primitive numbers, nothing else
         assert verdict.axioms and all(a.startswith(("Coq.Floats.", "Coq.Numbers.Cyclic.Int63.", "Coq.Reals.", "Coq.Logic."))
                                       for a in verdict.axioms), verdict.axioms
-    assert f"{strategy} " in search.log.splitlines()[-2] and "closed" in search.log.splitlines()[-2]
+    spend = next(line for line in search.log.splitlines() if line.startswith("audit strategies: "))
+    assert f"{strategy} " in spend and "closed" in spend, spend
+    # the one-line description forall report shows: the values a refutation's certificate instantiated
+    assert f"audit counterexample: {finding}: {DESCRIBED[name]}" in search.log, search.log[-600:]
 
 
 def test_the_log_says_what_each_strategy_spent() -> None:
