@@ -9,7 +9,7 @@ hold), so a kind's catch rate is a lower bound on the rate over the mutants that
 is a finding on an unmutated PutnamBench statement, with its certificate.
 
     PUTNAMBENCH_ROOT=... python3 scripts/audit_generated.py [--seed 34] [--sources 24] [--per-kind 4]
-        [--cpu 20] [--workers 2] [--out DIR]
+        [--pool reals|all] [--cpu 20] [--workers 2] [--out DIR]
 """
 
 from __future__ import annotations
@@ -35,12 +35,14 @@ FLIPS = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "lt": "le", "le": "lt", "gt
 PROPOSITION = re.compile(r"(<>|<=|>=|<|>|=|/\\|\\/|~|->|<->|\b(?:lt|le|gt|ge|prime|In|Prop)\b)")
 
 
-def sources(root: Path, count: int, seed: int) -> list[Path]:
-    """The rule: PutnamBench's Coq templates over Coq's reals (they import ``Reals`` or Coquelicot, not mathcomp:
-    where Interval applies), sorted by name, ``count`` of them drawn with ``random.Random(seed)``."""
+def sources(root: Path, count: int, seed: int, pool_rule: str = "reals") -> list[Path]:
+    """The rule: PutnamBench's Coq templates (``pool_rule`` ``reals``: those over Coq's reals, importing ``Reals`` or
+    Coquelicot and not mathcomp, where Interval applies; ``all``: every one), sorted by name, ``count`` of them
+    drawn with ``random.Random(seed)``."""
     from pytest_forall.lang.rocq.audit import uses_coq_reals
 
-    pool = sorted(p for p in (root / "coq" / "src").glob("*.v") if uses_coq_reals(p.read_text(encoding="utf-8")))
+    pool = sorted(p for p in (root / "coq" / "src").glob("*.v")
+                  if pool_rule == "all" or uses_coq_reals(p.read_text(encoding="utf-8")))
     return sorted(random.Random(seed).sample(pool, min(count, len(pool))))
 
 
@@ -120,11 +122,11 @@ def mutate(text: str, theorem: str, kind: str, rng: random.Random) -> str | None
     raise ValueError(kind)
 
 
-def corpus(root: Path, seed: int, count: int, per_kind: int) -> list[dict[str, Any]]:
+def corpus(root: Path, seed: int, count: int, per_kind: int, pool_rule: str = "reals") -> list[dict[str, Any]]:
     """The controls (each source unmutated) and up to ``per_kind`` mutants of each kind, from sources drawn in
     a seeded order (one mutant per source and kind)."""
     rng = random.Random(seed)
-    chosen = sources(root, count, seed)
+    chosen = sources(root, count, seed, pool_rule)
     entries = [{"id": f"control-{p.stem}", "kind": "control", "source": p, "text": p.read_text(encoding="utf-8")}
                for p in chosen]
     for kind in KINDS:
@@ -189,6 +191,16 @@ def reverify(row: dict[str, Any]) -> dict[str, bool]:
     return out
 
 
+def spend(rows: list[dict[str, Any]]) -> dict[str, tuple[float, int, int]]:
+    """{strategy: (CPU seconds, entries it ran on, entries where it closed a goal)} over the rows' logs."""
+    total: dict[str, tuple[float, int, int]] = {}
+    for row in rows:
+        for m in re.finditer(r"([\w-]+) ([0-9.]+) s \((\d+)(, closed)?\)", row["strategies"]):
+            cpu, runs, closed = total.get(m.group(1), (0.0, 0, 0))
+            total[m.group(1)] = (cpu + float(m.group(2)), runs + 1, closed + bool(m.group(4)))
+    return total
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=34)
@@ -197,13 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu", type=float, default=20.0, help="the audit's CPU seconds per entry")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="where certificates and rows are kept")
+    parser.add_argument("--pool", choices=("reals", "all"), default="reals",
+                        help="the templates drawn from: over Coq's reals, or all of PutnamBench's Coq templates")
     parser.add_argument("--list", action="store_true", help="print the corpus (ids) and exit")
     args = parser.parse_args(argv)
     root = Path(os.environ.get("PUTNAMBENCH_ROOT", "")).resolve()
     if not (root / "coq" / "src").is_dir():
         print(f"audit_generated: PUTNAMBENCH_ROOT={root} has no coq/src", file=sys.stderr)
         return 2
-    entries = corpus(root, args.seed, args.sources, args.per_kind)
+    entries = corpus(root, args.seed, args.sources, args.per_kind, args.pool)
     if args.list:
         for entry in entries:
             print(entry["id"])
@@ -228,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     for kind in KINDS:
         caught, total = rates[kind]
         print(f"| {kind} | {caught} | {total} |")
+    print("| strategy | CPU s | entries it ran on | closed |\n|---|---|---|---|")
+    for name, (cpu, runs, closed) in sorted(spend(rows).items(), key=lambda item: -item[1][0]):
+        print(f"| {name} | {cpu:.1f} | {runs} | {closed} |")
     controls = [r for r in rows if r["kind"] == "control"]
     print(f"controls: {len(controls)} ({sum(r['loaded'] for r in controls)} load), flagged: "
           f"{[r['id'] for r in controls if r['found']]}")
