@@ -42,6 +42,10 @@ MISSES = {
     "third": ((f"{REALS}Fixpoint s (n : nat) : R := match n with O => 1 | S m => sqrt (s m + 2) end.\n"
               "Theorem third : forall n : nat, s n < 19/10.\nProof. Admitted.\n"), AUDIT_FALSE,
               "generated-backtracking", False),
+    # a product of a sequence's terms at computed indices against their values (nonlinear, after ``simpl``)
+    "products": ((f"{REALS}Theorem products (u : nat -> R) (hu : u O = 1 /\\ u (S O) = 1 /\\ u (S (S O)) = 1)\n"
+                 "    (hd : forall n : nat, u n * u (Nat.add n 2) - u (Nat.add n 1) * u (Nat.add n 2) = INR (fact n)) :\n"
+                 "    u 3 = 2.\nProof. Admitted.\n"), AUDIT_VACUOUS, "generated-specialise", True),
     # a trigonometric value at a rational multiple of pi
     "trig": (f"{REALS}Theorem trig (f : R -> R) (h : cos (2 * PI / 3) = - 1/3) : f 0 = 0.\nProof. Admitted.\n",
              AUDIT_VACUOUS, "interval", False),
@@ -49,7 +53,8 @@ MISSES = {
 #: The counterexample each certificate is described by (``audit.log``, ``forall report``)
 DESCRIBED = {"zeros": "by zero-witness", "strict": "x := 2 / 3 (by generated-backtracking)",
              "indicator": "f := fun x : nat => if x =? 0 then 1 else 0 (by generated-backtracking)",
-             "third": "n := 2%nat (by generated-backtracking)", "trig": "by interval"}
+             "third": "n := 2%nat (by generated-backtracking)", "trig": "by interval",
+             "products": "by generated-specialise"}
 NEW = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise"})
 
 

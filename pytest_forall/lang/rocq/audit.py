@@ -908,7 +908,10 @@ def fine_closer(features: tuple[str, ...]) -> str:
     comparison of closed terms (:data:`INTERVAL_REFUTE`)."""
     # a sequence defined by recursion evaluated at its literal index first (``simpl``), for Interval to bound it
     extra = f" | ({INTERVAL_REFUTE}) | (simpl in *; {INTERVAL_REFUTE})" if INTERVAL in features else ""
-    return f"first [ {closer(features)} | nra | ({IFS}; solve [ easy | lia | lra | nra ]){extra} ]"
+    # ``nra`` after ``simpl``: an instance's indices computed (``u (Nat.add 0 2)`` is ``u 2``, ``INR (fact 0)`` is
+    # ``1``), so its products meet the context's values of the same terms (``u 0 * u 2 - u 1 * u 2 = 1``)
+    return (f"first [ {closer(features)} | nra | (simpl in *; nra) | ({IFS}; solve [ easy | lia | lra | nra ])"
+            f"{extra} ]")
 
 
 def fine_specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int) -> str:
