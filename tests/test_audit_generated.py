@@ -45,7 +45,7 @@ MISSES = {
     # a product of a sequence's terms at computed indices against their values (nonlinear, after ``simpl``)
     "products": ((f"{REALS}Theorem products (u : nat -> R) (hu : u O = 1 /\\ u (S O) = 1 /\\ u (S (S O)) = 1)\n"
                  "    (hd : forall n : nat, u n * u (Nat.add n 2) - u (Nat.add n 1) * u (Nat.add n 2) = INR (fact n)) :\n"
-                 "    u 3 = 2.\nProof. Admitted.\n"), AUDIT_VACUOUS, "generated-specialise", True),
+                 "    u 3%nat = 2.\nProof. Admitted.\n"), AUDIT_VACUOUS, "generated-specialise", True),
     # a trigonometric value at a rational multiple of pi
     "trig": (f"{REALS}Theorem trig (f : R -> R) (h : cos (2 * PI / 3) = - 1/3) : f 0 = 0.\nProof. Admitted.\n",
              AUDIT_VACUOUS, "interval", False),
