@@ -1085,7 +1085,8 @@ class RocqAudit:
                     yield Goal(statement, sub.theorem_name, scripts)
 
         probe = probe_of(workspace)
-        probe.show_proof = True  # the values a certificate instantiated, for its one-line description
+        if AUDIT_FALSE in derived:  # the values a refutation's certificate instantiated, for its one-line description
+            probe.show_proof = {derived[AUDIT_FALSE].theorem_name}
         _, attempts, log = probe.run_goals(preamble, goals(), workspace, deadline=deadline, winners=winners,
                                            max_attempts=max_attempts, cpu_budget=cpu_seconds,
                                            on_attempt=on_attempt)

@@ -99,9 +99,10 @@ class TacticProbe:
         self.args = args or []
         #: ask ``Show.`` after each tactic: Rocq 9's coqtop prints no goals (nor "No more goals") by itself
         self.show_goals = show_goals
-        #: ask ``Show Proof.`` once a goal is closed and keep the term (its first ``PROOF_CHARS``) in ``proofs``: the
-        #: statement audit reads the values its search instantiated from it (a description for humans, not a check)
-        self.show_proof = False
+        #: the goals (theorem names) whose proof term is asked (``Show Proof.``) once they are closed and kept (its first
+        #: ``PROOF_CHARS``) in ``proofs``: the statement audit reads the values its refutation search instantiated
+        #: from it (a description for humans, not a check; only there: printing a term costs the session's CPU)
+        self.show_proof: set[str] = set()
         self.proofs: dict[str, str] = {}
 
     def _spawn(self, cwd: Path) -> pexpect.spawn:
@@ -262,7 +263,7 @@ class TacticProbe:
                     if "No more goals" in reply:
                         log.append(f"{tactic}: closed the goal{took}")
                         winners[goal.theorem] = tactic
-                        if self.show_proof:
+                        if goal.theorem in self.show_proof:
                             child.send("Show Proof.\n")
                             try:
                                 child.expect(PROMPT, timeout=60)
