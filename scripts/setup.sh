@@ -14,7 +14,7 @@ python="${FORALL_SETUP_PYTHON:-python3}"
 stamp="$here/.forall/setup.stamp"
 
 apt_packages=(coq libcoq-stdlib libcoq-mathcomp libcoq-coquelicot libcoq-mathcomp-analysis libcoq-mathcomp-real-closed
-  libcoq-mathcomp-zify libcoq-mathcomp-algebra-tactics libcoq-hammer libcoq-equations libcoq-hott bubblewrap chromium
+  libcoq-mathcomp-zify libcoq-mathcomp-algebra-tactics libcoq-hammer libcoq-equations libcoq-hott libcoq-quickchick libcoq-interval bubblewrap chromium
   libcoq-core-ocaml-dev ocaml-findlib  # these two build the kernel judge plugin (lang/rocq/forall_judge.mlg)
   mmdebstrap  # builds the other Rocq toolchains' root filesystems (docs/toolchains.md)
   ocaml-dune)  # builds --forall-project projects that declare dune theories (docs/suites.md)

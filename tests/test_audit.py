@@ -211,9 +211,14 @@ def test_the_findings_table_is_markdown_with_a_recheck_command(tmp_path: Path) -
     row = {"task_id": "p", "prover": "rocq", "statement_audit": "vacuous", "digest": "ab" * 32,
            "audit_dir": str(tmp_path / "items" / "p"), "certificate": "accepted/STATEMENT_VACUOUS.v",
            "certificate_template": "accepted/derived/p.v"}
+    (tmp_path / "items" / "p").mkdir(parents=True)
+    (tmp_path / "items" / "p" / "audit.log").write_text("closers: no\naudit counterexample: false: x := 1\n"
+                                                        "audit counterexample: vacuous: by zero-witness\n")
     table = findings_table([row, {"task_id": "q", "statement_audit": "unknown"}])
-    assert table[:2] == ["| problem | finding | certificate (sha256) | re-check |", "|---|---|---|---|"]
-    assert len(table) == 3 and table[2].startswith("| `p` | vacuous: proves False from the statement's hypotheses |")
+    assert table[:2] == ["| problem | finding | counterexample | certificate (sha256) | re-check |",
+                         "|---|---|---|---|---|"]
+    assert len(table) == 3 and table[2].startswith("| `p` | vacuous: proves False from the statement's hypotheses | "
+                                                   "by zero-witness |")
     assert (f"`forall verify --prover rocq --template {tmp_path}/items/p/accepted/derived/p.v --candidate "
             f"{tmp_path}/items/p/accepted/STATEMENT_VACUOUS.v`") in table[2]
 
@@ -362,7 +367,7 @@ def test_junit_results_summary_and_report_carry_the_audit(pytester: pytest.Pytes
     out = subprocess.run([sys.executable, "-m", "pytest_forall.cli", "report", str(pytester.path / "reports" / "au")],
                          capture_output=True, text=True, cwd=pytester.path, check=False)
     assert out.returncode == 0, out.stderr
-    assert "| problem | finding | certificate (sha256) | re-check |" in out.stdout
+    assert "| problem | finding | counterexample | certificate (sha256) | re-check |" in out.stdout
     assert "| `empty` | vacuous: proves False from the statement's hypotheses |" in out.stdout
     assert "| `wrong` | false: proves the negation of the statement |" in out.stdout
 

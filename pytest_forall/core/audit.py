@@ -154,15 +154,32 @@ def findings_table(results: list[dict[str, Any]]) -> list[str]:
     rows = findings(results)
     if not rows:
         return []
-    lines = ["| problem | finding | certificate (sha256) | re-check |", "|---|---|---|---|"]
+    lines = ["| problem | finding | counterexample | certificate (sha256) | re-check |", "|---|---|---|---|---|"]
     for row in rows:
         claim = CLAIM_BY_FINDING[str(row["statement_audit"])]
         base = Path(str(row.get("audit_dir") or "."))
         certificate, template = (_shown(base / str(row.get(key) or "")) for key in ("certificate", "certificate_template"))
-        lines.append(f"| `{row.get('task_id')}` | {claim.finding}: {claim.shows} | `{certificate}` "
+        described = counterexample(base, claim.finding).replace("|", "\\|")  # a pipe would end the cell
+        lines.append(f"| `{row.get('task_id')}` | {claim.finding}: {claim.shows} | {described} | `{certificate}` "
                      f"(`{str(row.get('digest') or '')[:16]}…`) | `forall verify --prover {row.get('prover', '')} "
                      f"--template {template} --candidate {certificate}` |")
     return lines
+
+
+#: The search log's line that describes a finding's certificate for a human (``lang/<prover>/audit.py``).
+COUNTEREXAMPLE = "audit counterexample: "
+
+
+def counterexample(audit_dir: Path, finding: str) -> str:
+    """The one-line description the search wrote of its certificate for ``finding`` (the values a refutation
+    instantiated, or the strategy), from the item's ``audit.log``; empty when there is none (e.g. an agent's
+    certificate). A description only: the certificate is what the verifier checked."""
+    try:
+        log = (audit_dir / "audit.log").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    prefix = f"{COUNTEREXAMPLE}{finding}: "
+    return next((line[len(prefix):].strip() for line in log.splitlines() if line.startswith(prefix)), "")
 
 
 def _shown(path: Path) -> str:

@@ -26,12 +26,13 @@ a certificate, which the protocol verifies like any submission.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS, Search, Split
+from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS, COUNTEREXAMPLE, Search, Split
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
 from pytest_forall.lang import statement
@@ -39,7 +40,7 @@ from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.lexer import tokens as lex
 from pytest_forall.lang.rocq.screen import template_shape
-from pytest_forall.lang.rocq.tactics import HAMMER_PRELUDE, PRELUDE, hammer_installed
+from pytest_forall.lang.rocq.tactics import HAMMER_PRELUDE, PRELUDE, contrib_installed, hammer_installed
 from pytest_forall.lang.statement import Grammar, kept
 
 OPENING, CLOSING = "([{", ")]}"
@@ -58,6 +59,7 @@ UNREADABLE = {"nat": ("(-1)", "(1/2)", "(1/3)"), "Z": ("(1/2)", "(1/3)")}
 #: ``unlock`` for ``rewrite ?unlock`` (mathcomp's big operators are locked: no computation passes them before it;
 #: without ssreflect, ``rewrite ?unlock`` parses too, as a rewrite with an evar, and fails).
 SSR, NUM, RAT, POLY = "ssr", "num", "rat", "poly"
+REALS, ZEQB, INTERVAL = "reals", "zeqb", "interval"
 #: mathcomp's rationals and their embedding ``ratr`` into any numeric field
 RATR = "mathcomp.algebra.rat"
 #: ``True``'s proof by its full name: a template may declare its own ``I`` (``Variables (I : finType)``), and a
@@ -70,7 +72,11 @@ TIE_SECONDS = 10
 FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in {TRIVIAL}" for scope in SCOPES},
             SSR: f"let x := uconstr:(unlock) in {TRIVIAL}", NUM: f"let x := uconstr:(Num.Theory.eqr_nat) in {TRIVIAL}",
             RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in {TRIVIAL}",
-            POLY: f"let x := uconstr:(polyC) in {TRIVIAL}"}
+            POLY: f"let x := uconstr:(polyC) in {TRIVIAL}",
+            # issue 34: Coq's reals (the indicator ``if Req_EM_T x 0 …``, sequences ``INR n``), ``Z.eqb`` (the
+            # indicator over ``Z``) and Interval's ``interval`` (loaded by the search's prelude in a Coq-reals file)
+            REALS: f"let x := uconstr:(Req_EM_T) in {TRIVIAL}", ZEQB: f"let x := uconstr:(Z.eqb) in {TRIVIAL}",
+            INTERVAL: f"assert (Rle (1%R) (2%R)) by interval; {TRIVIAL}"}
 #: Every implication of the context whose premise is decided (or in the context) applied, until none is: the
 #: instances of an equivalence (split by BREAK) combined, where ``intuition`` on a hundred instances ran out of
 #: time (two instances of one hypothesis that disagree: ``A 0`` from one, ``A 0 -> 1 = 0`` from the other).
@@ -199,8 +205,9 @@ HAMMER = ("sauto", "qauto")
 #: Seconds of CPU per script: a search or cheap closer (which fails in milliseconds unless it succeeds),
 #: and heavy automation (which usually runs to its limit).
 SEARCH_SECONDS, AUTOMATION_SECONDS = 2.0, 1.0
-#: The cheap vacuity scripts tried on each inner premise (the closers, negated existentials, specialisation).
-INNER_SCRIPTS = 3
+#: The cheap vacuity strategies tried on each inner premise (the closers, negated existentials, specialisation,
+#: and the all-zeros witness and Interval's bounds, which fail in milliseconds when they do not apply).
+INNER_STRATEGIES = ("closers", "negated-existential", "specialise-2", "zero-witness", "interval")
 
 
 def split_theorem(template: str, theorem: str) -> Split | None:
@@ -708,33 +715,56 @@ def negated_existentials(scopes: tuple[str, ...], features: tuple[str, ...], dep
             f"match goal with H : ~ _ |- _ => apply H; wit ({peano(depth)}) end")
 
 
+#: The strategy each script belongs to (by its text), for the audit log's per-strategy spend (issue 34).
+STRATEGIES: dict[str, str] = {}
+
+
+def named(strategy: str, script: str, seconds: float) -> tuple[str, float]:
+    """A script and its CPU seconds, recorded under ``strategy`` (:func:`strategy_spend`)."""
+    STRATEGIES.setdefault(script, strategy)
+    return script, seconds
+
+
 def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
                     features: tuple[str, ...] = ()) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
     """Scripts that close ``False`` from the hypotheses, each with its CPU time limit: (the cheap ones and the
     searches, and the automation that usually runs to its limit)."""
     close = closer(features)
     heavy = (HAMMER[::-1] if hammer else ()) + EXPENSIVE
-    cheap = [(f"{DESTRUCT}; {close}", SEARCH_SECONDS),
-             (f"{DESTRUCT}; {negated_existentials(scopes, features)}", SEARCH_SECONDS),
-             (f"{DESTRUCT}; {specialise(scopes, features, 2)}", SEARCH_SECONDS),
-             (f"{DESTRUCT}; {context_instances()}; {close}", SEARCH_SECONDS),
-             (f"{DESTRUCT}; {literal_instances(scopes)}; {close}", SEARCH_SECONDS),
-             # with mathcomp's rationals: three variables deep at 0, 1/2 and 1/3 (in any ring: polynomials too),
+    cheap = [named("closers", f"{DESTRUCT}; {close}", SEARCH_SECONDS),
+             named("negated-existential", f"{DESTRUCT}; {negated_existentials(scopes, features)}", SEARCH_SECONDS),
+             named("specialise-2", f"{DESTRUCT}; {specialise(scopes, features, 2)}", SEARCH_SECONDS),
+             # issue 34: one value for all of a negated existential's variables (all zeros first), and over Coq's
+             # reals a comparison of closed terms refuted by Interval's bounds (both fail in milliseconds)
+             named("zero-witness", f"{DESTRUCT}; {zero_witness(scopes, features)}", SEARCH_SECONDS),
+             *([named("interval", f"{DESTRUCT}; {INTERVAL_REFUTE}", SEARCH_SECONDS)] if INTERVAL in features else []),
+             named("context-instances", f"{DESTRUCT}; {context_instances()}; {close}", SEARCH_SECONDS),
+             named("literal-instances", f"{DESTRUCT}; {literal_instances(scopes)}; {close}", SEARCH_SECONDS),
+             # with mathcomp's rationals: three variables deep at 0, 1/2 and 1/3 (in any ring, polynomials too),
              # the implications whose premises are rational comparisons applied (before the saturations that run to
              # their limit in most files, or an item's budget ended before it; 6 s: deciding the premises of the
              # 66 implications among the instances of a file with three predicates on polynomials took 2.5 to 4 s)
-             *([((f"{DESTRUCT}; {saturate(scopes, 3, RATIONAL_VALUES)}; {BREAK}; "
-                  f"{rational_premises(features)}; {BREAK}; {close}"), 3 * SEARCH_SECONDS)] if RAT in features else []),
+             *([named("rational-saturation", (f"{DESTRUCT}; {saturate(scopes, 3, RATIONAL_VALUES)}; {BREAK}; "
+                                             f"{rational_premises(features)}; {BREAK}; {close}"), 3 * SEARCH_SECONDS)]
+               if RAT in features else []),
              # the instances combined nonlinearly too (``x 1 ^ 2 - x 0 * x 2 = 1`` with every ``x n`` zero)
-             (f"{DESTRUCT}; {saturate(scopes)}; {BREAK}; first [ {close} | nra | nia ]", SEARCH_SECONDS),
+             named("saturation", f"{DESTRUCT}; {saturate(scopes)}; {BREAK}; first [ {close} | nra | nia ]",
+                   SEARCH_SECONDS),
              # four variables deep at two values: two instances of one hypothesis with several variables
-             (f"{DESTRUCT}; {saturate(scopes, 4, SATURATION_VALUES[:2])}; {BREAK}; {MODUS_PONENS}; {close}",
-              SEARCH_SECONDS),
-             *([(f"{DESTRUCT}; {saturate(scopes, 2, SATURATION_VALUES[:3], features)}; {BREAK}; {POLY_EVAL}",
-                 2 * SEARCH_SECONDS)] if POLY in features else []),
-             (f"{DESTRUCT}; {specialise(scopes, features, 3)}", 2 * SEARCH_SECONDS)]
-    return cheap, ([(f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS) for tactic in heavy]
-                   + [(f"{DESTRUCT}; {literal_instances(scopes)}; {tactic}", AUTOMATION_SECONDS) for tactic in heavy])
+             named("saturation-modus-ponens",
+                   f"{DESTRUCT}; {saturate(scopes, 4, SATURATION_VALUES[:2])}; {BREAK}; {MODUS_PONENS}; {close}",
+                   SEARCH_SECONDS),
+             *([named("polynomial-saturation",
+                      f"{DESTRUCT}; {saturate(scopes, 2, SATURATION_VALUES[:3], features)}; {BREAK}; {POLY_EVAL}",
+                      2 * SEARCH_SECONDS)] if POLY in features else []),
+             named("specialise-3", f"{DESTRUCT}; {specialise(scopes, features, 3)}", 2 * SEARCH_SECONDS),
+             # issue 34: one hypothesis at a time at the generated candidates (rationals, functions, sequences,
+             # Interval's values), two deep, each instance refuted by lia/lra/nra/field/interval
+             named("generated-specialise", f"{DESTRUCT}; {fine_specialise(scopes, features, 2)}", SEARCH_SECONDS)]
+    return cheap, ([named(f"automation-{tactic}", f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS)
+                    for tactic in heavy]
+                   + [named(f"automation-{tactic}-literals", f"{DESTRUCT}; {literal_instances(scopes)}; {tactic}",
+                            AUTOMATION_SECONDS) for tactic in heavy])
 
 
 def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) -> list[tuple[str, float]]:
@@ -768,8 +798,195 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
                      f"| _ => specialize ({h} v); go () end | _ => {refute} end in go ()")
     uniform = (f"intro {h}; try cbv zeta in {h}; match type of {h} with forall _ : ?T, _ => "
                f"lazymatch type of T with Prop => fail | _ => {same} end end")
-    return [(f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS), (uniform, SEARCH_SECONDS),
-            (search(refute), 2 * SEARCH_SECONDS), (search(deep), SEARCH_SECONDS)]
+    # issue 34: distinct successive values (cheap: three instances), then the generated candidates' search
+    stairs = " | ".join(f"({staircase(scopes, features, start)})" for start in STAIRCASE_STARTS)
+    return [named("refute-direct", f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS),
+            named("same-value", uniform, SEARCH_SECONDS),
+            named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
+            named("backtracking", search(refute), 2 * SEARCH_SECONDS),
+            named("generated-backtracking", fine_search(scopes, features), 2 * SEARCH_SECONDS),
+            named("backtracking-deep", search(deep), SEARCH_SECONDS)]
+
+
+def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """An inner premise's certificate scripts: one disjunct picked (``selectors``), the premises unfolded, then the
+    cheap vacuity strategies of :data:`INNER_STRATEGIES`."""
+    return [named(f"inner-{STRATEGIES[script]}", f"{selector}; {script}", seconds)
+            for selector in selectors for script, seconds in cheap if STRATEGIES[script] in INNER_STRATEGIES]
+
+
+#: issue 34's strategies (candidates generated by type). They run after every strategy the search had before, in
+#: that one's order: a script's budget is CPU time in one coqtop session, so what runs before it can cost it its
+#: result (putnam_1962_b5's refutation by ``backtracking`` takes 3.4-3.7 s of its 4 s after the former scripts;
+#: with the generated ones interleaved it ran past its 4 s and the known flag was lost).
+GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise"})
+
+
+def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
+                 inner: list[tuple[str, float]],
+                 heavy: list[tuple[str, float]]) -> list[tuple[str, list[tuple[str, float]]]]:
+    """The goals the search states, in order, each with its scripts: the former strategies (cheap vacuity scripts,
+    the refutation search, the inner premises, then the heavy automation on vacuity again: an item that reaches its
+    deadline has had the scripts most likely to succeed per second spent), then the :data:`GENERATED` ones in the
+    same order of phases."""
+    def part(scripts: list[tuple[str, float]], generated: bool) -> list[tuple[str, float]]:
+        return [(s, t) for s, t in scripts if (STRATEGIES[s].removeprefix("inner-") in GENERATED) is generated]
+
+    phases = ((AUDIT_VACUOUS, cheap), (AUDIT_FALSE, refutation), (AUDIT_INNER, inner), (AUDIT_VACUOUS, heavy))
+    return [(finding, part(scripts, generated)) for generated in (False, True) for finding, scripts in phases]
+
+
+# --- issue 34: candidates generated by type, each counterexample certified by the field's own tactics -----------
+#
+# The grids above give every variable a value of a handful (0…4, -1, 1/2) and a function a constant. The searches
+# below test more candidates per type, cheapest first, and keep only what a tactic then proves: a counterexample is
+# never flagged for having been found, only for the certificate the verifier accepts (``lia``/``lra``/``nra``/
+# ``field``, computation, and over Coq's reals ``interval``, whose bounds are proved by reflection).
+
+#: Further values of a number variable, per numeral scope: more integers, and rationals with small denominators in
+#: the scopes that read them (``R``, ``Q``)
+FINE_VALUES = {"nat": ("5", "6", "7", "8", "10"), "Z": ("5", "(-2)", "(-3)", "10"),
+               "R": ("(-2)", "5", "(-1/2)", "(1/3)", "(2/3)", "(3/2)", "(1/4)", "(3/4)", "(-1/3)"),
+               "Q": ("(-2)", "5", "(-1/2)", "(1/3)", "(2/3)", "(3/2)", "(1/4)")}
+#: ... and over Coq's reals, with Interval: values whose trigonometric, square-root, exponential and logarithmic
+#: images ``interval`` bounds (a rational multiple of π, √2)
+INTERVAL_VALUES = ("(PI/6)", "(PI/4)", "(PI/3)", "(PI/2)", "PI", "(2*PI/3)", "(2*PI)", "(sqrt 2)")
+#: With Interval: a comparison of closed real terms refuted (``sin (PI/6) > 1/2 + 1/1000``, ``cos (2*PI/3) = -1/3``):
+#: the opposite comparison proved by ``interval``, then ``lra``. A term with a free variable fails at once.
+INTERVAL_REFUTE = ("match goal with "
+                   "| H : Rlt ?a ?b |- _ => assert (Rle b a) by interval; lra "
+                   "| H : Rle ?a ?b |- _ => assert (Rlt b a) by interval; lra "
+                   "| H : Rgt ?a ?b |- _ => assert (Rle a b) by interval; lra "
+                   "| H : Rge ?a ?b |- _ => assert (Rlt a b) by interval; lra "
+                   "| H : @Coq.Init.Logic.eq R ?a ?b |- _ => "
+                   "first [ assert (Rlt a b) by interval | assert (Rlt b a) by interval ]; lra end")
+#: An indicator's test (``if Nat.eqb x 0 then 1 else 0``, ``if Req_EM_T x 0 …``) decided case by case, in the goal
+#: and the context (a case the test's own hypothesis contradicts is closed by the closers that follow).
+IFS = ("repeat match goal with |- context [if ?c then _ else _] => destruct c "
+       "| H : context [if ?c then _ else _] |- _ => destruct c end")
+
+
+def fine_literals(scopes: tuple[str, ...], features: tuple[str, ...]) -> list[str]:
+    """The grid's values, then the further ones of :data:`FINE_VALUES` (and :data:`INTERVAL_VALUES` over reals
+    with Interval), as terms of each loaded numeral scope."""
+    extra = [f"{v}%{s}" for s in scopes for v in FINE_VALUES.get(s, ())]
+    extra += [f"{v}%R" for v in INTERVAL_VALUES] if INTERVAL in features and "R" in scopes else []
+    return literals(scopes) + extra
+
+
+def fine_functions(scopes: tuple[str, ...], features: tuple[str, ...]) -> list[str]:
+    """Function candidates: constants, the identity, linear and quadratic polynomials, indicators of 0 (over
+    ``nat``, ``Z`` and Coq's reals) and, into the reals, the sequence ``INR n``; one or two arguments."""
+    out = [f"fun {xs} => {v}" for xs in ("_", "_ _") for v in seeds(scopes)] + ["fun x => x"]
+    for s in scopes:
+        out += [f"fun x => (2 * x)%{s}", f"fun x => (x * x)%{s}", f"fun x => (x + 1)%{s}", f"fun _ => 2%{s}"]
+        out += [f"fun x => if Nat.eqb x 0 then 1%{s} else 0%{s}"]
+        out += [f"fun x => if Z.eqb x 0 then 1%{s} else 0%{s}"] if ZEQB in features else []
+        out += [f"fun x => if Req_EM_T x 0 then 1%{s} else 0%{s}"] if REALS in features else []
+    out += ["fun n => INR n", "fun n => (INR n * INR n)%R"] if REALS in features else []
+    return out
+
+
+def fine_witnesses(scopes: tuple[str, ...], features: tuple[str, ...], typ: str, then: str) -> str:
+    """:func:`witnesses` with the candidates generated by type: :func:`fine_literals` for a number,
+    :func:`fine_functions` for a function, lists of up to three elements (finite sequences) for a list."""
+    def tries(values: list[str]) -> str:
+        return " | ".join(f"forall_try uconstr:({v})" for v in values)
+
+    small = seeds(scopes)
+    lists = ["@nil _"] + [f"cons {v} nil" for v in small] + [f"cons {v} (cons {w} nil)" for v in small for w in small]
+    lists += [f"cons {v} (cons {v} (cons {v} nil))" for v in small]
+    return (f"let forall_try v := {then} in lazymatch {typ} with "
+            f"| forall _ : _, _ => first [ {tries(fine_functions(scopes, features))} ] "
+            f"| list _ => first [ {tries(lists)} ] "
+            f"| _ => first [ {tries(fine_literals(scopes, features))} ] end")
+
+
+def fine_prove(features: tuple[str, ...]) -> str:
+    """:func:`prove`, with a universally quantified side condition (a function witness's property) introduced and
+    decided, an indicator's cases split, ``field`` and, over reals with Interval, ``interval``."""
+    extra = (" | interval | (split; interval) | (let h := fresh in intro h; "
+             f"{INTERVAL_REFUTE})" if INTERVAL in features else "")
+    # ``field`` is Coq's (loaded with its reals; the name is unknown without them, failing the whole script)
+    field = " | field" if REALS in features else ""
+    return (f"first [ {prove(features)} | (intros; solve [ lia | lra | nra{field} ]) "
+            f"| (intros; {IFS}; solve [ easy | lia | lra | nra ]){(' | solve [ ' + field[3:] + extra + ' ]') if field else ''} ]")
+
+
+def same_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """The goal ``exists x y z…, P`` (a negated existential's body, after ``apply H``) given one value for every
+    existential at once, all zeros first (``0`` of whatever number type, or the constant function ``0``), then
+    the premise decided: the all-zeros witness that a search over one existential at a time, two deep, missed."""
+    def each(v: str) -> str:
+        alternatives = [f"exists {v}%{s}" for s in scopes] + [f"exists (fun _ => {v}%{s})" for s in scopes]
+        alternatives += [f"exists (fun _ _ => {v}%{s})" for s in scopes]
+        return (f"(repeat lazymatch goal with |- exists _ : _, _ => first [ {' | '.join(alternatives)} ] "
+                f"| |- _ /\\ _ => split end; {fine_prove(features)})")
+
+    return " | ".join(each(v) for v in ("0", "1"))
+
+
+def zero_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """A hypothesis ``~ exists …`` refuted by one value for all its existentials (:func:`same_witness`)."""
+    return f"match goal with H : ~ _ |- _ => apply H; first [ {same_witness(scopes, features)} ] end"
+
+
+def fine_closer(features: tuple[str, ...]) -> str:
+    """:func:`closer`, then ``nra``, an indicator's cases (:data:`IFS`), and over reals with Interval a refuted
+    comparison of closed terms (:data:`INTERVAL_REFUTE`)."""
+    # a sequence defined by recursion evaluated at its literal index first (``simpl``), for Interval to bound it
+    extra = f" | ({INTERVAL_REFUTE}) | (simpl in *; {INTERVAL_REFUTE})" if INTERVAL in features else ""
+    # ``nra`` after ``simpl``: an instance's indices computed (``u (Nat.add 0 2)`` is ``u 2``, ``INR (fact 0)`` is
+    # ``1``), so its products meet the context's values of the same terms (``u 0 * u 2 - u 1 * u 2 = 1``)
+    return (f"first [ {closer(features)} | nra | (simpl in *; nra) | ({IFS}; solve [ easy | lia | lra | nra ])"
+            f"{extra} ]")
+
+
+def fine_specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int) -> str:
+    """:func:`specialise` with the generated candidates and the certifying closers of :func:`fine_closer`."""
+    values = fine_witnesses(scopes, features, "T", "inst (h v) m")
+    return (f"let rec inst h n := first [ (pose proof h; {BREAK}; {fine_closer(features)}) "
+            "| lazymatch n with S ?m => lazymatch type of h with forall _ : ?T, _ => "
+            "lazymatch type of T with Prop => let p := fresh in assert (p : T) by "
+            f"{fine_prove(features)}; inst (h p) m | _ => {values} end end end ] in "
+            f"match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} inst H ({peano(depth)}) end end")
+
+
+#: Distinct successive values (``a = 0, b = 1, c = 2``, then from 1 and from -1): the grid's same-value instances
+#: give every variable one value, and its backtracking search reaches such a point late.
+STAIRCASE_STARTS = (0, 1, -1)
+
+
+def staircase(scopes: tuple[str, ...], features: tuple[str, ...], start: int) -> str:
+    """The refuted statement's variables given the values ``start``, ``start + 1``, … in order (its premises
+    decided on the way), then the instance refuted."""
+    h = "forall_audit_H"
+    refute = f"solve [ {BREAK}; {fine_closer(features)} | {zero_witness(scopes, features)} ]"
+
+    def at(k: int) -> str:
+        number = f"({k})" if k < 0 else str(k)
+        tries = [f"specialize ({h} {number}%{s})" for s in scopes if not (s == "nat" and k < 0)]
+        tries += [f"specialize ({h} (fun _ => {number}%{s}))" for s in scopes if not (s == "nat" and k < 0)]
+        return f"first [ {' | '.join(tries)} ]"
+
+    # the counter is the next value's index; at most six variables
+    cases = " | ".join(f"{peano(i)} => {at(start + i)}; go ({peano(i + 1)})" for i in range(6))
+    return (f"intro {h}; try cbv zeta in {h}; let rec go n := lazymatch type of {h} with forall _ : ?T, _ => "
+            f"lazymatch type of T with Prop => let p := fresh in assert (p : T) by {fine_prove(features)}; "
+            f"specialize ({h} p); go n | _ => lazymatch n with {cases} end end | _ => {refute} end in go O")
+
+
+def fine_search(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """The refutation's backtracking search over the generated candidates (:func:`fine_witnesses`), each instance
+    refuted by the certifying closers or, for a negated existential, by one value for all its variables."""
+    h = "forall_audit_H"
+    values = fine_witnesses(scopes, features, "T", f"specialize ({h} v); go ()")
+    refute = (f"solve [ {BREAK}; {fine_closer(features)} | {zero_witness(scopes, features)} "
+              f"| {negated_existentials(scopes, features)} ]")
+    return (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
+            "forall _ : ?T, _ => lazymatch type of T with Prop => "
+            f"let p := fresh in assert (p : T) by {fine_prove(features)}; specialize ({h} p); go () "
+            f"| _ => {values} end end | {refute} ] in go ()")
 
 
 # --- the search ------------------------------------------------------------------------------------------
@@ -779,7 +996,26 @@ def search_prelude(preamble: str, hammer: bool) -> str:
     tactics, CoqHammer's when installed, mathcomp's ``zify``/``ring`` in a file that imports mathcomp (a
     choice of tactics only: the verifier judges what they produce)."""
     return (PRELUDE + (HAMMER_PRELUDE if hammer else "")
-            + (MATHCOMP_PRELUDE if "mathcomp" in preamble else ""))
+            + (MATHCOMP_PRELUDE if "mathcomp" in preamble else "")
+            + (INTERVAL_PRELUDE if uses_coq_reals(preamble) and interval_installed() else ""))
+
+
+#: Interval's tactics (Debian's libcoq-interval), loaded by the search in a file over Coq's reals (not mathcomp's,
+#: whose reals ``interval`` does not read). Its certificates rest on the axioms that specify Coq's primitive
+#: integers and floats (``Coq.Numbers.Cyclic.Int63.Uint63.*_spec``, ``Coq.Floats.FloatAxioms.*``), off the strict
+#: list: a certificate that uses ``interval`` is accepted rules-only (docs/audit.md).
+INTERVAL_PRELUDE = "From Interval Require Import Tactic.\n"
+
+
+def uses_coq_reals(preamble: str) -> bool:
+    """The preamble imports Coq's reals (or Coquelicot) and not mathcomp."""
+    return "mathcomp" not in preamble and re.search(r"\b(Reals|Coquelicot)\b", preamble) is not None
+
+
+@functools.cache
+def interval_installed() -> bool:
+    """Interval's tactic (Debian's libcoq-interval) is installed next to the standard library."""
+    return contrib_installed("Interval", "Tactic.vo")
 
 
 def tie_check(template: str, theorem: str, ties: tuple[str, ...]) -> Any:
@@ -819,7 +1055,9 @@ class RocqAudit:
 
     def search(self, task: Task, derived: dict[str, Task], prover: Prover, workspace: Path,
                deadline: float, max_attempts: int | None = None, cpu_seconds: float | None = None,
-               on_attempt: Callable[[], None] | None = None) -> Search:
+               on_attempt: Callable[[], None] | None = None, strategies: Collection[str] | None = None) -> Search:
+        """:meth:`AuditPack.search`; ``strategies``: only the scripts of these strategies (:data:`STRATEGIES`;
+        the tests' way of showing which strategy alone finds a certificate)."""
         from pytest_forall.lang.rocq.coqtop import Goal
 
         probe_of = getattr(prover, "tactic_probe", None)
@@ -840,15 +1078,14 @@ class RocqAudit:
             features = tuple(keys[t] for t in keys if t in winners)
             scopes = tuple(f for f in features if f in SCOPES)
             cheap, heavy = vacuity_scripts(scopes, hammer, features)
-            # cheap vacuity scripts, then the refutation search, then the heavy automation on vacuity again:
-            # an item that reaches its deadline has had the scripts most likely to succeed per second spent
             inner = derived.get(AUDIT_INNER)
             selectors = inner_selectors(inner.template, task.theorem_name) if inner is not None else []
-            # an inner premise's certificate: one disjunct picked, the premises unfolded, the vacuity searches
-            inner_scripts = [(f"{selector}; {script}", seconds) for selector in selectors
-                             for script, seconds in cheap[:INNER_SCRIPTS]]
-            for finding, scripts in ((AUDIT_VACUOUS, cheap), (AUDIT_FALSE, refutation_scripts(scopes, features)),
-                                     (AUDIT_INNER, inner_scripts), (AUDIT_VACUOUS, heavy)):
+            for finding, scripts in search_order(cheap, refutation_scripts(scopes, features),
+                                                 inner_scripts(selectors, cheap), heavy):
+                if strategies is not None:
+                    scripts = [(script, seconds) for script, seconds in scripts if STRATEGIES[script] in strategies]
+                if not scripts:
+                    continue
                 if finding == AUDIT_INNER and any(derived[f].theorem_name in winners for f in derived if f != finding):
                     continue  # contradictory hypotheses or a false statement: that is the finding
                 if finding in derived and derived[finding].theorem_name not in winners and finding not in untied:
@@ -872,9 +1109,17 @@ class RocqAudit:
                     yield Goal(statement, sub.theorem_name, scripts)
 
         probe = probe_of(workspace)
+        if AUDIT_FALSE in derived:  # the values a refutation's certificate instantiated, for its one-line description
+            probe.show_proof = {derived[AUDIT_FALSE].theorem_name}
         _, attempts, log = probe.run_goals(preamble, goals(), workspace, deadline=deadline, winners=winners,
                                            max_attempts=max_attempts, cpu_budget=cpu_seconds,
                                            on_attempt=on_attempt)
+        log += "\naudit strategies: " + strategy_spend(log)
+        for finding, sub in derived.items():
+            if sub.theorem_name in winners:
+                log += f"\n{COUNTEREXAMPLE}{finding}: " + describe(
+                    finding, getattr(probe, "proofs", {}).get(sub.theorem_name, ""), split,
+                    STRATEGIES.get(winners[sub.theorem_name], "?"))
         log += (f"\naudit spent: CPU {probe.cpu_used:.2f} s"
                 + (f" of {cpu_seconds:.0f} s" if cpu_seconds is not None else "") + f", wall {probe.wall_used:.2f} s")
         certificates = {}
@@ -883,3 +1128,66 @@ class RocqAudit:
             if script:
                 certificates[finding] = prelude + sub.frozen + f"{script}.\nQed.\n" + _trailer(sub.template)
         return Search(certificates, attempts, log)
+
+
+_TOOK = re.compile(r"\(([0-9.]+) s, CPU ([0-9.]+) s\)$")
+
+
+def strategy_spend(log: str) -> str:
+    """Which strategies ran and the CPU seconds each spent, from the search's log (each attempt's line starts with
+    its script and ends with its CPU time): ``closers 0.12 s (2 scripts), zero-witness 0.03 s (1, closed)…`` in
+    the order they first ran."""
+    spent: dict[str, list[float]] = {}
+    closed: set[str] = set()
+    by_length = sorted(STRATEGIES, key=len, reverse=True)
+    for line in log.splitlines():
+        took = _TOOK.search(line)
+        if took is None:
+            continue
+        name = next((STRATEGIES[s] for s in by_length if line.startswith(s + ": ")), None)
+        if name is None:
+            continue
+        entry = spent.setdefault(name, [0.0, 0.0])
+        entry[0] += float(took.group(2))
+        entry[1] += 1
+        if ": closed the goal" in line:
+            closed.add(name)
+    return ", ".join(f"{name} {cpu:.2f} s ({int(count)}{', closed' if name in closed else ''})"
+                     for name, (cpu, count) in spent.items()) or "none"
+
+
+#: A local proof the search named (``fresh``): an argument of the refuted statement that is not a value
+_PROOF_NAME = re.compile(r"^(H|p|b|forall_audit_\w+)\d*$")
+
+
+def _argument(term: str, at: int) -> str:
+    """The one argument term that starts at ``at`` (a parenthesised term, or an atom up to the next blank)."""
+    while at < len(term) and term[at].isspace():
+        at += 1
+    if term[at:at + 1] != "(":
+        end = at
+        while end < len(term) and not term[end].isspace() and term[end] not in "()":
+            end += 1
+        return term[at:end]
+    depth = 0
+    for end in range(at, len(term)):
+        depth += {"(": 1, ")": -1}.get(term[end], 0)
+        if depth == 0:
+            return term[at + 1:end]
+    return term[at + 1:]
+
+
+def describe(finding: str, proof: str, split: Split, strategy: str) -> str:
+    """One line for a human: for a refutation, the values its certificate gave the statement's variables (read from
+    the proof term's instances ``forall_audit_H v``, named after the statement's binders in order); for the other
+    findings, the strategy whose certificate it is. A description only: the certificate is what the verifier checks."""
+    if finding != AUDIT_FALSE or not proof:
+        return f"by {strategy}"
+    values = [" ".join(_argument(proof, m.end()).split())
+              for m in re.finditer(r":=\s*forall_audit_H\d*\s+(?=\S)", proof)]
+    names = [a for g in binder_groups(split.binders) or [] for a in g.args]
+    peeled, _ = peel(split.conclusion)
+    names += [a for b in peeled for g in binder_groups(b) or [] for a in g.args]
+    shown = [f"{name} := {value}" for name, value in zip(names, values) if not _PROOF_NAME.match(value)]
+    shown += [value for value in values[len(names):] if not _PROOF_NAME.match(value)]
+    return (", ".join(shown) or "no variable instantiated") + f" (by {strategy})"

@@ -85,6 +85,10 @@ class Goal:
     counted: bool = True
 
 
+#: How much of a closed goal's proof term ``TacticProbe.show_proof`` keeps.
+PROOF_CHARS = 200_000
+
+
 class TacticProbe:
     def __init__(self, coqtop: str, mem_mb: int, prefix: list[str] | None = None,
                  args: list[str] | None = None, show_goals: bool = False) -> None:
@@ -96,6 +100,11 @@ class TacticProbe:
         self.args = args or []
         #: ask ``Show.`` after each tactic: Rocq 9's coqtop prints no goals (nor "No more goals") by itself
         self.show_goals = show_goals
+        #: the goals (theorem names) whose proof term is asked (``Show Proof.``) once they are closed and kept (its first
+        #: ``PROOF_CHARS``) in ``proofs``: the statement audit reads the values its refutation search instantiated
+        #: from it (a description for humans, not a check; only there: printing a term costs the session's CPU)
+        self.show_proof: set[str] = set()
+        self.proofs: dict[str, str] = {}
 
     def spawn(self, cwd: Path) -> pexpect.spawn:
         """A coqtop in ``cwd`` (in the sandbox when ``prefix`` says so), its pty raw, ready for its first prompt."""
@@ -260,6 +269,14 @@ class TacticProbe:
                     if "No more goals" in reply:
                         log.append(f"{tactic}: closed the goal{took}")
                         winners[goal.theorem] = tactic
+                        if goal.theorem in self.show_proof:
+                            child.send("Show Proof.\n")
+                            try:
+                                child.expect(PROMPT, timeout=60)
+                                self.proofs[goal.theorem] = (child.before or "")[:PROOF_CHARS]
+                            except (pexpect.EOF, pexpect.TIMEOUT):
+                                end()
+                                break
                         break
                     log.append(f"{tactic}: " + (re.findall(r"Error:.*", reply) or ["no"])[0][:200].strip() + took)
                 if child is not None and child.isalive() and stated:

@@ -18,13 +18,18 @@ HAMMER_PRELUDE = "From Hammer Require Import Tactics.\n"
 
 
 @functools.cache
-def hammer_installed() -> bool:
-    """CoqHammer's tactics (Debian's libcoq-hammer) are installed next to the standard library."""
+def contrib_installed(*path: str) -> bool:
+    """``path`` exists under the ``user-contrib`` of ``coqc -where`` (an installed library)."""
     where = shutil.which("coqc")
     if where is None:
         return False
     result = run_command([where, "-where"], cwd=tempfile.gettempdir(), timeout=30)
-    return result.returncode == 0 and (Path(result.stdout.strip()) / "user-contrib" / "Hammer" / "Tactics").is_dir()
+    return result.returncode == 0 and Path(result.stdout.strip(), "user-contrib", *path).exists()
+
+
+def hammer_installed() -> bool:
+    """CoqHammer's tactics (Debian's libcoq-hammer) are installed next to the standard library."""
+    return contrib_installed("Hammer", "Tactics")
 
 
 def portfolio_ladder() -> tuple[list[str], str]:
