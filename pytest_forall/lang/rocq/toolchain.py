@@ -37,8 +37,8 @@ from typing import Any
 #: What a root filesystem for the Rocq track holds (Debian package names); python3 runs the sandbox's init.
 ROOT_PACKAGES = ("coq", "libcoq-stdlib", "libcoq-mathcomp", "libcoq-coquelicot", "libcoq-mathcomp-analysis",
                  "libcoq-mathcomp-real-closed", "libcoq-mathcomp-zify", "libcoq-mathcomp-algebra-tactics",
-                 "libcoq-hammer", "libcoq-interval", "libcoq-quickchick", "libcoq-core-ocaml-dev", "ocaml-findlib",
-                 "python3-minimal")
+                 "libcoq-hammer", "libcoq-interval", "libcoq-quickchick", "libcoq-equations", "libcoq-core-ocaml-dev",
+                 "ocaml-findlib", "python3-minimal")
 SUITES = ("trixie", "sid")
 #: The judge plugin's compatibility shims (judge_compat/<name>.ml), one per family of Coq/Rocq APIs.
 COMPAT_NAMES = ("coq816", "coq820", "rocq9")
