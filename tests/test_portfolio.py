@@ -14,7 +14,9 @@ from pytest_forall.cli import main as cli_main
 TOY = {
     "toy_lia": "Require Import Arith.\nTheorem toy_lia (n m : nat) : n + m = m + n.\nProof. Admitted.\n",
     "toy_tauto": "Theorem toy_tauto (P Q : Prop) : P /\\ Q -> Q /\\ P.\nProof. Admitted.\n",
-    "toy_open": "Theorem toy_open (f : nat -> nat) : f 0 = f 1.\nProof. Admitted.\n",
+    # true (so the audit finds no certificate against it), but only by induction, which no ladder tactic does
+    "toy_open": ("Theorem toy_open (f : nat -> nat) (h : forall n : nat, f (S n) = f n) :\n"
+                 "    forall n : nat, f n = f 0.\nProof. Admitted.\n"),
 }
 
 

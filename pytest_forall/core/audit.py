@@ -173,13 +173,20 @@ COUNTEREXAMPLE = "audit counterexample: "
 def counterexample(audit_dir: Path, finding: str) -> str:
     """The one-line description the search wrote of its certificate for ``finding`` (the values a refutation
     instantiated, or the strategy), from the item's ``audit.log``; empty when there is none (e.g. an agent's
-    certificate). A description only: the certificate is what the verifier checked."""
-    try:
-        log = (audit_dir / "audit.log").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    certificate). A description only: the certificate is what the verifier checked. The search writes its log in
+    its session's directory (``s<sample>/audit.log``); the latest session's description is the one shown."""
     prefix = f"{COUNTEREXAMPLE}{finding}: "
-    return next((line[len(prefix):].strip() for line in log.splitlines() if line.startswith(prefix)), "")
+    sessions = sorted(audit_dir.glob("s[0-9]*/audit.log"), key=lambda p: int(p.parent.name[1:]) if
+                      p.parent.name[1:].isdigit() else -1, reverse=True)
+    for path in [*sessions, audit_dir / "audit.log"]:
+        try:
+            log = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        described = next((line[len(prefix):].strip() for line in log.splitlines() if line.startswith(prefix)), None)
+        if described is not None:
+            return described
+    return ""
 
 
 def _shown(path: Path) -> str:
