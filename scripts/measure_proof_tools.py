@@ -6,6 +6,7 @@ through the item's MCP server over HTTP from one client (as an agent's CLI keeps
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -54,7 +55,8 @@ async def session_figures(url: str, candidate: Path, text: str, lines: int) -> t
 
 
 def main() -> None:
-    root = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/shared/benchmarks/PutnamBench")
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else os.environ.get(
+        "PUTNAMBENCH_ROOT", Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "PutnamBench"))
     source = root / "coq" / "src" / f"{TASK_ID}.v"
     task = parse_coq(TASK_ID, source, source.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp:
