@@ -232,8 +232,29 @@ class ProofSession(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class ProofTools:
+    """What the actor is told about the interactive tools, in its language's words (the language pack writes them,
+    so the tool layer never names a prover): the brief (when to use goals/try rather than compile/submit, in the
+    actor's prompt, ``start()`` and the server's instructions) and each tool's description."""
+
+    brief: str
+    goals: str
+    try_: str
+    query: str
+
+
 @runtime_checkable
 class Interactive(Protocol):
     """The prover can hold a warm session for the interactive tools (``goals``, ``try``, ``query``)."""
 
+    def proof_tools(self) -> ProofTools | None:
+        """The tools' texts, or None when this prover cannot offer them here (then they are not offered)."""
+        ...
+
     def proof_session(self, task: Task, timeout: float, excluded: tuple[str, ...]) -> ProofSession: ...
+
+
+def proof_tools(prover: object) -> ProofTools | None:
+    """The interactive tools ``prover`` offers, or None (not :class:`Interactive`, or unavailable here)."""
+    return prover.proof_tools() if isinstance(prover, Interactive) else None

@@ -39,7 +39,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pytest_forall.core import workspace as ws
 from pytest_forall.core.actor import ACTOR, REVIEWER
 from pytest_forall.core.model import Task, sha256_bytes
-from pytest_forall.core.prover import Interactive, ProofSession, Prover, SessionAnswer, SessionRefused
+from pytest_forall.core.prover import (
+    Interactive,
+    ProofSession,
+    ProofTools,
+    Prover,
+    SessionAnswer,
+    SessionRefused,
+    proof_tools,
+)
 from pytest_forall.core.verify import DEFAULT_TIMEOUT, verify_candidate
 from pytest_forall.tools.mcp_server import build_server
 
@@ -305,13 +313,13 @@ class BenchmarkTools:
             data = self._candidate()
             state = ("missing, so it was recreated from the template" if existed is None
                      else "unchanged from the template" if data == item.template.encode() else "modified")
-            interactive = self.interactive()
-            if interactive:
+            offered = self.offered()
+            if offered:
                 threading.Thread(target=self._proof_session().warm, name="forall-session-warm", daemon=True).start()
             text = (f"{ws.task_brief(item)}\nWorkspace: {self.context.workspace}\n"
                     f"{item.candidate_name}: sha256 {sha256_bytes(data)}, {state}.\n"
                     "Edit that file; compile() shows the prover's diagnostics for it, submit() runs the full "
-                    f"verifier on it and records the verdict.{INTERACTIVE_HINT if interactive else ''}\n\n"
+                    f"verifier on it and records the verdict.{' ' + offered.brief if offered else ''}\n\n"
                     f"--- {item.candidate_name} as given (the exact template) ---\n{item.template}")
             return _Outcome(text, digest=sha256_bytes(data))
 
@@ -381,9 +389,12 @@ class BenchmarkTools:
 
     # -- actor: interactive ---------------------------------------------------------------------------
 
+    def offered(self) -> ProofTools | None:
+        """The actor gets goals/try/query when the prover can hold a warm session here (never the reviewer)."""
+        return proof_tools(self.prover) if self.context.role == ACTOR else None
+
     def interactive(self) -> bool:
-        """The actor gets goals/try/query when the prover can hold a warm session (never the reviewer)."""
-        return self.context.role == ACTOR and isinstance(self.prover, Interactive)
+        return self.offered() is not None
 
     def _proof_session(self) -> ProofSession:
         with self._session_lock:
@@ -419,30 +430,24 @@ class BenchmarkTools:
         return self._run(tool, arguments, body)
 
     def interactive_tools(self) -> list[Callable[..., str]]:
-        """goals, try, query (``try`` is a Python keyword, so the functions are named here)."""
+        """goals, try, query (``try`` is a Python keyword, so the functions are named here); their descriptions
+        are the language pack's (:class:`~pytest_forall.core.prover.ProofTools`)."""
+        texts = self.offered()
+        assert texts is not None
 
         def goals(line: int = 0) -> str:
-            """The proof state Coq prints after the last sentence of the candidate file ending at or before `line`
-            (0 = the end): every focused goal with its hypotheses, unfocused and shelved goals, and the errors and
-            warnings of that prefix. Nothing is written; not a submission. Answer: `sha256:` of the file read, then
-            `status: ok|error|timeout|infra`."""
             return self._interact("goals", {"line": line}, lambda session, data: session.goals(data, line))
 
         def try_(tactics: str, line: int = 0) -> str:
-            """Run `tactics` (tactics only, e.g. `intros x. induction x.`) after the last sentence ending at or
-            before `line` of the candidate file (0 = the end) and show the resulting goals or the error. The file
-            is not touched and nothing is submitted. Answer starts with `sha256:` of the file read."""
             return self._interact("try", {"tactics": tactics[:4000], "line": line},
                                   lambda session, data: session.try_tactics(data, line, tactics))
 
         def query(command: str) -> str:
-            """One Check, About, Locate, Search or Print Assumptions command, run in the template's context (its
-            imports and definitions, before the theorem). Statements only: other commands and withheld names are
-            refused. Answer starts with `sha256:` of the template."""
             return self._interact("query", {"command": command[:4000]}, lambda session, _: session.query(command),
                                   data=self.context.task.template.encode("utf-8"))
 
         try_.__name__ = "try"
+        goals.__doc__, try_.__doc__, query.__doc__ = texts.goals, texts.try_, texts.query
         return [goals, try_, query]
 
     def for_role(self) -> list[Callable[..., str]]:
@@ -452,24 +457,15 @@ class BenchmarkTools:
 
 # --- serving -------------------------------------------------------------------------------------------
 
-#: When to use the interactive tools rather than compile/submit: what the actor's brief (start, the server's
-#: instructions) says about them.
-INTERACTIVE_HINT = (
-    " While writing the proof, use goals(line) to see the proof state Coq has after a line of the file, and "
-    "try(tactics, line) to test tactics there without editing the file (both reuse a warm prover session: a "
-    "fraction of a second, where compile re-checks the whole file); query(command) runs Check/About/Locate/Search/"
-    "Print Assumptions in the template's context. They judge nothing: compile the finished file, then submit().")
-
-
-def instructions(context: ToolContext, interactive: bool = False) -> str:
+def instructions(context: ToolContext, offered: ProofTools | None = None) -> str:
     if context.role == REVIEWER:
         text = ("Review tools for one submitted proof: review_start() gives the statement and the candidate's "
                 "SHA-256; review_compile() compiles the candidate and records the evidence.")
     else:
         text = ("Benchmark tools for one task: start() gives the exact template and the workspace state; "
                 "compile() shows the prover's diagnostics; submit() runs the full verifier and records the verdict.")
-        if interactive:
-            text += INTERACTIVE_HINT
+        if offered:
+            text += " " + offered.brief
     if context.retrieval_root:
         text += (" lookup/search/usages/outline find library declarations (statements only, no proofs; "
                  "matching is textual).")
@@ -489,8 +485,8 @@ def build_item_server(context: ToolContext, prover: Prover, key: bytes,
         declarations, _ = build_index(Path(context.retrieval_root), cache)
         return build_server(declarations, excluded=context.excluded, extra_tools=tools.for_role(),
                             observe=tools.observe, name=SERVER_NAME,
-                            instructions=instructions(context, tools.interactive()))
-    server = MCPServer(SERVER_NAME, instructions=instructions(context, tools.interactive()), log_level="WARNING")
+                            instructions=instructions(context, tools.offered()))
+    server = MCPServer(SERVER_NAME, instructions=instructions(context, tools.offered()), log_level="WARNING")
     for tool in tools.for_role():
         server.add_tool(tool, structured_output=False)
     return server

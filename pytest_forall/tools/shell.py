@@ -28,9 +28,9 @@ COMMANDS = {
     "submit": ("submit", "run the full verifier on the current candidate and record the verdict"),
     "review-start": ("review_start", "reviewer: the statement and the candidate's SHA-256"),
     "review-compile": ("review_compile", "reviewer: compile the candidate and record the evidence"),
-    "goals": ("goals", "the proof state Coq has after a line of the candidate (warm session, nothing written)"),
+    "goals": ("goals", "the proof state the prover has after a line of the candidate (warm session, nothing written)"),
     "try": ("try", "run tactics after a line of the candidate and show the goals (the file is not touched)"),
-    "query": ("query", "one Check/About/Locate/Search/Print Assumptions in the template's context"),
+    "query": ("query", "one statement query in the template's context (its commands: the tool's description)"),
 }
 EXIT_STATUS = {"ok": 0, "accept": 0, "error": 1, "reject": 1, "timeout": 1}
 USAGE_OR_INFRA = 2

@@ -35,16 +35,19 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_forall.core.binds import option_binds
 from pytest_forall.core.cache import cache_root
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
-from pytest_forall.core.prover import AxiomAudit, CompileResult
+from pytest_forall.core.prover import AxiomAudit, CompileResult, ProofTools
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.lean import lexer
+
+if TYPE_CHECKING:
+    from pytest_forall.lang.lean.interactive import LeanProofSession, Repl
 
 REPO = Path(__file__).resolve().parents[3]
 SETUP = REPO / "lean_env" / "setup"
@@ -365,7 +368,9 @@ class LeanProver:
     project's ``leanOptions``), ``lean_checker`` (path of a checker), ``lean_checker_fresh`` (default false),
     ``lean_mem_mb`` (resident-memory limit per process, default 16384; 0 = none), ``lean_threads``
     (threads per ``lean``, default CPUs / xdist workers), ``cache_dir`` (template verdicts), ``sandbox`` and
-    ``sandbox_ro`` (``bwrap``: the backend sandboxes itself after its probe, see :meth:`_sandbox_itself`).
+    ``sandbox_ro`` (``bwrap``: the backend sandboxes itself after its probe, see :meth:`_sandbox_itself`),
+    ``lean_repl`` (a leanprover-community/repl executable built for the project's toolchain: the actor's goals/try/
+    query, :mod:`.interactive`, untested on real Lean; without it they are not offered).
     """
 
     name = "lean"
@@ -390,6 +395,8 @@ class LeanProver:
         #: not a setting of the judgement (it follows the xdist worker count), so private: see ``threads``
         self._threads = _threads(opts.get("lean_threads"))
         self.cache_dir = cache_root(opts) / "lean-templates"
+        repl = opts.get("lean_repl") or ""
+        self.repl = str(Path(str(repl)).expanduser().resolve()) if repl else ""
         self.runner = runner
         #: set by the protocol when it moves the runner into the sandbox (the paths stay the host's: bound as-is)
         self.sandboxed = False
@@ -616,6 +623,41 @@ class LeanProver:
             return (f"{', '.join(unbuilt)} is not built in {self.project} (no .olean on the LEAN_PATH that "
                     f"`lake env` sets); {self._fix()}")
         return ""
+
+    # -- the actor's interactive tools (docs/lean-facts.md I1-I6; untested on real Lean) ------------------------
+
+    def proof_tools(self) -> ProofTools | None:
+        """goals/try/query, offered only when option ``lean_repl`` names the REPL (Lean ships none)."""
+        from pytest_forall.lang.lean.interactive import TOOLS
+
+        return TOOLS if self.repl else None
+
+    def proof_session(self, task: Task, timeout: float, excluded: tuple[str, ...]) -> LeanProofSession:
+        """The item's warm REPL, in a private directory of its own (never the workspace), in the sandbox when the
+        item's prover is, with the ``LEAN_PATH`` the probe found [K2]."""
+        from pytest_forall.lang.lean.interactive import LeanProofSession
+
+        return LeanProofSession(task, self._start_repl, Path(tempfile.mkdtemp(prefix="forall-session-")), timeout,
+                                excluded)
+
+    def _start_repl(self, directory: Path) -> Repl:
+        from pytest_forall.lang.lean.interactive import Repl, ReplUnavailable
+
+        problem = self.probe(directory)
+        if problem:
+            raise ReplUnavailable(f"the Lean toolchain is not usable here: {problem}")
+        if not os.access(self.repl, os.X_OK):
+            raise ReplUnavailable(f"option lean_repl: {self.repl} is not an executable")
+        env = self._env(".")
+        argv = [self.repl]
+        if self.sandboxed:
+            from pytest_forall.isolation.sandbox import interactive_prefix
+
+            repl = Path(self.repl).parent
+            binds = [(p, inside) for p, inside in (*self.sandbox_binds, (repl, str(repl))) if p.exists()]
+            argv = [*interactive_prefix(directory, binds), "/usr/bin/env", *(f"{k}={v}" for k, v in env.items()),
+                    self.repl]
+        return Repl(argv, directory, env)
 
     @property
     def sysroot(self) -> Path | None:

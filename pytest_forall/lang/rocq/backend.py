@@ -32,7 +32,7 @@ from pytest_forall.core.binds import option_binds
 from pytest_forall.core.cache import cache_root
 from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Layer, Task, sha256_bytes
 from pytest_forall.core.proc import ProcResult, run_command
-from pytest_forall.core.prover import AxiomAudit, CompileResult
+from pytest_forall.core.prover import AxiomAudit, CompileResult, ProofTools
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.rocq.advisories import (
     DETECTED,
@@ -707,6 +707,12 @@ class RocqProver:
         """
         return self.tactic_probe(workspace).run(prelude + task.frozen, tactics, workspace, timeout,
                                                 theorem=task.theorem_name, on_attempt=on_attempt)
+
+    def proof_tools(self) -> ProofTools:
+        """goals/try/query are always offered for Rocq (``coqtop`` ships with every toolchain)."""
+        from pytest_forall.lang.rocq.interactive import TOOLS
+
+        return TOOLS
 
     def proof_session(self, task: Task, timeout: float, excluded: tuple[str, ...]) -> RocqProofSession:
         """The actor's warm ``coqtop`` for goals/try/query (:mod:`.interactive`), in the sandbox when the item's

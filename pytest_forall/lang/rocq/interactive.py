@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from pytest_forall.core.model import Task
-from pytest_forall.core.prover import SessionAnswer, SessionRefused
+from pytest_forall.core.prover import ProofTools, SessionAnswer, SessionRefused
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.rocq.coqtop import CoqSession, SessionDied, SessionForged, SessionTimeout, TacticProbe
 from pytest_forall.lang.rocq.lexer import mask, sentences, tokens
@@ -56,6 +56,25 @@ _QUALIFIED = re.compile(r"[^\W\d][\w']*(?:\.[^\W\d][\w']*)*")
 _PREFIX = re.compile(r"\s*(?:#\[[^\[\]]*\]|(?:Time|Fail|Succeed|Instructions|Profile)\b|Redirect\s*\"[^\"]*\"|"
                      r"Timeout\s+\d+)")
 T = TypeVar("T")
+
+#: What the actor is told about the tools (the brief: when to use goals/try rather than compile/submit).
+TOOLS = ProofTools(
+    brief=("While writing the proof, use goals(line) to see the proof state Coq has after a line of the file, and "
+           "try(tactics, line) to test tactics there without editing the file (both reuse a warm prover session: a "
+           "fraction of a second, where compile re-checks the whole file); query(command) runs Check/About/Locate/"
+           "Search/Print Assumptions in the template's context. They judge nothing: compile the finished file, then "
+           "submit()."),
+    goals=("The proof state Coq prints after the last sentence of the candidate file ending at or before `line` (0 = "
+           "the end): every focused goal with its hypotheses, unfocused and shelved goals, and the errors and "
+           "warnings of that prefix. Nothing is written; not a submission. Answer: `sha256:` of the file read, then "
+           "`status: ok|error|timeout|infra`."),
+    try_=("Run `tactics` (tactics only, e.g. `intros x. induction x.`) after the last sentence ending at or before "
+          "`line` of the candidate file (0 = the end) and show the resulting goals or the error. The file is not "
+          "touched and nothing is submitted. Answer starts with `sha256:` of the file read."),
+    query=("One Check, About, Locate, Search or Print Assumptions command, run in the template's context (its imports "
+           "and definitions, before the theorem). Statements only: other commands and withheld names are refused. "
+           "Answer starts with `sha256:` of the template."),
+)
 
 
 @dataclass(frozen=True)
