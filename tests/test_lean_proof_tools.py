@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from conftest import SHARED, require_path, standin_lean_project
+from conftest import SHARED, require_path, require_tool, standin_lean_project
 from pytest_forall.core import workspace as ws
 from pytest_forall.core.actor import ACTOR
 from pytest_forall.core.model import Task, sha256_bytes
@@ -237,3 +237,24 @@ def test_the_client_reads_the_real_repls_framing(tmp_path: Path) -> None:
     finally:
         repl.close()
     assert got == expected and got[0]["sorries"][0]["goal"] == "x : Unit\n⊢ Nat"
+
+
+def test_a_sandboxed_provers_repl_runs_in_the_sandbox(standin_env: None, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``sandbox=bwrap`` the REPL is started through bwrap (the item's isolation, its private directory the only
+    writable path), with the probed LEAN_PATH; the repository is bound read-only for the stand-in's own imports."""
+    require_tool("bwrap")
+    monkeypatch.delenv("STANDIN_REPL_LOG", raising=False)  # a log outside the sandbox could not be written
+    project = standin_lean_project(tmp_path / "project")
+    prover = LeanProver({"lean_project": str(project), "lean_repl": str(STANDIN / "repl"), "sandbox": "bwrap",
+                         "sandbox_ro": [str(REPO)]})
+    session = prover.proof_session(task(), 60, ("putnam_x",))
+    try:
+        answer = session.goals(CANDIDATE.encode(), INTRO)
+        assert session._repl is not None, answer
+        argv = session._repl.argv
+    finally:
+        session.close()
+    assert answer.status == "ok" and "intro x" in answer.text, answer
+    assert Path(argv[0]).name == "bwrap" and "--unshare-all" in argv and argv[-1] == str(STANDIN / "repl")
+    assert any(a.startswith("LEAN_PATH=") for a in argv)

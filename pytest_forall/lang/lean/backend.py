@@ -396,7 +396,8 @@ class LeanProver:
         self._threads = _threads(opts.get("lean_threads"))
         self.cache_dir = cache_root(opts) / "lean-templates"
         repl = opts.get("lean_repl") or ""
-        self.repl = str(Path(str(repl)).expanduser().resolve()) if repl else ""
+        #: private: the tools it serves never change a verdict, so it is not a setting of the judgement (cache key)
+        self._repl = str(Path(str(repl)).expanduser().resolve()) if repl else ""
         self.runner = runner
         #: set by the protocol when it moves the runner into the sandbox (the paths stay the host's: bound as-is)
         self.sandboxed = False
@@ -630,7 +631,7 @@ class LeanProver:
         """goals/try/query, offered only when option ``lean_repl`` names the REPL (Lean ships none)."""
         from pytest_forall.lang.lean.interactive import TOOLS
 
-        return TOOLS if self.repl else None
+        return TOOLS if self._repl else None
 
     def proof_session(self, task: Task, timeout: float, excluded: tuple[str, ...]) -> LeanProofSession:
         """The item's warm REPL, in a private directory of its own (never the workspace), in the sandbox when the
@@ -646,17 +647,17 @@ class LeanProver:
         problem = self.probe(directory)
         if problem:
             raise ReplUnavailable(f"the Lean toolchain is not usable here: {problem}")
-        if not os.access(self.repl, os.X_OK):
-            raise ReplUnavailable(f"option lean_repl: {self.repl} is not an executable")
+        if not os.access(self._repl, os.X_OK):
+            raise ReplUnavailable(f"option lean_repl: {self._repl} is not an executable")
         env = self._env(".")
-        argv = [self.repl]
+        argv = [self._repl]
         if self.sandboxed:
             from pytest_forall.isolation.sandbox import interactive_prefix
 
-            repl = Path(self.repl).parent
+            repl = Path(self._repl).parent
             binds = [(p, inside) for p, inside in (*self.sandbox_binds, (repl, str(repl))) if p.exists()]
             argv = [*interactive_prefix(directory, binds), "/usr/bin/env", *(f"{k}={v}" for k, v in env.items()),
-                    self.repl]
+                    self._repl]
         return Repl(argv, directory, env)
 
     @property
