@@ -173,7 +173,8 @@ def test_query_runs_check_and_print_axioms_in_the_template_context(served: ItemT
     assert sent.strip() == "#check helper" and "theorem putnam_x" not in sent
     _, axioms = ask(served, "query", command="#print axioms helper")
     assert "'helper' does not depend on any axioms" in axioms
-    _, wrapped = ask(served, "query", command="#check helper 1 = 2")
+    wrapped = ask(served, "query", command="#check helper 1 = 2")[1]
+    assert wrapped.splitlines()[1] == "status: ok"
     assert requests(served)[-1]["cmd"].strip() == "#check (helper 1 = 2)"  # one term, not a second command
     _, missing = ask(served, "query", command="#check no_such_lemma")
     assert missing.splitlines()[1] == "status: error" and "no_such_lemma" in missing

@@ -131,8 +131,9 @@ def answer_note(task: Task) -> str:
     return f" The answer `{solution.group(1)}` is already filled in and frozen." if solution else ""
 
 
-def initial_prompt(task: Task) -> str:
-    """The actor's first prompt: what is frozen, how to compile, what a submission is, and how to refute."""
+def initial_prompt(task: Task, tools_brief: str = "") -> str:
+    """The actor's first prompt: what is frozen, how to compile, what a submission is, and how to refute;
+    ``tools_brief`` (the language pack's words on goals/try versus compile/submit) when the session offers them."""
     pack = language_or_plain(task.prover)
     placeholder = f"`{pack.placeholder}`"
     compile_hint = pack.compile_command.format(file=task.candidate_name)
@@ -148,6 +149,8 @@ def initial_prompt(task: Task) -> str:
     ]
     if compile_hint:
         lines.append(f"Compile to check your work: `{compile_hint}`.")
+    if tools_brief:
+        lines += ["", f"Interactive tools (the `forall` server's goals, try and query): {tools_brief}"]
     lines += [
         "",
         (f"Submitting: when you end your turn, `{task.candidate_name}` as it is on disk is your submission. It "
@@ -225,6 +228,8 @@ class ItemRun:
         self.resumed_at_start = self.resumed
         #: whether this run opened a session with the item's tools (which writes ``tools.json``, see :meth:`_tools`)
         self.tools_opened = False
+        #: what the open session's tool server says about goals/try/query ("" when it does not offer them)
+        self.tools_brief = ""
         #: whether this run wrote the item's progress (an item ending before it needs no final one: :meth:`_save`)
         self.progress_shown = False
         #: the file of the audit record holding the item's last candidate submission (``candidate_data``)
@@ -516,9 +521,7 @@ class ItemRun:
         task, state = self.ctx.task, self.state
         resume = state.actor if self.resumed else None
         skip_turn = resume is not None and state.phase == REVIEW_PHASE
-        prompt = state.prompt or self.ctx.options.get("actor_prompt") or initial_prompt(task)
-        if resume is not None and state.infra and not skip_turn:
-            prompt = interrupted_prompt(state.infra, prompt)
+        resumed_infra = resume is not None and state.infra and not skip_turn
         self.resumed = False
         workspace = ws.prepare(self.ctx.workspace_root, self.ctx.workspace_name, task, reset=resume is None,
                                brief=self.ctx.frontend.is_agent)
@@ -528,6 +531,10 @@ class ItemRun:
                                      progress=self._write_progress)
         with self._tools(ACTOR, workspace, session_ctx.audit_dir) as options:
             session_ctx.options = options
+            # the brief names goals/try exactly when this session's tool server offers them
+            prompt = state.prompt or self.ctx.options.get("actor_prompt") or initial_prompt(task, self.tools_brief)
+            if resumed_infra:
+                prompt = interrupted_prompt(state.infra, prompt)
             return self._actor_turns(session_ctx, workspace, prompt, skip_turn)
 
     def _actor_turns(self, session_ctx: SessionContext, workspace: Path, prompt: str,
@@ -785,6 +792,7 @@ class ItemRun:
         records stay in the session's audit dir and are summarised into ``tools.json`` there.
         """
         frontend = self.ctx.frontend if role == ACTOR else self.ctx.reviewer
+        self.tools_brief = ""
         if (self.ctx.options.get("tools") != "mcp" or not getattr(frontend, "is_agent", False)
                 or self.ctx.open_tools is None):
             yield self.ctx.options
@@ -795,6 +803,8 @@ class ItemRun:
                                  prover=self.ctx.prover, timeout=self.ctx.verify_timeout,
                                  retrieval_root=str(self.ctx.options.get("retrieval_root") or ""),
                                  charge_compile=charge) as tools:
+            offered = tools.offered()
+            self.tools_brief = offered.brief if offered else ""
             try:
                 yield {**self.ctx.options, "mcp_servers": tools.mcp_servers(),
                        "env": {**(self.ctx.options.get("env") or {}), **tools.env()}}

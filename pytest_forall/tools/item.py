@@ -526,6 +526,10 @@ class ItemTools:
     def url(self) -> str:
         return self.context.url
 
+    def offered(self) -> ProofTools | None:
+        """The interactive tools this server offers (their texts), or None."""
+        return self.tools.offered() if self.tools is not None else None
+
     def __enter__(self) -> Self:
         self.tools = BenchmarkTools(self.context, self.prover, self.key, self.charge_compile)
         server = build_item_server(self.context, self.prover, self.key, self.charge_compile, self.tools)
