@@ -45,6 +45,7 @@ from pytest_forall.core.prover import AxiomAudit, CompileResult, ProofTools
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.lean import lexer
+from pytest_forall.lang.lean.messages import is_sorry_warning
 
 if TYPE_CHECKING:
     from pytest_forall.lang.lean.interactive import LeanProofSession, Repl
@@ -67,7 +68,6 @@ COMPILED_SUFFIXES = (".olean", ".olean.server", ".olean.private", ".ir")
 #: What a checker prints when the kernel rejects [C2] (and Lean's kernel errors).
 _KERNEL_VERDICT = re.compile(r"lean4checker found a problem in|\(kernel\)")
 
-_SORRY = re.compile(r"declaration uses\b.*\bsorry\b", re.DOTALL)
 _HEARTBEATS = re.compile(
     r"\(deterministic\) timeout|maximum number of heartbeats|\(kernel\) deterministic timeout"
 )
@@ -111,10 +111,6 @@ def parse_lean_output(stdout: str) -> tuple[list[dict[str, Any]], list[str]]:
         obj.setdefault("endPos", None)
         messages.append(obj)
     return messages, raw
-
-
-def is_sorry_warning(message: dict[str, Any]) -> bool:
-    return message.get("kind") == "hasSorry" or bool(_SORRY.search(message["data"]))
 
 
 def is_heartbeat_timeout(message: dict[str, Any]) -> bool:

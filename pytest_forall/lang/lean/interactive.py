@@ -33,7 +33,7 @@ from pytest_forall.core.model import Task
 from pytest_forall.core.prover import ProofTools, SessionAnswer, SessionRefused
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.lean import lexer
-from pytest_forall.lang.lean.backend import is_sorry_warning
+from pytest_forall.lang.lean.messages import is_sorry_warning
 
 UNTESTED = "Lean's REPL, untested on real Lean"
 #: What the actor is told about the tools (marked untested on real Lean, as docs/lean.md marks every Lean path).
