@@ -259,3 +259,11 @@ def test_a_sandboxed_provers_repl_runs_in_the_sandbox(standin_env: None, tmp_pat
     assert answer.status == "ok" and "intro x" in answer.text, answer
     assert Path(argv[0]).name == "bwrap" and "--unshare-all" in argv and argv[-1] == str(STANDIN / "repl")
     assert any(a.startswith("LEAN_PATH=") for a in argv)
+
+
+def test_a_bad_lean_repl_option_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    """``--forall-lean-repl`` is checked at configure time: not an executable -> one line naming the option, exit 4."""
+    result = pytester.runpytest("--forall-lean-repl=no/such/repl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--forall-lean-repl" in result.stderr.str() and "is not an executable file" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str()

@@ -86,6 +86,8 @@ OPTIONS = (
            "list can live in the repository's pytest.ini/pyproject.toml)", repeated=True),
     Option("shard", "Run only shard K/N of the items (stable: by a hash of the task id)"),
     Option("lean_project", "Lake project used to compile Lean candidates (default: lean_env/putnam)"),
+    Option("lean_repl", "A leanprover-community/repl executable built for the Lean project's toolchain: gives Lean "
+           "actors the goals/try/query tools (untested on real Lean; docs/tools.md)"),
     Option("rocq_toolchain", "Rocq installation every Rocq prover process runs from: a root filesystem, an opam "
            "switch prefix or a bin/ directory (default: PATH; docs/toolchains.md)"),
     Option("project", "Any Lake or Rocq project: each sorry theorem (Lean) / every proof (Rocq) becomes an item"),
@@ -160,6 +162,14 @@ def resolved_options(config: pytest.Config) -> dict[str, Any]:
         options["cache_dir"] = str(Path(options["reports"]) / ".cache")
     _validate_gating(config, options)
     _validate_toolchains(config, options)
+    if options["lean_repl"]:
+        value, source = option_value(config, "lean_repl")
+        base = Path(config.invocation_params.dir) if source.startswith("--") else config.rootpath
+        repl = (base / Path(str(value)).expanduser()).resolve()
+        if not (repl.is_file() and os.access(repl, os.X_OK)):
+            raise pytest.UsageError(f"{source}: {repl} is not an executable file (the REPL's build: "
+                                    ".lake/build/bin/repl)")
+        options["lean_repl"] = str(repl)
     # this process's place among pytest-xdist's workers, from xdist itself (a nested run inherits the outer
     # worker's environment variables, so those would name another run's share): [index, count], [0, 1] alone
     workerinput = getattr(config, "workerinput", None)
