@@ -6,6 +6,7 @@ A backend implements :class:`Prover`; the built-in ones are registered through t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,6 +213,39 @@ class SessionAnswer:
     text: str
     #: why the session was restarted during this call ("" when it was not): infra-side, never a proof failure
     restarted: str = ""
+
+
+class SessionDied(Exception):
+    """The session's prover process ended, or its replies stopped matching what was sent: it is restarted (infra)."""
+
+
+class SessionTimeout(Exception):
+    """No answer before the call's deadline: the process was stopped; the next call starts a new one."""
+
+
+def call_restarting(body: Callable[[float], SessionAnswer], timeout: float, reset: Callable[[], None]) -> SessionAnswer:
+    """Run ``body(deadline)`` under the call's ``timeout``: past it ``timeout`` (the session reset); a session that
+    died is reset and the call retried once, and the answer says so (an infrastructure event, never a proof failure);
+    two deaths in a row answer ``infra``. The caller holds the session's lock."""
+    restarted = ""
+    for attempt in (1, 2):
+        try:
+            answer = body(time.monotonic() + timeout)
+        except SessionTimeout:
+            reset()
+            return SessionAnswer("timeout", f"no answer within {timeout:g} s: the prover session was stopped and "
+                                 "restarts on the next call (the file is unchanged)", "timeout")
+        except SessionDied as exc:
+            reset()
+            restarted = f"the prover session died ({exc}) and was restarted"
+            if attempt == 2:
+                return SessionAnswer("infra", f"{restarted} twice; the file is unchanged", restarted)
+            continue
+        answer.restarted = restarted
+        if restarted:
+            answer.text += f"\n({restarted}: an infrastructure event, not a proof failure)"
+        return answer
+    raise AssertionError("unreachable")
 
 
 class ProofSession(Protocol):

@@ -30,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.model import Task
-from pytest_forall.core.prover import ProofTools, SessionAnswer, SessionRefused
+from pytest_forall.core.prover import (
+    ProofTools,
+    SessionAnswer,
+    SessionDied,
+    SessionRefused,
+    SessionTimeout,
+    call_restarting,
+)
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.lean import lexer
 from pytest_forall.lang.lean.messages import is_sorry_warning
@@ -68,14 +75,6 @@ MAX_ANSWER = 20000
 _READ = 65536
 
 
-class ReplDied(Exception):
-    """The REPL process ended, or answered something that is not the protocol's (I5: restart, infra)."""
-
-
-class ReplTimeout(Exception):
-    """No answer within the call's budget: the process group was killed."""
-
-
 class ReplUnavailable(Exception):
     """The REPL cannot be started here (no toolchain, no executable): infra, said once."""
 
@@ -101,26 +100,26 @@ class Repl:
             self.proc.stdin.write(json.dumps(request, ensure_ascii=False).encode() + b"\n\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            raise ReplDied(self.death()) from None
+            raise SessionDied(self.death()) from None
         fd = self.proc.stdout.fileno()
         while b"\n\n" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
-                raise ReplTimeout()
+                raise SessionTimeout()
             ready, _, _ = select.select([fd], [], [], left)
             if ready:
                 chunk = os.read(fd, _READ)
                 if not chunk:
-                    raise ReplDied(self.death())
+                    raise SessionDied(self.death())
                 self.buffer += chunk
         reply, self.buffer = self.buffer.split(b"\n\n", 1)
         try:
             answer = json.loads(reply.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
-            raise ReplDied(f"the REPL answered something that is not JSON: {reply[:200]!r}") from None
+            raise SessionDied(f"the REPL answered something that is not JSON: {reply[:200]!r}") from None
         if not isinstance(answer, dict):
-            raise ReplDied(f"the REPL answered something that is not a JSON object: {reply[:200]!r}")
+            raise SessionDied(f"the REPL answered something that is not a JSON object: {reply[:200]!r}")
         return answer
 
     def death(self) -> str:
@@ -196,36 +195,23 @@ class LeanProofSession:
     # -- plumbing ---------------------------------------------------------------------------------------------
 
     def _call(self, body: Callable[[float], SessionAnswer]) -> SessionAnswer:
-        """Run ``body(deadline)`` under the call's timeout; a dead REPL is rebuilt and the call retried once (I5)."""
+        """``body`` under the call's timeout; a dead REPL is rebuilt and the call retried once (I5)."""
+
+        def checked(deadline: float) -> SessionAnswer:
+            if self._repl is not None and self._repl.proc.poll() is not None:
+                raise SessionDied(self._repl.death())  # its numbers are gone: no answer is reused from it
+            try:
+                answer = body(deadline)
+            except _TemplateBroken as exc:
+                return SessionAnswer("infra", str(exc))
+            except ReplUnavailable as exc:
+                self._reset()
+                return SessionAnswer("infra", f"{exc} (the file is unchanged)", str(exc))
+            answer.text = answer.text[:MAX_ANSWER]
+            return answer
+
         with self._lock:
-            restarted = ""
-            for attempt in (1, 2):
-                deadline = time.monotonic() + self.timeout
-                try:
-                    if self._repl is not None and self._repl.proc.poll() is not None:
-                        raise ReplDied(self._repl.death())  # its numbers are gone: no answer is reused from it
-                    answer = body(deadline)
-                except _TemplateBroken as exc:
-                    return SessionAnswer("infra", str(exc))
-                except ReplUnavailable as exc:
-                    self._reset()
-                    return SessionAnswer("infra", f"{exc} (the file is unchanged)", str(exc))
-                except ReplTimeout:
-                    self._reset()
-                    return SessionAnswer("timeout", f"no answer within {self.timeout:g} s: the REPL was stopped and "
-                                         "restarts on the next call (the file is unchanged)", "timeout")
-                except ReplDied as exc:
-                    self._reset()
-                    restarted = f"the prover session died ({exc}) and was restarted"
-                    if attempt == 2:
-                        return SessionAnswer("infra", f"{restarted} twice; the file is unchanged", restarted)
-                    continue
-                answer.restarted = restarted
-                if restarted:
-                    answer.text += f"\n({restarted}: an infrastructure event, not a proof failure)"
-                answer.text = answer.text[:MAX_ANSWER]
-                return answer
-        raise AssertionError("unreachable")
+            return call_restarting(checked, self.timeout, self._reset)
 
     def _reset(self) -> None:
         """Forget the process and every number it gave (they mean nothing to the next one)."""
@@ -244,7 +230,7 @@ class LeanProofSession:
         if key not in self._commands:
             answer = self._ask({"cmd": text} if env is None else {"cmd": text, "env": env}, deadline)
             if "env" not in answer:  # "Unknown environment." or an error object: the numbers are not this process's
-                raise ReplDied(f"the REPL refused a command: {answer.get('message', answer)}")
+                raise SessionDied(f"the REPL refused a command: {answer.get('message', answer)}")
             self._commands[key] = answer
         return self._commands[key]
 
@@ -340,7 +326,7 @@ class LeanProofSession:
             step = self._ask({"tactic": script, "proofState": ours["proofState"]}, deadline)
             if "message" in step and "goals" not in step:
                 if step["message"] == "Unknown proof state.":
-                    raise ReplDied("the REPL lost its proof states")
+                    raise SessionDied("the REPL lost its proof states")
                 return SessionAnswer("error", "\n".join([
                     f"`{_short(script)}` fails at line {upto}: {step['message']}", "goals (unchanged):",
                     str(ours.get("goal", "")).strip() or "no goals", "nothing was written"]))

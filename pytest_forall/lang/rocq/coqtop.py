@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pexpect
 
+from pytest_forall.core.prover import SessionDied, SessionTimeout
+
 PROMPT = re.compile(r"<prompt>(?P<text>.*?)</prompt>")
 SENTINEL = "forall_probe_loaded_sentinel"
 #: A tactic's budget is CPU time of the coqtop process; Coq's own ``Timeout`` (wall clock) is only a backstop
@@ -326,17 +328,9 @@ SESSION_SENTINEL = "forall_session_sentinel_"
 SESSION_ERROR = re.compile(r"(?m)^(?:<[a-z]+>)?Error:")
 
 
-class SessionDied(Exception):
-    """coqtop ended (or its replies stopped matching what was sent): the session is restarted, infra-side."""
-
-
 class SessionForged(Exception):
     """Coq's output spelled the prompt markup (a computed string can): the replies read since the last check are
     not the sentences' own. The session is closed; the caller's text, not the machine, is the cause."""
-
-
-class SessionTimeout(Exception):
-    """No prompt before the call's deadline: the session is killed and restarted on the next call."""
 
 
 @dataclass

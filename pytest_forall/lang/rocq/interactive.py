@@ -18,16 +18,15 @@ from __future__ import annotations
 import re
 import shutil
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from pytest_forall.core.model import Task
-from pytest_forall.core.prover import ProofTools, SessionAnswer, SessionRefused
+from pytest_forall.core.prover import ProofTools, SessionAnswer, SessionRefused, call_restarting
 from pytest_forall.lang.common import NotUnderstood
-from pytest_forall.lang.rocq.coqtop import CoqSession, SessionDied, SessionForged, SessionTimeout, TacticProbe
+from pytest_forall.lang.rocq.coqtop import CoqSession, SessionForged, TacticProbe
 from pytest_forall.lang.rocq.lexer import mask, sentences, tokens
 from pytest_forall.lang.rocq.screen import coq_units
 
@@ -178,31 +177,18 @@ class RocqProofSession:
 
     def _call(self, body: Callable[[float], SessionAnswer]) -> SessionAnswer:
         """Run ``body(deadline)`` under the call's timeout; a dead coqtop is restarted and the call retried once."""
+        def checked(deadline: float) -> SessionAnswer:
+            try:
+                answer = body(deadline)
+                self.coq.verify(deadline)
+            except SessionForged:
+                return SessionAnswer("error", f"the output of this call imitates the session's prompt markup "
+                                     f"(`<{RESERVED}`), so its replies cannot be read: no answer (the prover "
+                                     "session starts again on the next call; the file is unchanged)")
+            return answer
+
         with self._lock:
-            restarted = ""
-            for attempt in (1, 2):
-                deadline = time.monotonic() + self.timeout
-                try:
-                    answer = body(deadline)
-                    self.coq.verify(deadline)
-                except SessionForged:
-                    return SessionAnswer("error", f"the output of this call imitates the session's prompt markup "
-                                         f"(`<{RESERVED}`), so its replies cannot be read: no answer (the prover "
-                                         "session starts again on the next call; the file is unchanged)")
-                except SessionTimeout:
-                    return SessionAnswer("timeout", f"no answer within {self.timeout:g} s: the prover session was "
-                                         "stopped and restarts on the next call (the file is unchanged)", "timeout")
-                except SessionDied as exc:
-                    self.coq.close()
-                    restarted = f"the prover session died ({exc}) and was restarted"
-                    if attempt == 2:
-                        return SessionAnswer("infra", f"{restarted} twice; the file is unchanged", restarted)
-                    continue
-                answer.restarted = restarted
-                if restarted:
-                    answer.text += f"\n({restarted}: an infrastructure event, not a proof failure)"
-                return answer
-        raise AssertionError("unreachable")
+            return call_restarting(checked, self.timeout, self.coq.close)
 
     def _send(self, items: list[Sentence], deadline: float) -> tuple[int, str]:
         return self.coq.sync([(s.text, s.units) for s in items], deadline)
