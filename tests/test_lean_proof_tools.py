@@ -22,6 +22,7 @@ from conftest import SHARED, require_path, require_tool, standin_lean_project
 from pytest_forall.core import workspace as ws
 from pytest_forall.core.actor import ACTOR
 from pytest_forall.core.model import Task, sha256_bytes
+from pytest_forall.core.prover import SessionRefused
 from pytest_forall.lang.lean.backend import LeanProver
 from pytest_forall.lang.lean.interactive import LeanProofSession, Repl
 from pytest_forall.tools.item import TOOL_CALLS, ItemTools, ToolContext, read_records
@@ -141,6 +142,8 @@ def test_goals_answer_the_repls_goal_at_the_line(served: ItemTools) -> None:
     assert "untested on real Lean" in at_intro
     _, at_end = ask(served, "goals")
     assert "intro x; simp [helper]; omega" in at_end
+    _, in_statement = ask(served, "goals", line=8)  # no tactic proof is open there: no goal, said so
+    assert in_statement.splitlines()[1] == "status: error" and "no proof state after line 8" in in_statement
     sent = requests(served)
     commands = [r for r in sent if "cmd" in r]
     assert [r["cmd"] for r in commands if "env" not in r] == ["import Mathlib\n"]  # the warm imports, once
@@ -200,6 +203,16 @@ def test_bad_input_is_one_line_and_sends_nothing(served: ItemTools, tool: str, a
     before = len(requests(served))
     is_error, answer = ask(served, tool, **arguments)
     assert is_error and says in answer and "\n" not in answer.strip(), answer
+    assert len(requests(served)) == before
+
+
+def test_a_candidate_with_other_imports_is_refused_before_anything_runs(served: ItemTools) -> None:
+    """goals/try run on the template's imports (the warm env): a file importing something else is one line."""
+    tools = served.tools
+    assert tools is not None
+    before = len(requests(served))
+    with pytest.raises(SessionRefused, match="the imports differ from the template's"):
+        tools._proof_session().goals(CANDIDATE.replace("import Mathlib", "import Other").encode(), 0)
     assert len(requests(served)) == before
 
 
@@ -267,3 +280,19 @@ def test_a_bad_lean_repl_option_is_one_usage_error(pytester: pytest.Pytester) ->
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--forall-lean-repl" in result.stderr.str() and "is not an executable file" in result.stderr.str()
     assert "Traceback" not in result.stderr.str()
+
+
+def test_a_template_whose_imports_do_not_load_is_infra_not_the_proofs(standin_env: None, tmp_path: Path) -> None:
+    """An import the project does not have fails in the template's own header: the machine's problem (infra), as
+    compile answers for a template that does not compile, never an error of the actor's proof."""
+    template = TEMPLATE.replace("import Mathlib", "import Mathlib\nimport NotBuiltHere")
+    item = Task(task_id="putnam_x", suite="putnam", track="lean4", prover="lean", source_path="putnam_x.lean",
+                template=template, theorem_name="putnam_x")
+    session = lean_prover(tmp_path).proof_session(item, 60, ("putnam_x",))
+    try:
+        goals = session.goals(template.encode(), 0)
+        queried = session.query("#check helper")
+    finally:
+        session.close()
+    assert goals.status == "infra" and "imports do not load here" in goals.text and "NotBuiltHere" in goals.text
+    assert queried.status == "infra"
