@@ -29,6 +29,7 @@ from pytest_forall.core.model import (
     VACUOUS,
 )
 from pytest_forall.core.progress import RUN_FILE
+from pytest_forall.core.runlog import has_finished, moment
 from pytest_forall.core.summary import (
     CONFIG_COLUMNS,
     ITEM_COLUMNS,
@@ -252,8 +253,8 @@ def run_meta(run_dir: Path) -> dict[str, Any]:
         return {}
     sessions = [s for s in data.get("sessions") or [] if isinstance(s, dict)]
     if sessions:
-        return {**data, **sessions[-1], "started_at": sessions[0].get("started_at", data.get("started_at"))}
-    return data
+        return {**data, **sessions[-1], "first_started": moment(sessions[0], "started")}
+    return {**data, "first_started": moment(data, "started")}
 
 
 def run_facts(run: RunRows) -> dict[str, str]:
@@ -262,7 +263,7 @@ def run_facts(run: RunRows) -> dict[str, str]:
     status = meta.get("exitstatus")
     if isinstance(status, int):
         verdict = VERDICTS.get(status, f"EXIT {status}")
-    elif meta and not meta.get("finished_at"):
+    elif meta and not has_finished(meta):
         verdict, status = "NOT FINISHED", "-"
     else:
         verdict = "FAILED" if any(r.get("outcome") == FAILED for r in rows) else "PASSED"
@@ -271,8 +272,8 @@ def run_facts(run: RunRows) -> dict[str, str]:
     regressed = changes.count("regressed")
     gate = (f"{'FAILED' if regressed else 'PASSED'}: {regressed} regressed, {changes.count('fixed')} fixed against "
             "the baseline" if changes else "none (no baseline)")
-    started = meta.get("started_at")
-    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(started))) if started else "-"
+    started = meta.get("first_started")
+    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(started))) if started is not None else "-"
 
     def distinct(key: str) -> str:
         return ", ".join(sorted({str(r.get(key)) for r in rows if r.get(key)})) or "-"
