@@ -86,3 +86,67 @@ def test_the_header_of_each_finding(tmp_path: Path, finding: str, described: str
     header = certificate_header(task, finding, derived.get(finding, derived["vacuous"]), described)
     assert header.startswith(f"(* {first}\n"), header
     assert header.endswith(" *)\n") and header.count("*)") == 1 and header.count("(*") == 1, header
+
+
+# -- the Markdown table for an upstream issue ------------------------------------------------------------------------
+
+COMMIT = "3c9b9268ebd132d482938b8e9d242dd71fc1ebc0"
+
+
+def _finding_row(tmp_path: Path, upstream: str) -> dict[str, Any]:
+    record = tmp_path / "reports" / "run" / "items" / "putnam_1999_b6-coq"
+    (record / "accepted" / "derived").mkdir(parents=True)
+    (record / "accepted" / "STATEMENT_FALSE.v").write_text("(* certificate *)\n")
+    return {"task_id": "putnam_1999_b6", "prover": "rocq", "statement_audit": "false", "digest": "ab" * 32,
+            "audit_dir": str(record), "certificate": "accepted/STATEMENT_FALSE.v",
+            "certificate_template": "accepted/derived/putnam_1999_b6.v", "upstream": upstream}
+
+
+def _link_targets(lines: list[str]) -> list[str]:
+    """Every link target of Markdown text: inline ``[text](target)``, autolinks ``<target>`` and bare URLs."""
+    text = "\n".join(lines)
+    return (re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r"<([^>\s]+)>", text)
+            + re.findall(r"(?<![(<])\b(?:https?|file)://\S+", text))
+
+
+def test_the_upstream_issue_table_links_upstream_never_to_a_local_path(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table to paste into an upstream issue named each problem by local ``reports/…`` paths only; now the
+    problem links to its file in the upstream repository at the pinned commit, and no link goes anywhere local."""
+    from pytest_forall.core.audit import findings_table
+
+    monkeypatch.chdir(tmp_path)  # a run under the working directory: the table shows reports/… paths
+    url = f"https://github.com/trishullab/PutnamBench/blob/{COMMIT}/coq/src/putnam_1999_b6.v"
+    table = findings_table([_finding_row(tmp_path, url)])
+    assert table[2].startswith(f"| [`putnam_1999_b6`]({url}) | false: "), table[2]
+    targets = _link_targets(table)
+    assert targets == [url], targets
+    unknown = findings_table([_finding_row(tmp_path / "other", "")])  # no pinned commit known: no link at all
+    assert unknown[2].startswith("| `putnam_1999_b6` | false: ") and _link_targets(unknown) == [], unknown[2]
+
+
+def test_a_problem_file_knows_its_upstream_address_from_its_checkout(tmp_path: Path) -> None:
+    """``upstream``: from a data copy's SOURCE.md (the repository and the commit it names) or from a git checkout
+    (origin on GitHub, HEAD, the file as committed); anything else, or a file changed since, has none."""
+    from pytest_forall.suites.upstream import upstream_url
+
+    copy = tmp_path / "copy"
+    (copy / "coq" / "src").mkdir(parents=True)
+    problem = copy / "coq" / "src" / "putnam_1999_b6.v"
+    problem.write_text("Theorem t : True.\nProof. Admitted.\n")
+    assert upstream_url(str(problem)) == ""  # nothing says where it comes from
+    (copy / "SOURCE.md").write_text(f"Statements from the public repository (trishullab/PutnamBench), commit\n{COMMIT} "
+                                    "(2026-07-23).\n")
+    assert upstream_url(str(problem)) == (f"https://github.com/trishullab/PutnamBench/blob/{COMMIT}/coq/src/"
+                                          "putnam_1999_b6.v")
+    clone = tmp_path / "clone"
+    (clone / "src").mkdir(parents=True)
+    (clone / "src" / "a.v").write_text("Theorem a : True.\nProof. Admitted.\n")
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "a"],
+                 ["remote", "add", "origin", "git@github.com:owner/repo.git"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    assert upstream_url(str(clone / "src" / "a.v")) == f"https://github.com/owner/repo/blob/{head}/src/a.v"
+    (clone / "src" / "a.v").write_text("Theorem a : False.\nProof. Admitted.\n")
+    assert upstream_url(str(clone / "src" / "a.v")) == ""  # not the committed file: no link to it

@@ -434,6 +434,8 @@ def test_run_json_and_rows_carry_readable_times(fake_suite: pytest.Pytester) -> 
     import re
 
     iso = re.compile(ISO_UTC)
+    commit = "3c9b9268ebd132d482938b8e9d242dd71fc1ebc0"  # the suite is a data copy whose SOURCE.md pins it
+    (fake_suite.path / "SOURCE.md").write_text(f"Problems from the public repository (owner/suite), commit {commit}.\n")
     result = fake_suite.runpytest("--forall-frontend=fake", "--forall-sandbox=none", "-p", "no:cacheprovider",
                                   "--forall-run-id=t", "-k", "t_strict or t_rules")
     assert result.ret == 0, result.stdout.str()[-2000:]
@@ -446,6 +448,8 @@ def test_run_json_and_rows_carry_readable_times(fake_suite: pytest.Pytester) -> 
     for row in rows:
         assert iso.match(row["recorded_at"]), row
         assert type(row["wall_s"]) is float and row["wall_s"] >= 0, row
+        # where its problem file is upstream, for the findings table of an upstream issue (tests/test_certificates.py)
+        assert row["upstream"] == f"https://github.com/owner/suite/blob/{commit}/suite.forall.toml", row
 
 
 def test_a_run_json_of_epochs_is_still_read_and_resumed(fake_suite: pytest.Pytester,
