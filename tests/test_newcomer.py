@@ -315,7 +315,7 @@ def test_forall_proofs_prints_the_command_that_replays_them(fake_suite: pytest.P
     line = done.stdout.splitlines()[-1]
     assert line.startswith("replay them with: pytest . -m fake --forall-frontend=replay --forall-proofs "), line
     words = shlex.split(line.removeprefix("replay them with: "))
-    replayed = fake_suite.runpytest(*words[1:], *base, "--forall-run-id=again")
+    replayed = fake_suite.runpytest(*words[1:], "-p", "no:cacheprovider", "--forall-run-id=again")
     assert replayed.ret == 0
     replayed.stdout.fnmatch_lines(["1 strict, 1 rules_only, 0 failed, 0 infra*(2 items)"])
     readme = (REPO / "README.md").read_text()
