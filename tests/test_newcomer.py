@@ -90,11 +90,14 @@ def test_two_clones_on_one_machine_each_run_their_own_code(tmp_path: Path) -> No
             "    plugin = pytestconfig.pluginmanager.get_plugin('forall')\n"
             f"    assert plugin.__file__.startswith({str(clone / 'pytest_forall')!r}), plugin.__file__\n"
             f"    assert sys.prefix == {str(venv)!r}, sys.prefix\n")
-        # clone a through the README's test command (2 xdist workers), clone b's own pytest in one process (cheaper)
+        # clone a through the README's test command (2 xdist workers); clone b through a bare `pytest` after
+        # `. .venv/bin/activate`, as the README's first commands run (in one process: cheaper). The environment had
+        # no `pytest` of its own, so that `pytest` was the machine's, with the machine's plugin (issue 33).
+        activated = {**_clean_env(), "VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin:{_clean_env()['PATH']}"}
         command = (["bash", str(clone / "scripts" / "test.sh")] if name == "a" else
-                   [str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:xdist", "--rootdir", str(clone)])
+                   ["pytest", "-p", "no:xdist", "--rootdir", str(clone)])
         tested = subprocess.run([*command, str(clone / "probe_test.py"), "-q", "-p", "no:cacheprovider"],
-                                cwd=elsewhere, capture_output=True, text=True, env=_clean_env(), check=False,
+                                cwd=elsewhere, capture_output=True, text=True, env=activated, check=False,
                                 timeout=300)
         assert tested.returncode == 0 and "4 passed" in tested.stdout, tested.stdout[-3000:] + tested.stderr[-2000:]
 
