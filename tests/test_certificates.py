@@ -150,3 +150,15 @@ def test_a_problem_file_knows_its_upstream_address_from_its_checkout(tmp_path: P
     assert upstream_url(str(clone / "src" / "a.v")) == f"https://github.com/owner/repo/blob/{head}/src/a.v"
     (clone / "src" / "a.v").write_text("Theorem a : False.\nProof. Admitted.\n")
     assert upstream_url(str(clone / "src" / "a.v")) == ""  # not the committed file: no link to it
+
+
+def test_the_html_defects_table_links_the_problem_upstream(tmp_path: Path) -> None:
+    """The HTML page's defects table links the problem to the same upstream address (and its certificate to the
+    local file, as a page read on this machine should)."""
+    from pytest_forall.cli.report_html import defects_table
+
+    url = f"https://github.com/trishullab/PutnamBench/blob/{COMMIT}/coq/src/putnam_1999_b6.v"
+    page = defects_table([_finding_row(tmp_path, url)], tmp_path)
+    assert f'<td data-col="problem"><a href="{url}"><code>putnam_1999_b6</code></a></td>' in page, page
+    assert '<td data-col="problem"><code>putnam_1999_b6</code></td>' in defects_table(
+        [_finding_row(tmp_path / "other", "")], tmp_path)

@@ -227,8 +227,11 @@ def defects_table(rows: Sequence[Row], out_dir: Path) -> str:
         if certificate.is_file():
             shown = f'<a href="{esc(os.path.relpath(certificate.resolve(), out_dir))}">{shown}</a>'
         command = (f"forall verify --prover {row.get('prover', '')} --template {template} --candidate {certificate}")
-        body.append(f'<tr data-nodeid="{esc(row.get("nodeid"))}"><td data-col="problem"><code>{esc(row.get("task_id"))}'
-                    f'</code></td><td data-col="finding">{esc(claim.finding)}: {esc(claim.shows)}</td>'
+        problem, upstream = f'<code>{esc(row.get("task_id"))}</code>', str(row.get("upstream") or "")
+        if upstream.startswith("https://"):  # the problem's file upstream (suites/upstream.py)
+            problem = f'<a href="{esc(upstream)}">{problem}</a>'
+        body.append(f'<tr data-nodeid="{esc(row.get("nodeid"))}"><td data-col="problem">{problem}'
+                    f'</td><td data-col="finding">{esc(claim.finding)}: {esc(claim.shows)}</td>'
                     f'<td data-col="certificate">{shown}<br><code class="digest">{esc(row.get("digest") or "")}</code>'
                     f'</td><td class="command" data-col="recheck"><code>{esc(command)}</code></td></tr>')
     if not body:
