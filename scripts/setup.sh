@@ -49,7 +49,7 @@ imports_this_clone() {  # the clone's environment imports this clone's pytest_fo
 want="$(wanted_stamp)"
 if [ "${FORALL_SETUP_FORCE:-0}" != "1" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && installed_here; then
   echo "setup: nothing changed since the last setup ($stamp); FORALL_SETUP_FORCE=1 runs it again"
-  echo "setup: this clone's environment is $forall_venv (. $forall_venv/bin/activate puts its forall and python first on PATH)"
+  echo "setup: this clone's environment is $forall_venv (. $forall_venv/bin/activate puts its forall, pytest and python first on PATH)"
   exit 0
 fi
 
@@ -95,6 +95,11 @@ if ! imports_this_clone; then
   echo "setup: $forall_python does not import $here/pytest_forall after pip install -e (see pip's output above)" >&2
   exit 1
 fi
+# pytest's own command in the environment: pip writes none here (pytest is one of the machine's packages), so after
+# `. .venv/bin/activate` a bare `pytest` -- the README's commands -- was the machine's, loading another checkout's plugin
+printf '#!%s\nimport sys\nfrom pytest import console_main\nsys.exit(console_main())\n' "$forall_python" \
+  > "$forall_venv/bin/pytest"
+chmod +x "$forall_venv/bin/pytest"
 
 # The other Rocq toolchains the tests run on (docs/toolchains.md): Debian trixie's Coq 8.20 and sid's Rocq 9.2 as
 # root filesystems outside the repository, reused while their package list is unchanged (a second call returns at once).
@@ -107,4 +112,4 @@ fi
 
 mkdir -p "$(dirname "$stamp")"
 printf '%s\n' "$want" > "$stamp"
-echo "setup: this clone's environment is $forall_venv (. $forall_venv/bin/activate puts its forall and python first on PATH)"
+echo "setup: this clone's environment is $forall_venv (. $forall_venv/bin/activate puts its forall, pytest and python first on PATH)"

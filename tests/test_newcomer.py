@@ -90,11 +90,14 @@ def test_two_clones_on_one_machine_each_run_their_own_code(tmp_path: Path) -> No
             "    plugin = pytestconfig.pluginmanager.get_plugin('forall')\n"
             f"    assert plugin.__file__.startswith({str(clone / 'pytest_forall')!r}), plugin.__file__\n"
             f"    assert sys.prefix == {str(venv)!r}, sys.prefix\n")
-        # clone a through the README's test command (2 xdist workers), clone b's own pytest in one process (cheaper)
+        # clone a through the README's test command (2 xdist workers); clone b through a bare `pytest` after
+        # `. .venv/bin/activate`, as the README's first commands run (in one process: cheaper). The environment had
+        # no `pytest` of its own, so that `pytest` was the machine's, with the machine's plugin (issue 33).
+        activated = {**_clean_env(), "VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin:{_clean_env()['PATH']}"}
         command = (["bash", str(clone / "scripts" / "test.sh")] if name == "a" else
-                   [str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:xdist", "--rootdir", str(clone)])
+                   ["pytest", "-p", "no:xdist", "--rootdir", str(clone)])
         tested = subprocess.run([*command, str(clone / "probe_test.py"), "-q", "-p", "no:cacheprovider"],
-                                cwd=elsewhere, capture_output=True, text=True, env=_clean_env(), check=False,
+                                cwd=elsewhere, capture_output=True, text=True, env=activated, check=False,
                                 timeout=300)
         assert tested.returncode == 0 and "4 passed" in tested.stdout, tested.stdout[-3000:] + tested.stderr[-2000:]
 
@@ -315,7 +318,7 @@ def test_forall_proofs_prints_the_command_that_replays_them(fake_suite: pytest.P
     line = done.stdout.splitlines()[-1]
     assert line.startswith("replay them with: pytest . -m fake --forall-frontend=replay --forall-proofs "), line
     words = shlex.split(line.removeprefix("replay them with: "))
-    replayed = fake_suite.runpytest(*words[1:], *base, "--forall-run-id=again")
+    replayed = fake_suite.runpytest(*words[1:], "-p", "no:cacheprovider", "--forall-run-id=again")
     assert replayed.ret == 0
     replayed.stdout.fnmatch_lines(["1 strict, 1 rules_only, 0 failed, 0 infra*(2 items)"])
     readme = (REPO / "README.md").read_text()
@@ -424,15 +427,72 @@ def test_the_html_page_has_a_defects_table_whole_digests_and_no_horizontal_cut(t
         assert "certificate" in facts["labels"] and "accepted proof" not in facts["labels"], facts
 
 
+ISO_UTC = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$"
+
+
 def test_run_json_and_rows_carry_readable_times(fake_suite: pytest.Pytester) -> None:
-    """Issue 33, item 17: run.json held only epoch floats and a result row no time at all."""
+    """Issue 33, item 17: run.json held epoch floats and a result row no time at all. Now every time run.json holds
+    is ISO 8601 UTC text (no epoch beside it), and every row says when it was recorded and what its item took in
+    wall seconds (through xdist too: tests/test_run_dir.py's first-item test under ``-n 2``)."""
     import re
 
-    fake_suite.runpytest("--forall-frontend=fake", "--forall-sandbox=none", "-p", "no:cacheprovider",
-                         "--forall-run-id=t", "-k", "t_strict")
-    iso = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+    iso = re.compile(ISO_UTC)
+    commit = "3c9b9268ebd132d482938b8e9d242dd71fc1ebc0"  # the suite is a data copy whose SOURCE.md pins it
+    (fake_suite.path / "SOURCE.md").write_text(f"Problems from the public repository (owner/suite), commit {commit}.\n")
+    result = fake_suite.runpytest("--forall-frontend=fake", "--forall-sandbox=none", "-p", "no:cacheprovider",
+                                  "--forall-run-id=t", "-k", "t_strict or t_rules")
+    assert result.ret == 0, result.stdout.str()[-2000:]
     meta = json.loads((fake_suite.path / "reports" / "t" / "run.json").read_text())
-    assert iso.match(meta["started"]) and iso.match(meta["finished"]), meta
-    assert iso.match(meta["sessions"][0]["finished"]) and isinstance(meta["finished_at"], float)
-    row = json.loads((fake_suite.path / "reports" / "t" / "results.jsonl").read_text())
-    assert iso.match(row["recorded_at"]), row
+    for entry in (meta, *meta["sessions"]):
+        assert iso.match(entry["started"]) and iso.match(entry["finished"]), entry
+        assert not [k for k, v in entry.items() if isinstance(v, float)], entry  # no epoch left
+    rows = [json.loads(line) for line in (fake_suite.path / "reports" / "t" / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 2
+    for row in rows:
+        assert iso.match(row["recorded_at"]), row
+        assert type(row["wall_s"]) is float and row["wall_s"] >= 0, row
+        # where its problem file is upstream, for the findings table of an upstream issue (tests/test_certificates.py)
+        assert row["upstream"] == f"https://github.com/owner/suite/blob/{commit}/suite.forall.toml", row
+
+
+def test_a_run_json_of_epochs_is_still_read_and_resumed(fake_suite: pytest.Pytester,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33, item 17: run.json's times became ISO 8601 text; a run recorded before (epoch floats, ``started_at``
+    and ``finished_at``) is still resumed, reported and watched: its sessions are kept as they were, the new session
+    is ISO text, and no reader takes the old session's end for the run's."""
+    import re
+
+    base = ["--forall-frontend=fake", "--forall-sandbox=none", "-p", "no:cacheprovider", "-k", "t_strict or t_rules"]
+    assert fake_suite.runpytest(*base, "--forall-run-id=old").ret == 0
+    run = fake_suite.path / "reports" / "old"
+    rows = (run / "results.jsonl").read_text().splitlines()
+    (run / "results.jsonl").write_text(next(r for r in rows if "t_strict" in r) + "\n")  # t_rules never reached
+    earlier = 1_700_000_000.0
+    session = {"started_at": earlier, "finished_at": earlier + 60, "exitstatus": 2, "selected": 2, "pid": 1,
+               "host": "elsewhere", "keyword": "t_strict or t_rules", "markexpr": "", "shard": "", "mode": "new"}
+    (run / "run.json").write_text(json.dumps({"run_id": "old", **session, "sessions": [session]}))
+    from pytest_forall.cli import main
+
+    def forall(*args: str) -> tuple[int, str]:
+        capsys.readouterr()
+        status = main(list(args))
+        out, err = capsys.readouterr()
+        return status, out + err
+
+    status, said = forall("report", str(run))
+    assert status == 1 and "incomplete: the run was interrupted" in said, said
+    resumed = fake_suite.runpytest(*base, "--forall-resume=old")
+    assert resumed.ret == 0, resumed.stdout.str()[-2000:]
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["sessions"][0] == session  # the older session as it was recorded
+    assert re.match(ISO_UTC, meta["sessions"][1]["finished"]) and meta["sessions"][1]["carried"] == 1
+    assert "finished_at" not in meta and "started_at" not in meta and re.match(ISO_UTC, meta["finished"]), meta
+    assert forall("report", str(run))[0] == 0
+    status, said = forall("watch", str(run), "--once")
+    assert status == 0 and "(finished)" in said, said
+    page = fake_suite.path / "page.html"
+    assert forall("report", str(run), "--html", str(page))[0] == 0
+    assert "2023-11-14 22:13 UTC" in page.read_text()  # the run's first start, from the older session's epoch
+    refused = fake_suite.runpytest(*base, "--forall-run-id=old")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*run old already exists (*, finished *, exit 0)*"])

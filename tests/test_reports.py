@@ -357,7 +357,7 @@ def test_watch_follows_a_running_run_and_shows_the_finished_one(
     # a run whose pytest process died without finishing: the watcher says so and stops (exit 1), never waits forever
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["pid"] == proc.pid and meta["exitstatus"] == 0
-    (run_dir / "run.json").write_text(json.dumps({**meta, "finished_at": None}))
+    (run_dir / "run.json").write_text(json.dumps({**meta, "finished": None}))
     status, frame, _ = forall(capsys, "watch", str(run_dir), "--interval", "0.1")
     assert status == 1 and "CONTROLLER GONE" in frame, frame
     progress = json.loads((run_dir / "items" / "t_wait-fake" / "progress.json").read_text())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,8 +80,12 @@ def test_a_forall_session_has_its_run_dir_before_the_first_item(fake_suite: pyte
         f"suite.forall.toml::{t}[fake]" for t in ("t_strict", "t_rules", "t_failed", "t_infra", "t_false"))
     assert {(size, selected) for _, size, selected in seen} == {(32, 5)}, seen
     meta = json.loads((run / "run.json").read_text())
-    assert meta["selected"] == 5 and meta["finished_at"] is not None and meta["exitstatus"] == result.ret
-    assert len((run / "results.jsonl").read_text().splitlines()) == 5
+    assert meta["selected"] == 5 and meta["finished"] is not None and meta["exitstatus"] == result.ret
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 5
+    # each row says when it was recorded and what its item took (issue 33, item 17; through xdist too)
+    assert all(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", row["recorded_at"]) for row in rows), rows
+    assert all(type(row["wall_s"]) is float and row["wall_s"] >= 0 for row in rows), rows
     secret = (run / ".secret").read_bytes()
     # (t_infra ends on its template before a sample starts: the protocol makes no workspace for it)
     names = {ws.opaque_name(secret, nodeid) for nodeid, _, _ in seen if "t_infra" not in nodeid}

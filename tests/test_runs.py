@@ -125,7 +125,7 @@ def test_a_killed_controller_leaves_the_run_resumable(pytester: pytest.Pytester)
     assert resumed.returncode == 0, resumed.stdout[-2000:]
     assert final_rows(pytester.path, "killed") == {"a_done": 1, "b_block": 1}
     history = sessions(pytester.path, "killed")
-    assert [(s["mode"], s["pid"], s["finished_at"] is None) for s in history] == [
+    assert [(s["mode"], s["pid"], s["finished"] is None) for s in history] == [
         ("new", first.pid, True), ("resume", history[1]["pid"], False)]
     assert history[1]["exitstatus"] == 0 and history[1]["carried"] == 1
 
@@ -244,7 +244,7 @@ def test_a_run_interrupted_before_its_first_result_is_resumed_with_k(pytester: p
     history = sessions(pytester.path, "early")
     assert [(s["mode"], s["exitstatus"], s["keyword"]) for s in history] == [
         ("new", pytest.ExitCode.INTERRUPTED, "b0 or b1 or b2"), ("resume", 0, "b1 or c_other")]
-    assert history[0]["finished_at"] is not None and history[0]["selected"] == 3 and history[1]["selected"] == 2
+    assert history[0]["finished"] is not None and history[0]["selected"] == 3 and history[1]["selected"] == 2
 
 
 # -- reports cover the run --------------------------------------------------------------------------------------

@@ -62,11 +62,11 @@ def run_report(args: argparse.Namespace) -> int:
 def incomplete(run: RunRows) -> str:
     """Why the report of ``run`` covers fewer items than its last session selected (run.json), or "" when it does
     not: a report must never look whole, and exit 0, when rows are missing (a damaged or emptied results file)."""
-    from pytest_forall.core.runlog import read_meta
+    from pytest_forall.core.runlog import has_finished, read_meta
 
     meta = read_meta(run.run_dir)
-    selected, finished = meta.get("selected"), meta.get("finished_at")
-    if not isinstance(selected, int) or finished is None or len(run.rows) >= selected:
+    selected = meta.get("selected")
+    if not isinstance(selected, int) or not has_finished(meta) or len(run.rows) >= selected:
         return ""  # no run.json, a run still going (or killed) says nothing about completeness
     missing = selected - len(run.rows)
     if meta.get("exitstatus") == 2:

@@ -29,6 +29,7 @@ from pytest_forall.core.model import (
     VACUOUS,
 )
 from pytest_forall.core.progress import RUN_FILE
+from pytest_forall.core.runlog import has_finished, moment
 from pytest_forall.core.summary import (
     CONFIG_COLUMNS,
     ITEM_COLUMNS,
@@ -226,8 +227,11 @@ def defects_table(rows: Sequence[Row], out_dir: Path) -> str:
         if certificate.is_file():
             shown = f'<a href="{esc(os.path.relpath(certificate.resolve(), out_dir))}">{shown}</a>'
         command = (f"forall verify --prover {row.get('prover', '')} --template {template} --candidate {certificate}")
-        body.append(f'<tr data-nodeid="{esc(row.get("nodeid"))}"><td data-col="problem"><code>{esc(row.get("task_id"))}'
-                    f'</code></td><td data-col="finding">{esc(claim.finding)}: {esc(claim.shows)}</td>'
+        problem, upstream = f'<code>{esc(row.get("task_id"))}</code>', str(row.get("upstream") or "")
+        if upstream.startswith("https://"):  # the problem's file upstream (suites/upstream.py)
+            problem = f'<a href="{esc(upstream)}">{problem}</a>'
+        body.append(f'<tr data-nodeid="{esc(row.get("nodeid"))}"><td data-col="problem">{problem}'
+                    f'</td><td data-col="finding">{esc(claim.finding)}: {esc(claim.shows)}</td>'
                     f'<td data-col="certificate">{shown}<br><code class="digest">{esc(row.get("digest") or "")}</code>'
                     f'</td><td class="command" data-col="recheck"><code>{esc(command)}</code></td></tr>')
     if not body:
@@ -252,8 +256,8 @@ def run_meta(run_dir: Path) -> dict[str, Any]:
         return {}
     sessions = [s for s in data.get("sessions") or [] if isinstance(s, dict)]
     if sessions:
-        return {**data, **sessions[-1], "started_at": sessions[0].get("started_at", data.get("started_at"))}
-    return data
+        return {**data, **sessions[-1], "first_started": moment(sessions[0], "started")}
+    return {**data, "first_started": moment(data, "started")}
 
 
 def run_facts(run: RunRows) -> dict[str, str]:
@@ -262,7 +266,7 @@ def run_facts(run: RunRows) -> dict[str, str]:
     status = meta.get("exitstatus")
     if isinstance(status, int):
         verdict = VERDICTS.get(status, f"EXIT {status}")
-    elif meta and not meta.get("finished_at"):
+    elif meta and not has_finished(meta):
         verdict, status = "NOT FINISHED", "-"
     else:
         verdict = "FAILED" if any(r.get("outcome") == FAILED for r in rows) else "PASSED"
@@ -271,8 +275,8 @@ def run_facts(run: RunRows) -> dict[str, str]:
     regressed = changes.count("regressed")
     gate = (f"{'FAILED' if regressed else 'PASSED'}: {regressed} regressed, {changes.count('fixed')} fixed against "
             "the baseline" if changes else "none (no baseline)")
-    started = meta.get("started_at")
-    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(started))) if started else "-"
+    started = meta.get("first_started")
+    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(started))) if started is not None else "-"
 
     def distinct(key: str) -> str:
         return ", ".join(sorted({str(r.get(key)) for r in rows if r.get(key)})) or "-"

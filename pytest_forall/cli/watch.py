@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_forall.core.progress import PROGRESS_FILE, RUN_FILE, RUNNING
+from pytest_forall.core.runlog import has_finished
 from pytest_forall.core.summary import Aggregate, latest_results
 
 
@@ -32,7 +33,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 def controller_gone(meta: dict[str, Any]) -> bool:
     """The run's pytest process, on this host, no longer exists though the run never finished (killed, crashed)."""
-    if meta.get("finished_at") or meta.get("host") != socket.gethostname() or not isinstance(meta.get("pid"), int):
+    if has_finished(meta) or meta.get("host") != socket.gethostname() or not isinstance(meta.get("pid"), int):
         return False
     try:
         os.kill(meta["pid"], 0)
@@ -91,8 +92,8 @@ def frame(run_dir: Path, now: float | None = None) -> list[str]:
             running.append((path.parent.name, progress))
     agg = Aggregate(list(results.values()))
     selected = meta.get("selected")
-    ended = bool(meta.get("finished_at")) or controller_gone(meta)
-    state = ("finished" if meta.get("finished_at") else "CONTROLLER GONE: it exited without finishing the run"
+    ended = has_finished(meta) or controller_gone(meta)
+    state = ("finished" if has_finished(meta) else "CONTROLLER GONE: it exited without finishing the run"
              if ended else "running" if meta else "no run.json")
     unfinished: list[str] = []
     if ended:  # nothing runs once the run is over: an item still "running" on disk was cut off, never finished
@@ -142,7 +143,7 @@ def run_watch(args: argparse.Namespace) -> int:
                 return 2
             print(("\033[H\033[2J" if clear else "") + "\n".join(lines), flush=True)
             meta = read_json(run_dir / RUN_FILE)
-            if args.once or (meta is not None and meta.get("finished_at")):
+            if args.once or (meta is not None and has_finished(meta)):
                 return 0
             if meta is not None and controller_gone(meta):
                 return 1

@@ -150,7 +150,8 @@ def audit_lines(results: list[dict[str, Any]]) -> list[str]:
 
 def findings_table(results: list[dict[str, Any]]) -> list[str]:
     """Suspected misformalizations as a Markdown table to paste into an upstream issue, with the command that
-    re-checks each certificate against its derived template."""
+    re-checks each certificate against its derived template. Its one link is each problem's file upstream (the
+    row's ``upstream``, :mod:`pytest_forall.suites.upstream`); local paths are code, never link targets."""
     rows = findings(results)
     if not rows:
         return []
@@ -160,7 +161,9 @@ def findings_table(results: list[dict[str, Any]]) -> list[str]:
         base = Path(str(row.get("audit_dir") or "."))
         certificate, template = (_shown(base / str(row.get(key) or "")) for key in ("certificate", "certificate_template"))
         described = counterexample(base, claim.finding).replace("|", "\\|")  # a pipe would end the cell
-        lines.append(f"| `{row.get('task_id')}` | {claim.finding}: {claim.shows} | {described} | `{certificate}` "
+        upstream = str(row.get("upstream") or "")  # the only link: local paths mean nothing upstream (issue 33)
+        problem = f"[`{row.get('task_id')}`]({upstream})" if upstream.startswith("https://") else f"`{row.get('task_id')}`"
+        lines.append(f"| {problem} | {claim.finding}: {claim.shows} | {described} | `{certificate}` "
                      f"(`{str(row.get('digest') or '')[:16]}…`) | `forall verify --prover {row.get('prover', '')} "
                      f"--template {template} --candidate {certificate}` |")
     return lines

@@ -10,10 +10,13 @@ top-level fields mirror the current session, which is what ``forall watch`` read
 Issue 33: a resume without ``-k`` ran every item of the suite, not the run's. Each session records its
 ``selection`` (paths, ``-k``, ``-m`` and the suite options that choose items); a later session takes each part it
 does not give from the run's, and one that gives a different part is refused unless it asks for a new selection.
+Issue 33, item 17: a session's ``started``/``finished`` are ISO 8601 UTC text; a run.json written before held epoch
+floats in ``started_at``/``finished_at``, which :func:`moment` and :func:`has_finished` still read.
 """
 
 from __future__ import annotations
 
+import calendar
 import fcntl
 import json
 import os
@@ -31,12 +34,34 @@ OWNER_FILE = ".owner"
 WORKERS_FILE = ".workers"
 RESULTS_FILE = "results.jsonl"
 #: run.json's top-level fields that mirror the current session (what readers before ``sessions`` used)
-MIRRORED = ("started_at", "finished_at", "started", "finished", "selected", "host", "pid", "exitstatus", "selection")
+MIRRORED = ("started", "finished", "selected", "host", "pid", "exitstatus", "selection")
+#: the epoch fields of a run.json from before issue 33 (read, never written)
+LEGACY_TIMES = ("started_at", "finished_at")
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def utc_text(epoch: float) -> str:
     """``epoch`` as a person reads it and tools parse it: ISO 8601 UTC to the second (``2026-12-07T09:12:30Z``)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    return time.strftime(UTC_FORMAT, time.gmtime(epoch))
+
+
+def moment(entry: dict[str, Any], part: str) -> float | None:
+    """The epoch of a session's (or run.json's top level's) ``part``, ``started`` or ``finished``: its ISO 8601 UTC
+    text, or in a run.json written before that text the epoch float ``<part>_at``; None when it has none."""
+    value = entry.get(part)
+    if isinstance(value, str):
+        try:
+            return float(calendar.timegm(time.strptime(value, UTC_FORMAT)))
+        except ValueError:
+            return None
+    legacy = entry.get(f"{part}_at")
+    return float(legacy) if isinstance(legacy, (int, float)) and not isinstance(legacy, bool) else None
+
+
+def has_finished(meta: dict[str, Any]) -> bool:
+    """Whether run.json (its top level: the current session) says the run finished."""
+    return moment(meta, "finished") is not None
+
 #: what chooses a run's items, each part as the command line spells it: ``paths`` (relative to the rootdir,
 #: ``::`` parts kept), ``keyword`` (-k), ``markexpr`` (-m), and the options ``--forall-<part>`` of the others
 SELECTION = ("paths", "keyword", "markexpr", "shard", "subset", "project")
@@ -290,19 +315,18 @@ class RunLog:
         if isinstance(earlier, dict):
             sessions = earlier.get("sessions")
             if not isinstance(sessions, list):
-                sessions = [{k: earlier.get(k) for k in MIRRORED}] if earlier.get("started_at") else []
-            self.meta = {**earlier, "run_id": self.meta["run_id"], "sessions": list(sessions)}
-        now = time.time()
-        self.meta["sessions"].append({"started_at": now, "started": utc_text(now), "finished_at": None,
-                                      "finished": None, "exitstatus": None, "pid": os.getpid(),
-                                      "host": socket.gethostname(), **session})
+                sessions = ([{k: earlier.get(k) for k in (*MIRRORED, *LEGACY_TIMES) if k in earlier}]
+                            if moment(earlier, "started") is not None else [])
+            # the top level mirrors this session: an older file's epochs there are its last session's, not this one's
+            kept = {k: v for k, v in earlier.items() if k not in LEGACY_TIMES}
+            self.meta = {**kept, "run_id": self.meta["run_id"], "sessions": list(sessions)}
+        self.meta["sessions"].append({"started": utc_text(time.time()), "finished": None, "exitstatus": None,
+                                      "pid": os.getpid(), "host": socket.gethostname(), **session})
         self.update()
 
     def update(self, **fields: Any) -> None:
         """Set fields of the current session and write the file (atomically: a reader sees old or new)."""
         current = self.meta["sessions"][-1]
-        if isinstance(fields.get("finished_at"), (int, float)):  # the epoch for programs, the text for people
-            fields["finished"] = utc_text(float(fields["finished_at"]))
         current.update(fields)
         self.meta.update({k: current.get(k) for k in MIRRORED})
         write_json_atomic(self.path, self.meta)

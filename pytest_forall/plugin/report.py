@@ -48,6 +48,7 @@ from pytest_forall.core.runlog import (
     describe_selection,
     is_run,
     merge_selection,
+    moment,
     move_aside,
     read_meta,
     recorded_selection,
@@ -373,9 +374,9 @@ class ForallReporter:
             meta = json.loads((self.run_dir / "run.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             meta = None
-        finished = meta.get("finished_at") if isinstance(meta, dict) else None
-        state = (f"finished {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(finished)))}, exit "
-                 f"{meta.get('exitstatus')}" if isinstance(finished, (int, float)) else "not finished")
+        finished = moment(meta, "finished") if isinstance(meta, dict) else None
+        state = (f"finished {utc_text(finished)}, exit {meta.get('exitstatus')}"
+                 if isinstance(meta, dict) and finished is not None else "not finished")
         return (f"{option_value(self.config, 'run_id')[1]}: run {self.run_id} already exists ({self.run_dir}, {state}); "
                 f"--forall-resume={self.run_id} finishes it, --forall-run-exists=continue (ini forall_run_exists) "
                 "adds this session to it, --forall-run-exists=restart moves it aside and starts afresh")
@@ -633,7 +634,7 @@ class ForallReporter:
         if session.exitstatus == pytest.ExitCode.INTERRUPTED:  # pytest's own status, with or without xdist
             self._report_unreached_carried()
             if self.created:
-                self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+                self.write_run_meta(finished=utc_text(time.time()), exitstatus=int(session.exitstatus))
             _forget_caught_interrupt()
             return
         if self.expected is not None and len(self.results) + len(self.missing()) < self.expected:
@@ -651,7 +652,7 @@ class ForallReporter:
         if self.created and self.accounting is not None:
             self._write_gate(int(session.exitstatus))
         if self.created:
-            self.write_run_meta(finished_at=time.time(), exitstatus=int(session.exitstatus))
+            self.write_run_meta(finished=utc_text(time.time()), exitstatus=int(session.exitstatus))
 
     def _report_unreached_carried(self) -> None:
         """An interrupted session still reports the selected items the run had finished before (as recorded), even

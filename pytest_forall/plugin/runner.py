@@ -15,6 +15,7 @@ from pytest_forall.core.model import FAILED, INFRA, INNER_VACUOUS, STATEMENT_FAL
 from pytest_forall.core.outcomes import shorten
 from pytest_forall.plugin.options import item_budget, resolved_options
 from pytest_forall.plugin.report import JUNIT_FIELDS, RESULT_KEY, ForallFailure, ForallReporter, junit_value
+from pytest_forall.suites.upstream import upstream_url
 
 
 def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, prover: Any, frontend: Any,
@@ -52,6 +53,7 @@ def finish_item(request: pytest.FixtureRequest, task: Task, workspace: Path, pro
     result["sandbox"] = options["sandbox"]
     result["audit_dir"] = str(resolved(items) / audit.directory.name)
     result["audit_host"] = socket.gethostname()
+    result["upstream"] = upstream_url(task.source_path)  # the problem file upstream, for an issue's table
     result["worker"] = str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
     item.ihook.pytest_forall_item_finished(nodeid=item.nodeid, result=result)
     conclude(item, task.task_id, result)

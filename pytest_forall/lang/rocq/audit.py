@@ -37,6 +37,7 @@ from pytest_forall.core.model import Task
 from pytest_forall.core.prover import Prover
 from pytest_forall.lang import statement
 from pytest_forall.lang.common import NotUnderstood
+from pytest_forall.lang.rocq.certificate import certificate_header
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.lexer import tokens as lex
 from pytest_forall.lang.rocq.screen import template_shape
@@ -1115,18 +1116,20 @@ class RocqAudit:
                                            max_attempts=max_attempts, cpu_budget=cpu_seconds,
                                            on_attempt=on_attempt)
         log += "\naudit strategies: " + strategy_spend(log)
+        described: dict[str, str] = {}
         for finding, sub in derived.items():
             if sub.theorem_name in winners:
-                log += f"\n{COUNTEREXAMPLE}{finding}: " + describe(
-                    finding, getattr(probe, "proofs", {}).get(sub.theorem_name, ""), split,
-                    STRATEGIES.get(winners[sub.theorem_name], "?"))
+                described[finding] = describe(finding, getattr(probe, "proofs", {}).get(sub.theorem_name, ""), split,
+                                              STRATEGIES.get(winners[sub.theorem_name], "?"))
+                log += f"\n{COUNTEREXAMPLE}{finding}: " + described[finding]
         log += (f"\naudit spent: CPU {probe.cpu_used:.2f} s"
                 + (f" of {cpu_seconds:.0f} s" if cpu_seconds is not None else "") + f", wall {probe.wall_used:.2f} s")
         certificates = {}
         for finding, sub in derived.items():
             script = winners.get(sub.theorem_name)
             if script:
-                certificates[finding] = prelude + sub.frozen + f"{script}.\nQed.\n" + _trailer(sub.template)
+                certificates[finding] = (certificate_header(task, finding, sub, described.get(finding, "")) + prelude
+                                         + sub.frozen + f"{script}.\nQed.\n" + _trailer(sub.template))
         return Search(certificates, attempts, log)
 
 
