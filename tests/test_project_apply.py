@@ -435,3 +435,33 @@ def test_a_patch_that_cannot_be_made_is_said_in_the_row_and_the_verdict_stands(
     other = {"suite": "putnam", "outcome": "strict", "audit_dir": str(tmp_path / "run" / "items" / "y")}
     writer.pytest_forall_item_finished("y", other)
     assert "patch" not in other and "patch_problem" not in other
+
+
+def test_apply_flags_a_definition_of_a_file_without_items_a_helper_changed(tmp_path: Path, cache: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Red team: a helper whose effect reaches the files that import its file (a module declaring ``one`` again,
+    exported, before the admitted ``x`` of ``A.v``) changes what ``B.v`` — a file of definitions only, no item of its
+    own — elaborates (``three := one + 2`` now names the helper's ``one``), so ``C.v``'s ``l : three >= 2`` names the
+    same constant and still passes, but means another thing. ``forall apply`` compares the declarations of every file
+    of the project, not only those of the files that hold items."""
+    require_tool("coqc")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "_CoqProject").write_text("-R . T\nA.v\nB.v\nC.v\n")
+    (proj / "A.v").write_text("Definition one := 1.\n\nLemma x : True.\nProof.\nAdmitted.\n")
+    definitions = "From T Require Import A.\n\nDefinition three := one + 2.\n"
+    (proj / "B.v").write_text(definitions)
+    (proj / "C.v").write_text("From T Require Import B.\n\nLemma l : three >= 2.\nProof. cbv. auto. Qed.\n")
+    proofs = tmp_path / "proofs"
+    proofs.mkdir()
+    (proofs / "T__A__x.v").write_text("Definition one := 1.\n\nModule H.\nDefinition one := 0.\nEnd H.\nExport H.\n\n"
+                                      "Lemma x : True.\nProof.\n  exact I.\nQed.\n")
+    run = _pytest(tmp_path, "--forall-project=proj", "--forall-frontend=replay", f"--forall-proofs={proofs}",
+                  "-m", "admitted", "--forall-run-id=found", f"--forall-cache-dir={cache}")
+    assert _rows(tmp_path / "reports" / "found")["T__A__x"]["outcome"] == "strict", run.stdout[-3000:]
+    status = main(["apply", str(tmp_path / "reports" / "found")])
+    out = capsys.readouterr().out
+    assert (proj / "B.v").read_text() == definitions  # the file's own text is untouched ...
+    assert status == 1, out[-3000:]  # ... but what it means is not
+    assert "declaration changed: B.v three: the kernel reads another declaration after the apply" in out, out[-3000:]
