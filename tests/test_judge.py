@@ -365,7 +365,12 @@ def test_a_manifest_record_field_is_refused_only_while_rocq_22378_is_in_force(tm
 #: an inner fixpoint on something that is not a subterm or that does not descend itself, an `Acc_inv` look-alike
 #: that returns the accessibility proof itself, a function passed eta-expanded through a transparent helper
 #: (rocq#20413's shape), an unguarded cofixpoint whose type is an alias of a coinductive, rocq#20455's match on a
-#: match inside a transparent helper, a match returning a subterm in one branch only.
+#: match inside a transparent helper, a match returning a subterm in one branch only, and
+#: rocq#21053's cast made by a commutative cut (a match with a dependent return clause applied to the subterm, whose
+#: branch binds it at the other type; the kernels refuse it, the criterion accepted it before), the same cast along
+#: an equality of propositions that reaches only an index and a domain (`J T`, `T -> J T`: an index that is a type),
+#: and rocq#21682's
+#: reproducer (a cross call of a nested mutual fixpoint computing a "uniform" argument; 8.20.1's kernel accepts it).
 UNSAFE_RECURSION = """\
 Inductive True2 : Prop := I2 : (False -> True2) -> True2.
 #[bypass_check(guard)] Fixpoint cast_sub (H : (False -> True2) = True2) (x : True2) {struct x} : False :=
@@ -400,10 +405,19 @@ Definition sub2 (b : bool) (x m : nat) : nat := match (if b then x else m) with 
   match n with 0 => 0 | S m => match_on_match_in_helper (sub2 b x m) b x end.
 #[bypass_check(guard)] Fixpoint one_branch_not_smaller (n : nat) : nat :=
   match n with 0 => 0 | S m => one_branch_not_smaller (match m with 0 => n | S k => k end) end.
+#[bypass_check(guard)] Fixpoint cut_cast (H : True2 = (False -> True2)) (x : True2) {struct x} : False :=
+  match x with I2 f => (match H in _ = T return T -> False with eq_refl => fun y : True2 => cut_cast H y end) f end.
+Inductive J : Prop -> Prop := jc : forall P : Prop, (P -> J P) -> J P.
+#[bypass_check(guard)] Fixpoint type_index_cast (R : Prop) (H : forall P : Prop, R = P) (r : R) (P : Prop) (x : J P)
+  {struct x} : False := match x with jc Q f =>
+    (match H Q in _ = T return (T -> J T) -> False with eq_refl => fun g => type_index_cast R H r R (g r) end) f end.
+#[bypass_check(guard)] Fixpoint cross_call (n : nat) : nat := match n with O => O | S k =>
+  (fix f (p m : nat) {struct m} := match m with O => p | S m' => g (S p) m' end
+   with g (q m : nat) {struct m} := match m with O => cross_call q | S m' => f q m' end for f) k k end.
 """
 UNSAFE_NAMES = ("cast_sub", "norec_applied", "method_no_descent", "instance_grows", "nested_not_subterm",
                 "nested_inner_loops", "acc_no_descent", "eta_passed", "unguarded_alias", "match_on_match_in_helper",
-                "one_branch_not_smaller")
+                "one_branch_not_smaller", "cut_cast", "type_index_cast", "cross_call")
 
 
 def test_the_widened_criterion_refuses_unsafe_recursion_of_the_same_shapes(tmp_path: Path) -> None:

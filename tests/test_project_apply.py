@@ -335,19 +335,28 @@ def _apply_a_helper(tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[s
                     helper: str) -> tuple[int, str]:
     """A project ``T`` (``A.v``: ``two := 2``; ``B.v``: ``head``, the admitted ``x : True``, then ``later``), a replayed
     proof of ``x`` that brings ``helper`` (accepted strict), and ``forall apply`` of that run: its status and output."""
+    return _apply_in(tmp_path, cache, capsys, {"A.v": "Definition two := 2.\n",
+                                               "B.v": head + "Lemma x : True.\nProof.\nAdmitted.\n\n" + later},
+                     "T__B__x", head + helper + "\n\nLemma x : True.\nProof.\n  exact I.\nQed.\n")
+
+
+def _apply_in(tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], task_id: str,
+              proof: str) -> tuple[int, str]:
+    """A project ``T`` of ``files`` (``-R . T``, in that order), a replayed ``proof`` of its admitted ``task_id``
+    (accepted strict), and ``forall apply`` of that run: its status and output."""
     require_tool("coqc")
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     proj = tmp_path / "proj"
     proj.mkdir()
-    (proj / "_CoqProject").write_text("-R . T\nA.v\nB.v\n")
-    (proj / "A.v").write_text("Definition two := 2.\n")
-    (proj / "B.v").write_text(head + "Lemma x : True.\nProof.\nAdmitted.\n\n" + later)
+    (proj / "_CoqProject").write_text("-R . T\n" + "".join(f"{name}\n" for name in files))
+    for name, text in files.items():
+        (proj / name).write_text(text)
     proofs = tmp_path / "proofs"
     proofs.mkdir()
-    (proofs / "T__B__x.v").write_text(head + helper + "\n\nLemma x : True.\nProof.\n  exact I.\nQed.\n")
+    (proofs / f"{task_id}.v").write_text(proof)
     run = _pytest(tmp_path, "--forall-project=proj", "--forall-frontend=replay", f"--forall-proofs={proofs}",
                   "-m", "admitted", "--forall-run-id=found", f"--forall-cache-dir={cache}")
-    assert _rows(tmp_path / "reports" / "found")["T__B__x"]["outcome"] == "strict", run.stdout[-3000:]
+    assert _rows(tmp_path / "reports" / "found")[task_id]["outcome"] == "strict", run.stdout[-3000:]
     status = main(["apply", str(tmp_path / "reports" / "found")])
     return status, capsys.readouterr().out
 
@@ -435,3 +444,21 @@ def test_a_patch_that_cannot_be_made_is_said_in_the_row_and_the_verdict_stands(
     other = {"suite": "putnam", "outcome": "strict", "audit_dir": str(tmp_path / "run" / "items" / "y")}
     writer.pytest_forall_item_finished("y", other)
     assert "patch" not in other and "patch_problem" not in other
+
+
+def test_apply_flags_a_definition_of_a_file_without_items_a_helper_changed(tmp_path: Path, cache: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Red team: a helper whose effect reaches the files that import its file (a module declaring ``one`` again,
+    exported, before the admitted ``x`` of ``A.v``) changes what ``B.v`` — a file of definitions only, no item of its
+    own — elaborates (``three := one + 2`` now names the helper's ``one``), so ``C.v``'s ``l : three >= 2`` names the
+    same constant and still passes, but means another thing. ``forall apply`` compares the declarations of every file
+    of the project, not only those of the files that hold items."""
+    definitions = "From T Require Import A.\n\nDefinition three := one + 2.\n"
+    status, out = _apply_in(tmp_path, cache, capsys, {
+        "A.v": "Definition one := 1.\n\nLemma x : True.\nProof.\nAdmitted.\n", "B.v": definitions,
+        "C.v": "From T Require Import B.\n\nLemma l : three >= 2.\nProof. cbv. auto. Qed.\n"},
+        "T__A__x", "Definition one := 1.\n\nModule H.\nDefinition one := 0.\nEnd H.\nExport H.\n\n"
+                   "Lemma x : True.\nProof.\n  exact I.\nQed.\n")
+    assert (tmp_path / "proj" / "B.v").read_text() == definitions  # the file's own text is untouched ...
+    assert status == 1, out[-3000:]  # ... but what it means is not
+    assert "declaration changed: B.v three: the kernel reads another declaration after the apply" in out, out[-3000:]

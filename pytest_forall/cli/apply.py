@@ -62,7 +62,7 @@ def _read_current(groups: dict[tuple[Path, str], list[Any]], run_name: str) -> t
 
 def _rejudge(root: Path, options: dict[str, Any], run_dir: Path, baseline: str, before: Any) -> int:
     """The library-mode run of the patched project, then the kernel's view of it (every item's statement, every
-    declaration of its files) compared with ``before`` (a :class:`~pytest_forall.suites.project_patch.KernelView`)."""
+    declaration of the project's files) compared with ``before`` (a :class:`~pytest_forall.suites.project_patch.KernelView`)."""
     from pytest_forall.suites.project_patch import ApplyInfra, kernel_view
 
     run_id = f"{run_dir.name}-applied"

@@ -323,7 +323,7 @@ def compile_check(options: dict[str, Any], root: Path, rel: str, work: Path) -> 
 @dataclass(frozen=True)
 class KernelView:
     """What the kernel has of a project as it is now (the project's build): every item's statement (the gate's
-    ``kernel_statement`` digest, by task id) and every declaration of the files with items (by ``<file> <path>``),
+    ``kernel_statement`` digest, by task id) and every declaration of the project's files (by ``<file> <path>``),
     as :func:`declaration_key` keeps it. ``forall apply`` compares the two before and after."""
 
     statements: dict[str, str]
@@ -352,7 +352,14 @@ def kernel_view(options: dict[str, Any], root: Path, work: Path) -> KernelView:
     statements: dict[str, str] = {}
     declarations: dict[str, str] = {}
     files: set[str] = set()
-    for task in load_project(root, options):
+
+    def add(rel: str, dump: Any) -> None:
+        files.add(rel)
+        for path, entry in dump.fields:
+            declarations.setdefault(f"{rel} {path}", declaration_key(entry))
+
+    tasks = list(load_project(root, options))
+    for task in tasks:
         statement = prover.change_fields(task).get("kernel_statement")
         if statement:
             statements[task.task_id] = statement
@@ -361,9 +368,20 @@ def kernel_view(options: dict[str, Any], root: Path, work: Path) -> KernelView:
             continue
         dump = prover._row_baseline(task)
         if dump is not None:
-            files.add(rel)
-            for path, entry in dump.fields:
-                declarations.setdefault(f"{rel} {path}", declaration_key(entry))
+            add(rel, dump)
+    # the files without items too: a helper whose effect reaches the files importing its own (an exported module, an
+    # instance, a hint) changes what a file of definitions elaborates, and the items naming those definitions then
+    # read the same statement with another meaning
+    first = next((task for task in tasks if task.prover == ROCQ_PROVER and "project_root" in task.meta), None)
+    if first is not None:
+        project, build, problem = prover._build(first, 600.0)
+        for rel in [] if problem else project.files:
+            module = project.logical_module(rel)
+            if rel in files or module is None or not (prover._out(project, build) / rel).with_suffix(".vo").is_file():
+                continue
+            dump, _ = prover._file_dump(project, build, rel, module, 600.0)
+            if dump is not None:
+                add(rel, dump)
     return KernelView(statements, declarations)
 
 
