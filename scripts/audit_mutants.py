@@ -87,8 +87,9 @@ def measure_one(spec: dict[str, Any], root: Path, directory: Path, cpu: float,
     """One corpus entry: its proof judged (unless a control) and the audit's findings (a row)."""
     from pytest_forall.lang.rocq.backend import RocqProver
 
-    # each entry its own cache: entries run in parallel processes
-    prover = RocqProver({"cache_dir": str(directory / "cache" / spec["id"])})
+    # one cache for every entry: the judge plugin is built once, not once per entry; entries run in parallel
+    # processes, and each cache entry is built under its own file lock and keyed by content (judge.cached_entry)
+    prover = RocqProver({"cache_dir": str(directory / "cache")})
     task = task_of(spec, root, directory / "src")
     proven = not check_proofs or spec["expected"] == "sound" or proof_holds(spec, task, prover)
     started = time.monotonic()

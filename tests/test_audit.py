@@ -52,12 +52,16 @@ def putnam(name: str) -> Task:
     return parse_coq(name, path, path.read_text())
 
 
-def run_item(tmp_path: Path, task: Task, frontend: Any, **budget: Any) -> tuple[dict[str, Any], ItemContext]:
+def run_item(tmp_path: Path, task: Task, frontend: Any, cache: Path | None = None,
+             **budget: Any) -> tuple[dict[str, Any], ItemContext]:
+    """One item run; ``cache``: the prover's cache (compiled templates, the judge plugin), which items of the same
+    task share so its templates are compiled once (the entries are keyed by content and validated on reading)."""
     from pytest_forall.lang.rocq.backend import RocqProver
 
     ctx = ItemContext(task=task, workspace_root=tmp_path / "ws", workspace_name=task.task_id,
                       audit=AuditRecord(tmp_path / "audit" / task.task_id, task),
-                      prover=RocqProver({"cache_dir": str(tmp_path / "cache")}), frontend=frontend, reviewer=None,
+                      prover=RocqProver({"cache_dir": str(cache or tmp_path / "cache")}), frontend=frontend,
+                      reviewer=None,
                       budget=Budget(**budget), options={"sandbox": "none"}, run_secret=SECRET)
     return ItemRun(ctx).run(), ctx
 
@@ -152,7 +156,7 @@ def test_premises_typed_otherwise_without_the_rest_of_the_conclusion_cannot_flag
     assert "vacuous" not in found.certificates
     # the tie was checked first and refused: no vacuity script was tried
     assert not any(line.startswith("intros; try cbv zeta") for line in found.log.splitlines()), found.log
-    result, _ = run_item(tmp_path / "item", task, AuditFrontend({}))
+    result, _ = run_item(tmp_path / "item", task, AuditFrontend({}), cache=tmp_path / "cache")
     assert (result["outcome"], result["statement_audit"]) == ("failed", "unknown"), result["reason"]
 
 
@@ -253,11 +257,12 @@ def test_the_audit_finds_a_false_statement_and_leaves_a_sound_one_unknown(tmp_pa
     empty, _ = run_item(tmp_path / "e", task_of(tmp_path, "empty", VACUOUS), AuditFrontend({}))
     assert (empty["outcome"], empty["statement_audit"]) == ("vacuous", "vacuous"), empty["reason"]
 
-    sound, ctx = run_item(tmp_path / "s", task_of(tmp_path, "sound", SOUND), AuditFrontend({}))
+    sound, ctx = run_item(tmp_path / "s", task_of(tmp_path, "sound", SOUND), AuditFrontend({}), cache=tmp_path / "cache")
     assert (sound["outcome"], sound["statement_audit"], sound["certificate"]) == ("failed", "unknown", "")
     assert "does not attempt the proof" in sound["reason"]
     assert "sound_vacuous" not in sound["reason"] and not (ctx.audit.directory / "accepted").exists()
-    proved, _ = run_item(tmp_path / "p", task_of(tmp_path, "sound", SOUND), PortfolioFrontend({"tactic_timeout": 3}))
+    proved, _ = run_item(tmp_path / "p", task_of(tmp_path, "sound", SOUND), PortfolioFrontend({"tactic_timeout": 3}),
+                         cache=tmp_path / "cache")
     assert (proved["outcome"], proved["statement_audit"]) == ("strict", "unknown")
 
 
@@ -310,7 +315,7 @@ def test_tampered_certificates_for_a_sound_statement_never_flag_it(tmp_path: Pat
     }
     for label, text in tampered.items():
         result, ctx = run_item(tmp_path / label.replace(" ", "-"), task, scripted(text, "STATEMENT_VACUOUS.v"),
-                               rounds=1)
+                               cache=tmp_path / "cache", rounds=1)
         assert result["statement_audit"] == "unknown" and result["outcome"] == "failed", (label, result)
         assert not (ctx.audit.directory / "accepted").exists(), label
         verdicts = sorted((ctx.audit.directory / "s0" / "r1").glob("vacuity-verdict.json"))

@@ -163,7 +163,7 @@ def test_certificates_about_other_premises_never_flag_a_sound_statement(tmp_path
     }
     for label, text in tampered.items():
         result, ctx = run_item(tmp_path / label.replace(" ", "-").replace(",", ""), task,
-                               scripted(text, "STATEMENT_INNER_VACUOUS.v"), rounds=1)
+                               scripted(text, "STATEMENT_INNER_VACUOUS.v"), cache=tmp_path / "cache", rounds=1)
         assert result["statement_audit"] == "unknown" and result["outcome"] == "failed", (label, result)
         assert not (ctx.audit.directory / "accepted").exists(), label
         verdicts = sorted((ctx.audit.directory / "s0" / "r1").glob("inner-vacuity-verdict.json"))

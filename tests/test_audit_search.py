@@ -11,6 +11,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -188,15 +189,24 @@ def _mutant_goal(tmp_path: Path, name: str, find: str, replace: str, kind: str) 
         derived.theorem_name
 
 
-def _closing(tmp_path: Path, loaded: str, goal: Goal, scripts: list[tuple[str, float]]) -> list[str]:
-    """The scripts that close the goal within their own CPU budgets (each in a session of its own)."""
-    closed = []
-    for index, (script, seconds) in enumerate(scripts):
-        (tmp_path / str(index)).mkdir(parents=True)
-        winners, _, log = probe(tmp_path / str(index)).run_goals(
-            loaded, [Goal(goal.statement, goal.theorem, [(script, seconds)])], tmp_path / str(index))
-        assert "load failed" not in log, log[-2000:]
-        closed += [script] if winners else []
+def _closing(tmp_path: Path, loaded: str, goal: Goal, scripts: list[tuple[str, float]], first: bool = False) -> list[str]:
+    """The scripts that close the goal within their own CPU budgets (each script a goal of its own, aborted before
+    the next is stated, as the search runs them), or with ``first`` only the first that does (one goal: the search
+    stops it at its first win). One coqtop for them all: the definitions before the theorem are loaded once, with
+    what the search loads, so a session restarted after a hung script has them too."""
+    statement = goal.statement.rindex(f"Theorem {goal.theorem}")
+    preamble, theorem = loaded + goal.statement[:statement], goal.statement[statement:]
+    closed: list[str] = []
+    winners: dict[str, str] = {}
+
+    def goals() -> Iterator[Goal]:
+        for tries in [scripts] if first else [[script] for script in scripts]:
+            yield Goal(theorem, goal.theorem, tries)
+            won = winners.pop(goal.theorem, None)  # filled in as the goal closed; read before the next is stated
+            closed.extend([won] if won is not None else [])
+
+    _, _, log = probe(tmp_path).run_goals(preamble, goals(), tmp_path, winners=winners)
+    assert "load failed" not in log, log[-2000:]
     return closed
 
 
@@ -367,15 +377,12 @@ def test_rational_constants_of_an_abstract_real_type_are_decided_and_false_ones_
     true = ["(1 : R) <> 0", "0 < (1 / 2 : R) < 1", "1 / 2 <> 1 / 3 :> R", "(1 + 1 + 1 : R) = 1 -> False",
             "(3 * (1%N%:R + 1) + 1) / (2 * 1%N%:R + 2) < ((1%N%:R / 1%N%:R) ^+ 1 + 0 : R) -> False", "1 / 2 = 2 / 4 :> R"]
     false = ["(0 : R) <> 0", "(1 : R) < 1 / 2", "forall x : R, x < 1 / 2 -> False"]
-    decided = []
-    for index, statement in enumerate(true + false):
-        (tmp_path / str(index)).mkdir()
-        winners, _, log = probe(tmp_path / str(index)).run_goals(
-            loaded, [Goal(f"Lemma rational_{index} : {statement}.\nProof.\n", f"rational_{index}",
-                          [(rational(REAL_FEATURES), 5.0)])], tmp_path / str(index))
-        assert "load failed" not in log, log[-2000:]
-        decided += [statement] if winners else []
-    assert decided == true
+    # one coqtop: each lemma is aborted before the next is stated (as the search's goals are)
+    winners, _, log = probe(tmp_path).run_goals(
+        loaded, [Goal(f"Lemma rational_{index} : {statement}.\nProof.\n", f"rational_{index}",
+                      [(rational(REAL_FEATURES), 5.0)]) for index, statement in enumerate(true + false)], tmp_path)
+    assert "load failed" not in log, log[-2000:]
+    assert [statement for index, statement in enumerate(true + false) if f"rational_{index}" in winners] == true, log
 
 
 @pytest.mark.slow
@@ -389,7 +396,7 @@ def test_a_rational_premise_and_an_equation_inside_an_implication_refute_an_answ
 
     loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1977_a2", "(c = -a /\\ d = b)", "(c = a /\\ d = b)", "false")
     scripts = refutation_scripts(REAL_SCOPES, REAL_FEATURES)
-    assert _closing(tmp_path, loaded, goal, scripts) != []
+    assert _closing(tmp_path, loaded, goal, scripts, first=True) != []
 
 
 @pytest.mark.slow
@@ -400,7 +407,7 @@ def test_a_one_term_real_sum_is_expanded_and_compared_over_a_real_type(tmp_path:
 
     loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1962_b5", "(ng1 : gt n 1)", "(ng1 : ge n 1)", "false")
     scripts = refutation_scripts(REAL_SCOPES, REAL_FEATURES)
-    assert _closing(tmp_path, loaded, goal, scripts) != []
+    assert _closing(tmp_path, loaded, goal, scripts, first=True) != []
 
 
 @pytest.mark.slow
