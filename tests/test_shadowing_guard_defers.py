@@ -22,8 +22,10 @@ TEMPLATE = "Require Import Arith.\nTheorem t (A : Type) (a : A) : a = a.\nProof.
 PROOF = "Theorem t (A : Type) (a : A) : a = a.\nProof.\n  reflexivity.\nQed.\n"
 
 
-def guard(inserted: str) -> tuple[bool, str]:
-    layers = rocq_static_layers(TEMPLATE, "Require Import Arith.\n" + inserted + PROOF, theorem_name="t")
+def guard(inserted: str, template: str = TEMPLATE, preamble: str = "Require Import Arith.\n",
+          proof: str = PROOF) -> tuple[bool, str]:
+    """The first static layer that refuses ``inserted`` (put between the template's preamble and the proof)."""
+    layers = rocq_static_layers(template, preamble + inserted + proof, theorem_name="t")
     failed = [layer for layer in layers if not layer.ok]
     return not failed, failed[0].name + ": " + failed[0].reason if failed else ""
 
@@ -111,9 +113,7 @@ VEC_PROOF = "Theorem t : @vnil nat = vnil nat /\\ answer = 0.\nProof.\n  split; 
 
 
 def vec_guard(inserted: str) -> tuple[bool, str]:
-    layers = rocq_static_layers(VEC_TEMPLATE, VEC_PREAMBLE + inserted + VEC_PROOF, theorem_name="t")
-    failed = [layer for layer in layers if not layer.ok]
-    return not failed, failed[0].name + ": " + failed[0].reason if failed else ""
+    return guard(inserted, VEC_TEMPLATE, VEC_PREAMBLE, VEC_PROOF)
 
 
 @pytest.mark.parametrize("inserted", [
