@@ -126,6 +126,7 @@ def vec_guard(inserted: str) -> tuple[bool, str]:
     "Class cl (B : Type) := meth : B.\nArguments meth {B cl}.\n",
     "Inductive tr := leaf | node (f : fo)\nwith fo := fnil | fcons (x : tr) (y : fo).\nArguments fcons x y.\n",
     "Module M.\nInductive w := c1.\nArguments c1.\nEnd M.\n",
+    "Definition idf {B : Type} (b : B) := b.\nArguments idf B b.\n",   # any own declaration
 ])
 def test_arguments_on_the_candidates_own_declarations_is_accepted(inserted: str) -> None:
     ok, reason = vec_guard(inserted)
@@ -146,6 +147,8 @@ def test_arguments_on_the_candidates_own_declarations_is_accepted(inserted: str)
     "Inductive w := c1.\nArguments C.c1.\n",                     # qualified: not the plain own name
     "Inductive w := c1.\nArguments \"+\" x y.\n",               # a notation as the target
     "Record r := { answer' : nat; vnil : nat }.\n",              # a field named like a frozen name
+    "Variant v := answer.\n",                                    # a constructor named like a frozen name
+    "Inductive w := c1\nwith w' := answer.\n",                 # ... in a mutual block
     "Class cl := { answer : nat }.\n",                           # a method named like a frozen name
 ])
 def test_arguments_on_what_the_template_or_a_library_declares_stays_refused(inserted: str) -> None:
