@@ -22,8 +22,10 @@ TEMPLATE = "Require Import Arith.\nTheorem t (A : Type) (a : A) : a = a.\nProof.
 PROOF = "Theorem t (A : Type) (a : A) : a = a.\nProof.\n  reflexivity.\nQed.\n"
 
 
-def guard(inserted: str) -> tuple[bool, str]:
-    layers = rocq_static_layers(TEMPLATE, "Require Import Arith.\n" + inserted + PROOF, theorem_name="t")
+def guard(inserted: str, template: str = TEMPLATE, preamble: str = "Require Import Arith.\n",
+          proof: str = PROOF) -> tuple[bool, str]:
+    """The first static layer that refuses ``inserted`` (put between the template's preamble and the proof)."""
+    layers = rocq_static_layers(template, preamble + inserted + proof, theorem_name="t")
     failed = [layer for layer in layers if not layer.ok]
     return not failed, failed[0].name + ": " + failed[0].reason if failed else ""
 
@@ -96,3 +98,59 @@ def test_an_honest_helper_instance_is_accepted_strict(inserted: str, tmp_path: P
     statement's kernel term as it was: accepted, strict."""
     verdict = tc_verdict(0, inserted, "  reflexivity.", tmp_path)
     assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+
+
+# --- `Arguments` on the candidate's own declarations (a false rejection the red team found) --------------------
+# End to end: valid/arguments_own_constructors is accepted, strict; cheat/arguments_scope_on_template_constant
+# changes the statement's kernel term and is rejected by ``elaborated_statement`` with the static layers off.
+
+VEC_TEMPLATE = ("Inductive vec (A : Type) : nat -> Type :=\n  | vnil : vec A 0\n"
+                "  | vcons : forall n, A -> vec A n -> vec A (S n).\n"
+                "Definition answer : nat := 0.\n"
+                "Theorem t : @vnil nat = vnil nat /\\ answer = 0.\nProof.\nAdmitted.\n")
+VEC_PREAMBLE = VEC_TEMPLATE.split("Theorem")[0]
+VEC_PROOF = "Theorem t : @vnil nat = vnil nat /\\ answer = 0.\nProof.\n  split; reflexivity.\nQed.\n"
+
+
+def vec_guard(inserted: str) -> tuple[bool, str]:
+    return guard(inserted, VEC_TEMPLATE, VEC_PREAMBLE, VEC_PROOF)
+
+
+@pytest.mark.parametrize("inserted", [
+    "Inductive w := c1 (n : nat) | c2 : w.\nArguments c1 n : rename.\nArguments c2 : assert.\n",
+    "Inductive w (B : Type) := | c1 (b : B) | c2.\nArguments c1 {B} b%nat_scope.\n#[local] Arguments c2 {B}.\n",
+    "Variant v (B : Type) := vl (b : B) | vr.\nArguments vr {B}.\n",
+    "Record r (B : Type) := { fld : B; other : nat }.\nArguments Build_r {B} _ _.\nArguments fld {B} _.\n",
+    "Record r (B : Type) := mkr { fld : B }.\nArguments mkr {B} _.\nArguments fld {B} _ : simpl never.\n",
+    "Structure s := { carrier :> Type; #[canonical=no] pt : carrier }.\nArguments pt s : clear implicits.\n",
+    "Class cl (B : Type) := meth : B.\nArguments meth {B cl}.\n",
+    "Inductive tr := leaf | node (f : fo)\nwith fo := fnil | fcons (x : tr) (y : fo).\nArguments fcons x y.\n",
+    "Module M.\nInductive w := c1.\nArguments c1.\nEnd M.\n",
+    "Definition idf {B : Type} (b : B) := b.\nArguments idf B b.\n",   # any own declaration
+])
+def test_arguments_on_the_candidates_own_declarations_is_accepted(inserted: str) -> None:
+    ok, reason = vec_guard(inserted)
+    assert ok, reason
+
+
+@pytest.mark.parametrize("inserted", [
+    "Arguments vnil {A}.\n",                                     # a template constructor the statement uses
+    "Arguments vcons {A n} _ _.\n",                              # a template constructor it does not use
+    "Arguments answer : rename.\n",                              # a template constant, however harmless
+    "Arguments vec A%type_scope n%nat_scope : assert.\n",        # scopes on the template's type
+    "Arguments eq {A} x y.\n",                                   # a library constant
+    "Module C.\nInductive w := vnil.\nEnd C.\nArguments vnil {A}.\n",  # same short name as the template's
+    "Inductive w := vnil.\nArguments vnil.\n",                   # ... even where it would resolve to the own one
+    "Module C.\nInductive w := c1.\nEnd C.\nArguments c1.\n",    # out of its Module: `c1` is not C.c1 here
+    "Module C.\nInductive w := c1.\nEnd C.\nImport C.\nArguments vnil {A}.\n",  # after Import of an own module
+    "Inductive w := c1.\nRequire Import Arith.\nArguments c1.\n",  # a Require since may bring another `c1`
+    "Inductive w := c1.\nArguments C.c1.\n",                     # qualified: not the plain own name
+    "Inductive w := c1.\nArguments \"+\" x y.\n",               # a notation as the target
+    "Record r := { answer' : nat; vnil : nat }.\n",              # a field named like a frozen name
+    "Variant v := answer.\n",                                    # a constructor named like a frozen name
+    "Inductive w := c1\nwith w' := answer.\n",                 # ... in a mutual block
+    "Class cl := { answer : nat }.\n",                           # a method named like a frozen name
+])
+def test_arguments_on_what_the_template_or_a_library_declares_stays_refused(inserted: str) -> None:
+    ok, reason = vec_guard(inserted)
+    assert not ok and reason.startswith("shadowing_guard"), reason

@@ -570,26 +570,38 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     file's closure as kernel terms) where that judge decides: a section's own hypotheses (``Variable A`` in a
     Section the candidate opened, gone at its ``End``; the syntax screen allows them nowhere else) and ``Import``/
     ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
-    own screened text; a frozen name it captures elaborates to another kernel term), and new typeclass instances
-    (``KERNEL_JUDGED_HEADS``). Text refusals stay for what the kernel comparison cannot see: how the frozen text is parsed (notations, scopes) and other resolution
-    commands (issue 22).
+    own screened text; a frozen name it captures elaborates to another kernel term), new typeclass instances
+    (``KERNEL_JUDGED_HEADS``), and ``Arguments`` on the candidate's own declarations (:func:`_own_arguments`).
+    Text refusals stay for what the kernel comparison cannot see: how the frozen text is parsed (notations, scopes)
+    and other resolution commands (issue 22).
     """
     findings = []
     own_modules: set[str] = set()
-    for index, block in analysis.inserted():
+    own: list[set[str]] = [set()]  # names the candidate declared, per Module/Section it opened
+    kept = set(analysis.preamble_match.values())
+    for index, block in enumerate(analysis.candidate.before):
         sentence = block.head
         words = sentence.command_words()
         head = words[0] if words else ""
-        if _structure_command(sentence) in ("Section", "Module"):
+        structure = _structure_command(sentence)
+        if structure in ("Section", "Module") or _opens_scope(sentence):
+            own.append(set())
+        elif structure == "End" and len(own) > 1:
+            own.pop()
+        if head in ("Require", "From", "Import", "Export") or words[1:2] in (["Import"], ["Export"]):
+            own[-1] = set()  # a name brought into scope now may shadow the candidate's own
+        if index in kept:
+            continue
+        if structure in ("Section", "Module"):
             if name_clashes(sentence.declared_name(), analysis.frozen_parts_after(index)):
                 findings.append(Finding(sentence.line, f"`{head} {sentence.declared_name()}` shadows a name the "
                                                        f"frozen text after it uses", {}))
             if head == "Module":
                 own_modules.add(sentence.declared_name())
             continue
-        if _structure_command(sentence) or _allowed_hint(sentence, words) or head in SECTION_HEADS:
+        if structure or _allowed_hint(sentence, words) or head in SECTION_HEADS:
             continue
-        if _imports_own_modules(sentence, own_modules):
+        if _imports_own_modules(sentence, own_modules) or _own_arguments(sentence, words, own[-1]):
             continue
         if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and words[:3] != ["Declare", "ML", "Module"] \
                 and words[:2] != ["Declare", "Module"]:
@@ -603,8 +615,24 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             if name_clashes(name, frozen_parts):
                 findings.append(Finding(sentence.line, f"`{head} {name}` shadows `{name}`, which the frozen "
                                                        f"text after it uses", {"name": name}))
+            else:
+                own[-1].add(name)
     return layer_from_findings(SHADOWING, findings, "no inserted sentence declares a name the frozen text uses "
                                                     "or changes resolution")
+
+
+def _own_arguments(sentence: Sentence, words: list[str], own: set[str]) -> bool:
+    """``Arguments c …`` whose target is a plain name the candidate declared earlier in the same Module/Section, with
+    no ``Require``/``Import`` since (so the short name still resolves to that declaration), and which does not occur
+    in the frozen text after it (its declaration passed the name check). Implicits, scopes, ``: rename``/``: assert``
+    then change only how the candidate's own later text elaborates. This is defence in depth: what guarantees the
+    statement is ``elaborated_statement`` (an ``Arguments`` that changed it would change its kernel term)."""
+    if words[:1] != ["Arguments"]:
+        return False
+    body = sentence.tokens[sentence._attribute_end():]
+    while body and body[0].text in ("Local", "Global"):
+        body = body[1:]
+    return len(body) > 1 and body[1].kind == "ident" and "." not in body[1].text and body[1].text in own
 
 
 def _imports_own_modules(sentence: Sentence, own_modules: set[str]) -> bool:
@@ -618,13 +646,109 @@ def _imports_own_modules(sentence: Sentence, own_modules: set[str]) -> bool:
 
 
 def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
-    """The name after the keyword, further names of ``Variables a b``, and ``with`` names of mutual blocks."""
+    """The name after the keyword, further names of ``Variables a b``, ``with`` names of mutual blocks, and what an
+    inductive type declares besides itself: constructors, a record's constructor (``Build_R``) and fields."""
     names = words[1:] if words[0] in ("Variables", "Parameters", "Axioms", "Hypotheses") else words[1:2]
     tokens = sentence.tokens
     for i, token in enumerate(tokens[:-1]):
         if token.text == "with" and tokens[i + 1].kind == "ident" and words[0] in (
                 THEOREM_KEYWORDS | {"Fixpoint", "CoFixpoint", "Inductive", "CoInductive"}):
             names.append(tokens[i + 1].text)
+    if words[0] in INDUCTIVE_HEADS:
+        names += _constructor_names(sentence, words[0])
+    return list(dict.fromkeys(names))
+
+
+#: Commands declaring inductive types, whose constructors, record constructors and fields are names too.
+INDUCTIVE_HEADS = frozenset({"Inductive", "CoInductive", "Variant", "Record", "Structure", "Class"})
+
+
+def _constructor_names(sentence: Sentence, head: str) -> list[str]:
+    """Constructors (``:= c1 … | c2 …``), record constructors (``:= Mk {`` or ``Build_R``) and fields of each block
+    of an inductive declaration (blocks split at a ``with`` outside ``match``); a ``where`` notation ends a block."""
+    tokens = list(sentence.tokens[sentence._attribute_end():-1])
+    while tokens and tokens[0].kind == "ident" and tokens[0].text in ("Local", "Global", "Private", "Polymorphic",
+                                                                       "Monomorphic", "Cumulative",
+                                                                       "NonCumulative"):
+        tokens = tokens[1:]
+    blocks: list[list[Token]] = [[]]
+    depth, matches = 0, 0
+    for token in tokens[1:]:  # after the command word
+        text = token.text
+        if token.kind == "symbol" and text in ("(", "[", "{"):
+            depth += 1
+        elif token.kind == "symbol" and text in (")", "]", "}"):
+            depth -= 1
+        elif token.kind == "ident" and text == "match":
+            matches += 1
+        elif token.kind == "ident" and text == "end" and matches:
+            matches -= 1
+        elif token.kind == "ident" and text == "with" and depth == 0 and matches == 0:
+            blocks.append([])
+            continue
+        blocks[-1].append(token)
+    names: list[str] = []
+    for block in blocks:
+        if not block or block[0].kind != "ident":
+            continue
+        names += _block_constructors(block, head in ("Record", "Structure", "Class"))
+    return names
+
+
+def _block_constructors(block: list[Token], record: bool) -> list[str]:
+    """What one block ``name params : arity := body`` declares besides ``name`` (see :func:`_constructor_names`)."""
+    depth, matches, start = 0, 0, None
+    for i, token in enumerate(block):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(token.text, 0) if token.kind == "symbol" \
+            else 0
+        if depth == 0 and token.kind == "symbol" and token.text == ":=":
+            start = i + 1
+            break
+    if start is None:
+        return []
+    body = block[start:]
+    brace = next((i for i, t in enumerate(body[:2]) if t.text == "{"), None)
+    if brace is not None:  # a record: ``:= Mk { f : T; … }`` or ``:= { … }``
+        maker = body[0].text if brace == 1 and body[0].kind == "ident" else f"Build_{block[0].text}"
+        return [maker, *_field_names(body[brace + 1:])]
+    if record:  # ``Class C := m : T``: one method, no constructor name of its own
+        return [body[0].text] if body and body[0].kind == "ident" else []
+    names, expect = [], True
+    depth = 0
+    for token in body:
+        if token.kind == "symbol" and token.text in ("(", "[", "{"):
+            depth += 1
+        elif token.kind == "symbol" and token.text in (")", "]", "}"):
+            depth -= 1
+        elif token.kind == "ident" and token.text == "match":
+            matches += 1
+        elif token.kind == "ident" and token.text == "end" and matches:
+            matches -= 1
+        elif depth == 0 and matches == 0 and token.kind == "ident" and token.text == "where":
+            break
+        if expect and token.kind == "ident":
+            names.append(token.text)
+        expect = depth == 0 and matches == 0 and token.kind == "symbol" and token.text == "|"
+    return names
+
+
+def _field_names(tokens: list[Token]) -> list[str]:
+    """The field names of a record body (after its ``{``): the first name of each ``;``-separated field."""
+    names, expect, depth = [], True, 0
+    for token in tokens:
+        if depth == 0 and token.kind == "symbol" and token.text == "}":
+            break
+        if token.kind == "symbol" and token.text in ("(", "[", "{"):
+            depth += 1
+        elif token.kind == "symbol" and token.text in (")", "]", "}"):
+            depth -= 1
+        if expect and depth == 0 and token.kind == "ident":
+            names.append(token.text)
+            expect = False
+        elif expect and depth == 0 and token.text not in ("#", "]"):  # ``#[canonical=no] f``: the name is after
+            expect = False
+        if depth == 0 and token.kind == "symbol" and token.text == ";":
+            expect = True
     return names
 
 
