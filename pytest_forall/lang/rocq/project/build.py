@@ -583,11 +583,15 @@ class ProjectBuilds(RocqProver):
             return ""
         dep = min(unbuilt, key=lambda d: (d not in errors, d))  # one that failed itself, if the log says
         error = str(errors.get(dep) or f"{dep}: {log.strip()[-300:]}")
+        return self._build_break(task, error, f"{error} ({dep} does not build in the project, and "
+                                              f"{task.meta['project_file']} requires it)")
+
+    def _build_break(self, task: Task, error: str, reason: str) -> str:
+        """Remember that ``task`` is infra because the project's sources do not build: ``error`` (the file and its
+        first error, the gate's ``build_break``) and ``reason`` (the item's answer, given again when asked again)."""
         item = self._for_item(task)
-        item["build_break"] = error
-        item["build_break_reason"] = (f"{error} ({dep} does not build in the project, and "
-                                      f"{task.meta['project_file']} requires it)")
-        return str(item["build_break_reason"])
+        item["build_break"], item["build_break_reason"] = error, reason
+        return reason
 
     def _compile_in_tree(self, project: CoqProject, build: Path, tree: Path, data: bytes, timeout: float,
                          report_sentences: bool, rel: str = "") -> Any:

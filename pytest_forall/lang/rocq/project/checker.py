@@ -12,7 +12,7 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_forall.core.model import Layer
-from pytest_forall.lang.rocq.backend import CHECKER_CLAUSE, parse_coqchk_summary
+from pytest_forall.lang.rocq.backend import coqchk_layer
 from pytest_forall.lang.rocq.project.build import ProjectBuilds
 from pytest_forall.lang.rocq.project.layout import CoqProject
 
@@ -74,20 +74,4 @@ class ProjectChecks(ProjectBuilds):
         """The ``coqchk`` layer of ``result``; ``build``: of a file of the project's build (the project's own, not a
         candidate's), where a killed check (the run ending under it, the machine) is infra, never a rejection and
         never stored. (A candidate's killed check stays what it was: a candidate must not choose its layer.)"""
-        output = (result.stdout + result.stderr).strip()
-        evidence: dict[str, Any] = {"checker": "coqchk", "argv": argv, "output": output[-4000:],
-                                    "returncode": result.returncode, "duration_s": round(result.duration, 3)}
-        if result.timed_out:
-            return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
-                         "budget and was killed", {**evidence, "budget_s": budget})
-        if build and result.accident:
-            return Layer("independent_check", False, f"coqchk of the project's build was {result.accident}",
-                         {**evidence, "accident": result.accident}, infra=True)
-        if result.returncode == 127:
-            return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
-                         infra=True)
-        if result.returncode != 0:
-            return Layer("independent_check", False, f"coqchk rejected the compiled proof: {output[-400:]}", evidence)
-        if parse_coqchk_summary(output) is None:
-            return Layer("independent_check", False, "coqchk printed no context summary", evidence)
-        return Layer("independent_check", True, "", {**evidence, "guarantee": CHECKER_CLAUSE})
+        return coqchk_layer(argv, result, budget, infra_accident="coqchk of the project's build" if build else "")

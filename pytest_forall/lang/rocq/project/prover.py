@@ -16,13 +16,11 @@ from typing import Any
 
 from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.registry import hookimpl
-from pytest_forall.lang.rocq.backend import AXIOM_CLAUSE
 from pytest_forall.lang.rocq.project import ROCQ_PROVER
 from pytest_forall.lang.rocq.project.layout import CoqProject
 from pytest_forall.lang.rocq.project.records import PROJECT_STATEMENT_CLAUSE, context_digests, proof_digest
 from pytest_forall.lang.rocq.project.sessions import ProjectSessions
 from pytest_forall.lang.rocq.screen import THEOREM_KEYWORDS
-from pytest_forall.lang.rocq.toolchain import root_prefix
 
 
 class ProjectRocqProver(ProjectSessions):
@@ -38,6 +36,9 @@ class ProjectRocqProver(ProjectSessions):
     """
 
     name = ROCQ_PROVER
+    #: the backend's statement and axiom layers read the project judge (:meth:`_judge`) under project mode's clause
+    statement_clause = PROJECT_STATEMENT_CLAUSE
+    judge_label = "forall-judge plugin (project mode)"
 
     def judged_at_once(self, task: Task, data: bytes) -> bool:
         """Whether the verdict on ``data`` is read from what this process holds, with no process and no wait: the
@@ -319,28 +320,9 @@ class ProjectRocqProver(ProjectSessions):
         return self._judged_project[key]
 
     def _judge(self, task: Task, workspace: Path, timeout: float) -> tuple[Any, str, bool]:
-        """The backend's layers that read the judge (``advisory_check``) read the project judge's findings."""
+        """The backend's layers that read the judge (``statement_check``, ``audit_axioms``, ``advisory_check``) read
+        the project judge's findings."""
         return self._judge_candidate(task, workspace, timeout)
-
-    def statement_check(self, task: Task, workspace: Path, timeout: float) -> Layer:
-        judgement, problem, infra = self._judge_candidate(task, workspace, timeout)
-        if judgement is None:
-            return Layer("elaborated_statement", False, f"the kernel judge failed: {problem}", infra=infra)
-        if judgement.statement:
-            return Layer("elaborated_statement", False, judgement.statement)
-        return Layer("elaborated_statement", True, "", {
-            "guarantee": PROJECT_STATEMENT_CLAUSE, "judge": "forall-judge plugin (project mode)",
-            "compared": judgement.compared})
-
-    def audit_axioms(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Any:
-        from pytest_forall.core.prover import AxiomAudit
-
-        judgement, problem, infra = self._judge_candidate(task, workspace, timeout)
-        if judgement is None:
-            return AxiomAudit(ok=False, reason=f"axiom audit failed to run: {problem}", infra=problem if infra else "")
-        return AxiomAudit(ok=True, axioms=judgement.axioms, strict_ok=judgement.strict, rules_ok=judgement.rules,
-                          reason=judgement.assumptions, output="\n".join(judgement.axioms), guarantee=AXIOM_CLAUSE,
-                          project_axioms=judgement.project_axioms)
 
     def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
         """``coqchk -norec`` on the candidate's ``.vo`` with the project's mapping (no ``-arg``: they are coqc's)."""
@@ -430,21 +412,13 @@ class ProjectRocqProver(ProjectSessions):
         declared = [(a - cut, b - cut, k, n) for a, b, k, n in compiled.declarations if a >= cut]
         return sentence_structure(data[bom + cut:], reported, declared)
 
-    def tactic_probe(self, workspace: Path) -> Any:
-        """The portfolio's ``coqtop`` with the project's load path on its build (set by :meth:`try_tactics`)."""
-        from pytest_forall.lang.rocq.coqtop import TacticProbe
+    def _probe_binds(self) -> list[tuple[Path, str]]:
+        """The portfolio's ``coqtop`` from a toolchain's root reads the build's compiled files where they are."""
+        return [(self.builds, str(self.builds))]
 
-        prefix: list[str] = []
-        if self.sandboxed:
-            from pytest_forall.isolation.sandbox import interactive_prefix
-
-            prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
-        elif self.toolchain.root:  # the build's compiled files are read where they are
-            prefix = [*root_prefix(self.toolchain.root, workspace.absolute(), [(self.builds, str(self.builds))]), "--"]
-        if self.ocaml_env:
-            prefix += ["/usr/bin/env", *(f"{k}={v}" for k, v in self.ocaml_env.items())]
-        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, self._tactic_load.get(str(workspace), []),
-                           show_goals=not self.info.coqtop_prints_goals)
+    def _probe_load(self, workspace: Path) -> list[str]:
+        """The portfolio's ``coqtop`` has the project's load path on its build (set by :meth:`try_tactics`)."""
+        return self._tactic_load.get(str(workspace), [])
 
     def try_tactics(self, task: Task, workspace: Path, tactics: list[str], timeout: float,
                     prelude: str = "", on_attempt: Callable[[], None] | None = None) -> tuple[str, int, str]:

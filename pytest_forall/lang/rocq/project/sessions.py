@@ -17,7 +17,6 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_forall.core.model import Task
-from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE
 from pytest_forall.lang.rocq.project.ahead import start_ahead
 from pytest_forall.lang.rocq.project.checker import ProjectChecks
 from pytest_forall.lang.rocq.project.items import has_items, line_offsets, rocq_tasks_of_file
@@ -30,26 +29,17 @@ class ProjectSessions(ProjectChecks):
 
     def _judge_file(self, load: list[str], parent: Path, module: str, targets: list[str],
                     timeout: float, fresh: bool = True) -> tuple[Any, str]:
+        """The judge's dump of one module of the build or of a candidate's tree (coqc as the benchmark judge runs it)."""
         from pytest_forall.lang.rocq.judge import run_file_dump
 
-        path = PLUGIN_INSIDE if self.sandboxed else str(self.plugin)
-
-        def run(args: list[str], cwd: Path) -> Any:
-            return self._run([self.coqc, *args], cwd, timeout, env={"OCAMLPATH": path})
-
-        return run_file_dump(run, parent, load, module, targets, fresh)
+        return run_file_dump(self._judge_run(timeout), parent, load, module, targets, fresh)
 
     def _judge_files(self, load: list[str], parent: Path, files: list[tuple[str, list[str]]],
                      timeout: float) -> tuple[dict[str, Any], str]:
         """:meth:`_judge_file` of several files of the build in one session (per module its dump or why not)."""
         from pytest_forall.lang.rocq.judge import run_files_dump
 
-        path = PLUGIN_INSIDE if self.sandboxed else str(self.plugin)
-
-        def run(args: list[str], cwd: Path) -> Any:
-            return self._run([self.coqc, *args], cwd, timeout, env={"OCAMLPATH": path})
-
-        return run_files_dump(run, parent, load, files)
+        return run_files_dump(self._judge_run(timeout), parent, load, files)
 
     def _baseline(self, task: Task, timeout: float) -> tuple[Any, str]:
         """The judge's dump of the target's file in the baseline build, once per file and build (cached beside it:
@@ -252,11 +242,8 @@ class ProjectSessions(ProjectChecks):
         _, after, holder, before_ids, targets = plan
         error = str(dict(self._missing_record(build).get("errors") or {}).get(rel) or f"{rel}:{line}: error")
         if int(task.meta["statement_offset"]) >= after:
-            item = self._for_item(task)
-            item["build_break"] = error
-            item["build_break_reason"] = (f"{error} ({rel} does not build in the project: it stops there, before "
-                                          f"`{task.theorem_name}`)")
-            return str(item["build_break_reason"])
+            return self._build_break(task, error, f"{error} ({rel} does not build in the project: it stops there, "
+                                                  f"before `{task.theorem_name}`)")
         if holder is None or holder.meta.get("file_digest") != task.meta.get("file_digest"):
             return None  # (the file changed since this item was collected: its own template)
         if task.task_id in before_ids or task.task_id == holder.task_id:
@@ -305,8 +292,7 @@ class ProjectSessions(ProjectChecks):
                     found = (f"{located[:600]} ({rel} does not build in the project, nor does the file up to "
                              f"`{task.theorem_name}` with it admitted)")
                     if not compiled.infra:  # the file's own text does not compile (not a tool fault)
-                        item["build_break"] = located[:300]
-                        item["build_break_reason"] = found
+                        self._build_break(asker, located[:300], found)
                     return None, found
                 dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, targets,
                                                  timeout, fresh=False)
