@@ -214,6 +214,35 @@ def parse_coqchk_summary(output: str) -> dict[str, list[str]] | None:
 _LIBRARY_SUFFIXES = (".vo", ".vos", ".cmxs", ".cma", ".cmxa")
 
 
+def coqchk_layer(argv: list[str], result: ProcResult, budget: float, *, killed: dict[str, Any] | None = None,
+                 infra_accident: str = "",
+                 summary: Callable[[dict[str, list[str]], dict[str, Any]], Layer | None] | None = None) -> Layer:
+    """The ``independent_check`` layer of a ``coqchk -norec`` run (the benchmark's and a project's, one reading):
+    killed past its budget, "not judged" (``killed``: more evidence); not started, infra; any other failure or no
+    context summary, a rejection; else ``summary`` (what the caller reads in the summary's sections, adding to the
+    evidence) or a pass. ``infra_accident``: what was checked, when a killed check of it (the run ending, the
+    machine) is infra, never a rejection (a project's own build; a candidate must not choose its layer)."""
+    output = (result.stdout + result.stderr).strip()
+    evidence: dict[str, Any] = {"checker": "coqchk", "argv": argv, "output": output[-4000:],
+                                "returncode": result.returncode, "duration_s": round(result.duration, 3)}
+    if result.timed_out:
+        return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
+                     "budget and was killed", {**evidence, "budget_s": budget, **(killed or {})})
+    if infra_accident and result.accident:
+        return Layer("independent_check", False, f"{infra_accident} was {result.accident}",
+                     {**evidence, "accident": result.accident}, infra=True)
+    if result.returncode == 127:
+        return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
+                     infra=True)
+    if result.returncode != 0:
+        return Layer("independent_check", False, f"coqchk rejected the compiled proof: {output[-400:]}", evidence)
+    sections = parse_coqchk_summary(output)
+    if sections is None:
+        return Layer("independent_check", False, "coqchk printed no context summary", evidence)
+    found = summary(sections, evidence) if summary is not None else None
+    return found or Layer("independent_check", True, "", {**evidence, "guarantee": CHECKER_CLAUSE})
+
+
 def host_tool(name: str) -> str:
     """The absolute host path of a tool (a name looked up on PATH now, or a path), else ``name`` unchanged.
 
@@ -310,6 +339,9 @@ class RocqProver:
     ext = "v"
     #: compile, template check, judge and coqchk each work in their own fresh directory (see the methods)
     concurrent_layers = True
+    #: what an accepted statement is guaranteed, and which judge says so (the statement layer's evidence)
+    statement_clause = STATEMENT_CLAUSE
+    judge_label = "forall-judge plugin"
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Runner = run_command) -> None:
         opts = options or {}
@@ -585,7 +617,7 @@ class RocqProver:
             return Layer("elaborated_statement", False, f"the kernel judge failed: {problem}", infra=infra)
         if judgement.statement:
             return Layer("elaborated_statement", False, judgement.statement)
-        return Layer("elaborated_statement", True, "", {"guarantee": STATEMENT_CLAUSE, "judge": "forall-judge plugin",
+        return Layer("elaborated_statement", True, "", {"guarantee": self.statement_clause, "judge": self.judge_label,
                                                         "compared": judgement.compared})
 
     def audit_axioms(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> AxiomAudit:
@@ -596,7 +628,8 @@ class RocqProver:
         if judgement is None:
             return AxiomAudit(ok=False, reason=f"axiom audit failed to run: {problem}", infra=problem if infra else "")
         return AxiomAudit(ok=True, axioms=judgement.axioms, strict_ok=judgement.strict, rules_ok=judgement.rules,
-                          reason=judgement.assumptions, output="\n".join(judgement.axioms), guarantee=AXIOM_CLAUSE)
+                          reason=judgement.assumptions, output="\n".join(judgement.axioms), guarantee=AXIOM_CLAUSE,
+                          project_axioms=judgement.project_axioms)
 
     def kernel(self) -> dict[str, Any]:
         """The kernel's exact version (``coqc --version``), the advisories in force for it
@@ -661,31 +694,22 @@ class RocqProver:
             result = self._run(argv, run, budget)
         finally:
             shutil.rmtree(run, ignore_errors=True)
-        output = (result.stdout + result.stderr).strip()
-        evidence: dict[str, Any] = {"checker": "coqchk", "argv": argv, "output": output[-4000:],
-                                    "returncode": result.returncode, "duration_s": round(result.duration, 3)}
-        if result.timed_out:
-            return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
-                         "budget and was killed", {**evidence, "budget_s": budget, "accident": "timed out"})
-        if result.returncode == 127:
-            return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
-                         infra=True)
-        if result.returncode != 0:
-            return Layer("independent_check", False, f"coqchk rejected the compiled proof: {output[-400:]}", evidence)
-        sections = parse_coqchk_summary(output)
-        if sections is None:
-            return Layer("independent_check", False, "coqchk printed no context summary", evidence)
-        evidence["summary"] = sections
         own = f"{PROBLEM_ROOT}.{module}."
-        allowed = {own + n for n in template_variable_names(task.template)}
-        foreign = [a for a in sections.get("Axioms", []) if a.startswith(own) and a not in allowed]
-        if foreign:
-            return Layer("independent_check", False, f"coqchk lists axioms declared by the candidate: {foreign}",
-                         evidence)
-        for title, names in sections.items():
-            if title != "Axioms" and title != "Theory" and any(n.startswith(own) for n in names):
-                return Layer("independent_check", False, f"coqchk: candidate constants {title}: {names}", evidence)
-        return Layer("independent_check", True, "", {**evidence, "guarantee": CHECKER_CLAUSE})
+
+        def candidate_constants(sections: dict[str, list[str]], evidence: dict[str, Any]) -> Layer | None:
+            evidence["summary"] = sections
+            allowed = {own + n for n in template_variable_names(task.template)}
+            foreign = [a for a in sections.get("Axioms", []) if a.startswith(own) and a not in allowed]
+            if foreign:
+                return Layer("independent_check", False, f"coqchk lists axioms declared by the candidate: {foreign}",
+                             evidence)
+            for title, names in sections.items():
+                if title != "Axioms" and title != "Theory" and any(n.startswith(own) for n in names):
+                    return Layer("independent_check", False, f"coqchk: candidate constants {title}: {names}",
+                                 evidence)
+            return None
+
+        return coqchk_layer(argv, result, budget, killed={"accident": "timed out"}, summary=candidate_constants)
 
     def static_layers(self, task: Task, text: str) -> list[Layer]:
         from pytest_forall.lang.screens import rocq_static_layers
@@ -732,12 +756,20 @@ class RocqProver:
 
             prefix = interactive_prefix(workspace, [(p, inside) for p, inside in self.sandbox_binds if p.exists()])
         elif self.toolchain.root:
-            prefix = [*root_prefix(self.toolchain.root, workspace.absolute()), "--"]
+            prefix = [*root_prefix(self.toolchain.root, workspace.absolute(), self._probe_binds()), "--"]
         if self.ocaml_env:
             prefix += ["/usr/bin/env", *(f"{k}={v}" for k, v in self.ocaml_env.items())]
-        # the version's flags, as every compile gets them (8.20 refuses PutnamBench's top-level `Variable` without)
-        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, [*self.info.compile_flags, *self.load],
+        return TacticProbe(self.coqtop, self.mem_mb, prefix or None, self._probe_load(workspace),
                            show_goals=not self.info.coqtop_prints_goals)
+
+    def _probe_binds(self) -> list[tuple[Path, str]]:
+        """What ``coqtop`` from a toolchain's root also reads, outside the sandbox (the benchmark: nothing more)."""
+        return []
+
+    def _probe_load(self, workspace: Path) -> list[str]:
+        """``coqtop``'s load path and flags in ``workspace``: the version's flags, as every compile gets them (8.20
+        refuses PutnamBench's top-level `Variable` without), and the backend's load path."""
+        return [*self.info.compile_flags, *self.load]
 
 
 @hookimpl(trylast=True)

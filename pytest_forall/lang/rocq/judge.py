@@ -324,6 +324,8 @@ class Judgement:
     #: the detectors' findings no template finding covers (:func:`uncovered_findings`), "<feature> <constant> <why>
     #: (in its <place>)"
     findings: list[str] = field(default_factory=list)
+    #: a project's declared axioms the theorem rests on (:class:`ProjectJudgement`'s; a benchmark declares none)
+    project_axioms: list[str] = field(default_factory=list)
 
 
 def judge(template: Dump, candidate: Dump, parameters: set[str], module: str, strict_axioms: frozenset[str],
