@@ -17,7 +17,7 @@ from typing import Any
 from pytest_forall.core.model import Task, Verdict, json_with_encoded, sha256_bytes, task_record
 from pytest_forall.core.review import Review
 
-#: The reports directory's content-addressed store of candidates (:meth:`AuditRecord.write_bytes`).
+#: The reports directory's content-addressed store of candidates and record files (:meth:`AuditRecord.write_bytes`).
 BLOBS = ".blobs"
 
 
@@ -89,9 +89,10 @@ class AuditRecord:
 
     def __init__(self, directory: Path, task: Task, blobs: Path | None = None) -> None:
         self.directory = directory
-        #: the reports directory's content-addressed store (``<reports>/.blobs``): a candidate's bytes are kept there
-        #: once, whatever the number of items, runs and rounds that submitted them, each record's file a hard link
-        #: to it (:meth:`write_bytes`; issue 32: a library's reports grew by the candidates of every run)
+        #: the reports directory's content-addressed store (``<reports>/.blobs``): a candidate's bytes, and a JSON
+        #: file's, are kept there once, whatever the number of items, runs and rounds that wrote them, each record's
+        #: file a hard link to it (:meth:`write_bytes`; issue 32: a library's reports grew by copies every run). The
+        #: appended files (``events.jsonl``, a sandbox's log) and ``progress.json`` are never links.
         self.blobs = blobs
         directory.mkdir(parents=True, exist_ok=True)
         #: the directories of the record made (or found) by this process: each is made once, not before each file
@@ -119,14 +120,17 @@ class AuditRecord:
         return self._dir_of(self.directory / rel / "_").parent
 
     def write_json(self, rel: str, data: Any) -> Path:
-        path = self._dir_of(self.directory / rel)
         # no indent: json's C encoder runs only without one (indented, the five files of an item cost it 0.6 ms
         # against 0.2 ms, #18); any JSON reader (``python -m json.tool``, ``jq``) shows it indented
-        _write_file(path, json.dumps(data, sort_keys=True, default=str).encode("utf-8"), os.O_TRUNC)
-        return path
+        return self.write_encoded(rel, json.dumps(data, sort_keys=True, default=str))
 
     def write_encoded(self, rel: str, text: str) -> Path:
-        """:meth:`write_json` of a value given as its JSON text already (encoded once for several files, #18)."""
+        """:meth:`write_json` of a value given as its JSON text already (encoded once for several files, #18). With a
+        store, the file is a link to its blob like a candidate (:meth:`write_bytes`): a warm run's item writes the same
+        task, verdict, acceptance and result as the run before, each kept once (issue 32: 11 MB per warm run of 200
+        items, all of it copies)."""
+        if self.blobs is not None:
+            return self.write_bytes(rel, text.encode("utf-8"))
         path = self._dir_of(self.directory / rel)
         _write_file(path, text.encode("utf-8"), os.O_TRUNC)
         return path
