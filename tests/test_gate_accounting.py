@@ -211,7 +211,8 @@ def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_pat
     require_tool("coqc")
     from pytest_forall.core.proc import run_command
     from pytest_forall.core.verify import verify_candidate
-    from pytest_forall.suites.project import ProjectRocqProver, load_project
+    from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+    from pytest_forall.suites.project import load_project
 
     root = tmp_path / "lib"
     root.mkdir()
@@ -243,7 +244,8 @@ def test_a_broken_statement_leaves_the_proofs_before_it_judged(tmp_path: Path) -
     each item before it is judged from its own template, as before (never infra for a break after it)."""
     require_tool("coqc")
     from pytest_forall.core.verify import verify_candidate
-    from pytest_forall.suites.project import ProjectRocqProver, load_project
+    from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+    from pytest_forall.suites.project import load_project
 
     root = tmp_path / "lib"
     root.mkdir()
@@ -266,7 +268,8 @@ def test_a_users_build_that_stops_at_a_files_error_names_that_file(tmp_path: Pat
     from test_project_build import A_V, make_project
 
     from pytest_forall.core.verify import verify_candidate
-    from pytest_forall.suites.project import ProjectRocqProver, load_project
+    from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+    from pytest_forall.suites.project import load_project
 
     root = make_project(tmp_path / "mk")
     (root / "theories" / "A.v").write_text("Foo Bar.\n" + A_V)

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.lean import lexer
-from pytest_forall.suites.project import lean_decls
+from pytest_forall.lang.lean.project import lean_decls
 
 
 def kinds(text: str) -> list[tuple[str, str]]:

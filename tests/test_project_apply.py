@@ -154,7 +154,7 @@ def test_a_file_with_crlf_line_ends_keeps_them(tmp_path: Path) -> None:
 def test_a_run_record_naming_a_file_outside_the_project_is_not_read_back(tmp_path: Path, rel: str) -> None:
     """``forall apply`` writes where an item's task record says its file is: a record (edited, or of another origin)
     naming a file outside the project's root is a problem of that item, never a path apply would write."""
-    from pytest_forall.suites.project import SUITE
+    from pytest_forall.lang.project import SUITE
     from pytest_forall.suites.project_patch import read_accepted
 
     audit = tmp_path / "reports" / "run" / "items" / "T__B__x"

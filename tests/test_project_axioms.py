@@ -17,7 +17,8 @@ from pytest_forall.core.gating import cause
 from pytest_forall.core.model import Task
 from pytest_forall.core.prover import AxiomAudit
 from pytest_forall.core.verify import verify_candidate
-from pytest_forall.suites.project import ProjectRocqProver, load_project
+from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+from pytest_forall.suites.project import load_project
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "project_rocq_axioms"
 DECLARED = ["PA.Found.ext", "PA.Found.half"]

@@ -12,13 +12,10 @@ import pytest
 
 from conftest import require_tool
 from pytest_forall.core.verify import verify_candidate
-from pytest_forall.suites import project as project_suite
-from pytest_forall.suites.project import (
-    ProjectRocqProver,
-    build_command_problem,
-    load_project,
-    read_coqproject,
-)
+from pytest_forall.lang.rocq.project import layout as project_layout
+from pytest_forall.lang.rocq.project.layout import read_coqproject
+from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+from pytest_forall.suites.project import build_command_problem, load_project
 
 BASE = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
@@ -187,7 +184,7 @@ def test_a_dune_project_without_dune_is_infra_or_built_from_its_coqproject(tmp_p
     require_tool("coqc")
     root = dune_project(tmp_path / "du")
     real = shutil.which
-    monkeypatch.setattr(project_suite.shutil, "which", lambda name, *a, **k: None if name == "dune" else real(name))
+    monkeypatch.setattr(project_layout.shutil, "which", lambda name, *a, **k: None if name == "dune" else real(name))
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
     task = load_project(root, {})[0]
     verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)

@@ -13,7 +13,8 @@ import pytest
 
 from conftest import require_tool
 from pytest_forall.core.verify import verify_candidate
-from pytest_forall.suites.project import NOT_ITEMS, ProjectRocqProver, load_project
+from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+from pytest_forall.suites.project import NOT_ITEMS, load_project
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CONSTRUCTS = FIXTURES / "project_rocq_constructs"

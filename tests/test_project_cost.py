@@ -14,8 +14,15 @@ import pytest
 
 from conftest import require_tool
 from pytest_forall.core.cache import VerdictCache, cache_key, harness_version
-from pytest_forall.suites import project as suite
-from pytest_forall.suites.project import ProjectRocqProver, load_project, pytest_forall_make_prover, rocq_proofs
+from pytest_forall.core.model import Task
+from pytest_forall.lang.rocq.project import ahead as project_ahead
+from pytest_forall.lang.rocq.project import build as project_build
+from pytest_forall.lang.rocq.project import items as project_items
+from pytest_forall.lang.rocq.project import prover as project_prover
+from pytest_forall.lang.rocq.project import records as project_records
+from pytest_forall.lang.rocq.project.items import rocq_proofs
+from pytest_forall.lang.rocq.project.prover import ProjectRocqProver, pytest_forall_make_prover
+from pytest_forall.suites.project import load_project
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROJECT = FIXTURES / "project_rocq"
@@ -27,7 +34,7 @@ JUDGED = ("outcome", "stop", "reason", "digest", "axioms", "project_axioms", "in
           "verifier", "kernel", "toolchain")
 
 
-def _copied(tmp_path: Path) -> tuple[Path, list[suite.Task]]:
+def _copied(tmp_path: Path) -> tuple[Path, list[Task]]:
     """The fixture project copied under ``tmp_path`` (its build and edits stay the test's own), and its items."""
     project = tmp_path / "proj"
     shutil.copytree(PROJECT, project)
@@ -63,16 +70,16 @@ def test_a_provers_copy_follows_its_options_changed_in_place_and_the_environment
     """The prototype is found again for the run's one options object without remaking its key, yet an option changed
     in place, or a changed environment variable, gives a prover built from them; pytest's per-item variable does not."""
     require_tool("coqc")
-    monkeypatch.setattr(suite, "_PROTOTYPES", {})
+    monkeypatch.setattr(project_prover, "_PROTOTYPES", {})
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     first = pytest_forall_make_prover("rocq-project", options)
     monkeypatch.setenv("PYTEST_CURRENT_TEST", "another item (call)")
-    assert pytest_forall_make_prover("rocq-project", options).mem_mb == first.mem_mb and len(suite._PROTOTYPES) == 1
+    assert pytest_forall_make_prover("rocq-project", options).mem_mb == first.mem_mb and len(project_prover._PROTOTYPES) == 1
     options["prover_mem_mb"] = 1024
-    assert pytest_forall_make_prover("rocq-project", options).mem_mb == 1024 and len(suite._PROTOTYPES) == 2
+    assert pytest_forall_make_prover("rocq-project", options).mem_mb == 1024 and len(project_prover._PROTOTYPES) == 2
     monkeypatch.setenv("FORALL_TEST_SOME_VARIABLE", "1")
-    assert pytest_forall_make_prover("rocq-project", options).mem_mb == 1024 and len(suite._PROTOTYPES) == 3
-    assert pytest_forall_make_prover("rocq-project", dict(options)).mem_mb == 1024 and len(suite._PROTOTYPES) == 3
+    assert pytest_forall_make_prover("rocq-project", options).mem_mb == 1024 and len(project_prover._PROTOTYPES) == 3
+    assert pytest_forall_make_prover("rocq-project", dict(options)).mem_mb == 1024 and len(project_prover._PROTOTYPES) == 3
 
 
 def test_a_prover_that_sandboxes_itself_is_built_for_each_caller(tmp_path: Path) -> None:
@@ -92,22 +99,22 @@ def test_lexed_proofs_kept_in_the_cache_equal_lexing_and_nothing_else_is_served(
     only as lexing gives them; a planted entry, another text or another pytest-forall version is lexed again."""
     store = VerdictCache(tmp_path / "verdicts", "readwrite")
     texts = [p.read_text(encoding="utf-8") for p in sorted((PROJECT / "theories").glob("*.v"))]
-    monkeypatch.setattr(suite, "_PROOFS", {})
-    lexed = [suite._proofs_of(text, store) for text in texts]
+    monkeypatch.setattr(project_items, "_PROOFS", {})
+    lexed = [project_items._proofs_of(text, store) for text in texts]
     assert lexed == [rocq_proofs(text) for text in texts] and all(lexed)
 
     calls: list[str] = []
 
-    def counting(text: str) -> list[suite.RocqProof]:
+    def counting(text: str) -> list[project_items.RocqProof]:
         calls.append(text)
         return rocq_proofs(text)
-    monkeypatch.setattr(suite, "rocq_proofs", counting)
-    monkeypatch.setattr(suite, "_PROOFS", {})
-    assert [suite._proofs_of(text, store) for text in texts] == lexed and calls == []  # all from the cache
+    monkeypatch.setattr(project_items, "rocq_proofs", counting)
+    monkeypatch.setattr(project_items, "_PROOFS", {})
+    assert [project_items._proofs_of(text, store) for text in texts] == lexed and calls == []  # all from the cache
 
     edited = texts[0].replace("Lemma", "Lemma  ", 1)  # another text: its own entry, lexed
-    monkeypatch.setattr(suite, "_PROOFS", {})
-    assert suite._proofs_of(edited, store) == rocq_proofs(edited) and calls == [edited]
+    monkeypatch.setattr(project_items, "_PROOFS", {})
+    assert project_items._proofs_of(edited, store) == rocq_proofs(edited) and calls == [edited]
 
     import hashlib
 
@@ -116,15 +123,15 @@ def test_lexed_proofs_kept_in_the_cache_equal_lexing_and_nothing_else_is_served(
     body = json.loads(stored["body"])
     body["value"][0]["name"] = "planted"  # a changed value without the key's HMAC
     store._path(entry).write_text(json.dumps({"body": json.dumps(body, sort_keys=True), "mac": stored["mac"]}))
-    monkeypatch.setattr(suite, "_PROOFS", {})
-    assert suite._proofs_of(texts[1], store) == lexed[1] and calls[-1] == texts[1]
+    monkeypatch.setattr(project_items, "_PROOFS", {})
+    assert project_items._proofs_of(texts[1], store) == lexed[1] and calls[-1] == texts[1]
 
     import pytest_forall.core.cache as cache_module
 
     monkeypatch.setattr(cache_module, "harness_version", lambda: "another pytest-forall")
-    monkeypatch.setattr(suite, "_PROOFS", {})
+    monkeypatch.setattr(project_items, "_PROOFS", {})
     calls.clear()
-    assert suite._proofs_of(texts[2], store) == lexed[2] and calls == [texts[2]]
+    assert project_items._proofs_of(texts[2], store) == lexed[2] and calls == [texts[2]]
 
 
 def _rows(path: Path, run_id: str) -> dict[str, dict]:
@@ -243,9 +250,9 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
     require_tool("coqchk")
     project, tasks = _copied(tmp_path)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
-    sources = {project / rel for rel in suite.read_coqproject(project).files}
+    sources = {project / rel for rel in project_build.read_coqproject(project).files}
 
-    def candidate(task: suite.Task) -> bytes:
+    def candidate(task: Task) -> bytes:
         return (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
             str(task.meta["own_candidate"]).encode()
 
@@ -269,12 +276,12 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
             counts["mkdir"] = counts.get("mkdir", 0) + 1
         mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    def verify(task: suite.Task) -> None:
+    def verify(task: Task) -> None:
         prover = pytest_forall_make_prover("rocq-project", options)
         counts.clear()
         with monkeypatch.context() as patched:
-            patched.setattr(suite, "read_coqproject", counted("read_coqproject", suite.read_coqproject))
-            patched.setattr(suite, "build_inputs", counted("build_inputs", suite.build_inputs))
+            patched.setattr(project_build, "read_coqproject", counted("read_coqproject", project_build.read_coqproject))
+            patched.setattr(project_build, "build_inputs", counted("build_inputs", project_build.build_inputs))
             patched.setattr(judge, "judge_project_file", counted("judge_project_file", judge.judge_project_file))
             patched.setattr(os, "stat", stat_counted)
             patched.setattr(pathlib.Path, "mkdir", mkdir_counted)
@@ -309,7 +316,7 @@ def test_a_warm_items_row_digests_read_no_build_input_once_its_file_was_read(tmp
     require_tool("coqchk")
     project, tasks = _copied(tmp_path)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
-    by_file: dict[str, list[suite.Task]] = {}
+    by_file: dict[str, list[Task]] = {}
     for task in tasks:
         by_file.setdefault(str(task.meta["project_file"]), []).append(task)
     first, second = next(group for group in by_file.values() if len(group) >= 2)[:2]
@@ -319,21 +326,21 @@ def test_a_warm_items_row_digests_read_no_build_input_once_its_file_was_read(tmp
     full = ProjectRocqProver(options).change_fields(second)  # (a prover of its own: its build's lookup)
 
     reads: list[str] = []
-    build_inputs, read_coqproject = suite.build_inputs, suite.read_coqproject
+    build_inputs, read_coqproject = project_build.build_inputs, project_build.read_coqproject
 
     def counted_inputs(*args: object, **kwargs: object) -> list[str]:
         reads.append("build_inputs")
         return build_inputs(*args, **kwargs)  # type: ignore[arg-type]
 
-    def counted_read(*args: object, **kwargs: object) -> suite.CoqProject:
+    def counted_read(*args: object, **kwargs: object) -> project_build.CoqProject:
         reads.append("read_coqproject")
         return read_coqproject(*args, **kwargs)  # type: ignore[arg-type]
-    monkeypatch.setattr(suite, "build_inputs", counted_inputs)
-    monkeypatch.setattr(suite, "read_coqproject", counted_read)
+    monkeypatch.setattr(project_build, "build_inputs", counted_inputs)
+    monkeypatch.setattr(project_build, "read_coqproject", counted_read)
     warm = pytest_forall_make_prover("rocq-project", options).change_fields(second)
     assert warm == full and reads == [], (warm, full, reads)
 
-    recollected = suite.Task(**{**second.to_wire(), "meta": {**second.meta, "cone_key": "another content"}})
+    recollected = Task(**{**second.to_wire(), "meta": {**second.meta, "cone_key": "another content"}})
     relooked = pytest_forall_make_prover("rocq-project", options).change_fields(recollected)
     # the row's cone_key is the task's as collected (the gate's); the digests are the same build's
     assert relooked == {**full, "cone_key": "another content"}, (relooked, full)
@@ -362,7 +369,7 @@ def test_the_projects_own_proof_is_judged_without_a_thread_per_layer(tmp_path: P
         start(self)
     monkeypatch.setattr(threading.Thread, "start", counted)
 
-    def layers(task: suite.Task, concurrent: bool) -> tuple[list[str], list[str]]:
+    def layers(task: Task, concurrent: bool) -> tuple[list[str], list[str]]:
         prover = pytest_forall_make_prover("rocq-project", options)
         prover.concurrent_layers = concurrent
         data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
@@ -423,7 +430,7 @@ def test_the_collection_starts_the_build_and_the_items_use_it(tmp_path: Path) ->
 
 def test_a_build_started_ahead_is_killed_when_the_run_ends(tmp_path: Path) -> None:
     """A build the collection started and no item waited for (``-k`` selecting nothing, Ctrl-C) is killed when the
-    process exits (:func:`_stop_ahead`, registered at exit), its thread ends, and nothing says it finished: the next
+    process exits (:func:`stop_ahead`, registered at exit), its thread ends, and nothing says it finished: the next
     run builds again. No process of it outlives the run."""
     import os
     import threading
@@ -443,7 +450,7 @@ def test_a_build_started_ahead_is_killed_when_the_run_ends(tmp_path: Path) -> No
     os.kill(build, 0)  # running
     assert any(t.name == "forall-build-ahead" and t.is_alive() for t in threading.enumerate())
     started = time.monotonic()
-    suite._stop_ahead()
+    project_ahead.stop_ahead()
     assert time.monotonic() - started < 10
     assert not any(t.name == "forall-build-ahead" and t.is_alive() for t in threading.enumerate())
     with pytest.raises(ProcessLookupError):
@@ -505,7 +512,7 @@ def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, monk
         calls.append(f"rmdir {path}")
         rmdir(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    def verify_one(task: suite.Task, builddir: Path | None = None) -> tuple[list[str], list[str]]:
+    def verify_one(task: Task, builddir: Path | None = None) -> tuple[list[str], list[str]]:
         prover = pytest_forall_make_prover("rocq-project", options)
         data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
             str(task.meta["own_candidate"]).encode()
@@ -656,7 +663,7 @@ def test_the_verifier_hashes_a_candidates_bytes_once_and_the_backend_once(tmp_pa
     shutil.copytree(PROJECT, project)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     hashed: list[bytes] = []
-    for module in (verify, suite):
+    for module in (verify, project_prover, project_records):
         real = module.sha256_bytes
         monkeypatch.setattr(module, "sha256_bytes", lambda data, real=real: (hashed.append(data), real(data))[1])
     for task in load_project(project, {}):

@@ -14,7 +14,8 @@ from test_project_blocks import kernel_statement
 
 from conftest import require_path, require_tool
 from pytest_forall.core.verify import verify_candidate
-from pytest_forall.suites.project import NOT_ITEMS, ProjectRocqProver, load_project
+from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+from pytest_forall.suites.project import NOT_ITEMS, load_project
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SCOPES = FIXTURES / "project_rocq_scopes"

@@ -15,15 +15,10 @@ import pytest
 from conftest import require_tool
 from pytest_forall.core.model import Task
 from pytest_forall.core.verify import verify_candidate
-from pytest_forall.suites.project import (
-    NOT_ITEMS,
-    ProjectRocqProver,
-    is_sorry_proof,
-    lean_decls,
-    lean_tasks,
-    load_project,
-    read_coqproject,
-)
+from pytest_forall.lang.lean.project import is_sorry_proof, lean_decls
+from pytest_forall.lang.rocq.project.layout import read_coqproject
+from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+from pytest_forall.suites.project import NOT_ITEMS, lean_tasks, load_project
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROJECT = FIXTURES / "project_rocq"
@@ -528,7 +523,7 @@ def test_the_gates_kernel_digests_of_every_item_equal_a_walk_per_item(tmp_path: 
     import hashlib
 
     from pytest_forall.lang.rocq.judge import FileDump
-    from pytest_forall.suites.project import context_digests
+    from pytest_forall.lang.rocq.project.records import context_digests
 
     fields = (("D", "const D def : nat := 0"), ("a", "const a opaque : True"), ("M.b", "const M.b def : nat := 1"),
               ("c", "const c opaque : D = D"), ("a", "const a def : again"), ("e", "const e opaque : False"))

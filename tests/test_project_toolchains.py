@@ -19,7 +19,8 @@ from test_toolchains import root
 
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.backend import coq_library_dirs
-from pytest_forall.suites.project import ProjectRocqProver, load_project
+from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+from pytest_forall.suites.project import load_project
 
 #: Per root: a real library file from the root's own sources (directory under ``coqc -where``, file, logical name of
 #: the copy, expected toolchain label): Coquelicot on trixie; on sid (no Coquelicot or mathcomp installable) a file

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_forall.core.model import RULES_ONLY, STRICT
-from pytest_forall.suites.project import SUITE
+from pytest_forall.lang.project import SUITE
 
 
 class PatchWriter:

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import RULES_ONLY, STRICT, Task
-from pytest_forall.suites.project import SUITE, project_root
+from pytest_forall.lang.project import SUITE, project_root
 
 
 def _suite_collector() -> Any:
@@ -62,8 +62,9 @@ def _configured_project(config: pytest.Config) -> Path | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """``pytest --forall-project PATH`` alone collects PATH; with explicit paths, PATH is added to them."""
+    from pytest_forall.lang.rocq.project.layout import declared_axioms
     from pytest_forall.plugin.options import option_value, resolved_options
-    from pytest_forall.suites.project import build_command_problem, declared_axioms, project_axioms_problem
+    from pytest_forall.suites.project import build_command_problem, project_axioms_problem
 
     root = _configured_project(config)
     command, source = option_value(config, "project_build")
@@ -151,8 +152,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     under ``reports/`` inside a project, and each holds copies of the project's files in its workspaces, which the
     walk would read at every collection."""
     from pytest_forall.core.runlog import is_run
+    from pytest_forall.lang.project import RUN_MARKER
     from pytest_forall.plugin.options import resolved_options
-    from pytest_forall.suites.project import RUN_MARKER
 
     options = resolved_options(config)
     if str(collection_path) in (options["reports"], options["cache_dir"]):

@@ -25,7 +25,8 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_forall.core.model import RULES_ONLY, STRICT, sha256_bytes
-from pytest_forall.suites.project import ROCQ_PROVER, SUITE
+from pytest_forall.lang.project import SUITE
+from pytest_forall.lang.rocq.project import ROCQ_PROVER
 
 #: The run directory's folder of patches, one ``<project file>.patch`` per file.
 PATCHES = "patches"
@@ -264,10 +265,10 @@ def record_patch(run_dir: Path, result: dict[str, Any]) -> dict[str, str]:
 
 
 def project_prover(options: dict[str, Any], work: Path) -> Any:
-    """The run's :class:`~pytest_forall.suites.project.ProjectRocqProver` (its build, toolchain and cache), its processes
-    sandboxed as the run's were (``work``: where the sandbox keeps its log). Raises :class:`ApplyInfra` when no
-    sandbox can start."""
-    from pytest_forall.suites.project import ProjectRocqProver
+    """The run's :class:`~pytest_forall.lang.rocq.project.prover.ProjectRocqProver` (its build, toolchain and
+    cache), its processes sandboxed as the run's were (``work``: where the sandbox keeps its log). Raises
+    :class:`ApplyInfra` when no sandbox can start."""
+    from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
 
     prover = ProjectRocqProver(options)
     if options.get("sandbox", "bwrap") == "bwrap":

@@ -42,7 +42,7 @@ from pytest_forall.core.model import Layer, Task, sha256_bytes
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.lean import LANGUAGE as LEAN
 from pytest_forall.lang.lean import lexer
-from pytest_forall.suites.project import lean_decls
+from pytest_forall.lang.lean.project import lean_decls
 
 SUITE = "verisoftbench"
 PROVER = "lean-verisoftbench"

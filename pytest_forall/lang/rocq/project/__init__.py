@@ -1,0 +1,24 @@
+"""The Rocq backend of a project's items (``--forall-project``): the project's layout (``layout``) and items
+(``items``), its own build (``build``, started ahead of need: ``ahead``), the judge's sessions over the build
+(``sessions``), its ``coqchk`` (``checker``), the records kept of them (``records``), and the prover (``prover``).
+
+Project items are in the Rocq pack's language under the project prover's name (its placeholder, compile hint,
+portfolio ladder), so nothing needs to know that ``rocq-project`` is Rocq."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pytest_forall.core.language import Language
+from pytest_forall.core.registry import hookimpl
+from pytest_forall.lang.rocq import LANGUAGE as ROCQ
+
+#: The prover name of a Rocq project's items.
+ROCQ_PROVER = "rocq-project"
+# without the pack's aliases: ``coq`` names the Rocq pack alone (``forall verify --prover coq``)
+LANGUAGE = dataclasses.replace(ROCQ, name=ROCQ_PROVER, aliases=())
+
+
+@hookimpl(trylast=True)
+def pytest_forall_languages() -> list[Language]:
+    return [LANGUAGE]

@@ -1,0 +1,321 @@
+"""The judge's sessions over the project's build: each compiled file's dump (one session per file, whatever the
+number of its items), the sessions started ahead of the items after a build, and the baseline of an item whose file
+does not build (its template compiled, one compile for the items before the file's first error)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from pytest_forall.core.model import Task
+from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE
+from pytest_forall.lang.rocq.project.ahead import start_ahead
+from pytest_forall.lang.rocq.project.checker import ProjectChecks
+from pytest_forall.lang.rocq.project.items import has_items, line_offsets, rocq_tasks_of_file
+from pytest_forall.lang.rocq.project.layout import CoqProject
+from pytest_forall.lang.rocq.project.records import stored_dump
+
+
+class ProjectSessions(ProjectChecks):
+    """The judge dumps of the build's files (the baseline every candidate of a file is compared with)."""
+
+    def _judge_file(self, load: list[str], parent: Path, module: str, targets: list[str],
+                    timeout: float, fresh: bool = True) -> tuple[Any, str]:
+        from pytest_forall.lang.rocq.judge import run_file_dump
+
+        path = PLUGIN_INSIDE if self.sandboxed else str(self.plugin)
+
+        def run(args: list[str], cwd: Path) -> Any:
+            return self._run([self.coqc, *args], cwd, timeout, env={"OCAMLPATH": path})
+
+        return run_file_dump(run, parent, load, module, targets, fresh)
+
+    def _judge_files(self, load: list[str], parent: Path, files: list[tuple[str, list[str]]],
+                     timeout: float) -> tuple[dict[str, Any], str]:
+        """:meth:`_judge_file` of several files of the build in one session (per module its dump or why not)."""
+        from pytest_forall.lang.rocq.judge import run_files_dump
+
+        path = PLUGIN_INSIDE if self.sandboxed else str(self.plugin)
+
+        def run(args: list[str], cwd: Path) -> Any:
+            return self._run([self.coqc, *args], cwd, timeout, env={"OCAMLPATH": path})
+
+        return run_files_dump(run, parent, load, files)
+
+    def _baseline(self, task: Task, timeout: float) -> tuple[Any, str]:
+        """The judge's dump of the target's file in the baseline build, once per file and build (cached beside it:
+        one prover session per file, whatever the number of its items), found once per item (every layer asks)."""
+        if self.plugin is None:
+            return None, f"the kernel judge is unavailable: {self.plugin_problem}"
+        item = self._for_item(task)
+        if "baseline" not in item:
+            if "build_break" in item:  # the project's sources do not build: the same answer for this item
+                return None, str(item["build_break_reason"])
+            found = self._find_baseline(task, timeout)
+            if found[0] is None:
+                return found  # (asked again: an infra reason may pass)
+            item["baseline"] = found
+        baseline: tuple[Any, str] = item["baseline"]
+        return baseline
+
+    def _find_baseline(self, task: Task, timeout: float) -> tuple[Any, str]:
+        project, build, problem = self._build(task, timeout)
+        if problem:
+            return None, problem
+        module = str(task.meta["coq_module"])
+        rel = str(task.meta["project_file"])
+        vo = (self._out(project, build) / rel).with_suffix(".vo")
+        if not vo.is_file():
+            plan = self._broken_file_plan(task, project, build)
+            if plan is not None and isinstance(plan, str):  # after the file's first error: it cannot build there
+                return None, plan
+            if plan is not None:  # before it: one compile of the file up to the first item that may hold it
+                found = self._template_baseline(plan[0], project, build, timeout, plan[1], for_task=task)
+                if found[0] is not None or plan[0].task_id == task.task_id:
+                    return found
+                item = self._for_item(task)  # (the error is in that item's statement: each before it on its own)
+                for key in ("build_break", "build_break_reason", "prefix_tree"):
+                    item.pop(key, None)
+            return self._template_baseline(task, project, build, timeout)
+        self._prefetch(project, build, timeout)
+        return self._file_dump(project, build, rel, module, timeout)
+
+    def _file_dump(self, project: CoqProject, build: Path, rel: str, module: str, timeout: float) -> tuple[Any, str]:
+        """The judge's dump of one compiled file of the build (one session for all its items), stored beside it."""
+        from pytest_forall.lang.rocq.judge import parse_file_dump
+
+        judged = build / "judge"
+        vo = (self._out(project, build) / rel).with_suffix(".vo")
+        # keyed by the compiled file itself (its bytes name its dependencies' digests too): an unchanged file of an
+        # edited project is not dumped again
+        stored = self._per_vo(vo, module, "dump")
+        if str(stored) in self._dumps:  # content-addressed: the same record for the life of the process
+            return self._dumps[str(stored)], ""
+        stored.parent.mkdir(exist_ok=True)
+        with FileLock(str(stored) + ".lock"):
+            if stored.is_file():
+                parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
+                if not isinstance(parsed, str):
+                    self._dumps[str(stored)] = parsed
+                    return parsed, ""
+            judged.mkdir(exist_ok=True)
+            targets = [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, rel)]
+            dump, problem = self._judge_file(self._load(project, self._out(project, build), True), judged, module,
+                                             targets,
+                                             max(timeout, 300.0))
+            if dump is None:
+                return None, f"the judge could not read the project's own build of {module}: {problem}"
+            stored.write_text(stored_dump(dump), encoding="utf-8")
+            self._dumps[str(stored)] = dump
+            return dump, ""
+
+    def _prefetch_workers(self) -> int:
+        """How many judge sessions run ahead after a build, over every process of the run (0: none ahead): one, beside
+        the one ``coqchk``. A session's start (the plugin, the libraries) is most of a small file's time (1.7 s of
+        Coquelicot's 4.6 s over all its files, alone), and the ``coqchk`` over every file takes longer than one session
+        over them: a second session only took a core from it (#18: the items waited as long, for 1.7 s more CPU).
+        Under pytest-xdist one worker starts the session and another the ``coqchk`` (:func:`worker_share`)."""
+        return 1
+
+    def _prefetch(self, project: CoqProject, build: Path, timeout: float) -> None:
+        """Once per build and process, ahead of the items: the judge dumps and ``coqchk -norec`` of every compiled file
+        with items, so that a cold run pays them side by side rather than one file at a time as the items come (#18).
+        The files are judged in :meth:`_prefetch_workers` sessions (one), each session over a group of files (the
+        plugin and the libraries they share loaded once per group, not per file), and checked by one ``coqchk`` over
+        all of them (the standard library loaded once); under pytest-xdist each worker starts its own share of the
+        groups and one of them the ``coqchk``. Everything started here is killed at exit (:func:`stop_ahead`): a run
+        that needed fewer files leaves no process behind. Each result goes where the lazy path looks
+        (the per-file records under their file locks, so another xdist worker never repeats a file). When a shared
+        session or the shared coqchk fails, nothing of it is recorded and each of its files is run alone, so a file's
+        failure stays that file's (its items get their own file's reason, never another file's)."""
+        workers = self._prefetch_workers()
+        with self._lock:
+            if workers <= 0 or str(build) in self._prefetched:
+                return
+            self._prefetched.add(str(build))
+        out = self._out(project, build)
+        files = [(rel, str(module)) for rel in project.files
+                 if (out / rel).with_suffix(".vo").is_file() and (module := project.logical_module(rel))
+                 and has_items(project, rel)]
+        if not files:
+            return
+        budget = min(timeout, self.checker_timeout or timeout)
+        # balanced groups, the biggest compiled files first (a file's session time grows with it)
+        ordered = sorted(files, key=lambda f: -(out / f[0]).with_suffix(".vo").stat().st_size)
+        groups: list[list[tuple[str, str]]] = [ordered[i::workers] for i in range(min(workers, len(ordered)))]
+        # under pytest-xdist every worker computes the same groups and starts only its own (another worker's group
+        # is not waited for behind its locks: that worker judges it on its core), and one worker runs the coqchk
+        index, count = self.worker_share
+        checker = len(groups) % count == index
+        groups = groups[index::count]
+
+        def judge(group: list[tuple[str, str]], ready: threading.Event) -> None:
+            # ahead of need only: a failure here is left for the item's own call to run again and report
+            with contextlib.suppress(Exception):
+                if self.plugin is not None:
+                    self._file_dumps(project, build, group, timeout, ready.set)
+            ready.set()
+
+        def check(ready: threading.Event) -> None:
+            with contextlib.suppress(Exception):
+                self._file_checks(project, build, files, budget, ready.set)
+            ready.set()
+
+        jobs: list[Callable[[threading.Event], None]] = [
+            lambda ready, g=group: judge(g, ready) for group in groups]  # type: ignore[misc]
+        if checker and self._has(self.coqchk):
+            jobs.append(check)
+        started = []
+        for n, job in enumerate(jobs):
+            # a run that needs fewer files (``-k``, ``-x``) does not wait at exit for the others: killed (stop_ahead)
+            ready = threading.Event()
+            start_ahead(f"forall-prefetch-{n}", job, ready)
+            started.append(ready)
+        for ready in started:  # the shared sessions hold their files' locks before the caller asks for its file
+            ready.wait(60)
+
+    def _file_dumps(self, project: CoqProject, build: Path, group: list[tuple[str, str]], timeout: float,
+                    ready: Callable[[], None] = lambda: None) -> None:
+        """The judge dumps of a group of compiled files in one session, each stored as :meth:`_file_dump` stores it;
+        the files the session gave no dump are then dumped one by one (each its own session and its own reason)."""
+        from pytest_forall.lang.rocq.judge import FileDump
+
+        judged = build / "judge"
+        judged.mkdir(exist_ok=True)
+        out = self._out(project, build)
+        stored = {rel: self._per_vo((out / rel).with_suffix(".vo"), module, "dump") for rel, module in group}
+        (self.builds / "by-vo").mkdir(exist_ok=True)
+        with contextlib.ExitStack() as held:
+            for rel in sorted(stored, key=lambda r: str(stored[r])):  # one order for every process: no deadlock
+                held.enter_context(FileLock(str(stored[rel]) + ".lock"))
+            ready()
+            todo = [(rel, module) for rel, module in group
+                    if str(stored[rel]) not in self._dumps and not stored[rel].is_file()]
+            if len(todo) > 1:
+                dumps, _ = self._judge_files(self._load(project, out, True), judged, [
+                    (module, [str(t.meta["target_path"]) for t in rocq_tasks_of_file(project, rel)])
+                    for rel, module in todo], max(timeout, 300.0) * len(todo))
+                for rel, module in todo:
+                    dump = dumps.get(module)
+                    if isinstance(dump, FileDump):
+                        stored[rel].write_text(stored_dump(dump), encoding="utf-8")
+                        self._dumps[str(stored[rel])] = dump
+        for rel, module in group:  # what the shared session did not give: one session per file
+            self._file_dump(project, build, rel, module, timeout)
+
+    def _broken_file_plan(self, task: Task, project: CoqProject, build: Path) -> str | tuple[Task, list[str]] | None:
+        """How an item of a file the build could not compile is judged from the line of the file's first error (as
+        the build printed it), with one compile for all the items before it (issue 32: each was compiled from its own
+        prefix, 50 compiles where ``make`` stops at once):
+
+        * an item whose statement starts after that line: the reason it is infra (the file up to it holds the failing
+          sentence, which fails there as in the build: coqc runs a file's sentences in order), nothing compiled;
+        * an item whose proof ends before that line (the next item starts before it), and the first item that may
+          hold the error: (that first item, the targets of all of them): all are judged from one compile of that
+          item's template (the file up to it, it admitted); the own proofs of those before it from that compiled
+          file as from the build's, that item's own proof compiled as a candidate (it fails where the build did);
+        * else (no located error, a file it requires that did not build, a file changed since its collection):
+          None, the item's own template (:meth:`_template_baseline`)."""
+        if self._unbuilt_dep(task, project, build):
+            return None
+        rel = str(task.meta["project_file"])
+        line = int(dict(self._missing_record(build).get("lines") or {}).get(rel) or 0)
+        if line <= 0:
+            return None
+        key = (str(build), rel)
+        plan = self._shared_plans.get(key)
+        if plan is None:
+            try:
+                text = (project.root / rel).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+            starts = line_offsets(text)
+            if line > len(starts):
+                return None
+            first, after = starts[line - 1], starts[line] if line < len(starts) else len(text)
+            tasks = sorted(rocq_tasks_of_file(project, rel), key=lambda t: int(t.meta["statement_offset"]))
+            offsets = [int(t.meta["statement_offset"]) for t in tasks]
+            before = [t for t, nxt in zip(tasks, offsets[1:]) if nxt <= first]
+            holder = tasks[len(before)] if len(before) < len(tasks) else None
+            plan = (first, after, holder, [t.task_id for t in before],
+                    [str(t.meta["target_path"]) for t in [*before, *([holder] if holder else [])]])
+            self._shared_plans[key] = plan
+        _, after, holder, before_ids, targets = plan
+        error = str(dict(self._missing_record(build).get("errors") or {}).get(rel) or f"{rel}:{line}: error")
+        if int(task.meta["statement_offset"]) >= after:
+            item = self._for_item(task)
+            item["build_break"] = error
+            item["build_break_reason"] = (f"{error} ({rel} does not build in the project: it stops there, before "
+                                          f"`{task.theorem_name}`)")
+            return str(item["build_break_reason"])
+        if holder is None or holder.meta.get("file_digest") != task.meta.get("file_digest"):
+            return None  # (the file changed since this item was collected: its own template)
+        if task.task_id in before_ids or task.task_id == holder.task_id:
+            return holder, targets
+        return None
+
+    def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float,
+                           targets: list[str] | None = None, for_task: Task | None = None) -> tuple[Any, str]:
+        """The baseline of an item whose file does not build in the project: the item's template (the file up to
+        the target, the target admitted) compiled as that file and dumped; infra when a file it rests on, or the
+        file before the target, does not build. ``targets``/``for_task``: the dump of ``task``'s template for every
+        item before it (:meth:`_broken_file_plan`), asked for ``for_task``, whose own proof is then judged from that
+        compiled file (its tree is kept beside the dump)."""
+        from pytest_forall.lang.rocq.judge import parse_file_dump
+
+        asker = for_task or task
+        problem = self._unbuilt_dep(asker, project, build)
+        if problem:
+            return None, problem
+        item = self._for_item(asker)
+        module = str(task.meta["coq_module"])
+        target = str(task.meta["target_path"])
+        targets = targets or [target]
+        items = build / "judge" / "items"
+        items.mkdir(parents=True, exist_ok=True)
+        named = hashlib.sha256("\0".join([task.template, *targets]).encode()).hexdigest()[:16]
+        stored = items / f"{task.task_id}.{named}.dump"
+        kept = items / f"{task.task_id}.{named}.tree"  # the compiled file the items before the target are judged from
+        shared = len(targets) > 1
+        if shared and for_task is not None and for_task.task_id != task.task_id:
+            item["prefix_tree"] = str(kept)  # (not the template's own item: its proof is the one left admitted there)
+        with FileLock(str(stored) + ".lock"):
+            if stored.is_file() and (not shared or kept.is_dir()):
+                parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
+                if not isinstance(parsed, str):
+                    return parsed, ""
+            work = Path(tempfile.mkdtemp(prefix="template-", dir=items))
+            try:
+                tree = work / "tree"
+                compiled = self._compile_in_tree(project, build, tree, task.template.encode(), timeout, False,
+                                                 str(task.meta["project_file"]))
+                if not compiled.ok:
+                    rel = str(task.meta["project_file"])
+                    reason = (compiled.infra or compiled.first_error_at(rel)).strip()
+                    located = reason if reason.startswith(rel) else f"{rel}: {reason}"
+                    found = (f"{located[:600]} ({rel} does not build in the project, nor does the file up to "
+                             f"`{task.theorem_name}` with it admitted)")
+                    if not compiled.infra:  # the file's own text does not compile (not a tool fault)
+                        item["build_break"] = located[:300]
+                        item["build_break_reason"] = found
+                    return None, found
+                dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, targets,
+                                                 timeout, fresh=False)
+                if dump is None:
+                    return None, f"the judge could not read the project's file up to `{task.theorem_name}`: {problem}"
+                if shared:
+                    shutil.rmtree(kept, ignore_errors=True)
+                    os.rename(tree, kept)
+                stored.write_text(stored_dump(dump), encoding="utf-8")
+                return dump, ""
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
