@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from junitparser import JUnitXml
@@ -266,9 +267,8 @@ def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_pat
     assert len(compiles) == 3, compiles
 
 
-def test_a_break_after_a_proof_leaves_that_proof_compiled(tmp_path: Path) -> None:
-    """The build stops at a definition after l1's proof: l1 is the item the shared compile stops at, and its own
-    proof, which the build compiled without error, is compiled and accepted (never refused for the error after it)."""
+def _own_verdicts(tmp_path: Path, logical: str, text: str) -> dict[str, Any]:
+    """Each item of a one-file library (``A.v`` holding ``text``) judged on its own proof, by task id."""
     require_tool("coqc")
     from pytest_forall.core.verify import verify_candidate
     from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
@@ -276,12 +276,19 @@ def test_a_break_after_a_proof_leaves_that_proof_compiled(tmp_path: Path) -> Non
 
     root = tmp_path / "lib"
     root.mkdir()
-    (root / "_CoqProject").write_text("-R . Af\nA.v\n")
-    (root / "A.v").write_text("Lemma l0 : 0 = 0.\nProof. reflexivity. Qed.\nLemma l1 : 1 = 1.\nProof. reflexivity. Qed.\n"
-                              "Definition bad : nat := true.\nLemma l2 : 2 = 2.\nProof. reflexivity. Qed.\n")
+    (root / "_CoqProject").write_text(f"-R . {logical}\nA.v\n")
+    (root / "A.v").write_text(text)
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
-    verdicts = {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
-                for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+    return {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+            for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+
+
+def test_a_break_after_a_proof_leaves_that_proof_compiled(tmp_path: Path) -> None:
+    """The build stops at a definition after l1's proof: l1 is the item the shared compile stops at, and its own
+    proof, which the build compiled without error, is compiled and accepted (never refused for the error after it)."""
+    verdicts = _own_verdicts(tmp_path, "Af", "Lemma l0 : 0 = 0.\nProof. reflexivity. Qed.\nLemma l1 : 1 = 1.\n"
+                             "Proof. reflexivity. Qed.\nDefinition bad : nat := true.\nLemma l2 : 2 = 2.\n"
+                             "Proof. reflexivity. Qed.\n")
     assert {k: (v.verdict, v.strict) for k, v in verdicts.items()} == {
         "Af__A__l0": ("accept", True), "Af__A__l1": ("accept", True), "Af__A__l2": ("infra", False)}, \
         {k: v.reason for k, v in verdicts.items()}
@@ -290,19 +297,8 @@ def test_a_break_after_a_proof_leaves_that_proof_compiled(tmp_path: Path) -> Non
 def test_a_broken_statement_leaves_the_proofs_before_it_judged(tmp_path: Path) -> None:
     """The error in an item's statement (not its proof): the shared compile of the file up to that item fails, and
     each item before it is judged from its own template, as before (never infra for a break after it)."""
-    require_tool("coqc")
-    from pytest_forall.core.verify import verify_candidate
-    from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
-    from pytest_forall.suites.project import load_project
-
-    root = tmp_path / "lib"
-    root.mkdir()
-    (root / "_CoqProject").write_text("-R . St\nA.v\n")
-    (root / "A.v").write_text("Lemma l0 : 0 = 0.\nProof. reflexivity. Qed.\nLemma l1 : 1 = 1.\nProof. reflexivity. Qed.\n"
-                              "Lemma l2 : no_such_name = 2.\nProof. reflexivity. Qed.\n")
-    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
-    verdicts = {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
-                for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+    verdicts = _own_verdicts(tmp_path, "St", "Lemma l0 : 0 = 0.\nProof. reflexivity. Qed.\nLemma l1 : 1 = 1.\n"
+                             "Proof. reflexivity. Qed.\nLemma l2 : no_such_name = 2.\nProof. reflexivity. Qed.\n")
     assert {k: v.verdict for k, v in verdicts.items()} == {"St__A__l0": "accept", "St__A__l1": "accept",
                                                            "St__A__l2": "infra"}, {k: v.reason for k, v in verdicts.items()}
 
