@@ -148,3 +148,22 @@ def test_a_record_file_written_again_leaves_another_runs_linked_file_as_recorded
     assert json.loads(two.read_text()) == {"outcome": "strict"}
     assert json.loads((tmp_path / "b/t/task.json").read_text())["task_id"] == "t"
     assert json.loads(one.read_text()) == {"outcome": "failed"}
+
+
+def test_an_acceptance_is_read_whole_whether_it_holds_or_names_its_verdict(tmp_path: Path) -> None:
+    """An acceptance names its submission's verdict file (issue 32: the same verdict was kept twice per accepted item);
+    ``read_acceptance`` gives the same record as one written before, which holds the verdict itself."""
+    from pytest_forall.core.accept import read_acceptance
+
+    verdict = {"verdict": "accept", "strict": True, "layers": [{"name": "axiom_audit", "ok": True}]}
+    fields = {"digest": "d", "strict": True, "axioms": [], "review": None, "round": "s0/r1", "sessions": []}
+    old, new = tmp_path / "old", tmp_path / "new"
+    for record in (old, new):
+        (record / "accepted").mkdir(parents=True)
+    (old / "accepted" / "acceptance.json").write_text(json.dumps({**fields, "verdict": verdict}))
+    (new / "s0" / "r1").mkdir(parents=True)
+    (new / "s0" / "r1" / "candidate-verdict.json").write_text(json.dumps(verdict))
+    (new / "accepted" / "acceptance.json").write_text(json.dumps({**fields,
+                                                                  "verdict_file": "s0/r1/candidate-verdict.json"}))
+    assert read_acceptance(old) == {**fields, "verdict": verdict} == {
+        k: v for k, v in read_acceptance(new).items() if k != "verdict_file"}

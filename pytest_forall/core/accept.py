@@ -47,6 +47,16 @@ def decide_acceptance(verdict: Verdict, review: Review | None, on_disk: bytes | 
     return Acceptance(True, "")
 
 
+def read_acceptance(directory: Path) -> dict[str, Any]:
+    """An item record's ``accepted/acceptance.json`` with its verdict: the one it names (``verdict_file``, the accepted
+    submission's verdict file in the same record) read back, or the one it holds (a record written before issue 32,
+    or a verdict that was not a submission's)."""
+    record: dict[str, Any] = json.loads((directory / "accepted" / "acceptance.json").read_text(encoding="utf-8"))
+    if "verdict" not in record and "verdict_file" in record:
+        record["verdict"] = json.loads((directory / str(record["verdict_file"])).read_text(encoding="utf-8"))
+    return record
+
+
 #: Event kinds gathered into ``audit.json`` (in order of occurrence, across resumed runs).
 AUDIT_SECTIONS = {"turn": "turns", "submission": "submissions", "review": "reviews", "acceptance": "acceptances",
                   "state": "state", "budget": "budget"}

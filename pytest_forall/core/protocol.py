@@ -229,6 +229,8 @@ class ItemRun:
         self.progress_shown = False
         #: the file of the audit record holding the item's last candidate submission (``candidate_data``)
         self.candidate_file: Path | None = None
+        #: the last submission's verdict and the record's file holding it (the acceptance names it, :meth:`_accept`)
+        self.verdict_file: tuple[Verdict, Path] | None = None
         self.wall_before = self.state.wall_s
         self.accepted_verdict: Verdict | None = None
         #: the bytes of the item's last candidate submission (the gate's proof digest reads them, core/gating.py)
@@ -692,6 +694,7 @@ class ItemRun:
         if task is self.ctx.task and any(layer.name == "template" and layer.ok for layer in verdict.layers):
             self.template_unchecked = False
         evidence = self.ctx.audit.write_encoded(f"{tag}/{kind}-verdict.json", _verdict_text(verdict))
+        self.verdict_file = (verdict, evidence)
         self.ctx.audit.append_events(
             {"kind": "submission", "submission": kind, "round": tag, "digest": verdict.digest,
              "verdict": verdict.verdict, "strict": verdict.strict, "reason": verdict.reason, "cached": self.cached,
@@ -736,11 +739,16 @@ class ItemRun:
             self.ctx.audit.link_bytes(name, data, saved)
         else:
             self.ctx.audit.write_bytes(name, data)
-        # the verdict's text as encoded for its submission: the same bytes
-        self.ctx.audit.write_encoded("accepted/acceptance.json", json_with_encoded(
-            {"digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
-             "review": None if review is None else review.__dict__, "round": tag, "sessions": self.state.sessions},
-            "verdict", _verdict_text(verdict)))
+        fields = {"digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
+                  "review": None if review is None else review.__dict__, "round": tag, "sessions": self.state.sessions}
+        if self.verdict_file is not None and self.verdict_file[0] is verdict:
+            # the submission's verdict file holds this verdict: named, not copied (issue 32: the same 11 KB twice in
+            # every accepted item's record; :func:`~pytest_forall.core.accept.read_acceptance` reads it back whole)
+            self.ctx.audit.write_json("accepted/acceptance.json",
+                                      {**fields, "verdict_file": self.ctx.audit.relative(self.verdict_file[1])})
+        else:  # the verdict's text as encoded for its submission: the same bytes
+            self.ctx.audit.write_encoded("accepted/acceptance.json",
+                                         json_with_encoded(fields, "verdict", _verdict_text(verdict)))
         return self._result("accepted" if verdict.strict else "accepted-rules-only", "")
 
     def _review(self, verdict: Verdict, data: bytes, tag: str) -> tuple[dict[str, Any] | None, Review | None]:
