@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -190,6 +191,15 @@ class AuditRecord:
         except OSError:
             return self.write_bytes(rel, data)
         return path
+
+    def write_acceptance(self, fields: dict[str, Any], verdict_file: Path | None,
+                         verdict_text: Callable[[], str]) -> Path:
+        """``accepted/acceptance.json``: ``fields`` and the accepted verdict, named by ``verdict_file`` (the
+        submission's verdict file of this record, which holds it: issue 32, the same 11 KB were kept twice per item;
+        :func:`read_acceptance` reads it back whole), else held (``verdict_text()``, its JSON as encoded once)."""
+        if verdict_file is not None:
+            return self.write_json("accepted/acceptance.json", {**fields, "verdict_file": self.relative(verdict_file)})
+        return self.write_encoded("accepted/acceptance.json", json_with_encoded(fields, "verdict", verdict_text()))
 
     def relative(self, path: str | Path) -> str:
         """A path inside the audit dir as written in the record (relative, so the record can be moved)."""

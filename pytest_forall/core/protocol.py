@@ -63,7 +63,7 @@ from pytest_forall.core.cache import (
     verify_cached,
 )
 from pytest_forall.core.language import language_or_plain
-from pytest_forall.core.model import INFRA, Budget, Task, Verdict, json_with_encoded, verdict_json
+from pytest_forall.core.model import INFRA, Budget, Task, Verdict, verdict_json
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
 from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
@@ -739,16 +739,11 @@ class ItemRun:
             self.ctx.audit.link_bytes(name, data, saved)
         else:
             self.ctx.audit.write_bytes(name, data)
-        fields = {"digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
-                  "review": None if review is None else review.__dict__, "round": tag, "sessions": self.state.sessions}
-        if self.verdict_file is not None and self.verdict_file[0] is verdict:
-            # the submission's verdict file holds this verdict: named, not copied (issue 32: the same 11 KB twice in
-            # every accepted item's record; :func:`~pytest_forall.core.accept.read_acceptance` reads it back whole)
-            self.ctx.audit.write_json("accepted/acceptance.json",
-                                      {**fields, "verdict_file": self.ctx.audit.relative(self.verdict_file[1])})
-        else:  # the verdict's text as encoded for its submission: the same bytes
-            self.ctx.audit.write_encoded("accepted/acceptance.json",
-                                         json_with_encoded(fields, "verdict", _verdict_text(verdict)))
+        named = self.verdict_file[1] if self.verdict_file and self.verdict_file[0] is verdict else None
+        self.ctx.audit.write_acceptance({
+            "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms), "round": tag,
+            "review": None if review is None else review.__dict__, "sessions": self.state.sessions},
+            named, lambda: _verdict_text(verdict))
         return self._result("accepted" if verdict.strict else "accepted-rules-only", "")
 
     def _review(self, verdict: Verdict, data: bytes, tag: str) -> tuple[dict[str, Any] | None, Review | None]:
