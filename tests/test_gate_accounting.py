@@ -5,7 +5,9 @@ bookkeeping, a small Rocq library (real coqc) the kernel's part (renames, admitt
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from junitparser import JUnitXml
@@ -221,11 +223,17 @@ def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_pat
     proofs[3] = "Lemma l3 : 3 + 0 = 3.\nProof. exact I. Qed.\n"
     (root / "A.v").write_text("".join(proofs))
     compiles: list[list[str]] = []
+    ran: list[tuple[str, float, float]] = []  # (the tool, its start, its end)
 
     def counting(argv: list[str], **kwargs: object) -> object:
         if any(str(a).endswith("A.v") for a in argv):
             compiles.append([str(a) for a in argv])
-        return run_command(argv, **kwargs)  # type: ignore[arg-type]
+        started = time.monotonic()
+        try:
+            return run_command(argv, **kwargs)  # type: ignore[arg-type]
+        finally:
+            tool = "judge" if any("ForallJudge" in str(a) for a in argv) else Path(str(argv[0])).name
+            ran.append((tool, started, time.monotonic()))
 
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300}, runner=counting)
     verdicts = {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
@@ -235,13 +243,32 @@ def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_pat
                        "Br__A__l3": ("reject", False), "Br__A__l4": ("infra", False), "Br__A__l5": ("infra", False)}, \
         {k: v.reason for k, v in verdicts.items()}
     assert "A.v:8:" in verdicts["Br__A__l5"].reason and "before `l5`" in verdicts["Br__A__l5"].reason
-    # besides the build's own: the file up to l3 (l3 admitted) once, and l3's own candidate once
+    # l3's own proof is refused where the build stopped, with coqc's error there, at its line in the candidate
+    refused = next(layer for layer in verdicts["Br__A__l3"].layers if layer.name == "elaboration")
+    assert refused.ok is False and 'The term "I" has type "True"' in refused.reason, refused.reason
+    assert verdicts["Br__A__l3"].reason.startswith("elaboration: Br__A__l3.v:9:"), verdicts["Br__A__l3"].reason
+    # besides the build's own, one compile: the file up to l3 (l3 admitted); l3's own proof is the build's text, and
+    # the build's located error in it is coqc's verdict on it (issue 32: not compiled again)
+    assert len(compiles) == 1, compiles
+    # the shared compile's coqchk ran beside its judge session, not after it
+    (judge,), (check,) = [r for r in ran if r[0] == "judge"], [r for r in ran if r[0] == "coqchk"]
+    assert check[1] < judge[2] and judge[1] < check[2], ran
+    # another proof of l3 is compiled and judged as ever
+    l3 = next(t for t in load_project(root, {}) if t.task_id == "Br__A__l3")
+    fixed = verify_candidate(l3, prover, l3.meta["own_candidate"].replace("exact I.", "reflexivity.").encode(),
+                             timeout=300)
+    assert (fixed.verdict, fixed.strict) == ("accept", True), fixed.reason
     assert len(compiles) == 2, compiles
+    # an error there that may be the machine's (here the build's log says the stack overflowed) is compiled again
+    for log in (tmp_path / "cache" / "project-rocq").glob("*/build.log"):
+        log.write_text(log.read_text().replace('The term "I" has type', "Stack overflow. The term"))
+    again = verify_candidate(l3, prover, l3.meta["own_candidate"].encode(), timeout=300)
+    assert again.verdict == "reject" and 'The term "I" has type "True"' in again.reason, again.reason
+    assert len(compiles) == 3, compiles
 
 
-def test_a_broken_statement_leaves_the_proofs_before_it_judged(tmp_path: Path) -> None:
-    """The error in an item's statement (not its proof): the shared compile of the file up to that item fails, and
-    each item before it is judged from its own template, as before (never infra for a break after it)."""
+def _own_verdicts(tmp_path: Path, logical: str, text: str) -> dict[str, Any]:
+    """Each item of a one-file library (``A.v`` holding ``text``) judged on its own proof, by task id."""
     require_tool("coqc")
     from pytest_forall.core.verify import verify_candidate
     from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
@@ -249,12 +276,29 @@ def test_a_broken_statement_leaves_the_proofs_before_it_judged(tmp_path: Path) -
 
     root = tmp_path / "lib"
     root.mkdir()
-    (root / "_CoqProject").write_text("-R . St\nA.v\n")
-    (root / "A.v").write_text("Lemma l0 : 0 = 0.\nProof. reflexivity. Qed.\nLemma l1 : 1 = 1.\nProof. reflexivity. Qed.\n"
-                              "Lemma l2 : no_such_name = 2.\nProof. reflexivity. Qed.\n")
+    (root / "_CoqProject").write_text(f"-R . {logical}\nA.v\n")
+    (root / "A.v").write_text(text)
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
-    verdicts = {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
-                for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+    return {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+            for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+
+
+def test_a_break_after_a_proof_leaves_that_proof_compiled(tmp_path: Path) -> None:
+    """The build stops at a definition after l1's proof: l1 is the item the shared compile stops at, and its own
+    proof, which the build compiled without error, is compiled and accepted (never refused for the error after it)."""
+    verdicts = _own_verdicts(tmp_path, "Af", "Lemma l0 : 0 = 0.\nProof. reflexivity. Qed.\nLemma l1 : 1 = 1.\n"
+                             "Proof. reflexivity. Qed.\nDefinition bad : nat := true.\nLemma l2 : 2 = 2.\n"
+                             "Proof. reflexivity. Qed.\n")
+    assert {k: (v.verdict, v.strict) for k, v in verdicts.items()} == {
+        "Af__A__l0": ("accept", True), "Af__A__l1": ("accept", True), "Af__A__l2": ("infra", False)}, \
+        {k: v.reason for k, v in verdicts.items()}
+
+
+def test_a_broken_statement_leaves_the_proofs_before_it_judged(tmp_path: Path) -> None:
+    """The error in an item's statement (not its proof): the shared compile of the file up to that item fails, and
+    each item before it is judged from its own template, as before (never infra for a break after it)."""
+    verdicts = _own_verdicts(tmp_path, "St", "Lemma l0 : 0 = 0.\nProof. reflexivity. Qed.\nLemma l1 : 1 = 1.\n"
+                             "Proof. reflexivity. Qed.\nLemma l2 : no_such_name = 2.\nProof. reflexivity. Qed.\n")
     assert {k: v.verdict for k, v in verdicts.items()} == {"St__A__l0": "accept", "St__A__l1": "accept",
                                                            "St__A__l2": "infra"}, {k: v.reason for k, v in verdicts.items()}
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_forall.agents.replay import ReplayFrontend
-from pytest_forall.core.accept import AuditRecord
+from pytest_forall.core.accept import AuditRecord, read_acceptance
 from pytest_forall.core.cache import VerdictCache
 from pytest_forall.core.model import Budget, Task
 from pytest_forall.core.progress import PROGRESS_FILE
@@ -532,7 +532,8 @@ def test_a_judged_items_verdict_and_row_are_encoded_once_into_the_same_bytes(
             assert text == canonical(text), rel
         audit = json.loads((record.directory / "audit.json").read_text())
         assert audit["result"] == json.loads((record.directory / "result.json").read_text())
-        accepted = json.loads((record.directory / "accepted/acceptance.json").read_text())
+        accepted = read_acceptance(record.directory)  # the verdict named: the submission's file, not a copy
+        assert "verdict" not in json.loads((record.directory / "accepted/acceptance.json").read_text())
         assert accepted["verdict"] == json.loads((record.directory / "s0/r1/candidate-verdict.json").read_text())
     entries = [p for p in (tmp_path / "cache").glob("??/*.json")]
     assert entries and all(json.loads(p.read_text())["body"] == canonical(json.loads(p.read_text())["body"])

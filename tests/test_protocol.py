@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_forall.core.accept import AuditRecord
+from pytest_forall.core.accept import AuditRecord, read_acceptance
 from pytest_forall.core.actor import SessionContext, SessionHandle, TurnResult
 from pytest_forall.core.audit import derived_tasks
 from pytest_forall.core.model import Budget, Task, Usage, sha256_bytes
@@ -358,7 +358,7 @@ def test_a_stored_proof_the_cache_holds_accepted_gives_the_sessions_row_without_
     assert {k: v for k, v in fast.items() if k not in ignore} == {k: v for k, v in session.items() if k not in ignore}
     audit = ctx.audit.directory
     assert (audit / "accepted" / task.candidate_name).read_text() == "OK\n"
-    acceptance = json.loads((audit / "accepted" / "acceptance.json").read_text())
+    acceptance = read_acceptance(audit)
     assert acceptance["digest"] == fast["digest"] == sha256_bytes(b"OK\n") and acceptance["verdict"]["verdict"] == "accept"
     assert json.loads((audit / "s0" / "r1" / "candidate-verdict.json").read_text())["digest"] == fast["digest"]
     assert [e["cached"] for e in events(ctx, "submission")] == [True] and events(ctx, "acceptance")[0]["accepted"]

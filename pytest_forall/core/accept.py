@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from pytest_forall.core.model import Task, Verdict, json_with_encoded, sha256_bytes, task_record
 from pytest_forall.core.review import Review
 
-#: The reports directory's content-addressed store of candidates (:meth:`AuditRecord.write_bytes`).
+#: The reports directory's content-addressed store of candidates and record files (:meth:`AuditRecord.write_bytes`).
 BLOBS = ".blobs"
 
 
@@ -45,6 +46,16 @@ def decide_acceptance(verdict: Verdict, review: Review | None, on_disk: bytes | 
             return Acceptance(False, f"reviewer approved digest {review.digest[:12]}…, not the verified "
                                      f"{verdict.digest[:12]}…")
     return Acceptance(True, "")
+
+
+def read_acceptance(directory: Path) -> dict[str, Any]:
+    """An item record's ``accepted/acceptance.json`` with its verdict: the one it names (``verdict_file``, the accepted
+    submission's verdict file in the same record) read back, or the one it holds (a record written before issue 32,
+    or a verdict that was not a submission's)."""
+    record: dict[str, Any] = json.loads((directory / "accepted" / "acceptance.json").read_text(encoding="utf-8"))
+    if "verdict" not in record and "verdict_file" in record:
+        record["verdict"] = json.loads((directory / str(record["verdict_file"])).read_text(encoding="utf-8"))
+    return record
 
 
 #: Event kinds gathered into ``audit.json`` (in order of occurrence, across resumed runs).
@@ -89,9 +100,10 @@ class AuditRecord:
 
     def __init__(self, directory: Path, task: Task, blobs: Path | None = None) -> None:
         self.directory = directory
-        #: the reports directory's content-addressed store (``<reports>/.blobs``): a candidate's bytes are kept there
-        #: once, whatever the number of items, runs and rounds that submitted them, each record's file a hard link
-        #: to it (:meth:`write_bytes`; issue 32: a library's reports grew by the candidates of every run)
+        #: the reports directory's content-addressed store (``<reports>/.blobs``): a candidate's bytes, and a JSON
+        #: file's, are kept there once, whatever the number of items, runs and rounds that wrote them, each record's
+        #: file a hard link to it (:meth:`write_bytes`; issue 32: a library's reports grew by copies every run). The
+        #: appended files (``events.jsonl``, a sandbox's log) and ``progress.json`` are never links.
         self.blobs = blobs
         directory.mkdir(parents=True, exist_ok=True)
         #: the directories of the record made (or found) by this process: each is made once, not before each file
@@ -119,14 +131,17 @@ class AuditRecord:
         return self._dir_of(self.directory / rel / "_").parent
 
     def write_json(self, rel: str, data: Any) -> Path:
-        path = self._dir_of(self.directory / rel)
         # no indent: json's C encoder runs only without one (indented, the five files of an item cost it 0.6 ms
         # against 0.2 ms, #18); any JSON reader (``python -m json.tool``, ``jq``) shows it indented
-        _write_file(path, json.dumps(data, sort_keys=True, default=str).encode("utf-8"), os.O_TRUNC)
-        return path
+        return self.write_encoded(rel, json.dumps(data, sort_keys=True, default=str))
 
     def write_encoded(self, rel: str, text: str) -> Path:
-        """:meth:`write_json` of a value given as its JSON text already (encoded once for several files, #18)."""
+        """:meth:`write_json` of a value given as its JSON text already (encoded once for several files, #18). With a
+        store, the file is a link to its blob like a candidate (:meth:`write_bytes`): a warm run's item writes the same
+        task, verdict, acceptance and result as the run before, each kept once (issue 32: 11 MB per warm run of 200
+        items, all of it copies)."""
+        if self.blobs is not None:
+            return self.write_bytes(rel, text.encode("utf-8"))
         path = self._dir_of(self.directory / rel)
         _write_file(path, text.encode("utf-8"), os.O_TRUNC)
         return path
@@ -176,6 +191,15 @@ class AuditRecord:
         except OSError:
             return self.write_bytes(rel, data)
         return path
+
+    def write_acceptance(self, fields: dict[str, Any], verdict_file: Path | None,
+                         verdict_text: Callable[[], str]) -> Path:
+        """``accepted/acceptance.json``: ``fields`` and the accepted verdict, named by ``verdict_file`` (the
+        submission's verdict file of this record, which holds it: issue 32, the same 11 KB were kept twice per item;
+        :func:`read_acceptance` reads it back whole), else held (``verdict_text()``, its JSON as encoded once)."""
+        if verdict_file is not None:
+            return self.write_json("accepted/acceptance.json", {**fields, "verdict_file": self.relative(verdict_file)})
+        return self.write_encoded("accepted/acceptance.json", json_with_encoded(fields, "verdict", verdict_text()))
 
     def relative(self, path: str | Path) -> str:
         """A path inside the audit dir as written in the record (relative, so the record can be moved)."""

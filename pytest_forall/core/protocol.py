@@ -63,7 +63,7 @@ from pytest_forall.core.cache import (
     verify_cached,
 )
 from pytest_forall.core.language import language_or_plain
-from pytest_forall.core.model import INFRA, Budget, Task, Verdict, json_with_encoded, verdict_json
+from pytest_forall.core.model import INFRA, Budget, Task, Verdict, verdict_json
 from pytest_forall.core.outcomes import infra_stop, is_final, outcome_of
 from pytest_forall.core.progress import FINISHED as PROGRESS_FINISHED
 from pytest_forall.core.progress import PROGRESS_FILE, RUNNING, write_json_atomic
@@ -234,6 +234,8 @@ class ItemRun:
         self.progress_shown = False
         #: the file of the audit record holding the item's last candidate submission (``candidate_data``)
         self.candidate_file: Path | None = None
+        #: the last submission's verdict and the record's file holding it (the acceptance names it, :meth:`_accept`)
+        self.verdict_file: tuple[Verdict, Path] | None = None
         self.wall_before = self.state.wall_s
         self.accepted_verdict: Verdict | None = None
         #: the bytes of the item's last candidate submission (the gate's proof digest reads them, core/gating.py)
@@ -699,6 +701,7 @@ class ItemRun:
         if task is self.ctx.task and any(layer.name == "template" and layer.ok for layer in verdict.layers):
             self.template_unchecked = False
         evidence = self.ctx.audit.write_encoded(f"{tag}/{kind}-verdict.json", _verdict_text(verdict))
+        self.verdict_file = (verdict, evidence)
         self.ctx.audit.append_events(
             {"kind": "submission", "submission": kind, "round": tag, "digest": verdict.digest,
              "verdict": verdict.verdict, "strict": verdict.strict, "reason": verdict.reason, "cached": self.cached,
@@ -743,11 +746,11 @@ class ItemRun:
             self.ctx.audit.link_bytes(name, data, saved)
         else:
             self.ctx.audit.write_bytes(name, data)
-        # the verdict's text as encoded for its submission: the same bytes
-        self.ctx.audit.write_encoded("accepted/acceptance.json", json_with_encoded(
-            {"digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms),
-             "review": None if review is None else review.__dict__, "round": tag, "sessions": self.state.sessions},
-            "verdict", _verdict_text(verdict)))
+        named = self.verdict_file[1] if self.verdict_file and self.verdict_file[0] is verdict else None
+        self.ctx.audit.write_acceptance({
+            "digest": verdict.digest, "strict": verdict.strict, "axioms": list(verdict.axioms), "round": tag,
+            "review": None if review is None else review.__dict__, "sessions": self.state.sessions},
+            named, lambda: _verdict_text(verdict))
         return self._result("accepted" if verdict.strict else "accepted-rules-only", "")
 
     def _review(self, verdict: Verdict, data: bytes, tag: str) -> tuple[dict[str, Any] | None, Review | None]:

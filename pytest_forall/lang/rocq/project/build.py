@@ -144,6 +144,27 @@ def first_build_error(log: str, rel: str) -> tuple[str, int]:
     return "", 0
 
 
+def located_build_error(log: str, rel: str) -> tuple[int, int, int, str] | None:
+    """coqc's first located error in the project file ``rel`` in a build's log, whole: its line, the first and last
+    byte it names on that line, and the message as coqc printed it (from ``Error:`` to the build's next line of its
+    own); None when the log has none."""
+    lines = log.splitlines()
+    want = os.path.normpath(rel)
+    for index, line in enumerate(lines):
+        found = re.match(r'File "([^"]+)", line (\d+), characters (\d+)-(\d+):', line.strip())
+        if found and os.path.normpath(found.group(1)) == want:
+            message: list[str] = []
+            for more in lines[index + 1:]:
+                if re.match(r"(File \"|make(\[\d+\])?:|COQ\w+ )", more):
+                    break
+                message.append(more)
+            text = "\n".join(message).strip()
+            if not text.startswith("Error"):
+                return None
+            return int(found.group(2)), int(found.group(3)), int(found.group(4)), text
+    return None
+
+
 def first_error_lines(log: str) -> str:
     """The first error of a build's log and the lines that say what it is (a located ``File "…", line …`` block, or
     the first line naming an error and the two after it), "" when none is found: a build's reason starts with what

@@ -163,6 +163,9 @@ class ProjectRocqProver(ProjectSessions):
             return CompileResult(ok=True, digest=digest, artifact=str(vo), output=(
                 "the project's own proof: compiled once with the proofs of its file before its first error"))
         self._own.pop(str(workspace), None)
+        refused = self._refused_by_build(task, data, project, build)
+        if refused is not None:  # the project's own proof where its file's build stopped: coqc's error there
+            return refused
         return self._compile_in_tree(project, build, workspace / "tree", data, timeout, True, rel)
 
     def change_fields(self, task: Task, candidate: bytes | None = None) -> dict[str, str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -17,6 +18,7 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_forall.core.model import Task
+from pytest_forall.core.proc import in_background
 from pytest_forall.lang.rocq.project.ahead import start_ahead
 from pytest_forall.lang.rocq.project.checker import ProjectChecks
 from pytest_forall.lang.rocq.project.items import has_items, line_offsets, rocq_tasks_of_file
@@ -250,6 +252,63 @@ class ProjectSessions(ProjectChecks):
             return holder, targets
         return None
 
+    def _refused_by_build(self, task: Task, data: bytes, project: CoqProject, build: Path) -> Any:
+        """The compile result of ``data`` read from the build, or None (compile it): when ``data`` is the project's own
+        proof of the item the build of its file stopped in (:meth:`_broken_file_plan`'s holder), the build compiled
+        that very text (its copy has the digest the item was collected from) and coqc's first error there falls in
+        the proof (after the statement, before the proof's end), the candidate holds the same sentences up to the
+        failing one, so coqc fails on it there with the same message: that error, moved to its line in the
+        candidate, is the compile's (issue 32: one compile less per broken file). Not for an error that may be the
+        machine's (stack, memory, a ``Timeout``): that one is compiled again."""
+        from pytest_forall.core.prover import CompileResult
+        from pytest_forall.lang.rocq.backend import parse_coq_messages
+        from pytest_forall.lang.rocq.project.build import located_build_error
+
+        own = str(task.meta.get("own_candidate") or "").encode("utf-8")
+        rel = str(task.meta["project_file"])
+        if not own or data != own or (self._out(project, build) / rel).with_suffix(".vo").is_file():
+            return None
+        plan = self._broken_file_plan(task, project, build)
+        if not isinstance(plan, tuple) or plan[0].task_id != task.task_id:
+            return None
+        try:
+            text = (build / "src" / rel).read_bytes()
+            found = located_build_error((build / "build.log").read_text(encoding="utf-8"), rel)
+        except (OSError, UnicodeDecodeError):
+            return None
+        if found is None or hashlib.sha256(text).hexdigest() != task.meta.get("file_digest") or re.search(
+                r"Stack overflow|[Oo]ut of memory|Timeout|[Tt]imed out|Killed", found[3]):
+            return None
+        line, first, last, message = found
+        frozen = task.frozen.encode("utf-8")
+        opener = str(task.meta.get("opener") or "Proof.")
+        closing = task.template[len(task.frozen) + len("Admitted.\n"):].encode("utf-8")
+        body = own[len(frozen):len(own) - len(closing) - 1]
+        statement_end = len(frozen) - len(f"\n{opener}\n".encode())
+        starts = [0, *(m.end() for m in re.finditer(b"\n", text))]
+        if not body.strip() or line > len(starts) or text[:statement_end] != frozen[:statement_end]:
+            return None
+        at = starts[line - 1] + first
+        body_start = text.find(body, statement_end)
+        if body_start < 0 or not statement_end <= at < body_start + len(body) or (
+                at < body_start and text[statement_end:body_start].split() != opener.encode().split()):
+            return None  # (an error past the proof, or in an opener the candidate does not have as written)
+        moved = len(frozen) + (at - body_start) if at >= body_start else statement_end + 1
+        line_start = own.rfind(b"\n", 0, moved) + 1
+        where, candidate_line = moved - line_start, own.count(b"\n", 0, moved) + 1
+        output = (f'File "./{rel}", line {candidate_line}, characters {where}-{where + last - first}:'
+                  f"\n{message}\n(coqc's error where the project's build stopped, {rel} line {line}: the candidate is "
+                  "the build's own text up to there, not compiled again)")
+        return CompileResult(ok=False, digest=hashlib.sha256(data).hexdigest(), messages=parse_coq_messages(output),
+                             output=output)
+
+    def _check_prefix(self, project: CoqProject, build: Path, rel: str, module: str, timeout: float,
+                      tree: Path) -> None:
+        """``coqchk`` of the file compiled up to the item its build stopped in (:meth:`_template_baseline`), recorded
+        as :meth:`_file_check` records it; ahead of need only: a failure is left for the items' own call to report."""
+        with contextlib.suppress(Exception):
+            self._file_check(project, build, rel, module, min(timeout, self.checker_timeout or timeout), tree)
+
     def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float,
                            targets: list[str] | None = None, for_task: Task | None = None) -> tuple[Any, str]:
         """The baseline of an item whose file does not build in the project: the item's template (the file up to
@@ -294,8 +353,14 @@ class ProjectSessions(ProjectChecks):
                     if not compiled.infra:  # the file's own text does not compile (not a tool fault)
                         self._build_break(asker, located[:300], found)
                     return None, found
-                dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, targets,
-                                                 timeout, fresh=False)
+                # the items before the target are checked from this compile: its coqchk runs beside the judge
+                # session (each a core; the check's record is named by the compiled file's digest, found again once
+                # the tree is kept), not after it (issue 32)
+                check = in_background(self._check_prefix, project, build, str(task.meta["project_file"]), module,
+                                      timeout, tree) if shared and self._has(self.coqchk) else contextlib.nullcontext()
+                with check:
+                    dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, targets,
+                                                     timeout, fresh=False)
                 if dump is None:
                     return None, f"the judge could not read the project's file up to `{task.theorem_name}`: {problem}"
                 if shared:
