@@ -4,16 +4,19 @@ functions, finite sequences, Interval's values), each counterexample certified b
 from __future__ import annotations
 
 from pytest_forall.lang.rocq.audit.tactics import (
+    BINOMIAL,
     BREAK,
     INTERVAL,
     PROP_ONLY,
     REALS,
+    SUMS,
     ZEQB,
     closer,
     literals,
     negated_existentials,
     peano,
     prove,
+    saturate,
     seeds,
 )
 
@@ -110,6 +113,24 @@ def zero_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
     return f"match goal with H : ~ _ |- _ => apply H; first [ {same_witness(scopes, features)} ] end"
 
 
+#: Definitions put in a form ``simpl`` computes at literal arguments, each when its library is loaded (a feature
+#: of :data:`FEATURES`): Coquelicot's ``sum_n`` as the standard library's ``sum_f_R0`` (a recursion on the bound),
+#: and the binomial coefficient ``C n k`` as its factorials. Fully qualified: a file may rebind the short names.
+EVALUATIONS = {SUMS: "rewrite ?Coquelicot.Hierarchy.sum_n_Reals in *", BINOMIAL: "unfold Coq.Reals.Binomial.C in *"}
+
+
+def evaluate(features: tuple[str, ...]) -> str:
+    """The context evaluated at its literal arguments: :data:`EVALUATIONS` of the loaded libraries, then ``simpl``."""
+    return "; ".join([*(f"try ({EVALUATIONS[f]})" for f in EVALUATIONS if f in features), "simpl in *"])
+
+
+def evaluated_closer(features: tuple[str, ...]) -> str:
+    """The context evaluated (:func:`evaluate`), then refuted by arithmetic (``lia``, ``lra``, ``nra``) or, over reals
+    with Interval, as a comparison of closed terms: only what the closers before evaluation could not see."""
+    interval = f" | ({INTERVAL_REFUTE})" if INTERVAL in features else ""
+    return f"{evaluate(features)}; first [ easy | lia | lra | nra{interval} ]"
+
+
 def fine_closer(features: tuple[str, ...]) -> str:
     """:func:`closer`, then ``nra``, an indicator's cases (:data:`IFS`), and over reals with Interval a refuted
     comparison of closed terms (:data:`INTERVAL_REFUTE`)."""
@@ -119,6 +140,15 @@ def fine_closer(features: tuple[str, ...]) -> str:
     # ``1``), so its products meet the context's values of the same terms (``u 0 * u 2 - u 1 * u 2 = 1``)
     return (f"first [ {closer(features)} | nra | (simpl in *; nra) | ({IFS}; solve [ easy | lia | lra | nra ])"
             f"{extra} ]")
+
+
+def saturated_refutation(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """An instance's negated conclusion broken up (an existential destructed: ``exists k, forall n, A n = n * k``),
+    each universal hypothesis replaced by its instances at small values together (:func:`saturate`: ``A 1 = k``
+    and ``A 2 = 2 * k``), then refuted by the certifying closers, or once evaluated: what a swapped quantifier
+    order needs, where the other searches instantiate one hypothesis at a time."""
+    refute = f"first [ {fine_closer(features)} | {evaluated_closer(features)} ]"
+    return f"solve [ {BREAK}; {saturate(scopes)}; {BREAK}; {refute} ]"
 
 
 def fine_specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int) -> str:

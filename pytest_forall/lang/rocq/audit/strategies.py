@@ -7,8 +7,10 @@ from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
 from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
+    evaluated_closer,
     fine_search,
     fine_specialise,
+    saturated_refutation,
     staircase,
     zero_witness,
 )
@@ -95,45 +97,64 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
                             AUTOMATION_SECONDS) for tactic in heavy])
 
 
-def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) -> list[tuple[str, float]]:
-    """A bounded search: instantiate the negated statement's variables at small values (a function also at the
-    definition its next premise states, ``g := fun x => RHS``), decide its premises, refute the instance;
-    backtracking over the values. The statement's ``let``s are reduced first."""
-    h = "forall_audit_H"
-    values = witnesses(scopes, "T", f"specialize ({h} v); go ()")
-    refute = (f"solve [ {BREAK}; {closer(features)} | "
-              f"{negated_existentials(scopes, features)} ]")
-    # the instance's negated conclusion may itself be universal (``forall x y, f x y = g x - g y``: the same
-    # search with that hypothesis specialised at literals) or nonlinear (``0 = a * b + b * c + c * a + 1``)
-    deep = f"solve [ {BREAK}; {specialise(scopes, features, 2)} | {BREAK}; nia ]"
-    definitional = " | ".join(
+def _definitional(h: str) -> str:
+    """A function variable instantiated at the definition its next premise states (``g := fun x => RHS``)."""
+    return " | ".join(
         f"match type of {h} with forall g : _, (forall {xs}, g {xs} = @?R {xs}) -> _ => specialize ({h} R); "
         f"match type of {h} with ?A -> _ => let p := fresh in assert (p : A) by (intros; reflexivity); "
         f"specialize ({h} p); go () end end"
         for xs in ("x", "x y", "x y z"))
 
-    def search(leaf: str) -> str:
-        return (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
-                "forall _ : ?T, _ => lazymatch type of T with Prop => "
-                f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
-                f"| _ => first [ {definitional} | {values} ] end end | {leaf} ] in go ()")
 
-    # every variable at the same value, one value at a time (``a = b = c = d = 1``): a handful of instances,
-    # where the search above visits the values of the last variables first (thousands for four variables)
+def backtracking(scopes: tuple[str, ...], features: tuple[str, ...], leaf: str) -> str:
+    """The negated statement's variables instantiated at the grid's values one after the other (a function also at
+    its definition, :func:`_definitional`), its premises decided, each instance tried by ``leaf``; backtracking."""
+    h = "forall_audit_H"
+    values = witnesses(scopes, "T", f"specialize ({h} v); go ()")
+    return (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
+            "forall _ : ?T, _ => lazymatch type of T with Prop => "
+            f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
+            f"| _ => first [ {_definitional(h)} | {values} ] end end | {leaf} ] in go ()")
+
+
+def same_value(scopes: tuple[str, ...], features: tuple[str, ...], leaf: str) -> str:
+    """Every variable of the negated statement at the same value, one value at a time (``a = b = c = d = 1``),
+    each instance tried by ``leaf``: a handful of instances, where :func:`backtracking` visits the values of the
+    last variables first (thousands for four variables)."""
+    h = "forall_audit_H"
     same = witnesses(scopes, "T", f"let rec go u := lazymatch type of {h} with forall _ : ?T, _ => "
                      "lazymatch type of T with Prop => "
                      f"let p := fresh in assert (p : T) by {prove(features)}; specialize ({h} p); go () "
-                     f"| _ => specialize ({h} v); go () end | _ => {refute} end in go ()")
-    uniform = (f"intro {h}; try cbv zeta in {h}; match type of {h} with forall _ : ?T, _ => "
-               f"lazymatch type of T with Prop => fail | _ => {same} end end")
+                     f"| _ => specialize ({h} v); go () end | _ => {leaf} end in go ()")
+    return (f"intro {h}; try cbv zeta in {h}; match type of {h} with forall _ : ?T, _ => "
+            f"lazymatch type of T with Prop => fail | _ => {same} end end")
+
+
+def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) -> list[tuple[str, float]]:
+    """A bounded search: instantiate the negated statement's variables at small values, decide its premises,
+    refute the instance; backtracking over the values. The statement's ``let``s are reduced first."""
+    h = "forall_audit_H"
+    refute = (f"solve [ {BREAK}; {closer(features)} | "
+              f"{negated_existentials(scopes, features)} ]")
+    # the instance's negated conclusion may itself be universal (``forall x y, f x y = g x - g y``: the same
+    # search with that hypothesis specialised at literals) or nonlinear (``0 = a * b + b * c + c * a + 1``)
+    deep = f"solve [ {BREAK}; {specialise(scopes, features, 2)} | {BREAK}; nia ]"
     # issue 34: distinct successive values (cheap: three instances), then the generated candidates' search
     stairs = " | ".join(f"({staircase(scopes, features, start)})" for start in STAIRCASE_STARTS)
+    # ... the instance evaluated (finite sums, binomial coefficients) and refuted by the certifying closers, or its
+    # negated conclusion's universal hypotheses instantiated together (a swapped quantifier order)
+    saturated = saturated_refutation(scopes, features)
+    evaluated = f"solve [ {BREAK}; {evaluated_closer(features)} | {zero_witness(scopes, features)} ]"
     return [named("refute-direct", f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS),
-            named("same-value", uniform, SEARCH_SECONDS),
+            named("same-value", same_value(scopes, features, refute), SEARCH_SECONDS),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
-            named("backtracking", search(refute), 2 * SEARCH_SECONDS),
+            named("backtracking", backtracking(scopes, features, refute), 2 * SEARCH_SECONDS),
+            named("evaluated-same-value", same_value(scopes, features, f"first [ {evaluated} | {saturated} ]"),
+                  SEARCH_SECONDS),
+            named("refute-saturation", f"intro {h}; try cbv zeta in {h}; {saturated}", SEARCH_SECONDS),
+            named("evaluated-backtracking", backtracking(scopes, features, evaluated), 2 * SEARCH_SECONDS),
             named("generated-backtracking", fine_search(scopes, features), 2 * SEARCH_SECONDS),
-            named("backtracking-deep", search(deep), SEARCH_SECONDS)]
+            named("backtracking-deep", backtracking(scopes, features, deep), SEARCH_SECONDS)]
 
 
 def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -147,7 +168,8 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 #: that one's order: a script's budget is CPU time in one coqtop session, so what runs before it can cost it its
 #: result (putnam_1962_b5's refutation by ``backtracking`` takes 3.4-3.7 s of its 4 s after the former scripts;
 #: with the generated ones interleaved it ran past its 4 s and the known flag was lost).
-GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise"})
+GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
+                       "refute-saturation", "evaluated-same-value", "evaluated-backtracking"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
