@@ -31,6 +31,7 @@ from pytest_forall.lang.rocq.audit.tactics import (
     literal_instances,
     negated_existentials,
     prove,
+    rational_hypotheses,
     rational_premises,
     saturate,
     specialise,
@@ -145,10 +146,16 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
     # negated conclusion's universal hypotheses instantiated together (a swapped quantifier order)
     saturated = saturated_refutation(scopes, features)
     evaluated = f"solve [ {BREAK}; {evaluated_closer(features)} | {zero_witness(scopes, features)} ]"
+    rational = f"solve [ {BREAK}; {rational_premises(features)}; {BREAK}; {rational_hypotheses(features)} ]"
     return [named("refute-direct", f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS),
             named("same-value", same_value(scopes, features, refute), SEARCH_SECONDS),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
             named("backtracking", backtracking(scopes, features, refute), 2 * SEARCH_SECONDS),
+            # with mathcomp's rationals: each instance decided by the rational decider alone (the closers before it
+            # fail slowly on an abstract field: putnam_1962_b5's refutation at n = 2 took 3.4-3.8 s of
+            # ``backtracking``'s 4 s, most of it in them)
+            *([named("rational-same-value", same_value(scopes, features, rational), SEARCH_SECONDS)]
+              if RAT in features else []),
             named("evaluated-same-value", same_value(scopes, features, f"first [ {evaluated} | {saturated} ]"),
                   SEARCH_SECONDS),
             named("refute-saturation", f"intro {h}; try cbv zeta in {h}; {saturated}", SEARCH_SECONDS),
@@ -169,7 +176,7 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 #: result (putnam_1962_b5's refutation by ``backtracking`` takes 3.4-3.7 s of its 4 s after the former scripts;
 #: with the generated ones interleaved it ran past its 4 s and the known flag was lost).
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
-                       "refute-saturation", "evaluated-same-value", "evaluated-backtracking"})
+                       "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
