@@ -59,7 +59,7 @@ def _statement_span(text: str, theorem: str) -> tuple[int, int] | None:
 
 def _replace_token(text: str, span: tuple[int, int], choose: Callable[[list[tuple[int, str, str]]], Any],
                    wanted: Callable[[str, str], bool], new: Callable[[str], str]) -> str | None:
-    from pytest_forall.lang.rocq.audit import _tokens
+    from pytest_forall.lang.rocq.audit.derive import _tokens
 
     start, end = span
     candidates = [t for t in _tokens(text[start:end]) if wanted(t[1], t[2])]
@@ -83,7 +83,7 @@ def mutate(text: str, theorem: str, kind: str, rng: random.Random) -> str | None
                               or (k == "ident" and t in ("lt", "le", "gt", "ge")), lambda t: FLIPS[t])
     if kind == "shift_bound":
         # a bound, not an exponent (``x ^ 2``): a numeral not right after ``^``
-        from pytest_forall.lang.rocq.audit import _tokens
+        from pytest_forall.lang.rocq.audit.derive import _tokens
 
         tokens = _tokens(text[span[0]:span[1]])
         numbers = [t for i, t in enumerate(tokens) if t[1] == "number" and t[2].isdigit()
