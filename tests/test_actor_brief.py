@@ -12,7 +12,8 @@ import pytest
 
 from pytest_forall.core.actor import SessionContext, TurnResult
 from pytest_forall.core.model import Usage
-from pytest_forall.core.protocol import ItemRun, initial_prompt
+from pytest_forall.core.prompts import initial_prompt
+from pytest_forall.core.protocol import ItemRun
 from pytest_forall.core.prover import Interactive, ProofTools, proof_tools
 from pytest_forall.lang.lean.backend import LeanProver
 from pytest_forall.lang.rocq.backend import RocqProver

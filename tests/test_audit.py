@@ -25,7 +25,8 @@ from pytest_forall.core.accept import AuditRecord
 from pytest_forall.core.actor import SessionContext, TurnResult
 from pytest_forall.core.audit import audit_pack, derived_tasks, findings_table
 from pytest_forall.core.model import Budget, Task
-from pytest_forall.core.protocol import ItemContext, ItemRun, initial_prompt
+from pytest_forall.core.prompts import initial_prompt
+from pytest_forall.core.protocol import ItemContext, ItemRun
 from pytest_forall.core.review import reviewer_prompt
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.audit import peel, vacuity_text

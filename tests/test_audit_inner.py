@@ -25,7 +25,7 @@ from test_audit import forall_verify, run_item, scripted, task_of
 from conftest import REPO, require_tool
 from pytest_forall.agents.portfolio import AuditFrontend
 from pytest_forall.core.audit import audit_pack, derived_tasks
-from pytest_forall.core.protocol import initial_prompt
+from pytest_forall.core.prompts import initial_prompt
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.audit import (
     HOLE,

@@ -19,7 +19,8 @@ import pytest
 
 from conftest import require_tool
 from pytest_forall.lang.rocq.backend import parse_glob, parse_time_report
-from pytest_forall.lang.rocq.screen import parsed_command, rocq_static_layers, sentence_structure
+from pytest_forall.lang.rocq.screen import rocq_static_layers
+from pytest_forall.lang.rocq.sentences import parsed_command, sentence_structure
 
 LENGTHS = (40, 55, 70, 85, 100, 115, 130, 160, 200, 260, 330, 400)
 

@@ -580,8 +580,8 @@ class RocqProver:
 
     def sentence_check(self, task: Task, data: bytes, compiled: CompileResult) -> Layer:
         """The sentences coqc executed (``-time``'s byte ranges) must be the screen's own, each judged as Coq
-        parsed it; see :func:`pytest_forall.lang.rocq.screen.sentence_structure`."""
-        from pytest_forall.lang.rocq.screen import sentence_structure
+        parsed it; see :func:`pytest_forall.lang.rocq.sentences.sentence_structure`."""
+        from pytest_forall.lang.rocq.sentences import sentence_structure
 
         return sentence_structure(data, compiled.sentences, compiled.declarations)
 

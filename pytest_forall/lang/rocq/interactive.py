@@ -3,7 +3,7 @@
 The session (:class:`~pytest_forall.lang.rocq.coqtop.CoqSession`) keeps the template's imports loaded and reuses
 the longest unchanged prefix of the candidate between calls; every goal it answers is what ``coqtop`` itself
 printed (``Show.``, with ``Printing Unfocused`` on), never re-enacted here. Sentences are cut by the language
-pack's own reader (:mod:`.lexer` and the screen's :func:`~.screen.coq_units`, the units ``coqc`` executes), so a
+pack's own reader (:mod:`.lexer` and :func:`~.sentences.coq_units`, the units ``coqc`` executes), so a
 comment or a string hides text from these tools exactly when it hides it from Coq.
 
 What the tools may run: ``goals`` runs the candidate's own sentences (what ``compile`` runs anyway) and reports
@@ -28,7 +28,7 @@ from pytest_forall.core.prover import ProofTools, SessionAnswer, SessionRefused,
 from pytest_forall.lang.common import NotUnderstood
 from pytest_forall.lang.rocq.coqtop import CoqSession, SessionForged, TacticProbe
 from pytest_forall.lang.rocq.lexer import mask, sentences, tokens
-from pytest_forall.lang.rocq.screen import coq_units
+from pytest_forall.lang.rocq.sentences import coq_units
 
 #: Commands ``query`` runs (``Print`` only as ``Print Assumptions``): each answers with statements, types, locations
 #: or the axioms a name rests on, never a body.

@@ -401,7 +401,7 @@ class ProjectRocqProver(ProjectSessions):
     def sentence_check(self, task: Task, data: bytes, compiled: Any) -> Layer:
         """coqc's sentences from the target's statement on must be the screen's (the file before it is the
         project's own, compiled by the project's build as well)."""
-        from pytest_forall.lang.rocq.screen import sentence_structure
+        from pytest_forall.lang.rocq.sentences import sentence_structure
 
         if (not compiled.sentences and compiled.ok and self._is_own_compiled(task, data, compiled.digest)) or (
                 task.meta.get("own_candidate") and data == str(task.meta["own_candidate"]).encode("utf-8")):
