@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from test_protocol import DIGEST, ScriptedFrontend, approves, fake_task, item, writes
+
 from pytest_forall.core.actor import SessionContext, TurnResult
 from pytest_forall.core.model import Usage
 from pytest_forall.core.protocol import ItemRun
-
-from test_protocol import DIGEST, ScriptedFrontend, approves, fake_task, item, writes
 
 RECORD = '{"nodeid": "other", "outcome": "failed"}\n'
 
