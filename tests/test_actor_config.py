@@ -3,7 +3,8 @@
 The actor's sandbox may write its HOME (the CLI keeps its conversation there), so a configuration file kept in
 that HOME is the actor's to rewrite between turns: OpenCode's prices (``opencode.json``) set to zero made every
 later turn cost $0 while its tokens stayed honest, so a cost cap never stopped it; Codex's ``config.toml`` in
-``CODEX_HOME`` switched the model and effort the run declared. The real CLIs against the scripted model server, in
+``CODEX_HOME`` switched the model and effort the run declared, and so did Claude Code's settings (the user's in
+the HOME, the project's in the workspace). The real CLIs against the scripted model server, in
 the bwrap sandbox (where the HOME is the only place outside the workspace the actor can write).
 """
 
@@ -87,3 +88,25 @@ def test_the_actor_cannot_switch_its_clis_model_or_effort(cli: Cli, serve: Any, 
     assert second.infra == "" and requests, second
     assert {(r["body"].get("model"), (r["body"].get("reasoning") or {}).get("effort")) for r in requests} == {
         ("gpt-5.5", "low")}
+
+
+CLAUDE = [c for c in cli_params() if c.values[0].name == "claude-code"]
+#: a settings file the actor's tools can write: the project's (its workspace) and the user's (its HOME)
+SETTINGS = {"project": ".claude/settings.json", "local": ".claude/settings.local.json", "user": "HOME"}
+
+
+@pytest.mark.parametrize("where", list(SETTINGS))
+@pytest.mark.parametrize("cli", CLAUDE, indirect=True)
+def test_the_actor_cannot_switch_claude_codes_model(cli: Cli, serve: Any, tmp_path: Path,  # noqa: F811
+                                                   where: str) -> None:
+    settings = '{"model": "claude-other-model", "env": {"ANTHROPIC_MODEL": "claude-other-model"}}'
+    path = SETTINGS[where] if where != "user" else "$HOME/.claude/settings.json"
+    command = f"mkdir -p $(dirname {path}) && echo '{settings}' > {path}; echo edited"
+    server = serve(scripted(actor=[{"call_tool": "Bash", "args": {"command": command}}, {"text": "edited"},
+                                   {"text": "second turn"}]))
+    session = open_session(cli, server, tmp_path, sandbox="bwrap")
+    first, before = timed_turn(session, server, "Write proof.lean")
+    assert first.infra == "" and first.exit_code == 0, first
+    second, requests = timed_turn(session, server, "Go on")
+    assert second.infra == "" and requests, second
+    assert {r["body"].get("model") for r in requests} == {r["body"].get("model") for r in before}
