@@ -37,7 +37,10 @@ class ClaudeCodeSession(AgentCliSession):
     def command(self, executable: str, prompt: str) -> list[str]:
         # partial messages: bytes flow while the model streams (the stall detector sees them), and each
         # message's final usage is in the stream before ``result``, so a killed turn keeps its usage
-        argv = [executable, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"]
+        argv = [executable, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
+                # no settings file counts: the user's is in the HOME and the project's in the workspace, both the
+                # actor's to write (a "model" or "env" there switched the model of its next turns); only argv does
+                "--setting-sources", ""]
         servers = self.options.get("mcp_servers") or {}
         allowed = [f"mcp__{name}" for name in servers]   # one --allowedTools list for every source
         if self.reviewer:

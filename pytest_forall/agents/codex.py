@@ -29,13 +29,14 @@ def _toml(value: Any) -> str:
     return json.dumps(value)
 
 
-def mcp_tables(servers: dict[str, dict[str, Any]]) -> list[str]:
-    """``[mcp_servers.NAME]`` tables for streamable-HTTP servers (``{name: {"url": …}}``, see docs/tools.md);
+def mcp_settings(servers: dict[str, dict[str, Any]]) -> list[tuple[str, Any]]:
+    """``mcp_servers.NAME`` settings for streamable-HTTP servers (``{name: {"url": …}}``, see docs/tools.md);
     under ``approval_policy = "never"`` a call fails unless the table pre-approves its tools."""
-    lines: list[str] = []
+    settings: list[tuple[str, Any]] = []
     for name, spec in servers.items():
-        lines += ["", f"[mcp_servers.{name}]", f"url = {_toml(spec['url'])}", 'default_tools_approval_mode = "approve"']
-    return lines
+        settings += [(f"mcp_servers.{name}.url", str(spec["url"])),
+                     (f"mcp_servers.{name}.default_tools_approval_mode", "approve")]
+    return settings
 
 
 class CodexSession(AgentCliSession):
@@ -46,23 +47,30 @@ class CodexSession(AgentCliSession):
         self.codex_home.mkdir()
         #: (input, output, cached) of the thread up to the last turn
         self.thread_total = (0, 0, 0)
-        lines = ['approval_policy = "never"', "check_for_update_on_startup = false"]
+        # the record of what was given; what the CLI obeys is passed again with ``-c`` on every turn (command)
+        (self.codex_home / "config.toml").write_text(
+            "".join(f"{key} = {_toml(value)}\n" for key, value in self.settings()), encoding="utf-8")
+
+    def settings(self) -> list[tuple[str, Any]]:
+        """The CLI's configuration as ``(dotted key, value)``, made from the options. CODEX_HOME is in the HOME the
+        actor's shell may write (Codex keeps its threads there), so a ``config.toml`` there is the actor's: it
+        switched the model and effort of the next turns. Each setting is given as ``-c`` on every turn instead,
+        which Codex ranks above every file."""
+        settings: list[tuple[str, Any]] = [("approval_policy", "never"), ("check_for_update_on_startup", False)]
         if self.options.get("model"):
-            lines.append(f"model = {_toml(str(self.options['model']))}")
+            settings.append(("model", str(self.options["model"])))
         if self.options.get("effort"):
-            lines.append(f"model_reasoning_effort = {_toml(str(self.options['effort']))}")
+            settings.append(("model_reasoning_effort", str(self.options["effort"])))
+        settings += [("analytics.enabled", False), ("features.plugins", False)]
         if self.options.get("provider_url"):
-            lines.append(f"model_provider = {_toml(PROVIDER_ID)}")
-        lines += ["", "[analytics]", "enabled = false", "", "[features]", "plugins = false"]
-        if self.options.get("provider_url"):
-            lines += ["", f"[model_providers.{PROVIDER_ID}]", f"name = {_toml(PROVIDER_ID)}",
-                      f"base_url = {_toml(str(self.options['provider_url']))}", f"env_key = {_toml(KEY_VARIABLE)}",
-                      'wire_api = "responses"']
+            provider = f"model_providers.{PROVIDER_ID}"
+            settings += [("model_provider", PROVIDER_ID), (f"{provider}.name", PROVIDER_ID),
+                         (f"{provider}.base_url", str(self.options["provider_url"])),
+                         (f"{provider}.env_key", KEY_VARIABLE), (f"{provider}.wire_api", "responses")]
             if self.options.get("max_retries") not in (None, ""):
                 retries = int(self.options["max_retries"])
-                lines += [f"request_max_retries = {retries}", f"stream_max_retries = {retries}"]
-        lines += mcp_tables(self.options.get("mcp_servers") or {})
-        (self.codex_home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+                settings += [(f"{provider}.request_max_retries", retries), (f"{provider}.stream_max_retries", retries)]
+        return settings + mcp_settings(self.options.get("mcp_servers") or {})
 
     def reopen(self) -> None:
         """A resumed thread's next usage total still includes the earlier process's turns."""
@@ -90,6 +98,8 @@ class CodexSession(AgentCliSession):
             sandbox = "read-only" if self.reviewer else "workspace-write"
         resume = ["resume"] if self.session_id else []
         flags = ["--json", "--skip-git-repo-check", "-c", f"sandbox_mode={_toml(sandbox)}"]
+        for key, value in self.settings():
+            flags += ["-c", f"{key}={_toml(value)}"]
         return [executable, "exec", *resume, *flags, "--", *([self.session_id] if resume else []), prompt]
 
     def environment(self) -> dict[str, str]:

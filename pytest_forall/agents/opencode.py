@@ -1,6 +1,9 @@
 """The ``opencode`` frontend: OpenCode driven through ``opencode run --format json``, one process per turn.
 
-The config is a file in the session's HOME named by ``OPENCODE_CONFIG``; with ``provider_url`` it
+The config reaches the CLI only through its environment (``OPENCODE_CONFIG_CONTENT``, OpenCode's last and
+strongest source), with project configs off (``OPENCODE_DISABLE_PROJECT_CONFIG``): the actor's shell can write
+its HOME and workspace, and a config there (the prices set to 0, another model) was the CLI's for the next turn.
+``opencode.json`` in the HOME is only the record of what was given. With ``provider_url`` it
 declares a custom OpenAI-compatible provider (or Anthropic-compatible with ``provider_api="anthropic"``)
 whose key comes from the environment. The working directory is passed with ``--dir`` because OpenCode
 takes it from ``$PWD``, not from its cwd. The reviewer runs as an agent whose edit and bash permissions
@@ -35,6 +38,11 @@ class OpenCodeSession(AgentCliSession):
 
     def prepare(self) -> None:
         self.config_path = self.home / "opencode.json"
+        self.config_path.write_text(json.dumps(self.config(), indent=2), encoding="utf-8")
+
+    def config(self) -> dict[str, Any]:
+        """The CLI's configuration, made from the options at every turn (never read back from a file the actor
+        can write)."""
         config: dict[str, Any] = {
             "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
             "agent": {REVIEWER_AGENT: {"mode": "primary", "description": "read-only reviewer",
@@ -57,7 +65,7 @@ class OpenCodeSession(AgentCliSession):
         if servers:  # {name: {"url": …}}: streamable-HTTP MCP servers, see docs/tools.md
             config["mcp"] = {name: {"type": "remote", "url": spec["url"], "enabled": True}
                              for name, spec in servers.items()}
-        self.config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        return config
 
     @property
     def costs_known(self) -> bool:
@@ -76,7 +84,7 @@ class OpenCodeSession(AgentCliSession):
 
     def environment(self) -> dict[str, str]:
         env = super().environment()
-        env.update(QUIET_ENV, OPENCODE_CONFIG=str(self.config_path))
+        env.update(QUIET_ENV, OPENCODE_CONFIG_CONTENT=json.dumps(self.config()), OPENCODE_DISABLE_PROJECT_CONFIG="1")
         if self.api_key():
             env[KEY_VARIABLE if self.options.get("provider_url") else self.key_env] = self.api_key()
         return env

@@ -641,9 +641,9 @@ class ItemRun:
                              digest=verdict.digest)
         if not decision.accepted:
             state.last_reason = decision.reason
-            (workspace / REVIEW_FILE).write_text(
+            ws.write_file(workspace, REVIEW_FILE, (  # never through a symlink the actor left there
                 f"# Review of sha256 {verdict.digest}\n\n{decision.reason}\n\n"
-                + (review.text[-6000:] if review else ""), encoding="utf-8")
+                + (review.text[-6000:] if review else "")).encode("utf-8"))
             self._step_saved()
             return None, review_feedback(verdict.digest, decision.reason)
         assert on_disk is not None

@@ -36,20 +36,82 @@ def prepare(root: Path, name: str, task: Task, *, reset: bool, brief: bool = Tru
     if reset and workspace.exists():
         shutil.rmtree(workspace)
     workspace.mkdir(parents=True, exist_ok=True)
-    candidate = workspace / task.candidate_name
-    if not candidate.exists():
-        candidate.write_text(task.template, encoding="utf-8")
+    # a resumed workspace is the agent's: every write below goes through write_file, never through its symlinks
+    if not os.path.lexists(workspace / task.candidate_name):
+        write_file(workspace, task.candidate_name, task.template.encode("utf-8"))
     if brief:
-        (workspace / "TASK.md").write_text(task_brief(task), encoding="utf-8")
+        write_file(workspace, "TASK.md", task_brief(task).encode("utf-8"))
     for rel, text in task.context_files.items():
-        target = workspace / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_file(workspace, rel, text.encode("utf-8"))
     tree = task.meta.get("workspace_tree")  # a prepared (sanitized) directory, too large for context_files
     if tree:
-        shutil.copytree(str(tree), workspace / str(task.meta.get("workspace_tree_dest") or "."), symlinks=True,
-                        dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
+        dest = PurePosixPath(str(task.meta.get("workspace_tree_dest") or "."))
+        for dirpath, dirnames, filenames in os.walk(str(tree)):  # never follows symlinked directories
+            dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
+            here = PurePosixPath(os.path.relpath(dirpath, str(tree)))
+            links = [d for d in os.listdir(dirpath) if d != ".git" and os.path.islink(os.path.join(dirpath, d))]
+            for entry in sorted({*filenames, *links}):
+                source = os.path.join(dirpath, entry)
+                rel = str(dest / here / entry)
+                if os.path.islink(source):
+                    write_file(workspace, rel, os.readlink(source).encode(), symlink=True)
+                else:
+                    write_file(workspace, rel, Path(source).read_bytes(), mode=stat.S_IMODE(os.stat(source).st_mode))
     return workspace
+
+
+def write_file(workspace: Path, relname: str, data: bytes, *, mode: int = 0o644, symlink: bool = False) -> None:
+    """Put ``data`` at ``workspace/relname`` (with ``symlink``: a symlink whose target is ``data``) as the harness's
+    own file, whatever the agent left on the path.
+
+    The workspace is written by a hostile agent that knows the host paths around it: a symlink it planted at the file
+    or at any directory on the way would carry a plain ``write_text`` to a file outside (another item's record, the
+    run's results, the verdict cache). Every directory is opened with O_NOFOLLOW relative to its parent's fd (what is
+    not a directory there is removed and made one); the file is written under a fresh name and renamed over the
+    entry, which replaces a symlink or file rather than writing through it (a directory there is removed first).
+    """
+    parts = [p for p in PurePosixPath(relname).parts if p != "."]
+    if not parts or PurePosixPath(relname).is_absolute() or ".." in parts:
+        raise ValueError(f"relname must be a relative path inside the workspace: {relname!r}")
+    dir_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            try:
+                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            except OSError:
+                _remove_entry(dir_fd, part)
+                os.mkdir(part, 0o755, dir_fd=dir_fd)
+                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = next_fd
+        name = parts[-1]
+        fresh = f".{name}.forall-{os.getpid()}-{os.urandom(4).hex()}"
+        if symlink:
+            os.symlink(data.decode(), fresh, dir_fd=dir_fd)
+        else:
+            fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
+                         dir_fd=dir_fd)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        try:
+            os.replace(fresh, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except OSError:  # a directory (or a non-empty one) where the file goes
+            _remove_entry(dir_fd, name)
+            os.replace(fresh, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _remove_entry(dir_fd: int, name: str) -> None:
+    """Remove whatever ``name`` is in the directory ``dir_fd`` (a directory with its contents, never following)."""
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(name, dir_fd=dir_fd)
+    else:
+        os.unlink(name, dir_fd=dir_fd)
 
 
 class Unreadable(Exception):
