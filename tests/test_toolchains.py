@@ -61,9 +61,7 @@ def root(suite: str) -> Path:
 
 class Provers(dict):  # type: ignore[type-arg]
     """One sandboxed backend per toolchain, made when first asked for (a missing root fails or skips that test
-    only), each with its own template cache. Their layers run one after another (``concurrent_layers`` off): the
-    same verdicts and layers (:func:`pytest_forall.core.verify._alongside`; the concurrent path on a root is the
-    replay test's below), without a coqchk run in vain beside each cheat the audit rejects."""
+    only), each with its own template cache."""
 
     def __init__(self, base: Path) -> None:
         super().__init__()
@@ -76,7 +74,6 @@ class Provers(dict):  # type: ignore[type-arg]
         prover = RocqProver({"sandbox": "bwrap", "sandbox_audit_dir": str(cache / "audit"), "toolchain": spec,
                              "cache_dir": str(cache)})
         assert prover.probe(cache) == "", prover.probe(cache)
-        prover.concurrent_layers = False
         self[name] = prover
         return prover
 
