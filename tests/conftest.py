@@ -60,6 +60,20 @@ def standin_lean_project(root: Path) -> Path:
     return root
 
 
+#: Installed pytest plugins no test uses, kept out of the pytest processes the tests start (``runpytest_subprocess``,
+#: ``python -m pytest`` and their xdist workers): anyio's imports trio, together 0.45 s of CPU per process of the
+#: hundreds the suite starts (docs/measurements.md, "The test command, faster"). The suite itself runs with
+#: ``-p no:hypothesispytest`` (scripts/test.sh) for the same reason.
+UNUSED_PLUGINS = "-p no:anyio -p no:benchmark -p no:hypothesispytest"
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own ``pytester`` (it clears ``PYTEST_ADDOPTS``), its runs started without :data:`UNUSED_PLUGINS`."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", UNUSED_PLUGINS)
+    return pytester
+
+
 @pytest.fixture
 def putnam_root() -> Path:
     if not (PUTNAM / "coq" / "src").is_dir():

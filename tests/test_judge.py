@@ -70,8 +70,12 @@ def task(problem: str) -> Any:
 
 
 def verdict_of(prover: RocqProver, problem: str, text: str, tmp_path: Path, name: str) -> Any:
+    """The verdict, its layers run one after another: the same verdict and layers as concurrently
+    (:func:`pytest_forall.core.verify._alongside`; tests/test_verifier_concurrency.py tests that path), without a
+    coqchk run in vain beside a candidate an earlier layer rejects."""
     build = tmp_path / name
     build.mkdir()
+    prover.concurrent_layers = False
     return verify_candidate(task(problem), prover, text.encode(), builddir=build, timeout=300)
 
 

@@ -37,7 +37,10 @@ def _coq() -> None:
 
 class NoStatic(RocqProver):
     """The Rocq backend with the screen switched off (its static layers and its check of coqc's sentences): only
-    the kernel-side layers judge."""
+    the kernel-side layers judge. Its layers run one after another: the same verdict and layers
+    (tests/test_verifier_concurrency.py), without a coqchk run in vain beside a candidate an earlier layer rejects."""
+
+    concurrent_layers = False
 
     def static_layers(self, task: Any, text: str) -> list[Layer]:
         return []

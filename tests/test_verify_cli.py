@@ -195,6 +195,10 @@ def test_corpus_cheat_is_caught_prover_side_with_the_static_screen_off(entry: Pa
     from pytest_forall.lang.rocq.backend import RocqProver
 
     class NoStatic(RocqProver):
+        #: layers one after another: the same verdict and layers, without a coqchk run in vain beside a rejected
+        #: cheat (the corpus above runs them concurrently, as `forall verify` does)
+        concurrent_layers = False
+
         def static_layers(self, task: object, text: str) -> list[Layer]:
             return []
 
