@@ -152,7 +152,9 @@ def test_a_replay_item_writes_its_state_and_progress_only_where_a_resume_or_watc
     assert row["outcome"] == "strict" and not row["cached"], row
     renamed = Counter(name for op, name in cold if op == "rename")
     assert renamed[PROGRESS_FILE] == 2 and "state.json" not in renamed, cold
-    assert sum(renamed.values()) == 4, cold  # with the verdict cache's entry and the key it was judged under
+    # with the verdict cache's entry and the key it was judged under, and the workspace's candidate (written under a
+    # fresh name and renamed over the entry, never through a link the actor left: core.workspace.write_file)
+    assert renamed["t.txt"] == 1 and sum(renamed.values()) == 5, cold
     written = [name for op, name in cold if op == "write"]
     # the workspace without the agent's brief; the audit record's files (6, the accepted file a link), the cache's
     # entry and key (with its HMAC key, its lock, and a first try of each before its directory is made), progress (2)
@@ -222,7 +224,8 @@ def test_a_replay_item_judged_at_once_writes_no_progress(tmp_path: Path, monkeyp
         row = ItemRun(ctx).run()
     assert row["outcome"] == "strict" and not row["cached"], row
     renamed = Counter(name for op, name in seen if op == "rename")
-    assert PROGRESS_FILE not in renamed and sum(renamed.values()) == 2, seen  # the cache's entry and key only
+    # the cache's entry and key, and the workspace's candidate (core.workspace.write_file's rename) only
+    assert PROGRESS_FILE not in renamed and renamed["t.txt"] == 1 and sum(renamed.values()) == 3, seen
     assert not (ctx.audit.directory / PROGRESS_FILE).exists()
     reference = replay_item(tmp_path, "waits")
     reference_row = ItemRun(reference).run()

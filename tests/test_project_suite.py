@@ -238,7 +238,7 @@ def test_lean_project_items_and_infra_without_a_toolchain(pytester: pytest.Pytes
     pytester.makeini("[pytest]\n")
     run = pytester.runpytest(*BASE, "--forall-project", "leanproj", "--forall-frontend", "replay",
                              "--forall-proofs", str(pytester.path), "--forall-sandbox", "none", "-rs")
-    rows = results(pytester, next(p.name for p in (pytester.path / "reports").iterdir()))
+    rows = results(pytester, next(p.name for p in (pytester.path / "reports").iterdir() if not p.name.startswith(".")))
     assert {r["outcome"] for r in rows.values()} == {"infra"}
     assert all("Lean toolchain not found" in r["reason"] for r in rows.values())
     assert run.ret == 75

@@ -78,6 +78,13 @@ class Provers(dict):  # type: ignore[type-arg]
         return prover
 
 
+@pytest.fixture(autouse=True)
+def _corpus_pointers_resolve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The corpus's one-line ``template`` pointers name PutnamBench files; they resolve under ``PUTNAMBENCH_ROOT``
+    (:func:`resolve_template`), set here rather than left to another test's process-wide setting."""
+    monkeypatch.setenv("PUTNAMBENCH_ROOT", str(PUTNAM))
+
+
 @pytest.fixture(scope="module")
 def provers(tmp_path_factory: pytest.TempPathFactory) -> Provers:
     return Provers(tmp_path_factory.mktemp("toolchains"))

@@ -188,7 +188,8 @@ KERNEL_SIDE = [p for p in ENTRIES if json.loads((p / "expect.json").read_text())
 
 
 @pytest.mark.parametrize("entry", KERNEL_SIDE, ids=[p.name for p in KERNEL_SIDE])
-def test_corpus_cheat_is_caught_prover_side_with_the_static_screen_off(entry: Path, tmp_path: Path) -> None:
+def test_corpus_cheat_is_caught_prover_side_with_the_static_screen_off(entry: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Defence in depth: with the static layers off, the layers after compilation still reject (``kernel_layer``)."""
     from pytest_forall.core.model import Layer
     from pytest_forall.core.verify import resolve_template, task_from_template, verify_candidate
@@ -204,7 +205,7 @@ def test_corpus_cheat_is_caught_prover_side_with_the_static_screen_off(entry: Pa
 
     require_tool("coqc")
     expect = json.loads((entry / "expect.json").read_text())
-    os.environ.setdefault("PUTNAMBENCH_ROOT", str(PUTNAM))
+    monkeypatch.setenv("PUTNAMBENCH_ROOT", str(PUTNAM))  # the corpus's one-line template pointers resolve there
     task = task_from_template("rocq", resolve_template(entry / "template"))
     verdict = verify_candidate(task, NoStatic(), (entry / "candidate.v").read_bytes(), builddir=tmp_path)
     assert verdict.verdict == "reject", verdict.layers

@@ -313,7 +313,7 @@ class VeriSoftBenchProver:
 
     def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Any:
         from pytest_forall.core.prover import CompileResult
-        from pytest_forall.lang.lean.backend import is_sorry_warning
+        from pytest_forall.lang.lean.messages import is_sorry_warning
 
         data = candidate.read_bytes()
         path, infra = self._spliced(task, data.decode("utf-8"), workspace)
