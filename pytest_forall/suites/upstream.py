@@ -14,6 +14,7 @@ Anything else (another host, no commit, a modified file) gives "": no link rathe
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import subprocess
 from pathlib import Path
@@ -63,18 +64,33 @@ def _pinned(root: str) -> tuple[str, str, bool] | None:
 def _git(root: str, *args: str) -> str:
     try:
         done = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError, ValueError):  # ValueError: a path git prints that is not UTF-8
         return ""
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
 def _unchanged(root: Path, relative: str) -> bool:
-    """Whether git has ``relative`` committed as it is on disk (a link must show the very file that was run)."""
-    try:
-        done = subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD", "--", relative], capture_output=True,
-                              timeout=30, check=False)
-        tracked = subprocess.run(["git", "-C", str(root), "ls-files", "--error-unmatch", "--", relative],
-                                 capture_output=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
+    """Whether ``relative`` is on disk as ``HEAD`` has it committed (a link must show the very file that was run):
+    its git blob id, computed here, against ``HEAD``'s tree read once per checkout (no subprocess per item)."""
+    committed = _head_blobs(str(root)).get(relative)
+    if committed is None:
         return False
-    return done.returncode == 0 and tracked.returncode == 0
+    try:
+        data = (root / relative).read_bytes()
+    except OSError:
+        return False
+    digest = hashlib.sha256 if len(committed) == 64 else hashlib.sha1  # the repository's object format
+    return digest(b"blob %d\0" % len(data) + data).hexdigest() == committed
+
+
+@functools.cache
+def _head_blobs(root: str) -> dict[str, str]:
+    """Each file of ``HEAD``'s tree at ``root`` and its blob id (``git ls-tree -r -z HEAD``), once per process."""
+    listing = _git(root, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
+    blobs = {}
+    for entry in listing.split("\0"):
+        meta, _, name = entry.partition("\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == "blob":
+            blobs[name] = fields[2]
+    return blobs
