@@ -619,6 +619,21 @@ def shadowing_guard(analysis: Analysis) -> Layer:
                                                     "or changes resolution")
 
 
+#: How a bracket token moves the nesting depth (the declaration readers below count it the same way).
+_DEPTH_CHANGE = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
+def _depth_change(token: Token) -> int:
+    return _DEPTH_CHANGE.get(token.text, 0) if token.kind == "symbol" else 0
+
+
+def _without_prefixes(tokens: list[Token], prefixes: tuple[str, ...] = ("Local", "Global")) -> list[Token]:
+    """``tokens`` without the leading locality (or other ``prefixes``) words a command may start with."""
+    while tokens and tokens[0].text in prefixes:
+        tokens = tokens[1:]
+    return tokens
+
+
 def _own_arguments(sentence: Sentence, words: list[str], own: set[str]) -> bool:
     """``Arguments c …`` whose target is a plain name the candidate declared earlier in the same Module/Section, with
     no ``Require``/``Import`` since (so the short name still resolves to that declaration), and which does not occur
@@ -627,18 +642,14 @@ def _own_arguments(sentence: Sentence, words: list[str], own: set[str]) -> bool:
     statement is ``elaborated_statement`` (an ``Arguments`` that changed it would change its kernel term)."""
     if words[:1] != ["Arguments"]:
         return False
-    body = sentence.tokens[sentence._attribute_end():]
-    while body and body[0].text in ("Local", "Global"):
-        body = body[1:]
+    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
     return len(body) > 1 and body[1].kind == "ident" and "." not in body[1].text and body[1].text in own
 
 
 def _imports_own_modules(sentence: Sentence, own_modules: set[str]) -> bool:
     """``Import M.`` / ``Export M N.`` naming only modules the candidate declared before (no filters, no
     categories)."""
-    body = sentence.tokens[sentence._attribute_end():-1]
-    while body and body[0].text in ("Local", "Global"):
-        body = body[1:]
+    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
     return (len(body) > 1 and body[0].text in ("Import", "Export")
             and all(t.kind == "ident" and t.text in own_modules for t in body[1:]))
 
@@ -664,20 +675,15 @@ INDUCTIVE_HEADS = frozenset({"Inductive", "CoInductive", "Variant", "Record", "S
 def _constructor_names(sentence: Sentence, head: str) -> list[str]:
     """Constructors (``:= c1 … | c2 …``), record constructors (``:= Mk {`` or ``Build_R``) and fields of each block
     of an inductive declaration (blocks split at a ``with`` outside ``match``); a ``where`` notation ends a block."""
-    tokens = list(sentence.tokens[sentence._attribute_end():-1])
-    while tokens and tokens[0].kind == "ident" and tokens[0].text in ("Local", "Global", "Private", "Polymorphic",
-                                                                       "Monomorphic", "Cumulative",
-                                                                       "NonCumulative"):
-        tokens = tokens[1:]
+    tokens = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]),
+                               ("Local", "Global", "Private", "Polymorphic", "Monomorphic", "Cumulative",
+                                "NonCumulative"))
     blocks: list[list[Token]] = [[]]
     depth, matches = 0, 0
     for token in tokens[1:]:  # after the command word
         text = token.text
-        if token.kind == "symbol" and text in ("(", "[", "{"):
-            depth += 1
-        elif token.kind == "symbol" and text in (")", "]", "}"):
-            depth -= 1
-        elif token.kind == "ident" and text == "match":
+        depth += _depth_change(token)
+        if token.kind == "ident" and text == "match":
             matches += 1
         elif token.kind == "ident" and text == "end" and matches:
             matches -= 1
@@ -697,8 +703,7 @@ def _block_constructors(block: list[Token], record: bool) -> list[str]:
     """What one block ``name params : arity := body`` declares besides ``name`` (see :func:`_constructor_names`)."""
     depth, matches, start = 0, 0, None
     for i, token in enumerate(block):
-        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(token.text, 0) if token.kind == "symbol" \
-            else 0
+        depth += _depth_change(token)
         if depth == 0 and token.kind == "symbol" and token.text == ":=":
             start = i + 1
             break
@@ -714,11 +719,8 @@ def _block_constructors(block: list[Token], record: bool) -> list[str]:
     names, expect = [], True
     depth = 0
     for token in body:
-        if token.kind == "symbol" and token.text in ("(", "[", "{"):
-            depth += 1
-        elif token.kind == "symbol" and token.text in (")", "]", "}"):
-            depth -= 1
-        elif token.kind == "ident" and token.text == "match":
+        depth += _depth_change(token)
+        if token.kind == "ident" and token.text == "match":
             matches += 1
         elif token.kind == "ident" and token.text == "end" and matches:
             matches -= 1
@@ -736,10 +738,7 @@ def _field_names(tokens: list[Token]) -> list[str]:
     for token in tokens:
         if depth == 0 and token.kind == "symbol" and token.text == "}":
             break
-        if token.kind == "symbol" and token.text in ("(", "[", "{"):
-            depth += 1
-        elif token.kind == "symbol" and token.text in (")", "]", "}"):
-            depth -= 1
+        depth += _depth_change(token)
         if expect and depth == 0 and token.kind == "ident":
             names.append(token.text)
             expect = False
