@@ -322,3 +322,65 @@ def test_a_users_build_that_stops_at_a_files_error_names_that_file(tmp_path: Pat
         verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
         assert verdict.verdict == "infra", verdict.reason
         assert prover.change_fields(task).get("build_break", "").startswith("theories/A.v:1:"), verdict.reason
+
+
+WARM_B = "Lemma base : 0 = 0.\nProof. reflexivity. Qed.\n"
+WARM_A = ("Require Import Wr.B.\nAxiom cheat : forall P : Prop, P.\nLemma l0 : 0 = 0.\nProof. exact base. Qed.\n"
+          "Ltac t := reflexivity.\n" + "".join(f"Lemma l{i} : {i} + 0 = {i}.\nProof. {'t' if i == 1 else 'reflexivity'}."
+                                                " Qed.\n" for i in range(1, 5)))
+
+
+def test_a_proof_broken_after_a_run_is_judged_from_that_runs_compile_of_the_same_bytes(tmp_path: Path) -> None:
+    """The maintainer's case: a run on the library, then an edit breaks `l3`. `l0`-`l2` are judged from the last
+    build's compiled A.v (the file's bytes up to the next item the same, the files it requires compiled to the same
+    bytes, the same toolchain and declaration): no compile, no judge session, no coqchk; `l3` failed with coqc's
+    error, `l4` infra. The same break after a dependency's meaning changed (B.v's lemma admitted), or after A.v's text
+    before an item changed (its tactic now an axiom), is judged from one compile of the new text, never from the last
+    build's: those items are not strict."""
+    require_tool("coqc")
+    from pytest_forall.core.proc import run_command
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+    from pytest_forall.suites.project import load_project
+
+    root = tmp_path / "lib"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Wr\nB.v\nA.v\n")
+    ran: list[str] = []  # each tool the verification ran (the build's own make is not the prover's)
+
+    def counting(argv: list[str], **kwargs: object) -> object:
+        words = [str(a) for a in argv]
+        ran.append("judge" if any("ForallJudge" in w for w in words) else
+                   "compile A.v" if any(w.endswith("A.v") for w in words) else Path(words[0]).name)
+        return run_command(argv, **kwargs)  # type: ignore[arg-type]
+
+    def judged(a_text: str, b_text: str = WARM_B) -> dict[str, Any]:
+        (root / "A.v").write_text(a_text)
+        (root / "B.v").write_text(b_text)
+        ran.clear()
+        prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300}, runner=counting)
+        return {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+                for t in sorted(load_project(root, {}), key=lambda t: t.task_id) if t.task_id.startswith("Wr__A")}
+
+    first = judged(WARM_A)
+    assert {(v.verdict, v.strict) for v in first.values()} == {("accept", True)}, {k: v.reason for k, v in first.items()}
+    broken_a = WARM_A.replace("l3 : 3 + 0 = 3.\nProof. reflexivity.", "l3 : 3 + 0 = 3.\nProof. exact I.")
+    broken = judged(broken_a)
+    assert {k: (v.verdict, v.strict) for k, v in broken.items()} == {
+        "Wr__A__l0": ("accept", True), "Wr__A__l1": ("accept", True), "Wr__A__l2": ("accept", True),
+        "Wr__A__l3": ("reject", False), "Wr__A__l4": ("infra", False)}, {k: v.reason for k, v in broken.items()}
+    assert 'The term "I" has type "True"' in broken["Wr__A__l3"].reason, broken["Wr__A__l3"].reason
+    assert "before `l4`" in broken["Wr__A__l4"].reason, broken["Wr__A__l4"].reason
+    # the earlier items' evidence is the kernel's, read from the last build's records: no process ran for them
+    assert "compile A.v" not in ran and "judge" not in ran and "coqchk" not in ran, ran
+    check = next(layer for layer in broken["Wr__A__l0"].layers if layer.name == "independent_check")
+    assert check.ok is True, check
+
+    # the lemma l0 rests on is now admitted in B.v (A.v's bytes as before): l0 is not strict, from a new compile
+    dep = judged(broken_a, WARM_B.replace("Proof. reflexivity. Qed.", "Admitted."))
+    assert (dep["Wr__A__l0"].verdict, dep["Wr__A__l0"].strict) == ("accept", False), dep["Wr__A__l0"].reason
+    assert ran.count("compile A.v") == 1 and dep["Wr__A__l2"].strict, (ran, dep["Wr__A__l2"].reason)
+    # A.v's tactic before l1 is now an axiom (l1's own bytes as before): l1 is not strict, from a new compile
+    text = judged(broken_a.replace("Ltac t := reflexivity.", "Ltac t := apply cheat."))
+    assert (text["Wr__A__l1"].verdict, text["Wr__A__l1"].strict) == ("accept", False), text["Wr__A__l1"].reason
+    assert ran.count("compile A.v") == 1 and text["Wr__A__l0"].strict, (ran, text["Wr__A__l0"].reason)

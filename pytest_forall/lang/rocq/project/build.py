@@ -249,9 +249,14 @@ class ProjectBuilds(RocqProver):
     _shared_projects: ClassVar[dict[str, tuple[tuple[tuple[int, int, int] | None, ...], CoqProject]]] = {}
     #: makes one item's project, build directory and answer once, when the compile and the layers ask at once
     _item_lock: ClassVar[threading.RLock] = threading.RLock()
-    #: per (build directory, file that did not build): where it stops and which items are judged from one compile of
-    #: the file before that (:meth:`_broken_file_plan`)
-    _shared_plans: ClassVar[dict[tuple[str, str], tuple[int, int, Task | None, list[str], list[str]]]] = {}
+    #: per (build directory, file that did not build): where it stops, which items are judged from one compile of
+    #: the file before that, and per item how many leading bytes of the file its judgement rests on
+    #: (:meth:`_broken_file_plan`)
+    _shared_plans: ClassVar[dict[tuple[str, str], tuple[int, int, Task | None, list[str], list[str],
+                                                        dict[str, int]]]] = {}
+    #: per (build directory, file that did not build): an earlier build that compiled it, with the same compiled
+    #: files under it, and how many leading bytes the two copies share (:meth:`_earlier_compile`)
+    _shared_earlier: ClassVar[dict[tuple[str, str], tuple[Path, int] | None]] = {}
     #: per file's content as collected (its cone's key) and judge: the baseline dump a row's kernel digests were read
     #: from (:meth:`change_fields`), so a file's next items read none of the build's inputs again
     _shared_row_baselines: ClassVar[dict[tuple[str, ...], Any]] = {}
@@ -515,6 +520,7 @@ class ProjectBuilds(RocqProver):
                                             "declared": self._declared(project),
                                             "toolchain": self.toolchain_label(), "version": self.version(),
                                             "incremental": previous is not None,
+                                            "previous": previous.name if previous is not None else "",
                                             "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
             return reason
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -70,7 +71,12 @@ class ProjectSessions(ProjectChecks):
             plan = self._broken_file_plan(task, project, build)
             if plan is not None and isinstance(plan, str):  # after the file's first error: it cannot build there
                 return None, plan
-            if plan is not None:  # before it: one compile of the file up to the first item that may hold it
+            if plan is not None:
+                # before it: the compile of an earlier build of the same bytes, else one compile of the file up to
+                # the first item that may hold it
+                earlier = self._earlier_baseline(task, project, build, plan[0], timeout)
+                if earlier is not None:
+                    return earlier
                 found = self._template_baseline(plan[0], project, build, timeout, plan[1], for_task=task)
                 if found[0] is not None or plan[0].task_id == task.task_id:
                     return found
@@ -238,10 +244,18 @@ class ProjectSessions(ProjectChecks):
             offsets = [int(t.meta["statement_offset"]) for t in tasks]
             before = [t for t, nxt in zip(tasks, offsets[1:]) if nxt <= first]
             holder = tasks[len(before)] if len(before) < len(tasks) else None
+            # what each judgement rests on, in bytes of the file: an item before the error, the file up to the next
+            # item (its proof included); the holder, the file up to its statement's end (its baseline). Not for an
+            # item in a section or module: what it declares is fixed only at the block's end, after the error
+            ends = {t.task_id: nxt for t, nxt in zip(before, offsets[1:])}
+            if holder is not None:
+                ends[holder.task_id] = int(holder.meta["statement_offset"]) + len(holder.statement)
+            bounds = {t.task_id: len(text[:ends[t.task_id]].encode("utf-8")) for t in [*before, *([holder] if holder else [])]
+                      if not t.meta.get("sections") and not t.meta.get("modules")}
             plan = (first, after, holder, [t.task_id for t in before],
-                    [str(t.meta["target_path"]) for t in [*before, *([holder] if holder else [])]])
+                    [str(t.meta["target_path"]) for t in [*before, *([holder] if holder else [])]], bounds)
             self._shared_plans[key] = plan
-        _, after, holder, before_ids, targets = plan
+        _, after, holder, before_ids, targets, _ = plan
         error = str(dict(self._missing_record(build).get("errors") or {}).get(rel) or f"{rel}:{line}: error")
         if int(task.meta["statement_offset"]) >= after:
             return self._build_break(task, error, f"{error} ({rel} does not build in the project: it stops there, "
@@ -251,6 +265,76 @@ class ProjectSessions(ProjectChecks):
         if task.task_id in before_ids or task.task_id == holder.task_id:
             return holder, targets
         return None
+
+    def _earlier_baseline(self, task: Task, project: CoqProject, build: Path, holder: Task,
+                          timeout: float) -> tuple[Any, str] | None:
+        """The baseline of an item of a file this build could not compile, before its first error, from an earlier
+        build's compile of that file (:meth:`_earlier_compile`), or None (then from one compile of the file up to
+        the error, :meth:`_template_baseline`). The earlier build compiled the same bytes of the file up to the end of
+        what the item's judgement rests on (:meth:`_broken_file_plan`'s bounds), under files it requires compiled to
+        the same bytes, with the same toolchain, libraries and build declaration: coqc runs a file's sentences in
+        order, so what it declared there is what it would declare now, and the kernel's own records of that compile
+        (the judge's dump of its ``.vo``, its ``coqchk``) are this item's evidence. An item before the holder is
+        judged from that ``.vo`` as from the build's (``prefix_tree``); the holder takes its baseline (its statement
+        and what is before it) from there, its own proof refused by the build's error or compiled (issue 32: a
+        maintainer's run after an edit broke one proof compiles nothing of the file before it)."""
+        plan = self._shared_plans.get((str(build), str(task.meta["project_file"])))
+        bound = plan[5].get(task.task_id) if plan is not None else None
+        if bound is None:
+            return None
+        rel, module = str(task.meta["project_file"]), str(task.meta["coq_module"])
+        earlier = self._earlier_compile(project, build, rel, [str(d) for d in task.meta.get("deps") or []])
+        if earlier is None or earlier[2] != task.meta.get("file_digest") or bound > earlier[1]:
+            return None
+        dump, _ = self._file_dump(project, earlier[0], rel, module, timeout)
+        if dump is None or str(task.meta["target_path"]) not in dump.targets:
+            return None  # (asked of the earlier build's compile, which has no answer for it: compiled now)
+        if holder.task_id != task.task_id:
+            self._for_item(task)["prefix_tree"] = str(self._out(project, earlier[0]))
+        return dump, ""
+
+    def _earlier_compile(self, project: CoqProject, build: Path, rel: str,
+                         deps: list[str]) -> tuple[Path, int, str] | None:
+        """(an earlier build that compiled ``rel``, how many leading bytes its copy of ``rel`` shares with this
+        build's, the SHA-256 of this build's copy), or None; once per build and file. The earlier build is the one
+        this build was made from (``built.json``'s ``previous``), or the one that one was made from, up to eight
+        back, the first that compiled ``rel`` with the same declaration, toolchain and libraries, and in which every
+        project file ``rel`` requires (``deps``, its ``coqdep`` cone) is compiled to the same bytes as here."""
+        key = (str(build), rel)
+        with self._lock:
+            if key in self._shared_earlier:
+                return self._shared_earlier[key]
+        found: tuple[Path, int, str] | None = None
+        out = self._out(project, build)
+        mine = {dep: _file_digest((out / dep).with_suffix(".vo")) for dep in deps}
+        try:
+            here = (build / "src" / rel).read_bytes()
+        except OSError:
+            here = b""
+        step, declared, version = build, self._declared(project), self.version()
+        for _ in range(8 if here and all(mine.values()) else 0):
+            try:
+                name = str(json.loads((step / "built.json").read_text(encoding="utf-8")).get("previous") or "")
+                step = self.builds / name
+                record = json.loads((step / "built.json").read_text(encoding="utf-8")) if name else {}
+            except (OSError, ValueError):
+                break
+            if not name:
+                break
+            there = self._out(project, step)
+            if not (record.get("ok") and record.get("root") == str(project.root) and record.get("declared") == declared
+                    and record.get("version") == version and (there / rel).with_suffix(".vo").is_file()
+                    and all(_file_digest((there / dep).with_suffix(".vo")) == mine[dep] for dep in deps)):
+                continue
+            try:
+                theirs = (step / "src" / rel).read_bytes()
+            except OSError:
+                continue
+            found = (step, _shared_start(here, theirs), hashlib.sha256(here).hexdigest())
+            break
+        with self._lock:
+            self._shared_earlier[key] = found
+        return found
 
     def _refused_by_build(self, task: Task, data: bytes, project: CoqProject, build: Path) -> Any:
         """The compile result of ``data`` read from the build, or None (compile it): when ``data`` is the project's own
@@ -370,3 +454,23 @@ class ProjectSessions(ProjectChecks):
                 return dump, ""
             finally:
                 shutil.rmtree(work, ignore_errors=True)
+
+
+def _file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes, "" when it cannot be read."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _shared_start(one: bytes, other: bytes) -> int:
+    """How many leading bytes ``one`` and ``other`` share (bisected over slices: no loop over the bytes in Python)."""
+    low, high = 0, min(len(one), len(other))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if one[:middle] == other[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
