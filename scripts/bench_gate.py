@@ -1,7 +1,7 @@
 """Issue 32's measurements of library mode as a maintainer runs it, on synthetic libraries made here.
 
     python scripts/bench_gate.py runs [--runs 20] [--dir DIR]     # reports per run, --collect-only after N runs
-    python scripts/bench_gate.py broken [--dir DIR] [--warm]      # a broken proof in a 50-proof file
+    python scripts/bench_gate.py broken [--dir DIR] [--warm] [--pyc]   # a broken proof in a 50-proof file
 
 ``runs``: a library of 4 files x 50 proofs (each after a comment paragraph; ``-Q theories Bench``, 200 items);
 from its root, N times ``pytest --forall-project=. --forall-frontend replay -q --forall-run-id rN`` in the default
@@ -12,7 +12,10 @@ any run and after runs 1 and N (three samples after N).
 ``broken``: one file of 50 ``ring`` lemmas (``-R . Fifty``) with the 41st proof replaced by ``exact I.``; the file's
 own compile (``coqc`` of the unbroken file, before and after), then one pytest run on the broken library from its
 root, with a fresh cache (cold) or, with ``--warm``, after a run on the unbroken file in the same cache (the
-maintainer's case: the edit breaks one proof). With ``FORALL_PROC_TRACE=FILE`` and ``scripts/`` on ``PYTHONPATH``
+maintainer's case: the edit breaks one proof). Each command's CPU is its whole process tree's
+(``scripts/tree_cpu.py``); the last line is the run's ratio to the mean of the three compiles, CPU and wall.
+``--pyc``: Python's bytecode cache on, as for an installed package (this machine's sessions set
+``PYTHONDONTWRITEBYTECODE``). With ``FORALL_PROC_TRACE=FILE`` and ``scripts/`` on ``PYTHONPATH``
 (``-p forall_proc_trace``), every subprocess of the run is written to FILE with its start, end and thread.
 
 Each pytest runs the checkout this script is in (``PYTHONPATH``). Prints one line per figure, with the load average.
@@ -38,8 +41,15 @@ def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+#: ``--pyc``: Python writes and reads its bytecode cache (as an installed package does); off when the environment
+#: sets ``PYTHONDONTWRITEBYTECODE`` (then every run compiles pytest-forall's modules again: about 0.5 s of CPU)
+BYTECODE = {"keep": False}
+
+
 def env(trace: str = "") -> dict[str, str]:
     out = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "scripts")])}
+    if BYTECODE["keep"]:
+        out.pop("PYTHONDONTWRITEBYTECODE", None)
     if trace:
         out["FORALL_PROC_TRACE"] = trace
     return out
@@ -53,10 +63,18 @@ def cpu() -> float:
 def timed(argv: list[str], cwd: Path, trace: str = "") -> tuple[float, str]:
     """Wall seconds of ``argv`` and its output's last line, with the CPU seconds of its processes (user + system, those
     it waited for: less noisy than wall on a shared machine)."""
+    seconds, last, used = tree_timed(argv, cwd, trace)
+    return seconds, f"{last}; CPU {used:.2f} s"
+
+
+def tree_timed(argv: list[str], cwd: Path, trace: str = "") -> tuple[float, str, float]:
+    """Wall seconds of ``argv``, its output's last line and the CPU seconds of its whole process tree (run under
+    ``scripts/tree_cpu.py``, whose subreaper waits for every descendant, those it left behind too)."""
     started, used = time.monotonic(), cpu()
-    done = subprocess.run(argv, cwd=cwd, env=env(trace), capture_output=True, text=True, check=False)
-    lines = (done.stdout + done.stderr).strip().splitlines()
-    return time.monotonic() - started, f"{lines[-1] if lines else ''}; CPU {cpu() - used:.2f} s"
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "tree_cpu.py"), *argv], cwd=cwd, env=env(trace),
+                          capture_output=True, text=True, check=False)
+    lines = [line for line in (done.stdout + done.stderr).strip().splitlines() if not line.startswith("tree CPU:")]
+    return time.monotonic() - started, lines[-1] if lines else "", cpu() - used
 
 
 def library(root: Path) -> None:
@@ -137,8 +155,15 @@ def broken(args: argparse.Namespace) -> None:
     fifty(where / "ok", False)
     fifty(where / "lib", True)
     compile_ = ["coqc", "-q", "-R", ".", "Fifty", "A.v"]
-    seconds, _ = timed(compile_, where / "ok")
-    print(f"coqc of the unbroken file: {seconds:.2f} s; load {load()}", flush=True)
+    compiles: list[tuple[float, float]] = []
+
+    def own_compile(when: str) -> None:
+        (where / "ok" / "A.vo").unlink(missing_ok=True)
+        seconds, _, used = tree_timed(compile_, where / "ok")
+        compiles.append((seconds, used))
+        print(f"coqc of the unbroken file{when}: {seconds:.2f} s, CPU {used:.2f} s; load {load()}", flush=True)
+
+    own_compile("")
     run = [*PYTEST, "--forall-project=.", "--forall-frontend", "replay", "-q", f"--forall-cache-dir={where / 'cache'}"]
     if args.trace:
         run += ["-p", "forall_proc_trace"]
@@ -150,13 +175,15 @@ def broken(args: argparse.Namespace) -> None:
         text = (where / "lib" / "A.v").read_text(encoding="utf-8")
         at = text.index("intros; ring.", text.index("Lemma l40 "))
         (where / "lib" / "A.v").write_text(text[:at] + "exact I." + text[at + len("intros; ring."):], encoding="utf-8")
-    seconds, last = timed([*run, "--forall-run-id", "b"], where / "lib", args.trace)
-    print(f"pytest on the broken file ({'warm' if args.warm else 'cold'}): {seconds:.1f} s ({last}); load {load()}",
-          flush=True)
+    seconds, last, used = tree_timed([*run, "--forall-run-id", "b"], where / "lib", args.trace)
+    print(f"pytest on the broken file ({'warm' if args.warm else 'cold'}): {seconds:.1f} s, CPU {used:.2f} s "
+          f"({last}); load {load()}", flush=True)
     for n in range(2):
-        (where / "ok" / "A.vo").unlink(missing_ok=True)
-        seconds, _ = timed(compile_, where / "ok")
-        print(f"coqc of the unbroken file again: {seconds:.2f} s; load {load()}", flush=True)
+        own_compile(" again")
+    wall, cpu_s = (sum(c[i] for c in compiles) / len(compiles) for i in (0, 1))
+    print(f"the run against the file's own compile (mean of {len(compiles)}): CPU {used / cpu_s:.2f}x "
+          f"({used:.2f} s / {cpu_s:.2f} s), wall {seconds / wall:.2f}x ({seconds:.1f} s / {wall:.2f} s); Python's "
+          f"bytecode cache {'on' if 'PYTHONDONTWRITEBYTECODE' not in env() else 'off'}", flush=True)
 
 
 def main() -> None:
@@ -169,7 +196,9 @@ def main() -> None:
     two.add_argument("--dir", default="")
     two.add_argument("--warm", action="store_true")
     two.add_argument("--trace", default="", help="write the run's subprocesses to this file")
+    two.add_argument("--pyc", action="store_true", help="Python's bytecode cache on (PYTHONDONTWRITEBYTECODE unset)")
     args = parser.parse_args()
+    BYTECODE["keep"] = bool(getattr(args, "pyc", False))
     args.dir = args.dir or tempfile.mkdtemp(prefix=f"bench-gate-{args.what}-")
     print(f"in {args.dir}", flush=True)
     {"runs": runs, "broken": broken}[args.what](args)

@@ -255,8 +255,8 @@ class ProjectBuilds(RocqProver):
     _shared_plans: ClassVar[dict[tuple[str, str], tuple[int, int, Task | None, list[str], list[str],
                                                         dict[str, int]]]] = {}
     #: per (build directory, file that did not build): an earlier build that compiled it, with the same compiled
-    #: files under it, and how many leading bytes the two copies share (:meth:`_earlier_compile`)
-    _shared_earlier: ClassVar[dict[tuple[str, str], tuple[Path, int] | None]] = {}
+    #: files under it, how many leading bytes the two copies share, and the digest of its own (:meth:`_earlier_compile`)
+    _shared_earlier: ClassVar[dict[tuple[str, str], tuple[Path, int, str] | None]] = {}
     #: per file's content as collected (its cone's key) and judge: the baseline dump a row's kernel digests were read
     #: from (:meth:`change_fields`), so a file's next items read none of the build's inputs again
     _shared_row_baselines: ClassVar[dict[tuple[str, ...], Any]] = {}
