@@ -259,3 +259,20 @@ def test_a_tools_json_in_the_actors_home_is_not_the_rows(tmp_path: Path, planted
                ).save(ItemState(frontend="replay", sessions=["earlier"]))
     row = ItemRun(ctx).run()
     assert row["outcome"] == "strict" and row["tool_calls"] == {"navigation": 2, "compilation": 3, "interaction": 0}, row
+
+
+def test_watch_counts_no_tool_call_planted_in_an_agents_home(tmp_path: Path) -> None:
+    import time
+
+    from pytest_forall.cli.watch import frame
+
+    run = tmp_path / "run"
+    item = run / "items" / "t-claude"
+    (item / "s0" / "actor-home").mkdir(parents=True)
+    (item / "progress.json").write_text(json.dumps({"task_id": "t", "state": "running", "activity": "actor s0/r1",
+                                                    "updated_at": time.time()}))
+    (item / "s0" / "tool_calls.jsonl").write_text(json.dumps({"tool": "goals", "mac": "x"}) + "\n")
+    (item / "s0" / "actor-home" / "tool_calls.jsonl").write_text(json.dumps({"tool": "compile", "mac": "x"}) + "\n")
+    (run / "run.json").write_text(json.dumps({"run_id": "run", "selected": 1, "started_at": time.time()}))
+    line = next(line for line in frame(run) if line.startswith("  t-claude:"))
+    assert line.endswith(", tool calls 1 (goals 1)"), line
