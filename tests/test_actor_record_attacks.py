@@ -111,17 +111,24 @@ def test_the_actor_cannot_rewind_the_usage_its_cli_resumes_from(cli: Cli, serve:
 
 
 #: Codex keys the harness leaves at the CLI's default when the run does not set them: the record says "default"
-UNPINNED = """
+UNPINNED = {"user": """
 import os
 path = os.path.join(os.environ["CODEX_HOME"], "config.toml")
 open(path, "w").write('model_reasoning_effort = "xhigh"\\n' + open(path).read())
-"""
+""", "project": """
+import os
+os.makedirs(".codex", exist_ok=True)
+open(".codex/config.toml", "w").write('model_reasoning_effort = "xhigh"\\n')
+path = os.path.join(os.environ["CODEX_HOME"], "config.toml")
+open(path, "a").write(f'\\n[projects."{os.getcwd()}"]\\ntrust_level = "trusted"\\n')
+"""}
 
 
+@pytest.mark.parametrize("layer", list(UNPINNED))
 @pytest.mark.parametrize("cli", CODEX, indirect=True)
 def test_the_actor_cannot_set_what_the_run_left_at_the_default(cli: Cli, serve: Any,  # noqa: F811
-                                                              tmp_path: Path) -> None:
-    server = serve(scripted(actor=[{"call_tool": "exec_command", "args": {"cmd": shell(UNPINNED)}},
+                                                              tmp_path: Path, layer: str) -> None:
+    server = serve(scripted(actor=[{"call_tool": "exec_command", "args": {"cmd": shell(UNPINNED[layer])}},
                                    {"text": "edited"}, {"text": "second turn"}]))
     session = open_session(cli, server, tmp_path, sandbox="bwrap")
     first, before = timed_turn(session, server, "Write proof.lean")
@@ -276,3 +283,29 @@ def test_watch_counts_no_tool_call_planted_in_an_agents_home(tmp_path: Path) -> 
     (run / "run.json").write_text(json.dumps({"run_id": "run", "selected": 1, "started_at": time.time()}))
     line = next(line for line in frame(run) if line.startswith("  t-claude:"))
     assert line.endswith(", tool calls 1 (goals 1)"), line
+
+
+CLAUDE = [c for c in cli_params() if c.values[0].name == "claude-code"]
+#: a user-scope MCP server in Claude Code's ``~/.claude.json``: a program the CLI starts itself at start-up, in its own
+#: sandbox domain (not a confined shell's), whatever the tool permissions say of its tools
+MCP_SERVER = """
+import json, os
+path = os.path.expanduser("~/.claude.json")
+config = json.load(open(path)) if os.path.exists(path) else {}
+mark = os.path.expanduser("~/mcp-ran")
+config["mcpServers"] = {"planted": {"type": "stdio", "command": "python3",
+                                    "args": ["-c", f"open({mark!r}, 'w').write('x')"]}}
+json.dump(config, open(path, "w"))
+"""
+
+
+@pytest.mark.parametrize("cli", CLAUDE, indirect=True)
+def test_claude_code_starts_no_mcp_server_of_the_actors(cli: Cli, serve: Any, tmp_path: Path) -> None:  # noqa: F811
+    server = serve(scripted(actor=[{"call_tool": "Bash", "args": {"command": shell(MCP_SERVER)}}, {"text": "edited"},
+                                   {"text": "second turn"}]))
+    session = open_session(cli, server, tmp_path, sandbox="bwrap")
+    first, _ = timed_turn(session, server, "Write proof.lean")
+    assert first.infra == "" and "edited" in Path(first.transcript).read_text(), first
+    second, requests = timed_turn(session, server, "Go on")
+    assert second.infra == "" and requests, second
+    assert not (session.home / "mcp-ran").exists()
