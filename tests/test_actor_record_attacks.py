@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from pytest_forall.agents.agent_cli import AgentCliSession
+from pytest_forall.core.actor import TurnResult
 from pytest_forall.core.model import Usage
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -36,6 +38,25 @@ OPENCODE = [c for c in cli_params() if c.values[0].name == "opencode"]
 def shell(script: str) -> str:
     """A shell command running a Python ``script`` (base64, so no quoting survives into the tool call)."""
     return f"echo {base64.b64encode(script.encode()).decode()} | base64 -d | python3; echo edited"
+
+
+#: the shell tool each CLI offers its model, and how a call of it spells the command
+SHELL_CALL = {"codex": ("exec_command", "cmd"), "opencode": ("bash", "command"), "claude-code": ("Bash", "command")}
+
+
+def attacked(cli: Cli, serve: Any, tmp_path: Path, command: str,  # noqa: F811
+             **options: Any) -> tuple[AgentCliSession, list[dict[str, Any]], TurnResult, list[dict[str, Any]]]:
+    """Turn 1 runs the actor's ``command`` in its sandboxed shell, turn 2 only answers: (session, turn 1's model
+    requests, turn 2, its model requests), both turns checked to be the actor's and to have run."""
+    tool, key = SHELL_CALL[cli.name]
+    args = {key: command, **({"description": "x"} if cli.name == "opencode" else {})}
+    server = serve(scripted(actor=[{"call_tool": tool, "args": args}, {"text": "edited"}, {"text": "second turn"}]))
+    session = open_session(cli, server, tmp_path, sandbox="bwrap", **options)
+    first, before = timed_turn(session, server, "Write proof.lean")
+    assert first.infra == "" and "edited" in Path(first.transcript).read_text(), first
+    second, requests = timed_turn(session, server, "Go on")
+    assert second.infra == "" and requests, second
+    return session, before, second, requests
 
 
 #: config layers of Codex in the CODEX_HOME the actor can write, each switching model and effort
@@ -61,13 +82,7 @@ open(path, "w").write('profile = "cheap"\\n' + old + '\\n[profiles.cheap]\\nmode
 @pytest.mark.parametrize("cli", CODEX, indirect=True)
 def test_the_actor_cannot_switch_codex_through_another_config_layer(cli: Cli, serve: Any,  # noqa: F811
                                                                     tmp_path: Path, layer: str) -> None:
-    server = serve(scripted(actor=[{"call_tool": "exec_command", "args": {"cmd": shell(CODEX_LAYERS[layer])}},
-                                   {"text": "edited"}, {"text": "second turn"}]))
-    session = open_session(cli, server, tmp_path, sandbox="bwrap", effort="low")
-    first, _ = timed_turn(session, server, "Write proof.lean")
-    assert first.infra == "" and "edited" in Path(first.transcript).read_text(), first
-    second, requests = timed_turn(session, server, "Go on")
-    assert second.infra == "" and requests, second
+    _session, _, _second, requests = attacked(cli, serve, tmp_path, shell(CODEX_LAYERS[layer]), effort="low")
     assert {(r["body"].get("model"), (r["body"].get("reasoning") or {}).get("effort")) for r in requests} == {
         ("gpt-5.5", "low")}
 
@@ -128,13 +143,7 @@ open(path, "a").write(f'\\n[projects."{os.getcwd()}"]\\ntrust_level = "trusted"\
 @pytest.mark.parametrize("cli", CODEX, indirect=True)
 def test_the_actor_cannot_set_what_the_run_left_at_the_default(cli: Cli, serve: Any,  # noqa: F811
                                                               tmp_path: Path, layer: str) -> None:
-    server = serve(scripted(actor=[{"call_tool": "exec_command", "args": {"cmd": shell(UNPINNED[layer])}},
-                                   {"text": "edited"}, {"text": "second turn"}]))
-    session = open_session(cli, server, tmp_path, sandbox="bwrap")
-    first, before = timed_turn(session, server, "Write proof.lean")
-    assert first.infra == "" and "edited" in Path(first.transcript).read_text(), first
-    second, requests = timed_turn(session, server, "Go on")
-    assert second.infra == "" and requests, second
+    _session, before, _second, requests = attacked(cli, serve, tmp_path, shell(UNPINNED[layer]))
     efforts = {(r["body"].get("reasoning") or {}).get("effort") for r in (*before, *requests)}
     assert len(efforts) == 1 and "xhigh" not in efforts, efforts
 
@@ -163,13 +172,7 @@ open(os.path.expanduser("~/.config/opencode/opencode.json"), "w").write({PROVIDE
 @pytest.mark.parametrize("cli", OPENCODE, indirect=True)
 def test_the_actor_cannot_give_opencodes_agent_another_model(cli: Cli, serve: Any,  # noqa: F811
                                                             tmp_path: Path, place: str) -> None:
-    server = serve(scripted(actor=[{"call_tool": "bash", "args": {"command": other_agent(place), "description": "x"}},
-                                   {"text": "edited"}, {"text": "second turn"}]))
-    session = open_session(cli, server, tmp_path, sandbox="bwrap")
-    first, before = timed_turn(session, server, "Write proof.lean")
-    assert first.infra == "" and "edited" in Path(first.transcript).read_text(), first
-    second, requests = timed_turn(session, server, "Go on")
-    assert second.infra == "" and requests, second
+    _session, before, second, requests = attacked(cli, serve, tmp_path, other_agent(place))
     assert {r["body"].get("model") for r in requests} == {r["body"].get("model") for r in before} == {"scripted"}
     assert second.usage.cost_usd, second.usage
 
@@ -201,13 +204,7 @@ for sub in ("plugin", "plugins"):
 @pytest.mark.parametrize("cli", OPENCODE, indirect=True)
 def test_no_plugin_of_the_actors_runs_in_opencode(cli: Cli, serve: Any, tmp_path: Path,  # noqa: F811
                                                   place: str) -> None:
-    server = serve(scripted(actor=[{"call_tool": "bash", "args": {"command": plugin(place), "description": "x"}},
-                                   {"text": "edited"}, {"text": "second turn"}]))
-    session = open_session(cli, server, tmp_path, sandbox="bwrap")
-    first, _ = timed_turn(session, server, "Write proof.lean")
-    assert first.infra == "" and "edited" in Path(first.transcript).read_text(), first
-    second, requests = timed_turn(session, server, "Go on")
-    assert second.infra == "" and requests, second
+    session, _, second, _requests = attacked(cli, serve, tmp_path, plugin(place))
     assert not (session.home / "plugin-ran").exists()
     assert second.usage.cost_usd, second.usage
 
@@ -301,11 +298,5 @@ json.dump(config, open(path, "w"))
 
 @pytest.mark.parametrize("cli", CLAUDE, indirect=True)
 def test_claude_code_starts_no_mcp_server_of_the_actors(cli: Cli, serve: Any, tmp_path: Path) -> None:  # noqa: F811
-    server = serve(scripted(actor=[{"call_tool": "Bash", "args": {"command": shell(MCP_SERVER)}}, {"text": "edited"},
-                                   {"text": "second turn"}]))
-    session = open_session(cli, server, tmp_path, sandbox="bwrap")
-    first, _ = timed_turn(session, server, "Write proof.lean")
-    assert first.infra == "" and "edited" in Path(first.transcript).read_text(), first
-    second, requests = timed_turn(session, server, "Go on")
-    assert second.infra == "" and requests, second
+    session, _, _second, _requests = attacked(cli, serve, tmp_path, shell(MCP_SERVER))
     assert not (session.home / "mcp-ran").exists()
