@@ -13,6 +13,7 @@ turn of any CLI leaves the same files behind and fails for the same reasons with
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -412,6 +413,9 @@ class AgentCliSession:
 
     #: default name of the variable holding the provider key
     key_env = ""
+    #: Where in its HOME the CLI keeps the conversation a later turn resumes (paths relative to the HOME, ``*`` in the
+    #: last part): all of the HOME that survives from one turn to the next (:meth:`before_turn`). None: all of it.
+    conversation: tuple[str, ...] | None = None
 
     def __init__(self, frontend: AgentCliFrontend, ctx: SessionContext) -> None:
         self.frontend = frontend
@@ -447,6 +451,16 @@ class AgentCliSession:
 
     def reopen(self) -> None:
         """Pick up what ``prepare`` left in the HOME of a resumed session."""
+
+    def before_turn(self) -> None:
+        """The HOME as :meth:`prepare` made it, plus the conversation: the actor's shell and the CLI's own file tools
+        can write the HOME, and a CLI reads its config, plugins and agents from there at start-up (an OpenCode
+        plugin ran inside the CLI and priced every later turn at $0). Runs before every turn, while nothing of the
+        actor's sandbox is alive, so nothing can undo it before the CLI starts."""
+        if self.conversation is None:
+            return
+        prune(self.home, self.conversation)
+        self.prepare()
 
     def command(self, executable: str, prompt: str) -> list[str]:
         raise NotImplementedError
@@ -542,6 +556,7 @@ class AgentCliSession:
             transcript.touch()
             return TurnResult(session_id=self.session_id, exit_code=127, infra=self.frontend.missing(self.options),
                               transcript=str(transcript))
+        self.before_turn()
         try:
             outcome = self.run_process(self.command(executable, prompt), timeout, transcript, stderr_path)
         except SandboxUnavailable as exc:
@@ -564,6 +579,26 @@ class AgentCliSession:
 
     def close(self) -> None:
         """Nothing runs between turns; the HOME stays in the audit dir as evidence."""
+
+
+def prune(root: Path, kept: tuple[str, ...]) -> None:
+    """Remove everything under ``root`` but the paths matching ``kept`` (relative, ``fnmatch`` per part) and the
+    directories leading to them; a symbolic link is removed itself, never followed."""
+    patterns = [Path(pattern).parts for pattern in kept]
+
+    def visit(directory: Path, depth: int) -> None:
+        for entry in directory.iterdir():
+            matching = [p for p in patterns if len(p) > depth and fnmatch.fnmatchcase(entry.name, p[depth])]
+            if any(len(p) == depth + 1 for p in matching) and not entry.is_symlink():
+                continue
+            if matching and entry.is_dir() and not entry.is_symlink():
+                visit(entry, depth + 1)
+            elif entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+    visit(root, 0)
 
 
 def _free_label(audit_dir: Path, role: str) -> str:

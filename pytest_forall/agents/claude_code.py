@@ -33,6 +33,9 @@ def mcp_arguments(servers: dict[str, dict[str, Any]]) -> list[str]:
 
 class ClaudeCodeSession(AgentCliSession):
     key_env = "ANTHROPIC_API_KEY"
+    #: the session transcripts ``--resume`` reads: all of the HOME kept from one turn to the next (no agents, commands,
+    #: skills or plugins the actor wrote into ``~/.claude`` reach a later turn)
+    conversation = (".claude/projects",)
 
     def command(self, executable: str, prompt: str) -> list[str]:
         # partial messages: bytes flow while the model streams (the stall detector sees them), and each

@@ -21,6 +21,10 @@ from pytest_forall.core.model import Usage
 from pytest_forall.core.registry import hookimpl
 
 PROVIDER_ID = "forall"
+#: What Codex keeps of a conversation in the HOME (the rollouts and the sqlite stores that index them): all of the HOME
+#: that survives from one turn to the next. The rest (``config.toml``, other config layers, profiles, rules, hooks,
+#: skills, AGENTS.md) is removed and the config rewritten before every turn.
+CONVERSATION = (".codex/sessions", ".codex/*.sqlite", ".codex/*.sqlite-wal", ".codex/*.sqlite-shm")
 KEY_VARIABLE = "FORALL_PROVIDER_KEY"
 
 
@@ -42,11 +46,17 @@ def mcp_settings(servers: dict[str, dict[str, Any]]) -> list[tuple[str, Any]]:
 class CodexSession(AgentCliSession):
     key_env = "OPENAI_API_KEY"
 
+    conversation = CONVERSATION
+
     def prepare(self) -> None:
+        """Also before every turn (:meth:`before_turn`), after all but :data:`CONVERSATION` was removed: a key the
+        actor added to ``config.toml`` was the CLI's for every later turn whenever the run left it at its default
+        (no ``-c`` for it), e.g. ``model_reasoning_effort``."""
         self.codex_home = self.home / ".codex"
-        self.codex_home.mkdir()
-        #: (input, output, cached) of the thread up to the last turn
-        self.thread_total = (0, 0, 0)
+        self.codex_home.mkdir(exist_ok=True)
+        if not hasattr(self, "thread_total"):
+            #: (input, output, cached) of the thread up to the last turn
+            self.thread_total = (0, 0, 0)
         # the record of what was given; what the CLI obeys is passed again with ``-c`` on every turn (command)
         (self.codex_home / "config.toml").write_text(
             "".join(f"{key} = {_toml(value)}\n" for key, value in self.settings()), encoding="utf-8")
@@ -131,10 +141,13 @@ class CodexSession(AgentCliSession):
         return parsed
 
     def _this_turn(self, usage: dict[str, Any]) -> Usage:
-        """Turn usage from the thread's running total (see module docstring)."""
+        """Turn usage from the thread's running total (see module docstring). The CLI resumes that total from its
+        rollout, a file the actor can write: a total below the one this harness recorded was rewound, and then the
+        whole reported total is counted for this turn (never less than 0, never less than the turn used)."""
         total = (int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
                  int(usage.get("cached_input_tokens") or 0))
-        this_turn = [now - before for now, before in zip(total, self.thread_total)]
+        rewound = any(now < before for now, before in zip(total, self.thread_total))
+        this_turn = list(total) if rewound else [now - before for now, before in zip(total, self.thread_total)]
         self.thread_total = total
         return Usage(*this_turn)
 

@@ -32,6 +32,10 @@ QUIET_ENV = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE"
 
 class OpenCodeSession(AgentCliSession):
     key_env = "OPENAI_API_KEY"
+    #: the session database: all of the HOME kept from one turn to the next. OpenCode loads plugins (code run inside
+    #: the CLI), agents and commands from ``~/.config/opencode`` and ``~/.opencode``, and runs helpers it keeps in
+    #: ``~/.cache/opencode/bin``: the actor's shell can write all of them
+    conversation = (".local/share/opencode/opencode.db*",)
 
     def reopen(self) -> None:
         self.config_path = self.home / "opencode.json"

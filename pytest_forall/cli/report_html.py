@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_forall.cli.report_patches import patch_html
+from pytest_forall.core.accept import UNRECORDED_DIRS
 from pytest_forall.core.model import (
     FAILED,
     INFRA,
@@ -61,8 +62,6 @@ figure{margin:6px 0}figcaption{font-weight:600;font-size:13px}
 """
 #: Outcomes whose accepted file is a certificate about the statement (a finding), not a proof of it.
 DEFECT_OUTCOMES = (STATEMENT_FALSE, VACUOUS, INNER_VACUOUS)
-#: Directories of an audit record that hold an agent's own files, not the record (``actor-home``, ``review-ws``).
-SKIPPED_DIRS = ("-home", "-tmp", "review-ws", "template-check")
 #: Links of one round each (folded in the per-item cell): candidates, verdicts, transcripts, reviews.
 PER_ROUND = ("candidate ", "verdict layers ", "transcript ", "review ")
 PLOT_WIDTH, PLOT_HEIGHT, MARGIN, MAX_BAR = 420, 160, 52, 36
@@ -85,7 +84,7 @@ def record_files(directory: Path, names: Sequence[str]) -> list[Path]:
     """Files with these names in the record, not inside an agent's home, scratch or review workspace copies."""
     found = []
     for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.endswith(SKIPPED_DIRS))
+        dirs[:] = sorted(d for d in dirs if not d.endswith(UNRECORDED_DIRS))
         found += [Path(root) / name for name in names if name in files]
     return found
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_forall.core.accept import UNRECORDED_DIRS
 from pytest_forall.core.progress import PROGRESS_FILE, RUN_FILE, RUNNING
 from pytest_forall.core.runlog import has_finished
 from pytest_forall.core.summary import Aggregate, latest_results
@@ -54,7 +55,8 @@ def tool_calls(item_dir: Path) -> str:
     A display only: the watcher holds no key, so it counts lines as written, sealed or not (the row's ``tool_calls``
     counts only sealed ones)."""
     by_tool: dict[str, int] = {}
-    for directory, _, files in os.walk(item_dir):
+    for directory, subdirs, files in os.walk(item_dir):
+        subdirs[:] = [d for d in subdirs if not d.endswith(UNRECORDED_DIRS)]  # an agent's own files, not the record
         if "tool_calls.jsonl" in files:
             try:
                 lines = (Path(directory) / "tool_calls.jsonl").read_text(encoding="utf-8").splitlines()

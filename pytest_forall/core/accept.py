@@ -18,6 +18,9 @@ from typing import Any
 from pytest_forall.core.model import Task, Verdict, json_with_encoded, sha256_bytes, task_record
 from pytest_forall.core.review import Review
 
+#: Directories of an item's audit record that hold files the harness did not write (an agent's HOME and TMPDIR, which its
+#: sandbox can write; the copies of workspaces): whatever is read back from the record skips them.
+UNRECORDED_DIRS = ("-home", "-tmp", "review-ws", "template-check")
 #: The reports directory's content-addressed store of candidates and record files (:meth:`AuditRecord.write_bytes`).
 BLOBS = ".blobs"
 

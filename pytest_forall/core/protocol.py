@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_forall.core import workspace as ws
-from pytest_forall.core.accept import AuditRecord, decide_acceptance
+from pytest_forall.core.accept import UNRECORDED_DIRS, AuditRecord, decide_acceptance
 from pytest_forall.core.actor import (
     ACTOR,
     REVIEWER,
@@ -732,8 +732,13 @@ class ItemRun:
         counts = {"navigation": 0, "compilation": 0, "interaction": 0}
         if not (self.tools_opened or self.resumed_at_start):
             return counts  # no session of this item had tools: nothing to list (a warm item's directories, #18)
-        # os.walk, not Path.rglob: the same files at a fraction of the cost (every item asks, a cached one too)
-        found = [Path(d) / "tools.json" for d, _, files in os.walk(self.ctx.audit.directory) if "tools.json" in files]
+        # os.walk, not Path.rglob: the same files at a fraction of the cost (every item asks, a cached one too); never
+        # below an agent's HOME or TMPDIR (its sandbox writes them: a tools.json planted there was counted)
+        found = []
+        for directory, subdirs, files in os.walk(self.ctx.audit.directory):
+            subdirs[:] = [d for d in subdirs if not d.endswith(UNRECORDED_DIRS)]
+            if "tools.json" in files:
+                found.append(Path(directory) / "tools.json")
         for path in sorted(found):
             summary = json.loads(path.read_text(encoding="utf-8"))
             for key in counts:
