@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -380,6 +381,7 @@ class RocqProver:
         #: this backend's last clean candidate compiles (:meth:`compile`), by what decides them: an actor's
         #: ``compile`` tool and its ``submit`` of the same bytes cost one coqc, not two
         self._compiled: dict[tuple[Any, ...], tuple[CompileResult, bytes]] = {}
+        self._compiled_lock = threading.Lock()  # the tools' server thread and the verifier's compile thread
         #: Host files a sandboxed coqc needs besides /usr: findlib's config (else coqc dies with an Anomaly), the
         #: tools' installation outside /usr (an opam switch: binaries and ``coqc -where``), the judge plugin and
         #: the user's ``--forall-sandbox-ro`` binds, read-only.
@@ -598,7 +600,8 @@ class RocqProver:
         on ``submit``), as a fresh copy, with the .vo coqc wrote then; (_, None) when there is none that finished
         within ``timeout``. coqc on the same bytes, toolchain, flags and load path writes the same library, so the
         verifier's layers judge what a compile now would give them; the judge and coqchk still run on it."""
-        found = self._compiled.get(self._compile_key(data, module))
+        with self._compiled_lock:
+            found = self._compiled.get(self._compile_key(data, module))
         if found is None or found[0].duration > timeout:
             return CompileResult(ok=False), None
         result, vo = found
@@ -610,9 +613,10 @@ class RocqProver:
         out, killed or failed compile is never reused: the next asks coqc again)."""
         if vo is None or not result.ok or result.timed_out or result.accident or result.infra:
             return
-        self._compiled[self._compile_key(data, module)] = (replace(result), vo)
-        while len(self._compiled) > self.KEPT_COMPILES:
-            del self._compiled[next(iter(self._compiled))]
+        with self._compiled_lock:
+            self._compiled[self._compile_key(data, module)] = (replace(result), vo)
+            while len(self._compiled) > self.KEPT_COMPILES:
+                del self._compiled[next(iter(self._compiled))]
 
     def sentence_check(self, task: Task, data: bytes, compiled: CompileResult) -> Layer:
         """The sentences coqc executed (``-time``'s byte ranges) must be the screen's own, each judged as Coq
