@@ -8,7 +8,6 @@ the verifier's own budget, is never reused; other bytes are compiled again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +44,13 @@ class Counting:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One cache for the file: the judge plugin and the template are built once."""
+def options() -> dict[str, Any]:
+    """The machine's default cache, as the other verifier tests use it: the judge plugin and the template are built
+    once for them all."""
     require_tool("coqc")
     require_tool("coqchk")
     require_path(TEMPLATE, "PutnamBench's putnam_2001_a1.v")
-    yield tmp_path_factory.mktemp("cache")
+    return {}
 
 
 def _task() -> Any:
@@ -76,17 +76,17 @@ def _shape(verdict: Any) -> list[tuple[str, Any, bool]]:
     return [(layer.name, layer.ok, layer.infra) for layer in verdict.layers]
 
 
-def test_a_submitted_candidate_the_tool_compiled_is_not_compiled_again(cache: Path, tmp_path: Path) -> None:
+def test_a_submitted_candidate_the_tool_compiled_is_not_compiled_again(options: dict[str, Any], tmp_path: Path) -> None:
     """compile() then submit() of the same bytes: one coqc, and the verdict of a backend that compiled afresh."""
     runner = Counting()
-    prover = RocqProver({"cache_dir": str(cache)}, runner=runner)
+    prover = RocqProver(options, runner=runner)
     data = _candidate()
     assert _tool_compile(prover, data, tmp_path / "tool").ok
     assert runner.compiles == 1
     verdict = verify_candidate(_task(), prover, data, builddir=tmp_path / "submit")
     assert runner.compiles == 1, "the submitted bytes were compiled again"
     assert verdict.verdict == "accept" and verdict.strict, verdict.reason
-    fresh = verify_candidate(_task(), RocqProver({"cache_dir": str(cache)}), data, builddir=tmp_path / "fresh")
+    fresh = verify_candidate(_task(), RocqProver(options), data, builddir=tmp_path / "fresh")
     assert _shape(verdict) == _shape(fresh) and verdict.digest == fresh.digest and verdict.axioms == fresh.axioms
     assert verdict.layers[-1].name == "independent_check" and verdict.layers[-1].ok is True  # coqchk still ran
     # another byte is another candidate: compiled
@@ -96,12 +96,12 @@ def test_a_submitted_candidate_the_tool_compiled_is_not_compiled_again(cache: Pa
 
 
 @pytest.mark.parametrize("accident", ["stall", "slow"])
-def test_a_compile_that_timed_out_or_took_longer_than_the_budget_is_not_reused(accident: str, cache: Path,
+def test_a_compile_that_timed_out_or_took_longer_than_the_budget_is_not_reused(accident: str, options: dict[str, Any],
                                                                                  tmp_path: Path) -> None:
     """A timed-out compile is an accident of the machine, not a result; a compile that took longer than the
     verifier's budget would have timed out there: both are compiled again by the verifier."""
     runner = Counting()
-    prover = RocqProver({"cache_dir": str(cache)}, runner=runner)
+    prover = RocqProver(options, runner=runner)
     data = _candidate()
     setattr(runner, accident, True if accident == "stall" else 200.0)
     first = _tool_compile(prover, data, tmp_path / "tool")
