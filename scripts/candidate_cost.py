@@ -3,11 +3,13 @@
     python scripts/candidate_cost.py processes putnam_2000_a2 putnam_2008_a1   # each prover process of a verdict
     python scripts/candidate_cost.py flow putnam_2000_a2 …                     # compile tool, then submit
     python scripts/candidate_cost.py corpus OUT.json [BASE.json]               # every corpus verdict, compared
+    python scripts/candidate_cost.py corpus-flow OUT.json [BASE.json]          # the same, compile tool first
 
 Names are ``tests/cheats/valid/`` entries. ``processes``: the layers in sequence, each prover call's
 ``RUSAGE_CHILDREN`` delta. ``flow``: an actor's ``compile`` tool then ``submit`` of the same bytes on one backend.
 ``corpus``: every entry with the static layers on (and off for ``kernel_layer`` cheats), each on a fresh sandboxed
-backend; with ``BASE.json`` (an earlier run's output) the verdicts are compared. The template cache is warm
+backend; with ``BASE.json`` (an earlier run's output) the verdicts are compared. ``corpus-flow``: the static layers
+on only, each entry compiled by the ``compile`` tool's call first, on the backend that then judges it. The template cache is warm
 throughout (``FORALL_COST_CACHE``, default a temporary directory); run it from the repository root.
 """
 
@@ -97,7 +99,15 @@ def flow(names: list[str]) -> None:
               f"total {done - start:.2f} s CPU; {verdict.verdict}")
 
 
-def corpus(out: Path, base: Path | None) -> None:
+def tool_compile(prover: RocqProver, task: Any, data: bytes, where: Path) -> None:
+    """What the actor's ``compile`` tool does (tools/item.py): the template check, then ``prover.compile``."""
+    (where / "cand").mkdir(parents=True)
+    if prover.check_template(task, where, 300).ok:
+        (where / "cand" / task.candidate_name).write_bytes(data)
+        prover.compile(task, where, where / "cand" / task.candidate_name, 300)
+
+
+def corpus(out: Path, base: Path | None, first_the_tool: bool = False) -> None:
     rows: dict[str, dict[str, Any]] = {}
     for entry in sorted(p for p in CHEATS.glob("*/*") if (p / "expect.json").is_file()):
         expect = json.loads((entry / "expect.json").read_text(encoding="utf-8"))
@@ -105,10 +115,14 @@ def corpus(out: Path, base: Path | None) -> None:
             continue
         task, data = entry_task(entry)
         extra = {"checker_timeout": expect["checker_timeout"]} if "checker_timeout" in expect else {}
-        for mode, cls in [("on", RocqProver)] + ([("off", NoStatic)] if expect.get("kernel_layer") else []):
+        off = [("off", NoStatic)] if expect.get("kernel_layer") and not first_the_tool else []
+        for mode, cls in [("on", RocqProver), *off]:
             before = children()
+            prover = backend(extra, cls)
             with tempfile.TemporaryDirectory() as scratch:
-                verdict = verify_candidate(task, backend(extra, cls), data, builddir=Path(scratch) / "b", timeout=300)
+                if first_the_tool:
+                    tool_compile(prover, task, data, Path(scratch) / "tool")
+                verdict = verify_candidate(task, prover, data, builddir=Path(scratch) / "b", timeout=300)
             first = next((layer for layer in verdict.layers if layer.ok is False or layer.infra), None)
             rows[f"{entry.parent.name}/{entry.name}/{mode}"] = {
                 "verdict": verdict.verdict, "strict": verdict.strict, "axioms": list(verdict.axioms),
@@ -125,7 +139,7 @@ def corpus(out: Path, base: Path | None) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or argv[0] not in ("processes", "flow", "corpus"):
+    if len(argv) < 2 or argv[0] not in ("processes", "flow", "corpus", "corpus-flow"):
         print(__doc__, file=sys.stderr)
         return 2
     os.environ.setdefault("PUTNAMBENCH_ROOT", str(CHEATS.parents[2] / "shared" / "benchmarks" / "PutnamBench"))
@@ -134,7 +148,7 @@ def main(argv: list[str]) -> int:
     elif argv[0] == "flow":
         flow(argv[1:])
     else:
-        corpus(Path(argv[1]), Path(argv[2]) if len(argv) > 2 else None)
+        corpus(Path(argv[1]), Path(argv[2]) if len(argv) > 2 else None, argv[0] == "corpus-flow")
     return 0
 
 
