@@ -24,7 +24,9 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -376,6 +378,10 @@ class RocqProver:
         #: ``-Q``/``-R`` arguments every coqc, coqchk and coqtop call gets (a project's load path)
         self.load: list[str] = []
         self._judged: dict[tuple[str, str], tuple[Judgement | None, str, bool]] = {}
+        #: this backend's last clean candidate compiles (:meth:`compile`), by what decides them: an actor's
+        #: ``compile`` tool and its ``submit`` of the same bytes cost one coqc, not two
+        self._compiled: dict[tuple[Any, ...], tuple[CompileResult, bytes]] = {}
+        self._compiled_lock = threading.Lock()  # the tools' server thread and the verifier's compile thread
         #: Host files a sandboxed coqc needs besides /usr: findlib's config (else coqc dies with an Anomaly), the
         #: tools' installation outside /usr (an opam switch: binaries and ``coqc -where``), the judge plugin and
         #: the user's ``--forall-sandbox-ro`` binds, read-only.
@@ -572,11 +578,45 @@ class RocqProver:
             target.write_bytes(data)
         vo_path = target.with_suffix(".vo")
         vo_path.unlink(missing_ok=True)
-        result, vo = self._compile_source(data, module, workspace, timeout, True)
+        result, vo = self._compiled_before(data, module, timeout)
+        if vo is None:
+            result, vo = self._compile_source(data, module, workspace, timeout, True)
+            self._remember_compile(data, module, result, vo)
         if vo is not None:
             vo_path.write_bytes(vo)
             result.artifact = str(vo_path)
         return result
+
+    #: how many clean compiles :meth:`compile` keeps (an item's actor works on one candidate at a time)
+    KEPT_COMPILES = 4
+
+    def _compile_key(self, data: bytes, module: str) -> tuple[Any, ...]:
+        """Everything a compile's outcome depends on besides the toolchain this backend was made for: the bytes, the
+        library name, the load path and flags, and the runner (the sandbox the protocol may swap in)."""
+        return (sha256_bytes(data), module, tuple(self.load), tuple(self.info.compile_flags), id(self.runner))
+
+    def _compiled_before(self, data: bytes, module: str, timeout: float) -> tuple[CompileResult, bytes | None]:
+        """A clean compile of these very bytes this backend made (the actor's ``compile`` tool, then the verifier
+        on ``submit``), as a fresh copy, with the .vo coqc wrote then; (_, None) when there is none that finished
+        within ``timeout``. coqc on the same bytes, toolchain, flags and load path writes the same library, so the
+        verifier's layers judge what a compile now would give them; the judge and coqchk still run on it."""
+        with self._compiled_lock:
+            found = self._compiled.get(self._compile_key(data, module))
+        if found is None or found[0].duration > timeout:
+            return CompileResult(ok=False), None
+        result, vo = found
+        return replace(result, messages=[dict(m) for m in result.messages], sentences=list(result.sentences),
+                       declarations=list(result.declarations)), vo
+
+    def _remember_compile(self, data: bytes, module: str, result: CompileResult, vo: bytes | None) -> None:
+        """Keep a compile that established its library: ok, within its time, no accident of the machine (a timed
+        out, killed or failed compile is never reused: the next asks coqc again)."""
+        if vo is None or not result.ok or result.timed_out or result.accident or result.infra:
+            return
+        with self._compiled_lock:
+            self._compiled[self._compile_key(data, module)] = (replace(result), vo)
+            while len(self._compiled) > self.KEPT_COMPILES:
+                del self._compiled[next(iter(self._compiled))]
 
     def sentence_check(self, task: Task, data: bytes, compiled: CompileResult) -> Layer:
         """The sentences coqc executed (``-time``'s byte ranges) must be the screen's own, each judged as Coq
