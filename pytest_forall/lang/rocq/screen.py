@@ -324,7 +324,80 @@ class Analysis:
         later = [self.template.preamble[t] for t, c in self.preamble_match.items() if c > candidate_index]
         unmatched = [s for t, s in enumerate(self.template.preamble) if t not in self.preamble_match]
         rest = [self.template.theorem, self.template.proof_open, *self.template.trailer]
-        return identifier_parts(t for s in later + unmatched + rest for t in s.tokens)
+        return identifier_parts(t for s in later + unmatched + rest for t in _unbound_tokens(s))
+
+
+#: Tokens that bind the names after them up to the end of the enclosing bracket (``forall x y, …``, ``fun (a : A)
+#: => …``, ``exists! n, …`` and their Utf8 notations).
+BINDER_TOKENS = frozenset({"forall", "fun", "exists", "exists2", "∀", "∃", "∃!", "λ"})
+
+
+def _unbound_tokens(sentence: Sentence) -> list[Token]:
+    """The sentence's tokens without its binder names and their bound occurrences (issue: a helper named like a
+    statement binder was refused).
+
+    A bound name is no global constant: a declaration reusing it cannot change what the frozen text means, and if
+    it did (a constructor turning a pattern variable into a pattern) the statement's kernel term would change, which
+    ``elaborated_statement`` rejects. Only the plain forms are read as binders: a declaration's parameters and the
+    names right after a :data:`BINDER_TOKENS` word (bare or in ``(x y : T)``/``{x}``/``[x]`` groups), in scope until
+    the bracket around the binder closes. Everything else (``let``, match patterns, ``'(a, b)``, set-builder
+    notations) still counts as a use, and so does every name in a match pattern, so a misread can only keep a
+    refusal."""
+    tokens = sentence.tokens
+    bound_at: set[int] = set()
+    scopes: list[tuple[int, int, str]] = []  # (from index, to index, name)
+    words = sentence.command_words()
+    if words and words[0] in THEOREM_KEYWORDS | DEFINITION_KEYWORDS and len(words) > 1:
+        at = sentence._attribute_end() + next(i for i, t in enumerate(tokens[sentence._attribute_end():])
+                                              if t.text == words[0])
+        scopes += [(k, len(tokens), name) for k, name in _binder_names(tokens, at + 2)]
+    depth_at: list[int] = []
+    depth = 0
+    for token in tokens:
+        depth_at.append(depth)
+        depth += _depth_change(token)
+    for i, token in enumerate(tokens):
+        if token.kind in ("ident", "symbol") and token.text in BINDER_TOKENS:
+            start = i + 1 + (i + 1 < len(tokens) and tokens[i + 1].text == "!")  # ``exists !``
+            close = next((k for k in range(start, len(tokens)) if depth_at[k] + _depth_change(tokens[k]) < depth_at[i]),
+                         len(tokens))
+            scopes += [(k, close, name) for k, name in _binder_names(tokens, start)]
+    for begin, end, name in scopes:
+        bound_at.update(k for k in range(begin, end) if tokens[k].kind == "ident" and tokens[k].text == name)
+    pattern = False  # a match pattern (``with``/``|`` up to ``=>``): a constructor there would change its meaning
+    for k, token in enumerate(tokens):
+        pattern = (pattern or token.text in ("with", "|")) and token.text != "=>"
+        if pattern:
+            bound_at.discard(k)
+    return [t for k, t in enumerate(tokens) if k not in bound_at]
+
+
+def _binder_names(tokens: Sequence[Token], start: int) -> list[tuple[int, str]]:
+    """(index, name) of each name the binder list at ``start`` binds (``x y``, ``(x y : T)``, ``{x}``, ``[x]``); the
+    list ends at ``,``/``=>``/``:``/``:=`` or anything else. A name's scope starts at the name itself (``(x : T x)``
+    misread so can only matter if ``T x`` used a global ``x``, which the kernel comparison still sees)."""
+    names: list[tuple[int, str]] = []
+    i = start
+    while i < len(tokens):
+        token = tokens[i]
+        if token.kind == "ident" and "." not in token.text:
+            names.append((i, token.text))
+            i += 1
+        elif token.kind == "symbol" and token.text in ("(", "{", "["):
+            k = i + 1
+            while k < len(tokens) and tokens[k].kind == "ident" and "." not in tokens[k].text:
+                k += 1
+            if k == i + 1 or k >= len(tokens) or tokens[k].text not in (":", ")", "}", "]", ":=") \
+                    or tokens[i + 1].text in ("struct", "measure", "wf"):
+                break  # ``(f x)``, ``'(a, b)``, ``{struct n}`` … are not read as binders
+            names += [(j, tokens[j].text) for j in range(i + 1, k)]
+            depth, i = 1, i + 1
+            while i < len(tokens) and depth:
+                depth += _depth_change(tokens[i])
+                i += 1
+        else:
+            break
+    return names
 
 
 def analyse(template: str, candidate: str, theorem_name: str) -> Analysis:
@@ -576,6 +649,7 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     findings = []
     own_modules: set[str] = set()
     own: list[set[str]] = [set()]  # names the candidate declared, per Module/Section it opened
+    sections: list[bool] = []  # per open Module/Section: is it a Section
     kept = set(analysis.preamble_match.values())
     for index, block in enumerate(analysis.candidate.before):
         sentence = block.head
@@ -584,8 +658,11 @@ def shadowing_guard(analysis: Analysis) -> Layer:
         structure = _structure_command(sentence)
         if structure in ("Section", "Module") or _opens_scope(sentence):
             own.append(set())
+            sections.append(head == "Section")
         elif structure == "End" and len(own) > 1:
-            own.pop()
+            closed = own.pop()
+            if sections.pop():  # a Section's declarations outlive its End under the same short names
+                own[-1] |= closed
         if head in ("Require", "From", "Import", "Export") or words[1:2] in (["Import"], ["Export"]):
             own[-1] = set()  # a name brought into scope now may shadow the candidate's own
         if index in kept:
