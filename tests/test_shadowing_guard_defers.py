@@ -129,6 +129,17 @@ def vec_guard(inserted: str) -> tuple[bool, str]:
     # after the Section that declared them: its declarations keep their short names at its End
     "Section S.\nVariable B : Type.\nInductive w := c1 (b : B) | c2.\nEnd S.\nArguments c1 {B} b.\nArguments c2 {B}.\n",
     "Section S.\nSection T.\nDefinition idf (b : nat) := b.\nEnd T.\nEnd S.\nArguments idf b : simpl never.\n",
+    # found running the screen over Debian's Coquelicot/mathcomp/Flocq sources (every sentence before a late lemma
+    # inserted): a packed structure's own coercions and canonical instances, abbreviations, Prenex Implicits
+    ("Structure st := Pack { sort :> Type; pt : sort }.\nCoercion sort : st >-> Sortclass.\n"
+     "Definition nat_st := Pack nat 0.\nCanonical nat_st.\n#[local] Canonical Structure nat_st.\n"),
+    ("Record cplx := { re : nat; im : nat }.\nDefinition of_nat (n : nat) := {| re := n; im := 0 |}.\n"
+     "Coercion of_nat : nat >-> cplx.\n"),
+    "Structure st := Pack { sort : Type; pt : sort }.\nCanonical unit_st := Pack unit tt.\n",
+    "Notation idn := (fun n : nat => n).\nNotation twice f x := (f (f x)) (only parsing).\n",
+    "Definition idf {B : Type} (b : B) := b.\nPrenex Implicits idf.\n",
+    "Create HintDb mine.\n#[deprecated(since=\"1.0\", note=\"use idf\")] Definition idg (n : nat) := n.\n",
+    "Unset Printing Implicit Defensive.\n",
 ])
 def test_arguments_on_the_candidates_own_declarations_is_accepted(inserted: str) -> None:
     ok, reason = vec_guard(inserted)
@@ -154,6 +165,14 @@ def test_arguments_on_the_candidates_own_declarations_is_accepted(inserted: str)
     "Variant v := answer.\n",                                    # a constructor named like a frozen name
     "Inductive w := c1\nwith w' := answer.\n",                 # ... in a mutual block
     "Class cl := { answer : nat }.\n",                           # a method named like a frozen name
+    "Canonical answer.\n",                                       # not the candidate's own
+    "Canonical Structure answer := 0.\n",                        # defines a frozen name
+    "Structure st := Pack { sort : Type }.\nCoercion answer : st >-> Sortclass.\n",  # a template function
+    "Definition f (n : nat) := n.\nCoercion f : nat >-> nat.\n",  # no class of its own
+    "Definition f (n : nat) := n.\nCoercion f.\n",              # classes not said
+    "Definition f (n : nat) := n.\nPrenex Implicits f answer.\n",  # one is not its own
+    "Notation answer := 1.\n",                                   # an abbreviation named like a frozen name
+    "Notation \"'answer'\" := 1.\n",                           # a notation with a string changes parsing
 ])
 def test_arguments_on_what_the_template_or_a_library_declares_stays_refused(inserted: str) -> None:
     ok, reason = vec_guard(inserted)

@@ -35,7 +35,7 @@ GLOB_KINDS = {
     "Fixpoint": frozenset({"def", "prf"}), "CoFixpoint": frozenset({"def", "prf"}),
     "Inductive": frozenset({"ind"}), "Variant": frozenset({"ind"}), "CoInductive": frozenset({"coind", "ind"}),
     "Record": frozenset({"rec", "ind"}), "Structure": frozenset({"rec", "ind"}), "Class": frozenset({"class", "rec"}),
-    "Instance": frozenset({"inst", "prf"}),
+    "Instance": frozenset({"inst", "prf"}), "Notation": frozenset({"abbrev", "syndef"}),  # an abbreviation
 }
 
 
