@@ -236,6 +236,18 @@ def test_a_deprecated_abbreviation_cut_off_is_confirmed_from_the_glob(
     assert layer.ok is ok, layer.reason
 
 
+@pytest.mark.parametrize(("text", "printed", "ok"), [
+    ("Notation twice f x := (f (f x)).\n", "Abbreviation~twice~f~x~:=~(f~(f...", True),  # Rocq 9.2's rendering
+    ("Notation twice f x := (f (f x)).\n", "Notation~twice~f~x~:=~(f~(f~x))...", True),   # Coq 8.16/8.20's
+    ('Notation "x ++" := (S x) (at level 2).\n', "Abbreviation~...", False),  # not an abbreviation to the screen
+    ("Definition twice (n : nat) := n.\n", "Abbreviation~twice~:=~n.", False),
+])
+def test_rocq_9_prints_an_abbreviation_as_abbreviation(text: str, printed: str, ok: bool) -> None:
+    """valid/library_idioms_in_helpers on sid: Rocq 9 renders ``Notation name := term`` as ``Abbreviation``."""
+    layer = sentence_structure(text.encode(), [(0, len(text) - 1, printed)])
+    assert layer.ok is ok, layer.reason
+
+
 def test_a_long_attribute_list_inside_a_proof_is_still_a_command() -> None:
     """Breaks and cuts do not hide an attribute list (a command) inside a proof, nor a command keyword."""
     source = "Lemma l : True.\nProof. #[local] Abort.\n"

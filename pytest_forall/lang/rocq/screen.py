@@ -687,7 +687,7 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             continue
         if _imports_own_modules(sentence, own_modules) or _on_own_declarations(sentence, words, own[-1]):
             continue
-        declares = _abbreviation(sentence) or _canonical_definition(sentence, words)
+        declares = is_abbreviation(sentence) or _canonical_definition(sentence, words)
         if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and not declares \
                 and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
             findings.append(Finding(sentence.line, f"`{' '.join(words[:2])}` changes how the frozen text is "
@@ -748,7 +748,7 @@ def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) ->
     return False
 
 
-def _abbreviation(sentence: Sentence) -> bool:
+def is_abbreviation(sentence: Sentence) -> bool:
     """``Notation name args := term``: a name for a term, which parses no frozen text differently (a notation with
     a string changes the grammar and stays refused); its name faces the name check like any declaration."""
     body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
