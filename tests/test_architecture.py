@@ -125,6 +125,28 @@ def test_prover_names_only_in_language_packs() -> None:
     assert not offenders, "prover-name checks outside lang/:\n" + "\n".join(sorted(offenders))
 
 
+def test_prover_name_constants_are_not_compared_outside_language_packs() -> None:
+    """Nor a pack's constant holding a prover name (``ROCQ_PROVER``): comparing a task's prover with it outside lang/
+    is the same name check by another spelling; the pack's ``Language`` says what differs (its ``project_splice`` …)."""
+    from pytest_forall.core.language import language_names
+
+    provers = {"rocq", "lean", *language_names()}
+    constants = {target.id for path in (PACKAGE / "lang").rglob("*.py") for node in ast.parse(path.read_text()).body
+                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                 and node.value.value in provers for target in node.targets if isinstance(target, ast.Name)}
+    assert "ROCQ_PROVER" in constants  # the rule sees them
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.is_relative_to(PACKAGE / "lang"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                names = {n.id if isinstance(n, ast.Name) else n.attr for n in [node.left, *node.comparators]
+                         if isinstance(n, (ast.Name, ast.Attribute))}
+                offenders += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {name}" for name in names & constants]
+    assert not offenders, "prover-name constants compared outside lang/:\n" + "\n".join(sorted(offenders))
+
+
 #: Prover implementations that live outside ``lang/`` today, each a benchmark's own scorer built around a language
 #: pack's backend (their move into the Lean pack is a follow-up of issue 36; the lead decides). Nothing else may join.
 PROVERS_OUTSIDE_LANG = {

@@ -94,11 +94,16 @@ def test_numbers_follow_numtok() -> None:
 
 
 def test_dots() -> None:
-    """A ``.`` ends a sentence only before a blank or the end; ``..`` is a token; three dots are refused."""
+    """A ``.`` ends a sentence only before a blank or the end; ``..`` is a token; ``...`` alone before a blank ends
+    a tactic sentence, as Coq reads it (``split...`` applies ``Proof with``'s tactic: ``coqc -time`` reports the
+    sentence ending after the third dot); a longer run of dots, or dots glued to other symbols, is refused."""
     assert kinds("x .. y.") == [("ident", "x"), ("symbol", ".."), ("ident", "y"), ("end", ".")]
     assert kinds("n.+1.")[1:] == [("symbol", ".+"), ("number", "1"), ("end", ".")]
-    with pytest.raises(LexError, match="dots"):
-        list(scan("auto... "))
+    assert kinds("split... auto.") == [("ident", "split"), ("end", "..."), ("ident", "auto"), ("end", ".")]
+    assert kinds("apply (f x)...")[-2:] == [("bracket", ")"), ("end", "...")]
+    for ambiguous in ("auto.... ", "x ->... "):
+        with pytest.raises(LexError, match="dots"):
+            list(scan(ambiguous))
 
 
 def test_tokens_record_position_and_separation() -> None:

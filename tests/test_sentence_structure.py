@@ -219,6 +219,35 @@ def test_a_command_cut_off_is_confirmed_from_the_glob_or_rejected(
         assert "cuts the command off" in layer.reason
 
 
+ABBREVIATION = '#[deprecated(since="1.0", note="use id")] Notation old_id := id (only parsing).\n'
+ABBREVIATION_REPORT = [(0, len(ABBREVIATION) - 1, '#[deprecated(since="1.0",~note...')]
+
+
+@pytest.mark.parametrize(("declarations", "ok"), [
+    ([(51, 57, "abbrev", "old_id")], True),               # coqc's .glob records an abbreviation so
+    ([(51, 57, "def", "old_id")], False),
+    ([], False),
+])
+def test_a_deprecated_abbreviation_cut_off_is_confirmed_from_the_glob(
+        declarations: list[tuple[int, int, str, str]], ok: bool) -> None:
+    """valid/library_idioms_in_helpers: coqc's report cuts the deprecated abbreviation off in its attribute."""
+    assert ABBREVIATION[51:57] == "old_id"
+    layer = sentence_structure(ABBREVIATION.encode(), ABBREVIATION_REPORT, declarations)
+    assert layer.ok is ok, layer.reason
+
+
+@pytest.mark.parametrize(("text", "printed", "ok"), [
+    ("Notation twice f x := (f (f x)).\n", "Abbreviation~twice~f~x~:=~(f~(f...", True),  # Rocq 9.2's rendering
+    ("Notation twice f x := (f (f x)).\n", "Notation~twice~f~x~:=~(f~(f~x))...", True),   # Coq 8.16/8.20's
+    ('Notation "x ++" := (S x) (at level 2).\n', "Abbreviation~...", False),  # not an abbreviation to the screen
+    ("Definition twice (n : nat) := n.\n", "Abbreviation~twice~:=~n.", False),
+])
+def test_rocq_9_prints_an_abbreviation_as_abbreviation(text: str, printed: str, ok: bool) -> None:
+    """valid/library_idioms_in_helpers on sid: Rocq 9 renders ``Notation name := term`` as ``Abbreviation``."""
+    layer = sentence_structure(text.encode(), [(0, len(text) - 1, printed)])
+    assert layer.ok is ok, layer.reason
+
+
 def test_a_long_attribute_list_inside_a_proof_is_still_a_command() -> None:
     """Breaks and cuts do not hide an attribute list (a command) inside a proof, nor a command keyword."""
     source = "Lemma l : True.\nProof. #[local] Abort.\n"

@@ -11,11 +11,22 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_forall.core.audit import AuditPack
     from pytest_forall.core.model import Task
+
+
+@dataclass(frozen=True)
+class ProjectSplice:
+    """How an accepted proof of a project's lemma goes back into the project's file (``forall apply``)."""
+
+    #: ``(file text, statement offset, candidate) -> edit`` with ``start``, ``end``, ``replacement`` and ``helpers``
+    #: (the names it declares before the lemma); raises ValueError when the candidate cannot be put back.
+    splice: Callable[[str, int, str], Any]
+    #: ``(file text, offset) -> {name: line}``: what the file declares from ``offset`` on (a helper so named clashes).
+    declared_after: Callable[[str, int], dict[str, int]]
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,9 @@ class Language:
     #: ``(absolute path) -> ""`` or what is wrong with it as this prover's toolchain (``--forall-<name>-toolchain``,
     #: ``forall verify --toolchain``); None: the pack takes no toolchain option.
     check_toolchain: Callable[[str], str] | None = None
+    #: ``() -> ProjectSplice``: how its project items' accepted proofs are written back into their files; None: the
+    #: pack's items are no project's files (a callable, so the pack imports its splicer only when asked).
+    project_splice: Callable[[], ProjectSplice | None] = field(default=lambda: None)
 
 
 class UnknownLanguage(LookupError):

@@ -88,6 +88,19 @@ class Grammar(Generic[G]):
                 return index
         return None
 
+    def unwrapped(self, text: str) -> str:
+        """``text`` without parentheses around the whole of it (``(forall x, A -> B)`` reads as ``forall x, A -> B``);
+        text the pack's lexer cannot read comes back as it is."""
+        while True:
+            try:
+                tokens = self.lex(text)
+            except NotUnderstood:
+                return text
+            if not tokens or tokens[0][2] != "(" or tokens[-1][2] != ")" \
+                    or self.closing_index(tokens) != len(tokens) - 1:
+                return text
+            text = text[tokens[0][0] + 1:tokens[-1][0]].strip()
+
 
 @dataclasses.dataclass(frozen=True)
 class InnerPremise(Generic[G]):

@@ -24,9 +24,9 @@ from typing import Any
 
 from filelock import FileLock
 
+from pytest_forall.core.language import language_or_plain
 from pytest_forall.core.model import RULES_ONLY, STRICT, sha256_bytes
 from pytest_forall.lang.project import SUITE
-from pytest_forall.lang.rocq.project import ROCQ_PROVER
 
 #: The run directory's folder of patches, one ``<project file>.patch`` per file.
 PATCHES = "patches"
@@ -74,21 +74,6 @@ class FilePlan:
 def patch_name(rel: str) -> str:
     """The patch of project file ``rel``, relative to the run directory."""
     return f"{PATCHES}/{rel}.patch"
-
-
-def _splicer(prover: str) -> Callable[[str, int, str], Any] | None:
-    """The language pack's splice for a project item of ``prover`` (only Rocq projects have one)."""
-    if prover == ROCQ_PROVER:
-        from pytest_forall.lang.rocq.splice import proof_splice
-
-        return proof_splice
-    return None
-
-
-def _declared_after(prover: str, text: str, offset: int) -> dict[str, int]:
-    from pytest_forall.lang.rocq.splice import declared_after
-
-    return declared_after(text, offset) if prover == ROCQ_PROVER else {}
 
 
 def read_accepted(audit_dir: Path, task_id: str, nodeid: str = "", digest: str = "") -> Accepted | str | None:
@@ -157,17 +142,17 @@ def plan_file(root: Path, rel: str, text: str, proofs: list[Accepted],
     edits: list[Any] = []
     taken: dict[str, str] = {}  # a helper name already added -> the item that adds it
     for proof in sorted({p.task_id: p for p in proofs}.values(), key=lambda p: p.statement_offset):
-        splice = _splicer(proof.prover)
-        if splice is None:
-            plan.left_out.append((proof.task_id, "putting proofs back is done for Rocq projects only"))
+        splicer = language_or_plain(proof.prover).project_splice()  # the pack decides if its items go back
+        if splicer is None:
+            plan.left_out.append((proof.task_id, f"the {proof.prover} pack puts no proof back into a project's file"))
             continue
         try:
-            edit = splice(text, proof.statement_offset, proof.candidate)
+            edit = splicer.splice(text, proof.statement_offset, proof.candidate)
         except ValueError as exc:
             plan.left_out.append((proof.task_id, f"its proof cannot be put back into {rel}: {exc}"))
             continue
         try:
-            later = _declared_after(proof.prover, text, edit.end)
+            later = splicer.declared_after(text, edit.end)
         except ValueError as exc:
             plan.left_out.append((proof.task_id, f"its proof cannot be put back into {rel}: {exc}"))
             continue
@@ -373,7 +358,7 @@ def kernel_view(options: dict[str, Any], root: Path, work: Path) -> KernelView:
     # the files without items too: a helper whose effect reaches the files importing its own (an exported module, an
     # instance, a hint) changes what a file of definitions elaborates, and the items naming those definitions then
     # read the same statement with another meaning
-    first = next((task for task in tasks if task.prover == ROCQ_PROVER and "project_root" in task.meta), None)
+    first = next((task for task in tasks if task.prover == prover.name and "project_root" in task.meta), None)
     if first is not None:
         project, build, problem = prover._build(first, 600.0)
         for rel in [] if problem else project.files:

@@ -128,18 +128,6 @@ def _lexemes(text: str) -> list[Lexeme]:
     return out
 
 
-def _unwrapped(text: str) -> str:
-    """``text`` without parentheses around the whole of it (``(∀ x, A → B)`` reads as ``∀ x, A → B``)."""
-    while True:
-        try:
-            tokens = _lexemes(text)
-        except NotUnderstood:
-            return text
-        if not tokens or tokens[0][2] != "(" or GRAMMAR.closing_index(tokens) != len(tokens) - 1:
-            return text
-        text = text[tokens[0][0] + 1:tokens[-1][0]].strip()
-
-
 def _idents(text: str) -> set[str]:
     try:
         return {t[2] for t in _lexemes(text) if t[1] == "ident"}
@@ -236,7 +224,7 @@ def peel(conclusion: str) -> tuple[list[str], str]:
     binders: list[str] = []
     rest = conclusion
     while True:
-        step = _peel_one(_unwrapped(rest), len(binders))
+        step = _peel_one(GRAMMAR.unwrapped(rest), len(binders))
         if step is None:
             return binders, rest
         binders.append(step[0])
@@ -511,7 +499,7 @@ def specialisation_scripts(hypotheses: list[tuple[str, int]], prefix: str = "") 
 
 
 def _number_type(written: str) -> str | None:
-    written = _unwrapped(written.strip())
+    written = GRAMMAR.unwrapped(written.strip())
     return written if written in NUMBER_VALUES else None
 
 

@@ -41,8 +41,9 @@ _TRAILING_STARTS = [lo for lo, _ in IDENT_TRAILING_ONLY]
 
 
 class LexError(NotUnderstood):
-    """Text Coq's lexer refuses (unterminated comment or string) or a reader cannot split (a run of
-    three dots before a blank): every consumer that needs the structure fails closed."""
+    """Text Coq's lexer refuses (unterminated comment or string) or a reader cannot split (a symbol run ending in
+    three or more dots before a blank, other than ``...`` alone, the ellipsis that ends a tactic sentence): every
+    consumer that needs the structure fails closed."""
 
     def __init__(self, message: str, offset: int, text: str) -> None:
         super().__init__(message, text.count("\n", 0, offset) + 1, text[offset:offset + 40])
@@ -193,6 +194,10 @@ def scan(text: str, *, strict: bool = True, quoted_only: bool = False) -> Iterat
                 j += 1
             if text[j - 1] == "." and (j == n or text[j] in BLANKS):
                 dots = (j - i) - len(text[i:j].rstrip("."))
+                if j - i == 3 and dots == 3:  # ``tac...``: the sentence ends, ``Proof with``'s tactic applied
+                    yield Lexeme("end", i, j)
+                    i = j
+                    continue
                 if dots >= 3 and strict:
                     raise LexError("ambiguous run of dots before a blank", i, text)
                 if dots == 1:

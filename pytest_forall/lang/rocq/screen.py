@@ -52,7 +52,7 @@ ALLOWED_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS | QUERY_HEADS
                     "Record", "Structure", "Class", "Scheme"} | RECURSION_HEADS)
 #: ``Set``/``Unset`` options that cannot change what a statement means or what the kernel checks.
 ALLOWED_OPTIONS = frozenset({("Default", "Goal", "Selector"), ("Bullet", "Behavior"), ("Ltac", "Backtrace"),
-                             ("Ltac2", "Backtrace"), ("Default", "Timeout")})
+                             ("Ltac2", "Backtrace"), ("Default", "Timeout"), ("Printing", "Implicit", "Defensive")})
 #: Attributes a top-level sentence may carry (``#[local]`` …); any other (``bypass_check`` …) is refused.
 ALLOWED_ATTRIBUTES = frozenset({"local", "global", "export", "program", "refine", "universes(polymorphic)",
                                 "universes(monomorphic)"})
@@ -65,7 +65,10 @@ RESOLUTION_HEADS = frozenset({
     "Notation", "Infix", "Reserved", "Delimit", "Undelimit", "Bind", "Open", "Close", "Arguments", "Import",
     "Export", "Include", "Module", "Section", "End", "Instance", "Existing", "Canonical", "Coercion",
     "Identity", "Hint", "Remove", "Opaque", "Transparent", "Strategy", "Typeclasses", "Implicit",
-    "Generalizable", "Tactic", "Declare", "SubClass"})
+    "Generalizable", "Tactic", "Declare", "SubClass", "Prenex"})
+#: Commands that only serve tactics (a hint database, a ring or field for ``ring``/``field``): no term elaborates
+#: differently; the proofs that use them still end in ``Qed``.
+TACTIC_SUPPORT = frozenset({("Create", "HintDb"), ("Add", "Ring"), ("Add", "Field")})
 #: Resolution commands left to the kernel judge: a new typeclass instance changes only how later text elaborates,
 #: and the judge compares the statement and every template constant as kernel terms, so an instance that changes
 #: them is rejected there (``elaborated_statement``); an honest helper instance is not refused by text. Its name
@@ -324,7 +327,80 @@ class Analysis:
         later = [self.template.preamble[t] for t, c in self.preamble_match.items() if c > candidate_index]
         unmatched = [s for t, s in enumerate(self.template.preamble) if t not in self.preamble_match]
         rest = [self.template.theorem, self.template.proof_open, *self.template.trailer]
-        return identifier_parts(t for s in later + unmatched + rest for t in s.tokens)
+        return identifier_parts(t for s in later + unmatched + rest for t in _unbound_tokens(s))
+
+
+#: Tokens that bind the names after them up to the end of the enclosing bracket (``forall x y, …``, ``fun (a : A)
+#: => …``, ``exists! n, …`` and their Utf8 notations).
+BINDER_TOKENS = frozenset({"forall", "fun", "exists", "exists2", "∀", "∃", "∃!", "λ"})
+
+
+def _unbound_tokens(sentence: Sentence) -> list[Token]:
+    """The sentence's tokens without its binder names and their bound occurrences (issue: a helper named like a
+    statement binder was refused).
+
+    A bound name is no global constant: a declaration reusing it cannot change what the frozen text means, and if
+    it did (a constructor turning a pattern variable into a pattern) the statement's kernel term would change, which
+    ``elaborated_statement`` rejects. Only the plain forms are read as binders: a declaration's parameters and the
+    names right after a :data:`BINDER_TOKENS` word (bare or in ``(x y : T)``/``{x}``/``[x]`` groups), in scope until
+    the bracket around the binder closes. Everything else (``let``, match patterns, ``'(a, b)``, set-builder
+    notations) still counts as a use, and so does every name in a match pattern, so a misread can only keep a
+    refusal."""
+    tokens = sentence.tokens
+    bound_at: set[int] = set()
+    scopes: list[tuple[int, int, str]] = []  # (from index, to index, name)
+    words = sentence.command_words()
+    if words and words[0] in THEOREM_KEYWORDS | DEFINITION_KEYWORDS and len(words) > 1:
+        at = sentence._attribute_end() + next(i for i, t in enumerate(tokens[sentence._attribute_end():])
+                                              if t.text == words[0])
+        scopes += [(k, len(tokens), name) for k, name in _binder_names(tokens, at + 2)]
+    depth_at: list[int] = []
+    depth = 0
+    for token in tokens:
+        depth_at.append(depth)
+        depth += _depth_change(token)
+    for i, token in enumerate(tokens):
+        if token.kind in ("ident", "symbol") and token.text in BINDER_TOKENS:
+            start = i + 1 + (i + 1 < len(tokens) and tokens[i + 1].text == "!")  # ``exists !``
+            close = next((k for k in range(start, len(tokens)) if depth_at[k] + _depth_change(tokens[k]) < depth_at[i]),
+                         len(tokens))
+            scopes += [(k, close, name) for k, name in _binder_names(tokens, start)]
+    for begin, end, name in scopes:
+        bound_at.update(k for k in range(begin, end) if tokens[k].kind == "ident" and tokens[k].text == name)
+    pattern = False  # a match pattern (``with``/``|`` up to ``=>``): a constructor there would change its meaning
+    for k, token in enumerate(tokens):
+        pattern = (pattern or token.text in ("with", "|")) and token.text != "=>"
+        if pattern:
+            bound_at.discard(k)
+    return [t for k, t in enumerate(tokens) if k not in bound_at]
+
+
+def _binder_names(tokens: Sequence[Token], start: int) -> list[tuple[int, str]]:
+    """(index, name) of each name the binder list at ``start`` binds (``x y``, ``(x y : T)``, ``{x}``, ``[x]``); the
+    list ends at ``,``/``=>``/``:``/``:=`` or anything else. A name's scope starts at the name itself (``(x : T x)``
+    misread so can only matter if ``T x`` used a global ``x``, which the kernel comparison still sees)."""
+    names: list[tuple[int, str]] = []
+    i = start
+    while i < len(tokens):
+        token = tokens[i]
+        if token.kind == "ident" and "." not in token.text:
+            names.append((i, token.text))
+            i += 1
+        elif token.kind == "symbol" and token.text in ("(", "{", "["):
+            k = i + 1
+            while k < len(tokens) and tokens[k].kind == "ident" and "." not in tokens[k].text:
+                k += 1
+            if k == i + 1 or k >= len(tokens) or tokens[k].text not in (":", ")", "}", "]", ":=") \
+                    or tokens[i + 1].text in ("struct", "measure", "wf"):
+                break  # ``(f x)``, ``'(a, b)``, ``{struct n}`` … are not read as binders
+            names += [(j, tokens[j].text) for j in range(i + 1, k)]
+            depth, i = 1, i + 1
+            while i < len(tokens) and depth:
+                depth += _depth_change(tokens[i])
+                i += 1
+        else:
+            break
+    return names
 
 
 def analyse(template: str, candidate: str, theorem_name: str) -> Analysis:
@@ -339,7 +415,7 @@ def analyse(template: str, candidate: str, theorem_name: str) -> Analysis:
 
 def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding | None:
     """Syntax-screen verdict on one inserted top-level sentence (resolution commands are the guard's)."""
-    refused = [a for a in sentence.attributes() if a not in ALLOWED_ATTRIBUTES]
+    refused = [a for a in sentence.attributes() if a not in ALLOWED_ATTRIBUTES and not _deprecation(a)]
     if refused:
         return Finding(sentence.line, f"attribute `{refused[0] or '#[]'}` is not allowed (allowed: "
                                       f"{sorted(ALLOWED_ATTRIBUTES)})", {"sentence": sentence.text[:200]})
@@ -354,7 +430,7 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
     if head == "Ltac2" and (len(words) < 2 or words[1] in LTAC2_NON_DEFINITIONS):
         return Finding(sentence.line, f"`{sentence.text[:40]}` is not an Ltac2 tactic definition",
                        {"sentence": sentence.text[:200]})
-    if _allowed_hint(sentence, words):
+    if _allowed_hint(sentence, words) or tuple(words[:2]) in TACTIC_SUPPORT:
         return None
     if head in RESOLUTION_HEADS and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
         return None
@@ -375,6 +451,11 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
     return Finding(sentence.line, f"{what} {reason}" if reason else f"{what} is not on the allow-list of "
                                                                       f"commands a candidate may add",
                    {"sentence": sentence.text[:200]})
+
+
+def _deprecation(attribute: str) -> bool:
+    """``deprecated`` or ``deprecated(since="…", note="…")``: a warning where the name is used, nothing else."""
+    return attribute == "deprecated" or (attribute.startswith("deprecated(") and attribute.endswith(")"))
 
 
 def _structure_command(sentence: Sentence) -> str:
@@ -569,13 +650,15 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     Section the candidate opened, gone at its ``End``; the syntax screen allows them nowhere else) and ``Import``/
     ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
     own screened text; a frozen name it captures elaborates to another kernel term), new typeclass instances
-    (``KERNEL_JUDGED_HEADS``), and ``Arguments`` on the candidate's own declarations (:func:`_own_arguments`).
+    (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), and ``Arguments``, ``Prenex Implicits``,
+    ``Canonical``, ``Coercion`` on the candidate's own declarations (:func:`_on_own_declarations`).
     Text refusals stay for what the kernel comparison cannot see: how the frozen text is parsed (notations, scopes)
     and other resolution commands (issue 22).
     """
     findings = []
     own_modules: set[str] = set()
     own: list[set[str]] = [set()]  # names the candidate declared, per Module/Section it opened
+    sections: list[bool] = []  # per open Module/Section: is it a Section
     kept = set(analysis.preamble_match.values())
     for index, block in enumerate(analysis.candidate.before):
         sentence = block.head
@@ -584,8 +667,11 @@ def shadowing_guard(analysis: Analysis) -> Layer:
         structure = _structure_command(sentence)
         if structure in ("Section", "Module") or _opens_scope(sentence):
             own.append(set())
+            sections.append(head == "Section")
         elif structure == "End" and len(own) > 1:
-            own.pop()
+            closed = own.pop()
+            if sections.pop():  # a Section's declarations outlive its End under the same short names
+                own[-1] |= closed
         if head in ("Require", "From", "Import", "Export") or words[1:2] in (["Import"], ["Export"]):
             own[-1] = set()  # a name brought into scope now may shadow the candidate's own
         if index in kept:
@@ -599,14 +685,15 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             continue
         if structure or _allowed_hint(sentence, words) or head in SECTION_HEADS:
             continue
-        if _imports_own_modules(sentence, own_modules) or _own_arguments(sentence, words, own[-1]):
+        if _imports_own_modules(sentence, own_modules) or _on_own_declarations(sentence, words, own[-1]):
             continue
-        if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and words[:3] != ["Declare", "ML", "Module"] \
-                and words[:2] != ["Declare", "Module"]:
+        declares = is_abbreviation(sentence) or _canonical_definition(sentence, words)
+        if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and not declares \
+                and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
             findings.append(Finding(sentence.line, f"`{' '.join(words[:2])}` changes how the frozen text is "
                                                    f"parsed or resolved", {"sentence": sentence.text[:200]}))
             continue
-        if head not in DECLARING_HEADS | KERNEL_JUDGED_HEADS:
+        if head not in DECLARING_HEADS | KERNEL_JUDGED_HEADS and not declares:
             continue
         frozen_parts = analysis.frozen_parts_after(index)
         for name in _declared_names(sentence, words):
@@ -634,16 +721,44 @@ def _without_prefixes(tokens: list[Token], prefixes: tuple[str, ...] = ("Local",
     return tokens
 
 
-def _own_arguments(sentence: Sentence, words: list[str], own: set[str]) -> bool:
-    """``Arguments c …`` whose target is a plain name the candidate declared earlier in the same Module/Section, with
-    no ``Require``/``Import`` since (so the short name still resolves to that declaration), and which does not occur
-    in the frozen text after it (its declaration passed the name check). Implicits, scopes, ``: rename``/``: assert``
-    then change only how the candidate's own later text elaborates. This is defence in depth: what guarantees the
-    statement is ``elaborated_statement`` (an ``Arguments`` that changed it would change its kernel term)."""
-    if words[:1] != ["Arguments"]:
-        return False
+def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) -> bool:
+    """A resolution command about the candidate's own declarations only: ``Arguments c …``, ``Prenex Implicits c d``,
+    ``Canonical [Structure] c.``, ``Coercion c : A >-> B`` with ``A`` or ``B`` its own class too. Each target is a
+    plain name the candidate declared earlier in the same Module/Section (or a Section closed since), with no
+    ``Require``/``Import`` since (so the short name still resolves to that declaration), and which does not occur
+    in the frozen text after it (its declaration passed the name check). Implicits, scopes, ``: rename``/``: assert``,
+    a canonical instance or coercion of its own structure then change only how the candidate's own later text
+    elaborates (the frozen text cannot name its classes). This is defence in depth: what guarantees the statement is
+    ``elaborated_statement`` (a command that changed it would change its kernel term)."""
+    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+
+    def mine(token: Token) -> bool:
+        return token.kind == "ident" and "." not in token.text and token.text in own
+
+    texts = [t.text for t in body]
+    if texts[:1] == ["Arguments"]:
+        return len(body) > 1 and mine(body[1])
+    if texts[:2] == ["Prenex", "Implicits"]:
+        return len(body) > 2 and all(mine(t) for t in body[2:])
+    if texts[:1] == ["Canonical"]:
+        rest = body[2:] if texts[1:2] == ["Structure"] else body[1:]
+        return len(rest) == 1 and mine(rest[0])
+    if texts[:1] == ["Coercion"] and len(body) == 6 and texts[2] == ":" and texts[4] == ">->":
+        return mine(body[1]) and (mine(body[3]) or mine(body[5]))
+    return False
+
+
+def is_abbreviation(sentence: Sentence) -> bool:
+    """``Notation name args := term``: a name for a term, which parses no frozen text differently (a notation with
+    a string changes the grammar and stays refused); its name faces the name check like any declaration."""
     body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
-    return len(body) > 1 and body[1].kind == "ident" and "." not in body[1].text and body[1].text in own
+    return len(body) > 2 and body[0].text == "Notation" and body[1].kind == "ident" and "." not in body[1].text
+
+
+def _canonical_definition(sentence: Sentence, words: list[str]) -> bool:
+    """``Canonical [Structure] c … := body``: defines ``c`` and makes it canonical. Like a new ``Instance`` it
+    changes only how later text elaborates, which the kernel judge compares; its name faces the name check."""
+    return words[:1] == ["Canonical"] and sentence.defines_inline()
 
 
 def _imports_own_modules(sentence: Sentence, own_modules: set[str]) -> bool:
@@ -658,6 +773,8 @@ def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
     """The name after the keyword, further names of ``Variables a b``, ``with`` names of mutual blocks, and what an
     inductive type declares besides itself: constructors, a record's constructor (``Build_R``) and fields."""
     names = words[1:] if words[0] in ("Variables", "Parameters", "Axioms", "Hypotheses") else words[1:2]
+    if words[:2] == ["Canonical", "Structure"]:
+        names = words[2:3]
     tokens = sentence.tokens
     for i, token in enumerate(tokens[:-1]):
         if token.text == "with" and tokens[i + 1].kind == "ident" and words[0] in (

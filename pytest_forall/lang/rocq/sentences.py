@@ -20,6 +20,7 @@ from pytest_forall.lang.rocq.screen import (
     THEOREM_KEYWORDS,
     Sentence,
     candidate_shape,
+    is_abbreviation,
 )
 
 STRUCTURE = "sentence_structure"
@@ -35,7 +36,7 @@ GLOB_KINDS = {
     "Fixpoint": frozenset({"def", "prf"}), "CoFixpoint": frozenset({"def", "prf"}),
     "Inductive": frozenset({"ind"}), "Variant": frozenset({"ind"}), "CoInductive": frozenset({"coind", "ind"}),
     "Record": frozenset({"rec", "ind"}), "Structure": frozenset({"rec", "ind"}), "Class": frozenset({"class", "rec"}),
-    "Instance": frozenset({"inst", "prf"}),
+    "Instance": frozenset({"inst", "prf"}), "Notation": frozenset({"abbrev", "syndef"}),  # an abbreviation
 }
 
 
@@ -195,15 +196,17 @@ def sentence_structure(data: bytes, reported: Sequence[tuple[int, int, str]],
             continue
         words = unit.sentence.command_words()
         screen = words[1] if words[:1] == ["Program"] and len(words) > 1 else (words[0] if words else "")
+        # Rocq 9 prints an abbreviation (``Notation name := term``) as ``Abbreviation``
+        spellings = {screen, "Abbreviation"} if screen == "Notation" and is_abbreviation(unit.sentence) else {screen}
         if command.complete:
-            if head != screen and {head, screen} != {"Eval", "Compute"}:
+            if head not in spellings and {head, screen} != {"Eval", "Compute"}:
                 return Layer(STRUCTURE, False, f"line {line}: Coq parsed `{parsed[:60]}` where the screen saw "
                                                f"`{' '.join(words[:2])}`", evidence)
             continue
         name = unit.sentence.declared_name()
         declared = any(start <= a < end and kind in GLOB_KINDS.get(screen, ()) and found == name
                        for a, _, kind, found in declarations)
-        if not (screen.startswith(head) and name and declared):
+        if not (any(spelling.startswith(head) for spelling in spellings) and name and declared):
             return Layer(STRUCTURE, False, f"line {line}: coqc's report cuts the command off (`{parsed[:60]}`) and "
                                            f"Coq recorded no `{screen}` declaring `{name}` in that sentence", evidence)
         confirmed += 1

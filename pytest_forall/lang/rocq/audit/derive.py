@@ -68,7 +68,7 @@ def peel(conclusion: str) -> tuple[list[str], str]:
     rest = conclusion
     untyped: list[tuple[int, str]] = []  # (index in binders, the rest before it) of untyped groups
     while True:
-        step = _peel_one(_unwrapped(rest), len(binders))
+        step = _peel_one(GRAMMAR.unwrapped(rest), len(binders))
         if step is None:
             break
         group, remaining, typed = step
@@ -80,25 +80,6 @@ def peel(conclusion: str) -> tuple[list[str], str]:
         _, rest = untyped.pop()
         binders.pop()
     return binders, rest
-
-
-def _unwrapped(text: str) -> str:
-    """``text`` without parentheses around the whole of it (``(forall x, A -> B)`` reads as ``forall x, A -> B``)."""
-    while True:
-        try:
-            tokens = _tokens(text)
-        except NotUnderstood:
-            return text
-        if not tokens or tokens[0][2] != "(" or tokens[-1][2] != ")":
-            return text
-        depth = 0
-        for position, (_, kind, token) in enumerate(tokens):
-            depth += GRAMMAR.depth_change(kind, token)
-            if depth == 0:
-                break
-        if position != len(tokens) - 1:
-            return text
-        text = text[tokens[0][0] + 1:tokens[-1][0]].strip()
 
 
 def _peel_one(rest: str, index: int) -> tuple[str, str, bool] | None:

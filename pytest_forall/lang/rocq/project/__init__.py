@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import dataclasses
 
-from pytest_forall.core.language import Language
+from pytest_forall.core.language import Language, ProjectSplice
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.rocq import LANGUAGE as ROCQ
 
 #: The prover name of a Rocq project's items.
 ROCQ_PROVER = "rocq-project"
+
+
+def _project_splice() -> ProjectSplice:
+    from pytest_forall.lang.rocq.splice import declared_after, proof_splice
+
+    return ProjectSplice(proof_splice, declared_after)
+
+
 # without the pack's aliases: ``coq`` names the Rocq pack alone (``forall verify --prover coq``)
-LANGUAGE = dataclasses.replace(ROCQ, name=ROCQ_PROVER, aliases=())
+LANGUAGE = dataclasses.replace(ROCQ, name=ROCQ_PROVER, aliases=(), project_splice=_project_splice)
 
 
 @hookimpl(trylast=True)
