@@ -191,13 +191,15 @@ KERNEL_SIDE = [p for p in ENTRIES if json.loads((p / "expect.json").read_text())
 def test_corpus_cheat_is_caught_prover_side_with_the_static_screen_off(entry: Path, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Defence in depth: with the static layers off, the layers after compilation still reject (``kernel_layer``)."""
+    from shared_builds import SharedBuilds
+
     from pytest_forall.core.model import Layer
     from pytest_forall.core.verify import resolve_template, task_from_template, verify_candidate
-    from pytest_forall.lang.rocq.backend import RocqProver
 
-    class NoStatic(RocqProver):
+    class NoStatic(SharedBuilds):
         #: layers one after another: the same verdict and layers, without a coqchk run in vain beside a rejected
-        #: cheat (the corpus above runs them concurrently, as `forall verify` does)
+        #: cheat (the corpus above runs them concurrently, as `forall verify` does); a candidate another test of
+        #: this process compiled (tests/test_judge.py's advisory exploits) is not compiled again
         concurrent_layers = False
 
         def static_layers(self, task: object, text: str) -> list[Layer]:
