@@ -5,8 +5,9 @@ problem relative to the checkout, or the template itself), ``candidate.v`` and `
 (``verdict``, for cheats the first ``layer`` that must reject, for valid proofs ``strict``). A held-out
 corpus is run the same way, so every entry goes through the command line in a subprocess: ``forall verify``'s own
 ``main`` (argv in; stdout, stderr and exit code out), one call per entry, in one process per worker (a process per
-entry cost 0.45 s of CPU in imports and toolchain probes, most of a statically rejected entry's cost). The tests
-after the corpus start a process per call: the installed script, relative paths, usage errors, exits.
+entry cost 0.45 s of CPU in imports and toolchain probes, most of a statically rejected entry's cost); the usage
+errors and hostile candidate files go through the same process. The other tests after the corpus start a process
+per call: the installed script, relative paths, the human output, the exits of a run.
 Rocq entries run the real ``coqc``/``coqchk``.
 """
 
@@ -253,7 +254,8 @@ def test_a_relative_cache_dir_works_sandboxed_or_not(tmp_path: Path, sandbox: st
 
 @pytest.mark.parametrize("case", ["missing_candidate", "candidate_is_dir", "missing_template", "no_theorem",
                                   "binary_template"])
-def test_usage_and_template_problems_exit_2_with_an_infra_verdict(tmp_path: Path, case: str) -> None:
+def test_usage_and_template_problems_exit_2_with_an_infra_verdict(tmp_path: Path, case: str,
+                                                                   corpus_verify: Driver) -> None:
     template, candidate = A1_TEMPLATE, A1
     if case == "missing_candidate":
         candidate = tmp_path / "nope.v"
@@ -267,13 +269,13 @@ def test_usage_and_template_problems_exit_2_with_an_infra_verdict(tmp_path: Path
     elif case == "binary_template":
         template = tmp_path / "x.v"
         template.write_bytes(b"\xff\xfe\x00garbage")
-    rc, verdict, stderr = verify("--prover", "rocq", "--template", str(template), "--candidate", str(candidate),
-                                 "--json")
+    rc, verdict, stderr = corpus_verify("--prover", "rocq", "--template", str(template), "--candidate",
+                                        str(candidate), "--json")
     assert rc == 2 and verdict["verdict"] == "infra" and verdict["strict"] is False, stderr
 
 
 @pytest.mark.parametrize("case", ["empty", "binary", "huge", "nul_byte", "bom_in_middle", "latin1"])
-def test_hostile_candidate_files_are_rejected(tmp_path: Path, case: str) -> None:
+def test_hostile_candidate_files_are_rejected(tmp_path: Path, case: str, corpus_verify: Driver) -> None:
     text = A1.read_bytes()
     data = {"empty": b"", "binary": bytes(range(256)) * 4, "huge": text + b"(*" + b"x" * 3_000_000 + b"*)\n",
             "nul_byte": text.replace(b"intros a b.", b"intros a\x00 b."),
@@ -281,8 +283,8 @@ def test_hostile_candidate_files_are_rejected(tmp_path: Path, case: str) -> None
             "latin1": text + "(* caf\xe9 *)".encode("latin-1")}[case]
     candidate = tmp_path / "c.v"
     candidate.write_bytes(data)
-    rc, verdict, _ = verify("--prover", "rocq", "--template", str(A1_TEMPLATE), "--candidate", str(candidate),
-                            "--json")
+    rc, verdict, _ = corpus_verify("--prover", "rocq", "--template", str(A1_TEMPLATE), "--candidate", str(candidate),
+                                   "--json")
     assert (rc, verdict["verdict"]) == (1, "reject") and verdict["digest"] == sha256_bytes(data)
 
 
