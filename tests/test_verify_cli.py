@@ -6,7 +6,7 @@ problem relative to the checkout, or the template itself), ``candidate.v`` and `
 corpus is run the same way, so every entry goes through the command line in a subprocess: ``forall verify``'s own
 ``main`` (argv in; stdout, stderr and exit code out), one call per entry, in one process per worker (a process per
 entry cost 0.45 s of CPU in imports and toolchain probes, most of a statically rejected entry's cost); the usage
-errors and hostile candidate files go through the same process. The other tests after the corpus start a process
+errors, hostile candidate files and the replay's comparison go through the same process. The other tests after the corpus start a process
 per call: the installed script, relative paths, the human output, the exits of a run.
 Rocq entries run the real ``coqc``/``coqchk``.
 """
@@ -308,7 +308,8 @@ REPLAYED = {  # task id -> corpus entry whose candidate is stored as <task id>.v
 }
 
 
-def test_replay_items_and_forall_verify_agree(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_replay_items_and_forall_verify_agree(pytester: pytest.Pytester, tmp_path: Path,
+                                              corpus_verify: Driver) -> None:
     """Same candidates through `pytest --forall-frontend=replay` and `forall verify`: same outcome and digest;
     the summary counts coqchk acceptances over judged candidates."""
     require_tool("coqc")
@@ -330,8 +331,8 @@ def test_replay_items_and_forall_verify_agree(pytester: pytest.Pytester, tmp_pat
     outcome_of = {("accept", True): "strict", ("accept", False): "rules_only", ("reject", False): "failed",
                   ("infra", False): "infra"}
     for task_id in REPLAYED:
-        _, verdict, _ = verify("--prover", "rocq", "--template", str(root / "coq" / "src" / f"{task_id}.v"),
-                                "--candidate", str(proofs / f"{task_id}.v"), "--json")
+        _, verdict, _ = corpus_verify("--prover", "rocq", "--template", str(root / "coq" / "src" / f"{task_id}.v"),
+                                       "--candidate", str(proofs / f"{task_id}.v"), "--json")
         row = rows[task_id]
         assert row["outcome"] == outcome_of[verdict["verdict"], verdict["strict"]], (task_id, row["reason"])
         if verdict["verdict"] == "accept":
