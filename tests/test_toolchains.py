@@ -62,9 +62,7 @@ def root(suite: str) -> Path:
 class Provers(dict):  # type: ignore[type-arg]
     """One sandboxed backend per toolchain, made when first asked for (a missing root fails or skips that test
     only), each with its own template cache and judge plugin (:meth:`cache`: the other tests of a toolchain use them
-    too). Its layers run one after another: the same verdict and layers (:func:`pytest_forall.core.verify._alongside`,
-    tests/test_verifier_concurrency.py), without a coqchk run in vain beside each cheat a kernel-side layer rejects;
-    the replay test below runs them concurrently, as the plugin does."""
+    too)."""
 
     def __init__(self, base: Path) -> None:
         super().__init__()
@@ -75,7 +73,6 @@ class Provers(dict):  # type: ignore[type-arg]
         prover = RocqProver(self.options(name))
         assert prover.probe(self.cache(name)) == "", prover.probe(self.cache(name))
         assert prover.plugin is not None, prover.plugin_problem
-        prover.concurrent_layers = False
         self[name] = prover
         return prover
 
