@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_builds import COUNTS, SharedBuilds
 
 from conftest import PUTNAM, require_path, require_tool
 from pytest_forall.core.model import Layer
@@ -40,8 +41,9 @@ def _coq() -> None:
     require_tool("coqchk")
 
 
-class Screenless(RocqProver):
-    """The screen off (static layers and the sentence check): the kernel-side clauses judge alone."""
+class Screenless(SharedBuilds):
+    """The screen off (static layers and the sentence check): the kernel-side clauses judge alone. A candidate
+    verified again (the same cheat without one check) reuses its compile and judge run (:mod:`shared_builds`)."""
 
     def static_layers(self, task: Any, text: str) -> list[Layer]:
         return []
@@ -81,6 +83,39 @@ def verdict_of(prover: RocqProver, problem: str, text: str, tmp_path: Path, name
 
 def first_failure(verdict: Any) -> str:
     return next((layer.name for layer in verdict.layers if layer.ok is False or layer.infra), "")
+
+
+class CountingRuns(SharedBuilds):
+    """Records the argv of every prover process it runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.argvs: list[list[str]] = []
+
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Any:
+        self.argvs.append(argv)
+        return super()._run(argv, cwd, timeout, env)
+
+
+def test_a_shared_build_gives_the_verdict_of_a_fresh_one(tmp_path: Path) -> None:
+    """What lets the tests below verify a cheat twice for one compile and one judge run: a candidate verified again
+    by a :class:`~shared_builds.SharedBuilds` backend runs neither its coqc nor the judge's (only coqchk), and its
+    verdict and every layer are those of a backend that compiled and judged it afresh."""
+    text = A1 + f"\n(* {tmp_path.name} {time.monotonic_ns()} *)\n"  # bytes no other test compiled
+    fresh = verdict_of(RocqProver(), "putnam_2001_a1", text, tmp_path, "fresh")
+    compiled = COUNTS["compiled"]
+    first = verdict_of(SharedBuilds(), "putnam_2001_a1", text, tmp_path, "first")
+    assert COUNTS["compiled"] == compiled + 1
+    again = CountingRuns()
+    second = verdict_of(again, "putnam_2001_a1", text, tmp_path, "second")
+    assert [argv[0] for argv in again.argvs] == [again.coqchk], again.argvs
+
+    def seen(verdict: Any) -> tuple[Any, ...]:
+        return (verdict.verdict, verdict.strict, verdict.axioms, verdict.digest,
+                [(layer.name, layer.ok, layer.reason, layer.infra) for layer in verdict.layers])
+
+    assert fresh.verdict == "accept" and fresh.strict, fresh.reason
+    assert seen(first) == seen(second) == seen(fresh)
 
 
 def template_with(problem: str, old: str, new: str, proof: str) -> str:
@@ -647,43 +682,72 @@ def judge_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return plugin
 
 
-def _file_dumps(plugin: Path, work: Path, load: list[str], module: str) -> tuple[Any, Any, list[str]]:
-    """The file's dump with every constant of it a target, once from the shared walk and once from one Coq
-    ``Assumptions.assumptions`` per target."""
-    from pytest_forall.core.proc import run_command
-
-    def run(args: list[str], cwd: Path) -> Any:
-        return run_command(["coqc", *args], cwd=cwd, timeout=1200,
-                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OCAMLPATH": str(plugin)})
-
-    fields, problem = judge_module.run_file_dump(run, work, load, module, [])
-    assert fields is not None, problem
-    targets = [path for path, entry in fields.fields if entry.startswith("const ")]
-    shared, problem = judge_module.run_file_dump(run, work, load, module, targets)
-    assert shared is not None, problem
-    each, problem = judge_module.run_file_dump(run, work, load, module, targets, each=True)
-    assert each is not None, problem
-    return shared, each, targets
-
-
-def _compile_shared_walk_files(where: Path) -> None:
-    """The shared-walk fixture's files written and compiled in ``where`` as the library ``P``."""
+@pytest.fixture(scope="module")
+def shared_walk_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared-walk fixture's files compiled once as the library ``P`` (the tests below only read them)."""
+    require_tool("coqc")
+    where = tmp_path_factory.mktemp("shared-walk")
     for name, text in SHARED_WALK_FILES.items():
         (where / name).write_text(text, encoding="utf-8")
     for name in SHARED_WALK_FILES:
         done = subprocess.run(["coqc", "-q", "-Q", ".", "P", name], cwd=where, capture_output=True, text=True,
                               check=False)
         assert done.returncode == 0, done.stdout + done.stderr
+    return where
 
 
-def test_shared_walk_gives_each_targets_own_assumptions(judge_plugin: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def library_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the real library's files are judged: one directory, so that one file's dumps serve both tests."""
+    where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, check=True).stdout.strip()
+    require_path(Path(where) / "user-contrib" / "Coquelicot" / "Equiv.vo", "Coquelicot (scripts/setup.sh installs it)")
+    return tmp_path_factory.mktemp("library")
+
+
+#: (plugin, directory, load path, module, targets, one walk per target) -> the file's dump: each file dumped once
+#: per process, whichever test asks first (a dump is a function of these and the compiled files)
+_DUMPS: dict[tuple[str, ...], Any] = {}
+
+
+def _dump(plugin: Path, work: Path, load: list[str], module: str, targets: list[str], each: bool = False) -> Any:
+    """:func:`~pytest_forall.lang.rocq.judge.run_file_dump` of ``module`` (every file's session of its own)."""
+    key = (str(plugin), str(work), " ".join(load), module, " ".join(targets), str(each))
+    if key not in _DUMPS:
+        dump, problem = judge_module.run_file_dump(_judge_coqc(plugin), work, load, module, targets, each=each)
+        assert dump is not None, problem
+        _DUMPS[key] = dump
+    return _DUMPS[key]
+
+
+def _judge_coqc(plugin: Path) -> Any:
+    from pytest_forall.core.proc import run_command
+
+    def run(args: list[str], cwd: Path) -> Any:
+        return run_command(["coqc", *args], cwd=cwd, timeout=1200,
+                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OCAMLPATH": str(plugin)})
+    return run
+
+
+def _targets(plugin: Path, work: Path, load: list[str], module: str) -> list[str]:
+    """Every constant of ``module``: the targets of the dumps below."""
+    fields = _dump(plugin, work, load, module, [])
+    return [path for path, entry in fields.fields if entry.startswith("const ")]
+
+
+def _file_dumps(plugin: Path, work: Path, load: list[str], module: str) -> tuple[Any, Any, list[str]]:
+    """The file's dump with every constant of it a target, once from the shared walk and once from one Coq
+    ``Assumptions.assumptions`` per target."""
+    targets = _targets(plugin, work, load, module)
+    return _dump(plugin, work, load, module, targets), _dump(plugin, work, load, module, targets, each=True), targets
+
+
+def test_shared_walk_gives_each_targets_own_assumptions(judge_plugin: Path, shared_walk_dir: Path) -> None:
     """One walk for all targets of a file gives, per target, exactly what one `Assumptions.assumptions` per target
     gives: an axiom reached only through two opaque proofs of other files, an admitted lemma, a section variable
     discharged, a fixpoint without guard checking, a non-positive mutual block reached through a constructor of
     its other type, a lemma inside a module, an axiom whose type is an axiom (Rocq 9 walks axioms' types; the
     same fixture is compared on the 8.20 and 9.2 roots by hand, see docs/measurements.md); and the detectors' findings per target are the same too."""
-    _compile_shared_walk_files(tmp_path)
-    shared, each, targets = _file_dumps(judge_plugin, tmp_path, ["-Q", str(tmp_path), "P"], "P.Top")
+    shared, each, targets = _file_dumps(judge_plugin, shared_walk_dir, ["-Q", str(shared_walk_dir), "P"], "P.Top")
     assert {"t1", "t3", "t4", "t5", "t6", "M.t7", "t9", "t10"} <= set(targets)
     assert shared.assumptions == each.assumptions
     assert shared.findings == each.findings
@@ -697,12 +761,10 @@ def test_shared_walk_gives_each_targets_own_assumptions(judge_plugin: Path, tmp_
     assert any("fix P.Top.loop" in f for f in shared.findings["t4"])
 
 
-def test_shared_walk_equals_one_walk_per_target_on_a_real_library_file(judge_plugin: Path, tmp_path: Path) -> None:
+def test_shared_walk_equals_one_walk_per_target_on_a_real_library_file(judge_plugin: Path, library_dir: Path) -> None:
     """The same equality on every constant of a real library's compiled file (Coquelicot's Equiv.v, whose closure
     holds the standard library's real numbers and their axioms)."""
-    where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, check=True).stdout.strip()
-    require_path(Path(where) / "user-contrib" / "Coquelicot" / "Equiv.vo", "Coquelicot (scripts/setup.sh installs it)")
-    shared, each, targets = _file_dumps(judge_plugin, tmp_path, [], "Coquelicot.Equiv")
+    shared, each, targets = _file_dumps(judge_plugin, library_dir, [], "Coquelicot.Equiv")
     assert len(targets) >= 25
     assert shared.assumptions == each.assumptions
     assert shared.findings == each.findings
@@ -712,48 +774,31 @@ def test_shared_walk_equals_one_walk_per_target_on_a_real_library_file(judge_plu
 
 def _session_and_alone(plugin: Path, work: Path, load: list[str], modules: list[str]) -> tuple[Any, Any]:
     """Every constant of each module a target: the dumps of one session over all the modules (their assumptions
-    from one walk at the end) and of one session per module."""
-    from pytest_forall.core.proc import run_command
-
-    def run(args: list[str], cwd: Path) -> Any:
-        return run_command(["coqc", *args], cwd=cwd, timeout=1200,
-                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OCAMLPATH": str(plugin)})
-
-    files = []
-    for module in modules:
-        fields, problem = judge_module.run_file_dump(run, work, load, module, [])
-        assert fields is not None, problem
-        files.append((module, [path for path, entry in fields.fields if entry.startswith("const ")]))
+    from one walk at the end) and of one session per module (the one the shared-walk test judged is not judged
+    again)."""
+    files = [(module, _targets(plugin, work, load, module)) for module in modules]
     assert "ForallJudgeFlush" in judge_module.files_audit_source([(m, t, f"{m}.txt") for m, t in files], "n")
-    together, problem = judge_module.run_files_dump(run, work, load, files)
+    together, problem = judge_module.run_files_dump(_judge_coqc(plugin), work, load, files)
     assert not problem, problem
-    alone = {}
-    for module, targets in files:
-        alone[module], problem = judge_module.run_file_dump(run, work, load, module, targets)
-        assert alone[module] is not None, problem
-    return together, alone
+    return together, {module: _dump(plugin, work, load, module, targets) for module, targets in files}
 
 
-def test_one_session_over_several_files_gives_each_file_its_own_dump(judge_plugin: Path, tmp_path: Path) -> None:
+def test_one_session_over_several_files_gives_each_file_its_own_dump(judge_plugin: Path, shared_walk_dir: Path,
+                                                                      library_dir: Path) -> None:
     """Several files judged in one session, their targets' assumptions from one walk over all of them at the end
     (after later files are loaded), give each file exactly the dump its own session gives: the fixture's axiom
     reached through other files' opaque proofs, the admitted lemma, the unguarded fixpoint, the non-positive block;
     and on three files of a real library whose closures share the standard library's real numbers."""
-    _compile_shared_walk_files(tmp_path)
     modules = ["P.Deep", "P.Mid", "P.Top"]
-    together, alone = _session_and_alone(judge_plugin, tmp_path, ["-Q", str(tmp_path), "P"], modules)
+    together, alone = _session_and_alone(judge_plugin, shared_walk_dir, ["-Q", str(shared_walk_dir), "P"], modules)
     assert sorted(together) == modules
     for module in modules:
         assert together[module] == alone[module], module
     assert together["P.Top"].assumptions["t9"] == ("axiom P.Top.t8",)
     assert together["P.Mid"].assumptions["l1"] == ("axiom P.Deep.deep_ax",)
 
-    where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, check=True).stdout.strip()
-    require_path(Path(where) / "user-contrib" / "Coquelicot" / "Equiv.vo", "Coquelicot (scripts/setup.sh installs it)")
     real = ["Coquelicot.Rcomplements", "Coquelicot.Rbar", "Coquelicot.Equiv"]
-    work = tmp_path / "real"
-    work.mkdir()
-    together, alone = _session_and_alone(judge_plugin, work, [], real)
+    together, alone = _session_and_alone(judge_plugin, library_dir, [], real)
     for module in real:
         assert together[module] == alone[module], module
     assert any(together["Coquelicot.Equiv"].assumptions.values())

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_builds import SharedBuilds
 
 from conftest import PUTNAM, require_path, require_tool
 from pytest_forall.core.verify import task_from_template, verify_candidate
@@ -116,14 +117,16 @@ WALKS = {
 
 @pytest.fixture(scope="module")
 def prover() -> RocqProver:
-    """The verifier's backend (its plugin and template cache are the shared ones: nothing is built twice).
+    """The verifier's backend (its plugin and template cache are the shared ones: nothing is built twice; an attack
+    the corpus also holds, tests/cheats/cheat/masked_*, is compiled and judged once per process:
+    :mod:`shared_builds`).
 
     Its layers run one after another (``concurrent_layers`` off): the verdict and its layers are the same
     (:func:`pytest_forall.core.verify._alongside`), but every candidate here is rejected at `kernel_advisories`,
     and beside it coqchk would run in vain until killed — about 70 % of each candidate's CPU (docs/measurements.md,
     "The test command, faster")."""
     require_tool("coqc")
-    backend = RocqProver({})
+    backend = SharedBuilds({})
     assert backend.plugin is not None, backend.plugin_problem
     backend.concurrent_layers = False
     return backend

@@ -61,7 +61,8 @@ def root(suite: str) -> Path:
 
 class Provers(dict):  # type: ignore[type-arg]
     """One sandboxed backend per toolchain, made when first asked for (a missing root fails or skips that test
-    only), each with its own template cache."""
+    only), each with its own template cache and judge plugin (:meth:`cache`: the other tests of a toolchain use them
+    too)."""
 
     def __init__(self, base: Path) -> None:
         super().__init__()
@@ -69,13 +70,19 @@ class Provers(dict):  # type: ignore[type-arg]
 
     def __missing__(self, name: str) -> RocqProver:
         require_tool("coqc")
-        spec = "" if name == "host" else str(root(name))
-        cache = self.base / f"cache-{name}"
-        prover = RocqProver({"sandbox": "bwrap", "sandbox_audit_dir": str(cache / "audit"), "toolchain": spec,
-                             "cache_dir": str(cache)})
-        assert prover.probe(cache) == "", prover.probe(cache)
+        prover = RocqProver(self.options(name))
+        assert prover.probe(self.cache(name)) == "", prover.probe(self.cache(name))
+        assert prover.plugin is not None, prover.plugin_problem
         self[name] = prover
         return prover
+
+    def cache(self, name: str) -> Path:
+        return self.base / f"cache-{name}"
+
+    def options(self, name: str) -> dict[str, str]:
+        """The backend options of toolchain ``name``: a backend made with them shares its plugin and templates."""
+        return {"sandbox": "bwrap", "sandbox_audit_dir": str(self.cache(name) / "audit"),
+                "toolchain": "" if name == "host" else str(root(name)), "cache_dir": str(self.cache(name))}
 
 
 @pytest.fixture(autouse=True)
@@ -277,17 +284,18 @@ def test_every_prover_process_runs_from_the_root_sandboxed_or_not(sandbox: str, 
     assert winner == "reflexivity", log[-500:]
 
 
-def _coqc_with_judge_plugin(toolchain: str, tmp_path: Path) -> tuple[Callable[[list[str], Path], Any], Path]:
-    """The root's ``coqc`` with the judge plugin built for it bound in (as project mode runs it), and a fresh
-    project directory."""
+def _coqc_with_judge_plugin(provers: Provers, toolchain: str,
+                            tmp_path: Path) -> tuple[Callable[[list[str], Path], Any], Path]:
+    """The root's ``coqc`` with the judge plugin built for it bound in (as project mode runs it; the toolchain's
+    backend built it), and a fresh project directory."""
     from pytest_forall.core.proc import ProcResult
-    from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE, plugin_dir
+    from pytest_forall.lang.rocq.judge import PLUGIN_INSIDE
     from pytest_forall.lang.rocq.toolchain import root_prefix
 
     found = resolve(str(root(toolchain)))
     assert isinstance(found, Toolchain)
-    plugin, why = plugin_dir(tmp_path / "cache", toolchain, found)
-    assert plugin is not None, why
+    plugin = provers[toolchain].plugin
+    assert plugin is not None and str(plugin).startswith(str(provers.cache(toolchain)))
     work = tmp_path / "proj"
     work.mkdir()
 
@@ -302,7 +310,8 @@ def _coqc_with_judge_plugin(toolchain: str, tmp_path: Path) -> tuple[Callable[[l
 
 
 @pytest.mark.parametrize("toolchain", ["trixie", "sid"])
-def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(toolchain: str, tmp_path: Path) -> None:
+def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(provers: Provers, toolchain: str,
+                                                                           tmp_path: Path) -> None:
     """The project judge's one closure walk per file (forall_judge.mlg, through each version's compat shim) gives
     every target the assumptions one `Assumptions.assumptions` per target gives, on 8.20 and on 9.2 (whose walk
     also follows an axiom's type: there an axiom typed by an axiom brings both); one session over several files
@@ -311,7 +320,7 @@ def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(tool
 
     from pytest_forall.lang.rocq.judge import run_file_dump, run_files_dump
 
-    run, work = _coqc_with_judge_plugin(toolchain, tmp_path)
+    run, work = _coqc_with_judge_plugin(provers, toolchain, tmp_path)
 
     for name, text in SHARED_WALK_FILES.items():
         (work / name).write_text(text, encoding="utf-8")
@@ -340,13 +349,14 @@ def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(tool
 
 
 @pytest.mark.parametrize("toolchain", ["trixie", "sid"])
-def test_project_judge_reads_a_lemmas_statement_universes_on_toolchain(toolchain: str, tmp_path: Path) -> None:
+def test_project_judge_reads_a_lemmas_statement_universes_on_toolchain(provers: Provers, toolchain: str,
+                                                                       tmp_path: Path) -> None:
     """`ForallJudgeFile`'s statement universes through each version's compat shim (`push_universes`): a
     universe-polymorphic lemma's relations come from its own context, a monomorphic one's from the global graph; a
     proof that puts the argument's universe under the result's adds `1 <= 2` to both (the project judge refuses it)."""
     from pytest_forall.lang.rocq.judge import run_file_dump
 
-    run, work = _coqc_with_judge_plugin(toolchain, tmp_path)
+    run, work = _coqc_with_judge_plugin(provers, toolchain, tmp_path)
 
     universes = {}
     for label, proof in (("honest", "intros _. exact unit."), ("narrower", "intros A. exact A.")):
@@ -395,16 +405,17 @@ def test_statement_audit_on_trixie(pytester: pytest.Pytester) -> None:
 
 
 @pytest.mark.parametrize("toolchain", ["trixie", "sid"])
-def test_the_recursion_criterion_refuses_unsafe_shapes_on_toolchain(toolchain: str, tmp_path: Path) -> None:
+def test_the_recursion_criterion_refuses_unsafe_shapes_on_toolchain(provers: Provers, toolchain: str,
+                                                                     tmp_path: Path) -> None:
     """Issue 31: the widened recursion criterion, built against 8.20's and 9.2's kernel API (their recursive-argument
     trees differ from 8.16's), still refuses every unsafe shape of `test_judge.py` (compiled with the guard off, the
-    assumption check off), while fix and cofix advisories are in force there."""
+    assumption check off), while fix and cofix advisories are in force there (the toolchain's plugin and template
+    cache: the corpus's)."""
     from test_judge import UNSAFE_NAMES, UNSAFE_RECURSION, NoAssumptionCheck, _with_helper
 
     require_path(PUTNAM / "coq" / "src", "PutnamBench")
-    cache = tmp_path / "cache"
-    prover = NoAssumptionCheck({"sandbox": "bwrap", "sandbox_audit_dir": str(cache / "audit"),
-                                "toolchain": str(root(toolchain)), "cache_dir": str(cache)})
+    prover = NoAssumptionCheck(provers.options(toolchain))
+    assert prover.plugin == provers[toolchain].plugin
     use = "(" + ", ".join(UNSAFE_NAMES) + ")"
     verdict = verify_candidate(task_from_template("rocq", PUTNAM / "coq" / "src" / "putnam_2001_a1.v"), prover,
                                _with_helper(UNSAFE_RECURSION, use).encode(), builddir=tmp_path / "b", timeout=300)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_builds import SharedBuilds
 
 from conftest import PUTNAM, require_tool
 from pytest_forall.core.model import Layer, sha256_bytes
@@ -35,10 +36,11 @@ def _coq() -> None:
     require_tool("coqchk")
 
 
-class NoStatic(RocqProver):
+class NoStatic(SharedBuilds):
     """The Rocq backend with the screen switched off (its static layers and its check of coqc's sentences): only
     the kernel-side layers judge. Its layers run one after another: the same verdict and layers
-    (tests/test_verifier_concurrency.py), without a coqchk run in vain beside a candidate an earlier layer rejects."""
+    (tests/test_verifier_concurrency.py), without a coqchk run in vain beside a candidate an earlier layer rejects.
+    A candidate verified again reuses its compile and judge run (:mod:`shared_builds`)."""
 
     concurrent_layers = False
 
@@ -168,8 +170,9 @@ def test_coqchk_alone_rejects_candidate_axioms_and_unsafe_fixpoints(tmp_path: Pa
 
 
 def test_audit_classifies_strict_rules_and_fail_by_real_output(tmp_path: Path) -> None:
-    """Classical/boolp axioms are strict, Epsilon is rules_only, a template Variable is allowed."""
-    prover = RocqProver()
+    """Classical/boolp axioms are strict, Epsilon is rules_only, a template Variable is allowed (candidates other
+    tests verify too: their compiles are shared)."""
+    prover = SharedBuilds()
     expectations = {"valid/classical_excluded_middle": ({"Coq.Logic.Classical_Prop.classic"}, True),
                     "valid/mathcomp_boolp_is_strict": ({"mathcomp.classical.boolp.propositional_extensionality",
                                                         "mathcomp.classical.boolp.functional_extensionality_dep"},

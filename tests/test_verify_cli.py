@@ -5,8 +5,9 @@ problem relative to the checkout, or the template itself), ``candidate.v`` and `
 (``verdict``, for cheats the first ``layer`` that must reject, for valid proofs ``strict``). A held-out
 corpus is run the same way, so every entry goes through the command line in a subprocess: ``forall verify``'s own
 ``main`` (argv in; stdout, stderr and exit code out), one call per entry, in one process per worker (a process per
-entry cost 0.45 s of CPU in imports and toolchain probes, most of a statically rejected entry's cost). The tests
-after the corpus start a process per call: the installed script, relative paths, usage errors, exits.
+entry cost 0.45 s of CPU in imports and toolchain probes, most of a statically rejected entry's cost); the usage
+errors, hostile candidate files and the replay's comparison go through the same process. The other tests after the corpus start a process
+per call: the installed script, relative paths, the human output, the exits of a run.
 Rocq entries run the real ``coqc``/``coqchk``.
 """
 
@@ -191,13 +192,15 @@ KERNEL_SIDE = [p for p in ENTRIES if json.loads((p / "expect.json").read_text())
 def test_corpus_cheat_is_caught_prover_side_with_the_static_screen_off(entry: Path, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Defence in depth: with the static layers off, the layers after compilation still reject (``kernel_layer``)."""
+    from shared_builds import SharedBuilds
+
     from pytest_forall.core.model import Layer
     from pytest_forall.core.verify import resolve_template, task_from_template, verify_candidate
-    from pytest_forall.lang.rocq.backend import RocqProver
 
-    class NoStatic(RocqProver):
+    class NoStatic(SharedBuilds):
         #: layers one after another: the same verdict and layers, without a coqchk run in vain beside a rejected
-        #: cheat (the corpus above runs them concurrently, as `forall verify` does)
+        #: cheat (the corpus above runs them concurrently, as `forall verify` does); a candidate another test of
+        #: this process compiled (tests/test_judge.py's advisory exploits) is not compiled again
         concurrent_layers = False
 
         def static_layers(self, task: object, text: str) -> list[Layer]:
@@ -251,7 +254,8 @@ def test_a_relative_cache_dir_works_sandboxed_or_not(tmp_path: Path, sandbox: st
 
 @pytest.mark.parametrize("case", ["missing_candidate", "candidate_is_dir", "missing_template", "no_theorem",
                                   "binary_template"])
-def test_usage_and_template_problems_exit_2_with_an_infra_verdict(tmp_path: Path, case: str) -> None:
+def test_usage_and_template_problems_exit_2_with_an_infra_verdict(tmp_path: Path, case: str,
+                                                                   corpus_verify: Driver) -> None:
     template, candidate = A1_TEMPLATE, A1
     if case == "missing_candidate":
         candidate = tmp_path / "nope.v"
@@ -265,13 +269,13 @@ def test_usage_and_template_problems_exit_2_with_an_infra_verdict(tmp_path: Path
     elif case == "binary_template":
         template = tmp_path / "x.v"
         template.write_bytes(b"\xff\xfe\x00garbage")
-    rc, verdict, stderr = verify("--prover", "rocq", "--template", str(template), "--candidate", str(candidate),
-                                 "--json")
+    rc, verdict, stderr = corpus_verify("--prover", "rocq", "--template", str(template), "--candidate",
+                                        str(candidate), "--json")
     assert rc == 2 and verdict["verdict"] == "infra" and verdict["strict"] is False, stderr
 
 
 @pytest.mark.parametrize("case", ["empty", "binary", "huge", "nul_byte", "bom_in_middle", "latin1"])
-def test_hostile_candidate_files_are_rejected(tmp_path: Path, case: str) -> None:
+def test_hostile_candidate_files_are_rejected(tmp_path: Path, case: str, corpus_verify: Driver) -> None:
     text = A1.read_bytes()
     data = {"empty": b"", "binary": bytes(range(256)) * 4, "huge": text + b"(*" + b"x" * 3_000_000 + b"*)\n",
             "nul_byte": text.replace(b"intros a b.", b"intros a\x00 b."),
@@ -279,8 +283,8 @@ def test_hostile_candidate_files_are_rejected(tmp_path: Path, case: str) -> None
             "latin1": text + "(* caf\xe9 *)".encode("latin-1")}[case]
     candidate = tmp_path / "c.v"
     candidate.write_bytes(data)
-    rc, verdict, _ = verify("--prover", "rocq", "--template", str(A1_TEMPLATE), "--candidate", str(candidate),
-                            "--json")
+    rc, verdict, _ = corpus_verify("--prover", "rocq", "--template", str(A1_TEMPLATE), "--candidate", str(candidate),
+                                   "--json")
     assert (rc, verdict["verdict"]) == (1, "reject") and verdict["digest"] == sha256_bytes(data)
 
 
@@ -304,7 +308,8 @@ REPLAYED = {  # task id -> corpus entry whose candidate is stored as <task id>.v
 }
 
 
-def test_replay_items_and_forall_verify_agree(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_replay_items_and_forall_verify_agree(pytester: pytest.Pytester, tmp_path: Path,
+                                              corpus_verify: Driver) -> None:
     """Same candidates through `pytest --forall-frontend=replay` and `forall verify`: same outcome and digest;
     the summary counts coqchk acceptances over judged candidates."""
     require_tool("coqc")
@@ -326,8 +331,8 @@ def test_replay_items_and_forall_verify_agree(pytester: pytest.Pytester, tmp_pat
     outcome_of = {("accept", True): "strict", ("accept", False): "rules_only", ("reject", False): "failed",
                   ("infra", False): "infra"}
     for task_id in REPLAYED:
-        _, verdict, _ = verify("--prover", "rocq", "--template", str(root / "coq" / "src" / f"{task_id}.v"),
-                                "--candidate", str(proofs / f"{task_id}.v"), "--json")
+        _, verdict, _ = corpus_verify("--prover", "rocq", "--template", str(root / "coq" / "src" / f"{task_id}.v"),
+                                       "--candidate", str(proofs / f"{task_id}.v"), "--json")
         row = rows[task_id]
         assert row["outcome"] == outcome_of[verdict["verdict"], verdict["strict"]], (task_id, row["reason"])
         if verdict["verdict"] == "accept":
