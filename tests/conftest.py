@@ -7,7 +7,7 @@ import os
 import resource
 import shutil
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 # pytester runs pytest inside this process and afterwards drops every module first imported during that
@@ -154,3 +154,68 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     for index, item in enumerate(items):
         first.setdefault(item.nodeid.split("::")[0], index)
     items.sort(key=lambda item: (-costs.get(item.nodeid.split("::")[0], 0.0), first[item.nodeid.split("::")[0]]))
+
+
+# --- shared built projects ---------------------------------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: tests/fixtures/project_rocq (``-Q theories Demo``: five proofs in three files, three admitted)
+PROJECT_ROCQ = FIXTURES / "project_rocq"
+
+
+def _built_and_judged(project: Path, where: Path) -> Path:
+    """A cache directory at ``where`` holding ``project``'s Rocq build as its first items leave it: built, each
+    file's judge dump and coqchk record written (each own proof verified, each admitted item's baseline read, and
+    what runs ahead of the items waited for)."""
+    import threading
+
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+    from pytest_forall.suites.project import load_project
+
+    prover = ProjectRocqProver({"cache_dir": str(where), "timeout": 300})
+    for task in load_project(project, {}):
+        if task.meta["own_candidate"]:
+            verdict = verify_candidate(task, prover, str(task.meta["own_candidate"]).encode(), timeout=300)
+            # judged (a proof resting on an admitted lemma is not strict): what is kept is the build's records
+            assert verdict.verdict != "infra", (task.task_id, verdict.reason)
+        else:
+            baseline, problem = prover._baseline(task, 300)
+            assert baseline is not None, (task.task_id, problem)
+    deadline = time.monotonic() + 300  # what runs ahead has finished writing before anything is copied
+    while any(t.name.startswith("forall-prefetch") and t.is_alive() for t in threading.enumerate()):
+        assert time.monotonic() < deadline, [t.name for t in threading.enumerate()]
+        time.sleep(0.05)
+    return where
+
+
+@pytest.fixture(scope="session")
+def built_project_cache(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Path]:
+    """``built_project_cache(project)``: the cache directory of a fixture project (``tests/fixtures/...``) as its
+    first items leave it (:func:`_built_and_judged`), made once per test process, for the tests whose claims are
+    about a *later* item or a candidate's own judgement. Each test copies it (:func:`copy_project_cache`), never
+    uses it in place. The build is keyed by the sources' contents, so a copy of the project anywhere finds it. A
+    test about the first item's cold path (the build, the sessions ahead, their failures) builds its own."""
+    made: dict[Path, Path] = {}
+
+    def built(project: Path) -> Path:
+        require_tool("coqc")
+        require_tool("coqchk")
+        if project not in made:
+            where = tmp_path_factory.mktemp(f"built-{project.name}")
+            shutil.copytree(project, where / "proj")
+            made[project] = _built_and_judged(where / "proj", where / "cache")
+        return made[project]
+    return built
+
+
+@pytest.fixture
+def project_rocq_cache(built_project_cache: Callable[[Path], Path]) -> Path:
+    """The shared cache of :data:`PROJECT_ROCQ` (:func:`built_project_cache`): copy it, never use it in place."""
+    return built_project_cache(PROJECT_ROCQ)
+
+
+def copy_project_cache(built: Path, cache: Path) -> Path:
+    """A test's own copy of a shared cache (:func:`built_project_cache`) at ``cache``, file times kept."""
+    shutil.copytree(built, cache, symlinks=True)
+    return cache

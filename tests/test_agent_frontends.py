@@ -376,8 +376,11 @@ def test_provider_key_reaches_no_audit_file(cli: Cli, serve: Any, tmp_path: Path
 
 #: The stall limit: short, as the clock of each test below counts silence only from the request the provider
 #: leaves unanswered (start-up never counts), so what is tested (the detector fires on the provider's silence and
-#: names it) does not depend on the figure; 10 s here cost 100 s of the suite's wall (20 s per sandboxed run).
+#: names it) does not depend on the figure; 10 s here cost 100 s of the suite's wall (20 s per sandboxed run). The
+#: clock then leaps :data:`STALL_JUMP` ahead: the limit strikes 1 s of real silence after the request (a CLI that
+#: writes anything meanwhile restarts the count, as ever).
 STALL = 3.0
+STALL_JUMP = STALL - 1.0
 
 
 @pytest.mark.parametrize("sandbox", ["none", "bwrap"])
@@ -388,7 +391,7 @@ def test_a_provider_that_never_answers_is_infra_after_the_stall_limit(cli: Cli, 
     server = serve(scripted(actor=[{"text": "too late", "delay": 120}]))
     session = open_session(cli, server, tmp_path, stall=STALL, sandbox=sandbox)
     actor = next(role for role in server.model.roles if role.name == "actor")
-    clock = EventClock(lambda: actor.consumed >= 1).install(monkeypatch)   # silence counts once it asked
+    clock = EventClock(lambda: actor.consumed >= 1, jump=STALL_JUMP).install(monkeypatch)  # silence once it asked
     result = session.turn("Write proof.lean", timeout=90)
     assert clock.fired, "the CLI never asked the provider"
     assert result.infra.startswith(f"provider-unresponsive: no output from the CLI for {STALL:g} s"), result.infra
@@ -402,7 +405,7 @@ def test_a_provider_that_answers_then_stalls_keeps_the_usage_the_cli_wrote(cli: 
                                    {"text": "too late", "delay": 120}]))
     session = open_session(cli, server, tmp_path, stall=STALL)
     actor = next(role for role in server.model.roles if role.name == "actor")
-    clock = EventClock(lambda: actor.consumed >= 2).install(monkeypatch)   # silence counts once it asks again
+    clock = EventClock(lambda: actor.consumed >= 2, jump=STALL_JUMP).install(monkeypatch)  # once it asks again
     result, requests = timed_turn(session, server, "Write proof.lean")
     assert clock.fired, "the CLI never came back to the provider after the first answer"
     assert result.infra.startswith("provider-unresponsive: "), result.infra

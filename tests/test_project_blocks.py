@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import require_tool
+from conftest import copy_project_cache, require_tool
 from pytest_forall.core.model import Layer, Task
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
@@ -56,13 +57,15 @@ def test_proofs_in_sections_and_modules_are_items(tmp_path: Path) -> None:
         "inside the functor `Doubled` (`Module Doubled (…)`): its proofs are fields of the functor's body")
 
 
-def test_section_items_are_stated_as_the_project_states_them(tmp_path: Path) -> None:
+def test_section_items_are_stated_as_the_project_states_them(tmp_path: Path,
+                                                            built_project_cache: Callable[[Path], Path]) -> None:
     """Honest proofs are strict; the candidate's lemma after `End` must have the project's type as a kernel term,
     so a proof generalised over fewer section variables than the project's lemma is not that lemma."""
     require_tool("coqc")
     project = tmp_path / "proj"
     shutil.copytree(BLOCKS, project)
     tasks = {t.task_id: t for t in load_project(project, {})}
+    copy_project_cache(built_project_cache(BLOCKS), tmp_path / "cache")  # built as ever: the claims are the proofs'
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
     proofs = {"Sec__Blocks__n_le_m": "unfold m. lia.", "Sec__Blocks__pred_lt": "lia.",
               "Sec__Blocks__Geometry__sq_0": "reflexivity.", "Sec__Blocks__Geometry__Inner__same": "reflexivity.",
@@ -83,10 +86,12 @@ def test_section_items_are_stated_as_the_project_states_them(tmp_path: Path) -> 
     ("strengthen", "frozen_statement"),     # a hypothesis of the section's context made stronger
     ("hypothesis", "syntax_screen"),        # an extra hypothesis added to the section
 ])
-def test_section_context_cannot_be_changed(tmp_path: Path, cheat: str, caught: str) -> None:
+def test_section_context_cannot_be_changed(tmp_path: Path, cheat: str, caught: str,
+                                          built_project_cache: Callable[[Path], Path]) -> None:
     """The screen refuses both; the kernel judge alone refuses both too (the guarantee does not rest on text)."""
     require_tool("coqc")
     task = {t.task_id: t for t in load_project(BLOCKS, {})}["Sec__Blocks__pred_lt"]
+    copy_project_cache(built_project_cache(BLOCKS), tmp_path / "cache")  # built as ever: the claims are the cheats'
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
     candidate = prover.candidate_with_proof(task, "lia.\nQed.")
     candidate = {"strengthen": candidate.replace("Hypothesis Hn : 0 < n.", "Hypothesis Hn : 1 < n."),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_tool
+from conftest import copy_project_cache, require_tool
 from pytest_forall.core.cache import VerdictCache, cache_key, harness_version
 from pytest_forall.core.model import Task
 from pytest_forall.lang.rocq.project import ahead as project_ahead
@@ -34,10 +34,13 @@ JUDGED = ("outcome", "stop", "reason", "digest", "axioms", "project_axioms", "in
           "verifier", "kernel", "toolchain")
 
 
-def _copied(tmp_path: Path) -> tuple[Path, list[Task]]:
-    """The fixture project copied under ``tmp_path`` (its build and edits stay the test's own), and its items."""
+def _copied(tmp_path: Path, built: Path) -> tuple[Path, list[Task]]:
+    """The fixture project copied under ``tmp_path`` with a copy of its cache as its first items leave it
+    (``project_rocq_cache``: built, every file judged and checked) at ``tmp_path / "cache"`` (its edits and records
+    stay the test's own), and its items: for a test about what a later item does."""
     project = tmp_path / "proj"
     shutil.copytree(PROJECT, project)
+    copy_project_cache(built, tmp_path / "cache")
     return project, load_project(project, {})
 
 
@@ -139,9 +142,10 @@ def _rows(path: Path, run_id: str) -> dict[str, dict]:
     return {json.loads(line)["task_id"]: json.loads(line) for line in lines}
 
 
-def test_two_xdist_workers_give_the_rows_of_one_process(pytester: pytest.Pytester) -> None:
+def test_two_xdist_workers_give_the_rows_of_one_process(pytester: pytest.Pytester, project_rocq_cache: Path) -> None:
     """``-n 2``: one build for both workers, every item's row present once, and every row's judgement (outcome,
-    digests, axioms, kernel fields) the one a single process gives, cold and then warm from the verdict cache."""
+    digests, axioms, kernel fields) the one a single process gives, cold and then warm from the verdict cache. (The
+    single process judges from a copy of the project's build made beforehand: the two workers' cache starts empty.)"""
     require_tool("coqc")
     require_tool("coqchk")
     shutil.copytree(PROJECT, pytester.path / "proj")
@@ -152,6 +156,7 @@ def test_two_xdist_workers_give_the_rows_of_one_process(pytester: pytest.Pyteste
             (proofs / task.candidate_name).write_text(str(task.meta["own_candidate"]), encoding="utf-8")
     pytester.makeini("[pytest]\n")
     args = [*BASE, "--forall-project", "proj", "--forall-frontend", "replay", "--forall-proofs", str(proofs)]
+    copy_project_cache(project_rocq_cache, pytester.path / "cache-one")
     one = pytester.runpytest_subprocess(*args, "--forall-run-id", "one", "--forall-cache-dir", "cache-one")
     assert one.ret == 0, one.stdout.str()[-3000:]
     runs = {}
@@ -232,7 +237,7 @@ def threading_name() -> str:
     return threading.current_thread().name
 
 
-def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp_path: Path,
+def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp_path: Path, project_rocq_cache: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest makes a prover per item and asks it for the baseline from every layer (template, compile, statement,
     audit, advisories, coqchk, the gate's digests): one item's verification reads ``_CoqProject`` at most once (not
@@ -248,7 +253,7 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
 
     require_tool("coqc")
     require_tool("coqchk")
-    project, tasks = _copied(tmp_path)
+    project, tasks = _copied(tmp_path, project_rocq_cache)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     sources = {project / rel for rel in project_build.read_coqproject(project).files}
 
@@ -290,7 +295,7 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
         assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
         assert fields.get("kernel_statement") and fields.get("proof_digest"), fields
 
-    for task in tasks:  # the first item builds; then every item as a warm process has it
+    for task in tasks:  # the first pass reads the build's records; then every item as a warm process has it
         verify(task)
     for task in tasks:
         verify(task)
@@ -305,7 +310,7 @@ def test_one_items_verification_reads_the_project_and_stats_its_sources_once(tmp
     assert counts.get("read_coqproject") == 1, counts
 
 
-def test_a_warm_items_row_digests_read_no_build_input_once_its_file_was_read(tmp_path: Path,
+def test_a_warm_items_row_digests_read_no_build_input_once_its_file_was_read(tmp_path: Path, project_rocq_cache: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A warm item (its verdict from the cache) still gets the gate's kernel digests (``change_fields``): from the
     baseline an earlier item of the same file, as collected, was given, without reading ``_CoqProject`` or stating the
@@ -314,14 +319,14 @@ def test_a_warm_items_row_digests_read_no_build_input_once_its_file_was_read(tmp
     Was: every item stated every input of the build."""
     require_tool("coqc")
     require_tool("coqchk")
-    project, tasks = _copied(tmp_path)
+    _, tasks = _copied(tmp_path, project_rocq_cache)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     by_file: dict[str, list[Task]] = {}
     for task in tasks:
         by_file.setdefault(str(task.meta["project_file"]), []).append(task)
     first, second = next(group for group in by_file.values() if len(group) >= 2)[:2]
     monkeypatch.setattr(ProjectRocqProver, "_shared_row_baselines", {}, raising=False)
-    looked_up = pytest_forall_make_prover("rocq-project", options).change_fields(first)  # builds the project
+    looked_up = pytest_forall_make_prover("rocq-project", options).change_fields(first)  # reads the build
     assert looked_up.get("kernel_statement") and looked_up.get("kernel_context"), looked_up
     full = ProjectRocqProver(options).change_fields(second)  # (a prover of its own: its build's lookup)
 
@@ -347,7 +352,7 @@ def test_a_warm_items_row_digests_read_no_build_input_once_its_file_was_read(tmp
     assert "build_inputs" in reads, reads  # looked up: the build's inputs stated again
 
 
-def test_the_projects_own_proof_is_judged_without_a_thread_per_layer(tmp_path: Path,
+def test_the_projects_own_proof_is_judged_without_a_thread_per_layer(tmp_path: Path, project_rocq_cache: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A replayed candidate that is the project's own proof is judged from the build's records (no process of its
     own): the verifier starts no thread beside its layers for it (two per item before, #18 cold path); a stored proof
@@ -359,7 +364,7 @@ def test_the_projects_own_proof_is_judged_without_a_thread_per_layer(tmp_path: P
 
     require_tool("coqc")
     require_tool("coqchk")
-    project, tasks = _copied(tmp_path)
+    _, tasks = _copied(tmp_path, project_rocq_cache)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     started: list[str] = []
     start = threading.Thread.start
@@ -380,7 +385,7 @@ def test_the_projects_own_proof_is_judged_without_a_thread_per_layer(tmp_path: P
         return [f"{layer.name} {layer.ok} {layer.reason}" for layer in verdict.layers], \
             [name for name in started if name.startswith("forall-layer")]
 
-    for task in tasks:  # the first item builds the project and judges its files ahead
+    for task in tasks:  # the first pass reads the build's records (built and judged: the shared cache)
         layers(task, True)
     own = [t for t in tasks if not t.meta["admitted"]]
     stored = [t for t in tasks if t.meta["admitted"]]
@@ -487,7 +492,8 @@ def test_a_killed_coqchk_of_the_build_is_infra_and_not_kept(tmp_path: Path) -> N
     assert prover._file_check(project_, build, rel, module, 300).ok is True
 
 
-def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, project_rocq_cache: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The verifier's copy of a candidate judged from the build's records (the project's own proof: nothing is
     compiled) goes to one scratch directory per thread, made once: a cold item makes and removes no directory of its
     own (two made and two removed per item before: ``mkdtemp`` and ``cand``); its verdict's layers are the ones a
@@ -499,7 +505,7 @@ def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, monk
 
     require_tool("coqc")
     require_tool("coqchk")
-    project, tasks = _copied(tmp_path)
+    _, tasks = _copied(tmp_path, project_rocq_cache)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     calls: list[str] = []
     mkdir, rmdir = os.mkdir, os.rmdir
@@ -524,7 +530,7 @@ def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, monk
         assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
         return [f"{layer.name} {layer.ok} {layer.reason}" for layer in verdict.layers], list(calls)
 
-    for task in tasks:  # the first item builds and judges the files ahead; the scratch directory is made once
+    for task in tasks:  # the first pass reads the build's records; the scratch directory is made once
         verify_one(task)
     scratch = set(getattr(verify, "_SCRATCH", {}).values())
     for task in tasks:
@@ -540,7 +546,7 @@ def test_the_projects_own_proof_makes_no_directory_per_item(tmp_path: Path, monk
     assert set(verify._SCRATCH.values()) == scratch and all(not any((d / "cand").iterdir()) for d in scratch)
 
 
-def test_judging_the_builds_own_file_against_itself_is_the_full_comparison(tmp_path: Path,
+def test_judging_the_builds_own_file_against_itself_is_the_full_comparison(tmp_path: Path, project_rocq_cache: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The own proof is judged with the build's dump as both baseline and candidate: the judge skips comparing the
     file's declarations with themselves and reads the file's names once per dump, not once per item; each judgement
@@ -550,7 +556,7 @@ def test_judging_the_builds_own_file_against_itself_is_the_full_comparison(tmp_p
     from pytest_forall.lang.rocq import judge
 
     require_tool("coqc")
-    project, tasks = _copied(tmp_path)
+    _, tasks = _copied(tmp_path, project_rocq_cache)
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
     names = judge._entry_name
     calls: list[str] = []
@@ -649,7 +655,7 @@ def test_only_an_item_that_waits_shows_its_progress(pytester: pytest.Pytester) -
     assert not fresh.judged_at_once(load_project(project, {})[0], own)  # another cache: not built there
 
 
-def test_the_verifier_hashes_a_candidates_bytes_once_and_the_backend_once(tmp_path: Path,
+def test_the_verifier_hashes_a_candidates_bytes_once_and_the_backend_once(tmp_path: Path, project_rocq_cache: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A candidate's bytes are hashed once by the verifier (its digest, passed on; the copy compiled is compared by its
     bytes) and once by the project backend (the digest it judged from the build), for the project's own proof and for a
@@ -659,17 +665,16 @@ def test_the_verifier_hashes_a_candidates_bytes_once_and_the_backend_once(tmp_pa
 
     require_tool("coqc")
     require_tool("coqchk")
-    project = tmp_path / "proj"
-    shutil.copytree(PROJECT, project)
+    _, tasks = _copied(tmp_path, project_rocq_cache)
     options = {"cache_dir": str(tmp_path / "cache"), "timeout": 300}
     hashed: list[bytes] = []
     for module in (verify, project_prover, project_records):
         real = module.sha256_bytes
         monkeypatch.setattr(module, "sha256_bytes", lambda data, real=real: (hashed.append(data), real(data))[1])
-    for task in load_project(project, {}):
+    for task in tasks:
         data = (PROOFS / f"{task.task_id}.v").read_bytes() if task.meta["admitted"] else \
             str(task.meta["own_candidate"]).encode()
-        for _ in range(2):  # the first builds the project; the second as a later item
+        for _ in range(2):  # the first reads the build's records into this process; the second as a later item
             hashed.clear()
             verdict = verify_candidate(task, pytest_forall_make_prover("rocq-project", options), data, timeout=300)
             assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_tool
+from conftest import copy_project_cache, require_tool
 from pytest_forall.core.model import Task
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.lean.project import is_sorry_proof, lean_decls
@@ -79,14 +79,16 @@ def test_proofs_that_are_not_items_are_listed_with_the_reason(tmp_path: Path) ->
     assert any("no name" in reason for reason in skipped.values())
 
 
-def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path) -> None:
+def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path, project_rocq_cache: Path) -> None:
     """Replay passes every stored proof; a changed lemma turns the items whose proofs it breaks `failed`."""
     require_tool("coqc")
     target = pytester.path / "proj"
     shutil.copytree(project, target)
+    cache = copy_project_cache(project_rocq_cache, pytester.path / "cache")  # the project as built before the run
     pytester.makeini("[pytest]\n")
-    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
-                             "--forall-proofs", str(PROOFS), "--forall-run-id", "replay", "-v", "-m", "admitted")
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay", "--forall-cache-dir",
+                             str(cache), "--forall-proofs", str(PROOFS), "--forall-run-id", "replay", "-v", "-m",
+                             "admitted")
     rows = results(pytester, "replay")
     assert {k: r["outcome"] for k, r in rows.items()} == dict.fromkeys(IDS, "strict"), run.stdout.str()[-3000:]
     assert all(r["independent"] is True and r["axioms"] == [] for r in rows.values())  # coqc + coqchk
@@ -101,8 +103,8 @@ def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path
                         "Lemma double_S : forall n, S (S (double n)) = double (S n).")
     text = text.replace("Lemma double_zero : double 0 = 0.", "Lemma double_zero : double 0 = 0 + 0.")
     base.write_text(text)
-    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
-                             "--forall-proofs", str(PROOFS), "--forall-run-id", "moved",
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay", "--forall-cache-dir",
+                             str(cache), "--forall-proofs", str(PROOFS), "--forall-run-id", "moved",
                              "-k", "double_step or double_zero")
     rows = results(pytester, "moved")
     assert {k: r["outcome"] for k, r in rows.items()} == {
@@ -114,14 +116,15 @@ def test_stored_proofs_gate_the_project(pytester: pytest.Pytester, project: Path
 
 
 def test_a_verdict_from_the_cache_still_names_the_proof_for_the_gate(pytester: pytest.Pytester,
-                                                                     project: Path) -> None:
+                                                                     project: Path, project_rocq_cache: Path) -> None:
     """A warm run serves every verdict from the cache (no compile in that process): its rows still carry the
     proof's digest, equal to the cold run's, so the gate can tell "proof changed" from the other causes."""
     require_tool("coqc")
     shutil.copytree(project, pytester.path / "proj")
+    cache = copy_project_cache(project_rocq_cache, pytester.path / "cache")  # the project built, no verdict yet
     pytester.makeini("[pytest]\n")
     args = [*BASE, "--forall-project", "proj", "--forall-frontend", "replay", "--forall-proofs", str(PROOFS),
-            "-m", "admitted"]
+            "-m", "admitted", "--forall-cache-dir", str(cache)]
     assert pytester.runpytest(*args, "--forall-run-id", "cold").ret == 0
     warm = pytester.runpytest(*args, "--forall-run-id", "warm", "--forall-baseline", "reports/cold")
     cold_rows, warm_rows = results(pytester, "cold"), results(pytester, "warm")
@@ -151,10 +154,12 @@ def test_accepted_project_proofs_are_stored(pytester: pytest.Pytester, project: 
     assert config.pluginmanager.get_plugin("forall-proof-store") is not None
 
 
-def test_other_admitted_lemmas_are_rules_only_and_the_target_itself_is_refused(project: Path, tmp_path: Path) -> None:
+def test_other_admitted_lemmas_are_rules_only_and_the_target_itself_is_refused(project: Path, tmp_path: Path,
+                                                                             project_rocq_cache: Path) -> None:
     require_tool("coqc")
     tasks = {t.task_id: t for t in load_project(project, {})}
     step = tasks["Demo__More__double_step"]
+    copy_project_cache(project_rocq_cache, tmp_path / "cache")  # built as ever: the claims are the candidates'
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 120})
     via_admitted = step.template.replace("Theorem double_step", "Require Import Lia.\n\nTheorem double_step").replace(
         "Proof.\nAdmitted.", "Proof.\n  intros n. rewrite !double_twice. lia.\nQed.")

@@ -24,10 +24,12 @@ from junitparser import JUnitXml, Properties
 
 from pytest_forall.agents import claude_code, codex, opencode
 from pytest_forall.agents.agent_cli import AgentCliFrontend
+from pytest_forall.core import protocol
 from pytest_forall.core.workspace import opaque_name
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_model_server import ScriptedModelServer
+from test_agent_frontends import EventClock
 
 from conftest import PUTNAM
 
@@ -380,16 +382,31 @@ def claude_or_codex(request: pytest.FixtureRequest) -> Cli:
     return require(CLIS[request.param])
 
 
+#: The stall limit and the item's wall budget below, small: the clocks that bound the turn (the CLI's, the sandbox
+#: supervisor's and, for the wall budget, the item's) stand still until the CLI has asked the provider
+#: (:class:`EventClock`), so each limit counts from the unanswered request, not from a start-up a loaded machine
+#: stretches (8 s and 25 s here cost 35 s of the suite's wall per CLI).
+STALL, WALL = 3.0, 4.0
+
+
 def test_a_provider_that_never_answers_ends_the_item_as_infra(claude_or_codex: Cli, forall: Forall,
-                                                              serve: Any) -> None:
+                                                              serve: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     cli = claude_or_codex
     server = serve([{"text": "too late", "delay": 300}])
-    stalled = forall.run(cli, server, "silent", "-k", PROBLEM, "--forall-stall=8")
+    actor = next(role for role in server.model.roles if role.name == "actor")
+    clock = EventClock(lambda: actor.consumed >= 1).install(monkeypatch)   # silence counts once it asked
+    stalled = forall.run(cli, server, "silent", "-k", PROBLEM, f"--forall-stall={STALL:g}")
+    assert clock.fired, "the CLI never asked the provider"
     assert (stalled.row["outcome"], stalled.row["stop"]) == ("infra", "provider-unresponsive"), stalled.row
+    assert f"no output from the CLI for {STALL:g} s" in stalled.row["reason"], stalled.row["reason"]
     assert stalled.row["wall_s"] < 120 and stalled.result.ret == 75
 
     # the report: with --forall-wall 30 the item was `failed`; a turn killed without an answer is infra
-    walled = forall.run(cli, server, "walled", "-k", PROBLEM, "--forall-wall=25")
+    asked = actor.consumed
+    clock = EventClock(lambda: actor.consumed > asked).install(monkeypatch)
+    monkeypatch.setattr(protocol, "time", clock)   # the item's wall budget: its start-up spends none of it
+    walled = forall.run(cli, server, "walled", "-k", PROBLEM, f"--forall-wall={WALL:g}")
+    assert clock.fired, "the CLI never asked the provider"
     assert (walled.row["outcome"], walled.row["stop"]) == ("infra", "turn-timeout"), walled.row
     assert walled.row["rounds"] == 0 and walled.props["forall.stop"] == "turn-timeout"   # re-run on resume
 
