@@ -7,6 +7,7 @@ from pytest_forall.lang.rocq.audit.tactics import (
     BINOMIAL,
     BREAK,
     INTERVAL,
+    NUM,
     PROP_ONLY,
     REALS,
     SUMS,
@@ -196,3 +197,64 @@ def fine_search(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
             "forall _ : ?T, _ => lazymatch type of T with Prop => "
             f"let p := fresh in assert (p : T) by {fine_prove(features)}; specialize ({h} p); go () "
             f"| _ => {values} end end | {refute} ] in go ()")
+
+
+#: The values of a mirrored instance's first half (:func:`mirrored`): the grid's integers (its rationals and the
+#: further values would multiply the instances, one per value and variable of the first half)
+MIRROR_VALUES = ("0", "1", "2", "3", "(-1)")
+
+
+def mirrored(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """Paired variables: the refuted statement's first half of variables at small values, the second half at *the
+    same values in the same order* (``a b c A B C`` at ``1 3 1 1 3 1``), its premises decided, the instance refuted.
+    A statement about two objects of one shape (two quadratics, two sequences) whose premise relates them holds its
+    premise by reflexivity there (``|p x| <= |q x|`` with ``p = q``), where a search over one value per variable,
+    or independent values, reaches such a point late or never. The variables are counted first, so the halves are
+    fixed: an odd count fails."""
+    h = "forall_audit_H"
+    quick = "solve [ intros; first [ easy | lra | lia | reflexivity ] ]"
+    interval = f" | ({INTERVAL_REFUTE})" if INTERVAL in features else ""
+    # the instance's closed comparison decided cheaply (it is reached once per first half: 125 times for three reals)
+    refute = f"solve [ {BREAK}; first [ easy | lia | lra{interval} ] ]"
+    pair, unit, zero = "Coq.Init.Datatypes.pair", "Coq.Init.Datatypes.tt", "Coq.Init.Datatypes.O"
+    values = " | ".join(f"forall_try uconstr:({v}%{s})" for s in scopes for v in MIRROR_VALUES
+                        if not (s == "nat" and v.startswith("(-")))
+    premise = f"let p := fresh in assert (p : T) by {quick}; specialize ({h} p)"
+    return (f"intro {h}; try cbv zeta in {h}; "
+            # the variables counted under the binders (``fun x => ltac:(...)``, no evar: the count is a closed numeral)
+            f"let rec count P := lazymatch P with forall x : ?T, @?B x => let r := constr:(fun x : T => "
+            f"ltac:(let b := eval cbv beta in (B x) in let k := count b in exact k)) in lazymatch r with fun _ => ?k "
+            f"=> lazymatch type of T with Prop => k | _ => constr:(S k) end end | _ => constr:({zero}) end in "
+            # the values given so far, in order, as a tuple (appended at its end)
+            f"let rec app acc t := lazymatch acc with {unit} => constr:(@{pair} _ _ t {unit}) "
+            f"| @{pair} _ _ ?x ?r => let r' := app r t in constr:(@{pair} _ _ x r') end in "
+            # the second half: each variable at the next value of the first, until both end together
+            f"let rec copy q := lazymatch type of {h} with forall _ : ?T, _ => lazymatch type of T with "
+            f"Prop => {premise}; copy q | _ => lazymatch q with @{pair} _ _ ?x ?r => specialize ({h} x); copy r end end "
+            f"| _ => lazymatch q with {unit} => {refute} end end in "
+            f"let rec go acc k := lazymatch type of {h} with forall _ : ?T, _ => lazymatch type of T with "
+            f"Prop => {premise}; go acc k "
+            f"| _ => lazymatch k with {zero} => copy acc | S ?k' => "
+            f"let forall_try v := let t := constr:(v : T) in specialize ({h} t); let acc' := app acc t in go acc' k' in "
+            f"first [ {values} ] end end end in "
+            f"let n := let P := type of {h} in count P in lazymatch eval compute in (Nat.even n) with true => "
+            f"let m := eval compute in (Nat.div2 n) in lazymatch m with S _ => go {unit} m end end")
+
+
+#: A strict comparison of a term with itself up to conversion, over mathcomp's orders (``a%:~R < a%:~R``, where the
+#: instance's two sides carry different but convertible structure arguments, so the closers' syntactic ``?x < ?x``
+#: does not match), refuted by ``ltxx``
+SELF_COMPARED = ("match goal with H : context [@Order.lt _ _ ?x ?y] |- _ => unify x y; "
+                 "by move: H; rewrite Order.POrderTheory.ltxx end")
+
+
+def diagonal(features: tuple[str, ...]) -> str:
+    """A universally quantified hypothesis instantiated at a term of its own body (``forall N, a > N`` at
+    ``N := a``), then refuted: a bound claimed for every value, which a quantifier moved outward (``exists a,
+    forall N``) makes false at the bound itself. Each closed subterm of the quantified type is tried in turn."""
+    self_compared = f"({SELF_COMPARED}) | " if NUM in features else ""
+    return ("match goal with H : forall _ : ?T, _ |- _ => "
+            f"{PROP_ONLY} lazymatch type of T with Prop => fail | _ => "
+            "match type of H with context [?t] => let U := type of t in unify U T; "
+            f"let d := fresh in pose proof (H t) as d; solve [ {BREAK}; first [ {self_compared}easy | lia | lra "
+            f"| {fine_closer(features)} ] ] end end end end")

@@ -7,9 +7,11 @@ from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
 from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
+    diagonal,
     evaluated_closer,
     fine_search,
     fine_specialise,
+    mirrored,
     saturated_refutation,
     staircase,
     zero_witness,
@@ -161,6 +163,10 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             named("refute-saturation", f"intro {h}; try cbv zeta in {h}; {saturated}", SEARCH_SECONDS),
             named("evaluated-backtracking", backtracking(scopes, features, evaluated), 2 * SEARCH_SECONDS),
             named("generated-backtracking", fine_search(scopes, features), 2 * SEARCH_SECONDS),
+            # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
+            # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``)
+            named("diagonal", f"intro {h}; try cbv zeta in {h}; {BREAK}; {diagonal(features)}", SEARCH_SECONDS),
+            named("mirrored", mirrored(scopes, features), SEARCH_SECONDS),
             named("backtracking-deep", backtracking(scopes, features, deep), SEARCH_SECONDS)]
 
 
@@ -176,7 +182,8 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 #: result (putnam_1962_b5's refutation by ``backtracking`` takes 3.4-3.7 s of its 4 s after the former scripts;
 #: with the generated ones interleaved it ran past its 4 s and the known flag was lost).
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
-                       "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value"})
+                       "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
+                       "diagonal", "mirrored"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
