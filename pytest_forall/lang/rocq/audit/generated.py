@@ -19,6 +19,7 @@ from pytest_forall.lang.rocq.audit.tactics import (
     prove,
     saturate,
     seeds,
+    witnesses,
 )
 
 # The grids of tactics.py give every variable a value of a handful (0…4, -1, 1/2) and a function a constant. The searches
@@ -85,15 +86,30 @@ def fine_witnesses(scopes: tuple[str, ...], features: tuple[str, ...], typ: str,
             f"| _ => first [ {tries(fine_literals(scopes, features))} ] end")
 
 
-def fine_prove(features: tuple[str, ...]) -> str:
+def fine_prove(features: tuple[str, ...], scopes: tuple[str, ...] = ()) -> str:
     """:func:`prove`, with a universally quantified side condition (a function witness's property) introduced and
-    decided, an indicator's cases split, ``field`` and, over reals with Interval, ``interval``."""
+    decided, an indicator's cases split, ``field`` and, over reals with Interval, ``interval``; with ``scopes``, an
+    existential side condition witnessed too (:func:`witnessed_premise`)."""
     extra = (" | interval | (split; interval) | (let h := fresh in intro h; "
              f"{INTERVAL_REFUTE})" if INTERVAL in features else "")
     # ``field`` is Coq's (loaded with its reals; the name is unknown without them, failing the whole script)
     field = " | field" if REALS in features else ""
+    witnessed = f" | ({witnessed_premise(scopes, features)})" if scopes else ""
     return (f"first [ {prove(features)} | (intros; solve [ lia | lra | nra{field} ]) "
-            f"| (intros; {IFS}; solve [ easy | lia | lra | nra ]){(' | solve [ ' + field[3:] + extra + ' ]') if field else ''} ]")
+            f"| (intros; {IFS}; solve [ easy | lia | lra | nra ]){(' | solve [ ' + field[3:] + extra + ' ]') if field else ''}"
+            f"{witnessed} ]")
+
+
+def witnessed_premise(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """A side condition ``exists e, P e`` (``exists epsilon, epsilon > 0 /\\ forall x, 1 <= |x| < epsilon -> …``)
+    proved at literal witnesses, up to two existentials, each part decided, or its universal part shown to hold
+    because its own premise cannot (``1 <= |x| < 1/2``): a hypothesis about a limit or a series whose premise a
+    small witness empties, so the statement's other variables are left free. Fails at once on another goal."""
+    vacuous = f"(intros; {BREAK}; exfalso; solve [ lra | lia ])"
+    values = witnesses(scopes, "T", "exists v; wit m")
+    return ("lazymatch goal with |- exists _, _ => idtac end; "
+            f"let rec wit n := first [ {prove(features)} | {vacuous} | lazymatch n with S ?m => lazymatch goal with "
+            f"|- exists _ : ?T, _ => {values} | |- _ /\\ _ => split; wit n end end ] in wit ({peano(2)})")
 
 
 def same_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
@@ -158,7 +174,7 @@ def fine_specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: i
     return (f"let rec inst h n := first [ (pose proof h; {BREAK}; {fine_closer(features)}) "
             "| lazymatch n with S ?m => lazymatch type of h with forall _ : ?T, _ => "
             "lazymatch type of T with Prop => let p := fresh in assert (p : T) by "
-            f"{fine_prove(features)}; inst (h p) m | _ => {values} end end end ] in "
+            f"{fine_prove(features, scopes)}; inst (h p) m | _ => {values} end end end ] in "
             f"match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} inst H ({peano(depth)}) end end")
 
 
@@ -182,7 +198,7 @@ def staircase(scopes: tuple[str, ...], features: tuple[str, ...], start: int) ->
     # the counter is the next value's index; at most six variables
     cases = " | ".join(f"{peano(i)} => {at(start + i)}; go ({peano(i + 1)})" for i in range(6))
     return (f"intro {h}; try cbv zeta in {h}; let rec go n := lazymatch type of {h} with forall _ : ?T, _ => "
-            f"lazymatch type of T with Prop => let p := fresh in assert (p : T) by {fine_prove(features)}; "
+            f"lazymatch type of T with Prop => let p := fresh in assert (p : T) by {fine_prove(features, scopes)}; "
             f"specialize ({h} p); go n | _ => lazymatch n with {cases} end end | _ => {refute} end in go O")
 
 
@@ -195,7 +211,7 @@ def fine_search(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
               f"| {negated_existentials(scopes, features)} ]")
     return (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
             "forall _ : ?T, _ => lazymatch type of T with Prop => "
-            f"let p := fresh in assert (p : T) by {fine_prove(features)}; specialize ({h} p); go () "
+            f"let p := fresh in assert (p : T) by {fine_prove(features, scopes)}; specialize ({h} p); go () "
             f"| _ => {values} end end | {refute} ] in go ()")
 
 
