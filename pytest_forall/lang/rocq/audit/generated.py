@@ -7,12 +7,14 @@ from pytest_forall.lang.rocq.audit.tactics import (
     BINOMIAL,
     BREAK,
     INTERVAL,
+    MODUS_PONENS,
     NUM,
     PROP_ONLY,
     REALS,
     SUMS,
     ZEQB,
     closer,
+    context_instances,
     literals,
     negated_existentials,
     peano,
@@ -168,14 +170,33 @@ def saturated_refutation(scopes: tuple[str, ...], features: tuple[str, ...]) -> 
     return f"solve [ {BREAK}; {saturate(scopes)}; {BREAK}; {refute} ]"
 
 
-def fine_specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int) -> str:
-    """:func:`specialise` with the generated candidates and the certifying closers of :func:`fine_closer`."""
+def fine_specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int, leaf: str | None = None) -> str:
+    """:func:`specialise` with the generated candidates and the certifying closers of :func:`fine_closer` (or
+    ``leaf``)."""
     values = fine_witnesses(scopes, features, "T", "inst (h v) m")
-    return (f"let rec inst h n := first [ (pose proof h; {BREAK}; {fine_closer(features)}) "
+    return (f"let rec inst h n := first [ (pose proof h; {BREAK}; {leaf or fine_closer(features)}) "
             "| lazymatch n with S ?m => lazymatch type of h with forall _ : ?T, _ => "
             "lazymatch type of T with Prop => let p := fresh in assert (p : T) by "
             f"{fine_prove(features, scopes)}; inst (h p) m | _ => {values} end end end ] in "
             f"match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} inst H ({peano(depth)}) end end")
+
+
+#: Divisibility unfolded into equations (with Znumtheory loaded): ``Zis_gcd a b d`` into its three facts, ``(s | 1)``
+#: into ``s = 1 \\/ s = -1`` (``nia`` does not refute ``1 = k * s`` with ``s > 1``), any other ``(d | a)`` into
+#: ``a = k * d``, for ``lia``/``nia`` (``0 | 1`` is ``1 = k * 0``). The numeral ``1`` written as ``Zpos xH``: the
+#: file's open scope would read a bare ``1`` otherwise.
+DIVIDES = ("repeat match goal with H : Coq.ZArith.Znumtheory.Zis_gcd _ _ _ |- _ => destruct H "
+           "| H : Coq.ZArith.BinInt.Z.divide _ (Coq.Numbers.BinNums.Zpos Coq.Numbers.BinNums.xH) |- _ => "
+           "apply Coq.ZArith.BinInt.Z.divide_1_r in H "
+           "| H : Coq.ZArith.BinInt.Z.divide _ _ |- _ => destruct H end")
+
+
+def divisible_instance(features: tuple[str, ...]) -> str:
+    """A hypothesis instance's pieces combined with the context (every universal hypothesis at the context's terms,
+    the implications whose premise is there applied), its divisibility facts unfolded (:data:`DIVIDES`), then
+    ``lia``/``nia``: ``hgcd 1`` gives an ``s`` in the list with ``Zis_gcd s 1 0 \\/ Zis_gcd s 1 s``, and the list's
+    bound ``x > 1`` at ``s`` refutes both."""
+    return f"{context_instances(1)}; {BREAK}; {MODUS_PONENS}; {DIVIDES}; {BREAK}; first [ lia | nia ]"
 
 
 #: Distinct successive values (``a = 0, b = 1, c = 2``, then from 1 and from -1): the grid's same-value instances

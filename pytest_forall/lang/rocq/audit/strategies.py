@@ -8,6 +8,7 @@ from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
     diagonal,
+    divisible_instance,
     evaluated_closer,
     fine_search,
     fine_specialise,
@@ -19,6 +20,7 @@ from pytest_forall.lang.rocq.audit.generated import (
 from pytest_forall.lang.rocq.audit.tactics import (
     BREAK,
     DESTRUCT,
+    DIVISORS,
     EXPENSIVE,
     HAMMER,
     INTERVAL,
@@ -93,7 +95,10 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              named("specialise-3", f"{DESTRUCT}; {specialise(scopes, features, 3)}", 2 * SEARCH_SECONDS),
              # issue 34: one hypothesis at a time at the generated candidates (rationals, functions, sequences,
              # Interval's values), two deep, each instance refuted by lia/lra/nra/field/interval
-             named("generated-specialise", f"{DESTRUCT}; {fine_specialise(scopes, features, 2)}", SEARCH_SECONDS)]
+             named("generated-specialise", f"{DESTRUCT}; {fine_specialise(scopes, features, 2)}", SEARCH_SECONDS),
+             # issue 34, session 13: with Znumtheory, an instance's gcd and divisibility facts unfolded into equations
+             *([named("divisibility", f"{DESTRUCT}; {fine_specialise(scopes, features, 1, divisible_instance(features))}",
+                      SEARCH_SECONDS)] if DIVISORS in features else [])]
     return cheap, ([named(f"automation-{tactic}", f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS)
                     for tactic in heavy]
                    + [named(f"automation-{tactic}-literals", f"{DESTRUCT}; {literal_instances(scopes)}; {tactic}",
@@ -183,7 +188,7 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 #: with the generated ones interleaved it ran past its 4 s and the known flag was lost).
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
-                       "diagonal", "mirrored"})
+                       "diagonal", "mirrored", "divisibility"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
