@@ -34,16 +34,16 @@ MATHCOMP_REALS = ("From mathcomp Require Import all_algebra all_ssreflect.\nFrom
 CASES = {
     # false at a = A = 1, b = B = 2, c = C = 0 (the premise holds by reflexivity); the same value everywhere keeps
     # the conclusion true (b^2 - 4ac = -3v^2), and the backtracking search varies C first, past its budget
-    "paired": (f"{REALS}Theorem paired (a b c A B C : R) (ha : a <> 0)\n"
-               "    (hp : forall x : R, a * x ^ 2 + b * x + c <= A * x ^ 2 + B * x + C) :\n"
-               "    b * b - 4 * a * c <= 0 \\/ B * B - 5 * A * C <= 0.\nProof. Admitted.\n",
+    "paired": ((f"{REALS}Theorem paired (a b c A B C : R) (ha : a <> 0)\n"
+                "    (hp : forall x : R, a * x ^ 2 + b * x + c <= A * x ^ 2 + B * x + C) :\n"
+                "    b * b - 4 * a * c <= 0 \\/ B * B - 5 * A * C <= 0.\nProof. Admitted.\n"),
                ("same-value", "backtracking"), "mirrored", AUDIT_FALSE, "A := 1"),
     # a quantifier moved outward: N := a gives a < a
     "unbounded": (f"{REALS}Theorem unbounded : exists a : R, forall N : R, N < a.\nProof. Admitted.\n",
                   ("refute-direct", "refute-saturation"), "diagonal", AUDIT_FALSE, None),
     # the same over a mathcomp realType: N := a%:~R, whose two sides are convertible, not syntactically equal
-    "unbounded_int": (f"{MATHCOMP_REALS}Theorem unbounded_int : exists a : int, forall N : R, N < a%:~R.\n"
-                      "Proof. Admitted.\n", ("refute-direct", "refute-saturation"), "diagonal", AUDIT_FALSE, None),
+    "unbounded_int": ((f"{MATHCOMP_REALS}Theorem unbounded_int : exists a : int, forall N : R, N < a%:~R.\n"
+                       "Proof. Admitted.\n"), ("refute-direct", "refute-saturation"), "diagonal", AUDIT_FALSE, None),
     # hgcd at n = 1: Zis_gcd s 1 0 (0 divides 1) or s | 1, against s > 1
     "divides": (("Require Import List ZArith Znumtheory.\nOpen Scope Z_scope.\n"
                  "Theorem divides (A : list Z) (Age1 : forall x : Z, In x A -> x > 1)\n"
