@@ -14,12 +14,12 @@ flag the sound statements they were written from (the unmutated PutnamBench temp
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_generated_witnesses import closed
 
 from conftest import PUTNAM, require_path, require_tool
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, audit_pack, derived_tasks
@@ -67,12 +67,6 @@ NEW = frozenset({"mirrored", "diagonal", "divisibility"})
 def searched() -> dict[str, tuple[Any, dict[str, Any], Any]]:
     """Each case's search, run once for the module (each is one coqtop session)."""
     return {}
-
-
-def closed(log: str) -> dict[str, bool]:
-    """{strategy: whether it closed a goal} from the log's per-strategy spend line."""
-    spend = next(line for line in log.splitlines() if line.startswith("audit strategies: "))
-    return {m.group(1): bool(m.group(2)) for m in re.finditer(r"([\w-]+) [0-9.]+ s \(\d+(, closed)?\)", spend)}
 
 
 def _search(cache: dict[str, tuple[Any, dict[str, Any], Any]], root: Path, name: str, text: str,
