@@ -162,7 +162,7 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             # early among the generated ones: they fail in milliseconds (0.1 s each over the 10 held-out entries
             # they reached at the end of the list, seed 37), where an item's budget ran out before them (the seed-34
             # shift_bound of putnam_2003_a4: 19 s of 20 spent, mirrored never ran)
-            named("diagonal", f"intro {h}; try cbv zeta in {h}; {BREAK}; {diagonal(features)}", SEARCH_SECONDS),
+            named("diagonal", f"intro {h}; try cbv zeta in {h}; {BREAK}; {diagonal(features)}", SEARCH_SECONDS / 2),
             named("mirrored", mirrored(scopes, features), SEARCH_SECONDS),
             named("backtracking", backtracking(scopes, features, refute), 2 * SEARCH_SECONDS),
             # with mathcomp's rationals: each instance decided by the rational decider alone (the closers before it
