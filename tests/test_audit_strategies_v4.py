@@ -40,10 +40,10 @@ CASES = {
                ("same-value", "backtracking"), "mirrored", AUDIT_FALSE, "A := 1"),
     # a quantifier moved outward: N := a gives a < a
     "unbounded": (f"{REALS}Theorem unbounded : exists a : R, forall N : R, N < a.\nProof. Admitted.\n",
-                  ("refute-direct", "refute-saturation"), "diagonal", AUDIT_FALSE, None),
+                  ("refute-direct", "backtracking", "staircase"), "diagonal", AUDIT_FALSE, None),
     # the same over a mathcomp realType: N := a%:~R, whose two sides are convertible, not syntactically equal
     "unbounded_int": ((f"{MATHCOMP_REALS}Theorem unbounded_int : exists a : int, forall N : R, N < a%:~R.\n"
-                       "Proof. Admitted.\n"), ("refute-direct", "refute-saturation"), "diagonal", AUDIT_FALSE, None),
+                       "Proof. Admitted.\n"), ("refute-direct", "backtracking", "staircase"), "diagonal", AUDIT_FALSE, None),
     # hgcd at n = 1: Zis_gcd s 1 0 (0 divides 1) or s | 1, against s > 1
     "divides": (("Require Import List ZArith Znumtheory.\nOpen Scope Z_scope.\n"
                  "Theorem divides (A : list Z) (Age1 : forall x : Z, In x A -> x > 1)\n"
