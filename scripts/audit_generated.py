@@ -9,7 +9,7 @@ hold), so a kind's catch rate is a lower bound on the rate over the mutants that
 is a finding on an unmutated PutnamBench statement, with its certificate.
 
     PUTNAMBENCH_ROOT=... python3 scripts/audit_generated.py [--seed 34] [--sources 24] [--per-kind 4]
-        [--pool reals|all] [--cpu 20] [--workers 2] [--out DIR]
+        [--pool reals|all] [--cpu 20] [--workers 2] [--out DIR] [--kinds control,flip_strict,...]
 """
 
 from __future__ import annotations
@@ -212,12 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", choices=("reals", "all"), default="reals",
                         help="the templates drawn from: over Coq's reals, or all of PutnamBench's Coq templates")
     parser.add_argument("--list", action="store_true", help="print the corpus (ids) and exit")
+    parser.add_argument("--kinds", default=None,
+                        help="only these kinds, comma-separated (control and the mutation kinds; default all)")
     args = parser.parse_args(argv)
     root = Path(os.environ.get("PUTNAMBENCH_ROOT", "")).resolve()
     if not (root / "coq" / "src").is_dir():
         print(f"audit_generated: PUTNAMBENCH_ROOT={root} has no coq/src", file=sys.stderr)
         return 2
     entries = corpus(root, args.seed, args.sources, args.per_kind, args.pool)
+    if args.kinds:
+        entries = [e for e in entries if e["kind"] in args.kinds.split(",")]
     if args.list:
         for entry in entries:
             print(entry["id"])

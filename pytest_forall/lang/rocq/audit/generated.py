@@ -7,17 +7,21 @@ from pytest_forall.lang.rocq.audit.tactics import (
     BINOMIAL,
     BREAK,
     INTERVAL,
+    MODUS_PONENS,
+    NUM,
     PROP_ONLY,
     REALS,
     SUMS,
     ZEQB,
     closer,
+    context_instances,
     literals,
     negated_existentials,
     peano,
     prove,
     saturate,
     seeds,
+    witnesses,
 )
 
 # The grids of tactics.py give every variable a value of a handful (0…4, -1, 1/2) and a function a constant. The searches
@@ -84,15 +88,30 @@ def fine_witnesses(scopes: tuple[str, ...], features: tuple[str, ...], typ: str,
             f"| _ => first [ {tries(fine_literals(scopes, features))} ] end")
 
 
-def fine_prove(features: tuple[str, ...]) -> str:
+def fine_prove(features: tuple[str, ...], scopes: tuple[str, ...] = ()) -> str:
     """:func:`prove`, with a universally quantified side condition (a function witness's property) introduced and
-    decided, an indicator's cases split, ``field`` and, over reals with Interval, ``interval``."""
+    decided, an indicator's cases split, ``field`` and, over reals with Interval, ``interval``; with ``scopes``, an
+    existential side condition witnessed too (:func:`witnessed_premise`)."""
     extra = (" | interval | (split; interval) | (let h := fresh in intro h; "
              f"{INTERVAL_REFUTE})" if INTERVAL in features else "")
     # ``field`` is Coq's (loaded with its reals; the name is unknown without them, failing the whole script)
     field = " | field" if REALS in features else ""
+    witnessed = f" | ({witnessed_premise(scopes, features)})" if scopes else ""
     return (f"first [ {prove(features)} | (intros; solve [ lia | lra | nra{field} ]) "
-            f"| (intros; {IFS}; solve [ easy | lia | lra | nra ]){(' | solve [ ' + field[3:] + extra + ' ]') if field else ''} ]")
+            f"| (intros; {IFS}; solve [ easy | lia | lra | nra ]){(' | solve [ ' + field[3:] + extra + ' ]') if field else ''}"
+            f"{witnessed} ]")
+
+
+def witnessed_premise(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """A side condition ``exists e, P e`` (``exists epsilon, epsilon > 0 /\\ forall x, 1 <= |x| < epsilon -> …``)
+    proved at literal witnesses, up to two existentials, each part decided, or its universal part shown to hold
+    because its own premise cannot (``1 <= |x| < 1/2``): a hypothesis about a limit or a series whose premise a
+    small witness empties, so the statement's other variables are left free. Fails at once on another goal."""
+    vacuous = f"(intros; {BREAK}; exfalso; solve [ lra | lia ])"
+    values = witnesses(scopes, "T", "exists v; wit m")
+    return ("lazymatch goal with |- exists _, _ => idtac end; "
+            f"let rec wit n := first [ {prove(features)} | {vacuous} | lazymatch n with S ?m => lazymatch goal with "
+            f"|- exists _ : ?T, _ => {values} | |- _ /\\ _ => split; wit n end end ] in wit ({peano(2)})")
 
 
 def same_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
@@ -151,14 +170,33 @@ def saturated_refutation(scopes: tuple[str, ...], features: tuple[str, ...]) -> 
     return f"solve [ {BREAK}; {saturate(scopes)}; {BREAK}; {refute} ]"
 
 
-def fine_specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int) -> str:
-    """:func:`specialise` with the generated candidates and the certifying closers of :func:`fine_closer`."""
+def fine_specialise(scopes: tuple[str, ...], features: tuple[str, ...], depth: int, leaf: str | None = None) -> str:
+    """:func:`specialise` with the generated candidates and the certifying closers of :func:`fine_closer` (or
+    ``leaf``)."""
     values = fine_witnesses(scopes, features, "T", "inst (h v) m")
-    return (f"let rec inst h n := first [ (pose proof h; {BREAK}; {fine_closer(features)}) "
+    return (f"let rec inst h n := first [ (pose proof h; {BREAK}; {leaf or fine_closer(features)}) "
             "| lazymatch n with S ?m => lazymatch type of h with forall _ : ?T, _ => "
             "lazymatch type of T with Prop => let p := fresh in assert (p : T) by "
-            f"{fine_prove(features)}; inst (h p) m | _ => {values} end end end ] in "
+            f"{fine_prove(features, scopes)}; inst (h p) m | _ => {values} end end end ] in "
             f"match goal with H : forall _ : ?T, _ |- _ => {PROP_ONLY} inst H ({peano(depth)}) end end")
+
+
+#: Divisibility unfolded into equations (with Znumtheory loaded): ``Zis_gcd a b d`` into its three facts, ``(s | 1)``
+#: into ``s = 1 \\/ s = -1`` (``nia`` does not refute ``1 = k * s`` with ``s > 1``), any other ``(d | a)`` into
+#: ``a = k * d``, for ``lia``/``nia`` (``0 | 1`` is ``1 = k * 0``). The numeral ``1`` written as ``Zpos xH``: the
+#: file's open scope would read a bare ``1`` otherwise.
+DIVIDES = ("repeat match goal with H : Coq.ZArith.Znumtheory.Zis_gcd _ _ _ |- _ => destruct H "
+           "| H : Coq.ZArith.BinInt.Z.divide _ (Coq.Numbers.BinNums.Zpos Coq.Numbers.BinNums.xH) |- _ => "
+           "apply Coq.ZArith.BinInt.Z.divide_1_r in H "
+           "| H : Coq.ZArith.BinInt.Z.divide _ _ |- _ => destruct H end")
+
+
+def divisible_instance(features: tuple[str, ...]) -> str:
+    """A hypothesis instance's pieces combined with the context (every universal hypothesis at the context's terms,
+    the implications whose premise is there applied), its divisibility facts unfolded (:data:`DIVIDES`), then
+    ``lia``/``nia``: ``hgcd 1`` gives an ``s`` in the list with ``Zis_gcd s 1 0 \\/ Zis_gcd s 1 s``, and the list's
+    bound ``x > 1`` at ``s`` refutes both."""
+    return f"{context_instances(1)}; {BREAK}; {MODUS_PONENS}; {DIVIDES}; {BREAK}; first [ lia | nia ]"
 
 
 #: Distinct successive values (``a = 0, b = 1, c = 2``, then from 1 and from -1): the grid's same-value instances
@@ -181,7 +219,7 @@ def staircase(scopes: tuple[str, ...], features: tuple[str, ...], start: int) ->
     # the counter is the next value's index; at most six variables
     cases = " | ".join(f"{peano(i)} => {at(start + i)}; go ({peano(i + 1)})" for i in range(6))
     return (f"intro {h}; try cbv zeta in {h}; let rec go n := lazymatch type of {h} with forall _ : ?T, _ => "
-            f"lazymatch type of T with Prop => let p := fresh in assert (p : T) by {fine_prove(features)}; "
+            f"lazymatch type of T with Prop => let p := fresh in assert (p : T) by {fine_prove(features, scopes)}; "
             f"specialize ({h} p); go n | _ => lazymatch n with {cases} end end | _ => {refute} end in go O")
 
 
@@ -194,5 +232,68 @@ def fine_search(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
               f"| {negated_existentials(scopes, features)} ]")
     return (f"intro {h}; try cbv zeta in {h}; let rec go u := first [ match type of {h} with "
             "forall _ : ?T, _ => lazymatch type of T with Prop => "
-            f"let p := fresh in assert (p : T) by {fine_prove(features)}; specialize ({h} p); go () "
+            f"let p := fresh in assert (p : T) by {fine_prove(features, scopes)}; specialize ({h} p); go () "
             f"| _ => {values} end end | {refute} ] in go ()")
+
+
+#: The values of a mirrored instance's first half (:func:`mirrored`): the grid's integers (its rationals and the
+#: further values would multiply the instances, one per value and variable of the first half)
+MIRROR_VALUES = ("0", "1", "2", "3", "(-1)")
+
+
+def mirrored(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """Paired variables: the refuted statement's first half of variables at small values, the second half at *the
+    same values in the same order* (``a b c A B C`` at ``1 3 1 1 3 1``), its premises decided, the instance refuted.
+    A statement about two objects of one shape (two quadratics, two sequences) whose premise relates them holds its
+    premise by reflexivity there (``|p x| <= |q x|`` with ``p = q``), where a search over one value per variable,
+    or independent values, reaches such a point late or never. The variables are counted first, so the halves are
+    fixed: an odd count fails."""
+    h = "forall_audit_H"
+    quick = "solve [ intros; first [ easy | lra | lia | reflexivity ] ]"
+    interval = f" | ({INTERVAL_REFUTE})" if INTERVAL in features else ""
+    # the instance's closed comparison decided cheaply (it is reached once per first half: 125 times for three reals)
+    refute = f"solve [ {BREAK}; first [ easy | lia | lra{interval} ] ]"
+    pair, unit, zero = "Coq.Init.Datatypes.pair", "Coq.Init.Datatypes.tt", "Coq.Init.Datatypes.O"
+    values = " | ".join(f"forall_try uconstr:({v}%{s})" for s in scopes for v in MIRROR_VALUES
+                        if not (s == "nat" and v.startswith("(-")))
+    premise = f"let p := fresh in assert (p : T) by {quick}; specialize ({h} p)"
+    return (f"intro {h}; try cbv zeta in {h}; "
+            # the variables counted under the binders (``fun x => ltac:(...)``, no evar: the count is a closed numeral)
+            f"let rec count P := lazymatch P with forall x : ?T, @?B x => let r := constr:(fun x : T => "
+            f"ltac:(let b := eval cbv beta in (B x) in let k := count b in exact k)) in lazymatch r with fun _ => ?k "
+            f"=> lazymatch type of T with Prop => k | _ => constr:(S k) end end | _ => constr:({zero}) end in "
+            # the values given so far, in order, as a tuple (appended at its end)
+            f"let rec app acc t := lazymatch acc with {unit} => constr:(@{pair} _ _ t {unit}) "
+            f"| @{pair} _ _ ?x ?r => let r' := app r t in constr:(@{pair} _ _ x r') end in "
+            # the second half: each variable at the next value of the first, until both end together
+            f"let rec copy q := lazymatch type of {h} with forall _ : ?T, _ => lazymatch type of T with "
+            f"Prop => {premise}; copy q | _ => lazymatch q with @{pair} _ _ ?x ?r => specialize ({h} x); copy r end end "
+            f"| _ => lazymatch q with {unit} => {refute} end end in "
+            f"let rec go acc k := lazymatch type of {h} with forall _ : ?T, _ => lazymatch type of T with "
+            f"Prop => {premise}; go acc k "
+            f"| _ => lazymatch k with {zero} => copy acc | S ?k' => "
+            f"let forall_try v := let t := constr:(v : T) in specialize ({h} t); let acc' := app acc t in go acc' k' in "
+            f"first [ {values} ] end end end in "
+            f"let n := let P := type of {h} in count P in lazymatch eval compute in (Nat.even n) with true => "
+            f"let m := eval compute in (Nat.div2 n) in lazymatch m with S _ => go {unit} m end end")
+
+
+#: A strict comparison of a term with itself up to conversion, over mathcomp's orders (``a%:~R < a%:~R``, where the
+#: instance's two sides carry different but convertible structure arguments, so the closers' syntactic ``?x < ?x``
+#: does not match), refuted by ``ltxx``
+SELF_COMPARED = ("match goal with H : context [@Order.lt _ _ ?x ?y] |- _ => unify x y; "
+                 "by move: H; rewrite Order.POrderTheory.ltxx end")
+
+
+def diagonal(features: tuple[str, ...]) -> str:
+    """A universally quantified hypothesis instantiated at a term of its own body (``forall N, a > N`` at
+    ``N := a``), then refuted: a bound claimed for every value, which a quantifier moved outward (``exists a,
+    forall N``) makes false at the bound itself. Each closed subterm of the quantified type is tried in turn, so
+    each instance gets only the cheap closers (with :func:`fine_closer` it ran to its 2 s on 6 of the 10 held-out
+    seed-37 entries it reached, 1.2 s per entry, at the cost of the strategies after it)."""
+    self_compared = f"({SELF_COMPARED}) | " if NUM in features else ""
+    return ("match goal with H : forall _ : ?T, _ |- _ => "
+            f"{PROP_ONLY} lazymatch type of T with Prop => fail | _ => "
+            "match type of H with context [?t] => let U := type of t in unify U T; "
+            f"let d := fresh in pose proof (H t) as d; solve [ {BREAK}; first [ {self_compared}easy | lia | lra ] ] "
+            "end end end end")

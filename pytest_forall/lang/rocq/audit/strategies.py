@@ -7,9 +7,12 @@ from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
 from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
+    diagonal,
+    divisible_instance,
     evaluated_closer,
     fine_search,
     fine_specialise,
+    mirrored,
     saturated_refutation,
     staircase,
     zero_witness,
@@ -17,6 +20,7 @@ from pytest_forall.lang.rocq.audit.generated import (
 from pytest_forall.lang.rocq.audit.tactics import (
     BREAK,
     DESTRUCT,
+    DIVISORS,
     EXPENSIVE,
     HAMMER,
     INTERVAL,
@@ -91,7 +95,10 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              named("specialise-3", f"{DESTRUCT}; {specialise(scopes, features, 3)}", 2 * SEARCH_SECONDS),
              # issue 34: one hypothesis at a time at the generated candidates (rationals, functions, sequences,
              # Interval's values), two deep, each instance refuted by lia/lra/nra/field/interval
-             named("generated-specialise", f"{DESTRUCT}; {fine_specialise(scopes, features, 2)}", SEARCH_SECONDS)]
+             named("generated-specialise", f"{DESTRUCT}; {fine_specialise(scopes, features, 2)}", SEARCH_SECONDS),
+             # issue 34, session 13: with Znumtheory, an instance's gcd and divisibility facts unfolded into equations
+             *([named("divisibility", f"{DESTRUCT}; {fine_specialise(scopes, features, 1, divisible_instance(features))}",
+                      SEARCH_SECONDS)] if DIVISORS in features else [])]
     return cheap, ([named(f"automation-{tactic}", f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS)
                     for tactic in heavy]
                    + [named(f"automation-{tactic}-literals", f"{DESTRUCT}; {literal_instances(scopes)}; {tactic}",
@@ -150,6 +157,13 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
     return [named("refute-direct", f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS),
             named("same-value", same_value(scopes, features, refute), SEARCH_SECONDS),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
+            # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
+            # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``);
+            # early among the generated ones: they fail in milliseconds (0.1 s each over the 10 held-out entries
+            # they reached at the end of the list, seed 37), where an item's budget ran out before them (the seed-34
+            # shift_bound of putnam_2003_a4: 19 s of 20 spent, mirrored never ran)
+            named("diagonal", f"intro {h}; try cbv zeta in {h}; {BREAK}; {diagonal(features)}", SEARCH_SECONDS / 2),
+            named("mirrored", mirrored(scopes, features), SEARCH_SECONDS),
             named("backtracking", backtracking(scopes, features, refute), 2 * SEARCH_SECONDS),
             # with mathcomp's rationals: each instance decided by the rational decider alone (the closers before it
             # fail slowly on an abstract field: putnam_1962_b5's refutation at n = 2 took 3.4-3.8 s of
@@ -176,7 +190,8 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 #: result (putnam_1962_b5's refutation by ``backtracking`` takes 3.4-3.7 s of its 4 s after the former scripts;
 #: with the generated ones interleaved it ran past its 4 s and the known flag was lost).
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
-                       "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value"})
+                       "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
+                       "diagonal", "mirrored", "divisibility"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],

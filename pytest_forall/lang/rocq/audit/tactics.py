@@ -20,7 +20,7 @@ SSR, NUM, RAT, POLY = "ssr", "num", "rat", "poly"
 REALS, ZEQB, INTERVAL = "reals", "zeqb", "interval"
 #: Definitions the generated search evaluates at literal arguments (:data:`EVALUATIONS`), each present when its
 #: library is loaded: Coquelicot's finite sums and the standard library's binomial coefficients
-SUMS, BINOMIAL = "sums", "binomial"
+SUMS, BINOMIAL, DIVISORS = "sums", "binomial", "divisors"
 #: mathcomp's rationals and their embedding ``ratr`` into any numeric field
 RATR = "mathcomp.algebra.rat"
 #: ``True``'s proof by its full name: a template may declare its own ``I`` (``Variables (I : finType)``), and a
@@ -35,7 +35,8 @@ FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in {TRIVIAL}" for scope in 
             REALS: f"let x := uconstr:(Req_EM_T) in {TRIVIAL}", ZEQB: f"let x := uconstr:(Z.eqb) in {TRIVIAL}",
             INTERVAL: f"assert (Rle (1%R) (2%R)) by interval; {TRIVIAL}",
             SUMS: f"let x := uconstr:(Coquelicot.Hierarchy.sum_n_Reals) in {TRIVIAL}",
-            BINOMIAL: f"let x := uconstr:(Coq.Reals.Binomial.C) in {TRIVIAL}"}
+            BINOMIAL: f"let x := uconstr:(Coq.Reals.Binomial.C) in {TRIVIAL}",
+            DIVISORS: f"let x := uconstr:(Coq.ZArith.Znumtheory.Zis_gcd) in {TRIVIAL}"}
 #: Every implication of the context whose premise is decided (or in the context) applied, until none is: the
 #: instances of an equivalence (split by BREAK) combined, where ``intuition`` on a hundred instances ran out of
 #: time (two instances of one hypothesis that disagree: ``A 0`` from one, ``A 0 -> 1 = 0`` from the other).
