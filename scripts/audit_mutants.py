@@ -67,8 +67,31 @@ def proof_holds(spec: dict[str, Any], task: Any, prover: Any) -> bool:
     return verify_candidate(derived, prover, candidate.encode()).accepted
 
 
-def audit(task: Any, prover: Any, workspace: Path, cpu: float) -> tuple[list[str], str]:
-    """The findings whose certificate the verifier accepted, and the search's last log line."""
+def audit(task: Any, prover: Any, workspace: Path, cpu: float, store: Path | None = None) -> tuple[list[str], str]:
+    """The findings whose certificate the verifier accepted, and the search's log.
+
+    ``store``: a directory the processes of one test run share (tests/test_audit_search.py audits two of this
+    corpus's mutants too): the result is kept there under the template's text and the budget, computed by the first
+    process that asks (the others wait on its lock) and read by the rest, so one run audits a template once."""
+    import fcntl
+    import hashlib
+
+    if store is None:
+        return _audit(task, prover, workspace, cpu)
+    store.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(f"{task.theorem_name}\0{cpu!r}\0{task.template}".encode()).hexdigest()[:32]
+    kept = store / f"{key}.json"
+    with open(store / f"{key}.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if kept.is_file():
+            found, log = json.loads(kept.read_text(encoding="utf-8"))
+            return found, log
+        found, log = _audit(task, prover, workspace, cpu)
+        kept.write_text(json.dumps([found, log]), encoding="utf-8")
+        return found, log
+
+
+def _audit(task: Any, prover: Any, workspace: Path, cpu: float) -> tuple[list[str], str]:
     from pytest_forall.core.audit import audit_pack, derived_tasks
     from pytest_forall.core.verify import verify_candidate
 
@@ -79,12 +102,13 @@ def audit(task: Any, prover: Any, workspace: Path, cpu: float) -> tuple[list[str
     search = pack.search(task, derived, prover, workspace, time.monotonic() + 8 * cpu, cpu_seconds=cpu)
     accepted = [finding for finding, text in search.certificates.items()
                 if verify_candidate(derived[finding], prover, text.encode()).accepted]
-    return sorted(accepted), search.log.splitlines()[-1] if search.log else ""
+    return sorted(accepted), search.log
 
 
 def measure_one(spec: dict[str, Any], root: Path, directory: Path, cpu: float,
-                check_proofs: bool = True) -> dict[str, Any]:
-    """One corpus entry: its proof judged (unless a control) and the audit's findings (a row)."""
+                check_proofs: bool = True, store: Path | None = None) -> dict[str, Any]:
+    """One corpus entry: its proof judged (unless a control) and the audit's findings (a row); ``store``: see
+    :func:`audit`."""
     from pytest_forall.lang.rocq.backend import RocqProver
 
     # one cache for every entry: the judge plugin is built once, not once per entry; entries run in parallel
@@ -93,17 +117,18 @@ def measure_one(spec: dict[str, Any], root: Path, directory: Path, cpu: float,
     task = task_of(spec, root, directory / "src")
     proven = not check_proofs or spec["expected"] == "sound" or proof_holds(spec, task, prover)
     started = time.monotonic()
-    found, spent = audit(task, prover, directory / "ws" / spec["id"], cpu)
+    found, log = audit(task, prover, directory / "ws" / spec["id"], cpu, store)
     return {"id": spec["id"], "class": spec["class"], "expected": spec["expected"], "found": found,
-            "seconds": round(time.monotonic() - started, 1), "spent": spent, "proven": proven}
+            "seconds": round(time.monotonic() - started, 1), "spent": log.splitlines()[-1] if log else "",
+            "proven": proven}
 
 
 def measure(corpus: dict[str, Any], root: Path, cpu: float, check_proofs: bool = True,
-            echo: bool = False, workers: int = 1) -> dict[str, Any]:
+            echo: bool = False, workers: int = 1, store: Path | None = None) -> dict[str, Any]:
     """{"rows": [...], "rates": {class: [caught, total]}, "false_flags": n, "unproven": [ids]}.
 
     ``workers`` entries run at once (separate processes: the audit's budget is CPU seconds of its own
-    coqtop, so parallel entries find what serial ones find)."""
+    coqtop, so parallel entries find what serial ones find); ``store``: see :func:`audit`."""
     from concurrent.futures import ProcessPoolExecutor
 
     specs = corpus["mutants"]
@@ -111,7 +136,7 @@ def measure(corpus: dict[str, Any], root: Path, cpu: float, check_proofs: bool =
     rates: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     unproven, false_flags = [], 0
     with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(measure_one, spec, root, Path(tmp), cpu, check_proofs) for spec in specs]
+        futures = [pool.submit(measure_one, spec, root, Path(tmp), cpu, check_proofs, store) for spec in specs]
         for future in futures:
             row = future.result()
             rows.append(row)

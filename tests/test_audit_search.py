@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_audit_mutants import audit_mutants, run_store
 
 from conftest import PUTNAM, require_tool
 from pytest_forall.lang.rocq.coqtop import Goal, TacticProbe, process_tree
@@ -87,27 +88,59 @@ def test_a_script_past_its_cpu_budget_is_interrupted_and_the_session_goes_on(tmp
     assert "User interrupt" in log and session.cpu_used < 3.0, log
 
 
-def audit_of(tmp_path: Path, name: str, find: str, replace: str, cpu: float = 20.0) -> tuple[list[str], str]:
-    """The verified findings of the audit on a real template with one replacement, and the search's log."""
-    from pytest_forall.core.audit import audit_pack, derived_tasks
-    from pytest_forall.core.verify import verify_candidate
+def audit_of(tmp_path: Path, name: str, find: str, replace: str, cpu: float = 20.0,
+             store: Path | None = None) -> tuple[list[str], str]:
+    """The verified findings of the audit on a real template with one replacement, and the search's log;
+    ``store``: this run's store of the mutation corpus's audits, for a mutant of the corpus (:func:`run_store`)."""
+    text = template(name)
+    assert text.count(find) == 1, find
+    return audit_text(tmp_path, name, text.replace(find, replace), cpu, store)
+
+
+def audit_text(tmp_path: Path, name: str, text: str, cpu: float = 20.0,
+               store: Path | None = None) -> tuple[list[str], str]:
+    """The verified findings of the audit on the template ``text`` (``audit_mutants.audit``: the search, then each
+    certificate judged by the verifier), and the search's log."""
     from pytest_forall.lang.rocq.backend import RocqProver
 
     require_tool("coqtop")
-    text = template(name)
-    assert text.count(find) == 1, find
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / f"{name}.v"
-    path.write_text(text.replace(find, replace))
-    task = parse_coq(name, path, path.read_text())
-    derived = derived_tasks(task)
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
-    pack = audit_pack("rocq")
-    assert pack is not None
-    (tmp_path / "ws").mkdir()
-    search = pack.search(task, derived, prover, tmp_path / "ws", time.monotonic() + 8 * cpu, cpu_seconds=cpu)
-    found = [finding for finding, certificate in search.certificates.items()
-             if verify_candidate(derived[finding], prover, certificate.encode()).accepted]
-    return sorted(found), search.log
+    path.write_text(text)
+    return audit_mutants.audit(parse_coq(name, path, text), RocqProver({"cache_dir": str(tmp_path / "cache")}),
+                               tmp_path / "ws", cpu, store)
+
+
+def _after_closing(log: str, theorem_scripts: list[str]) -> list[str]:
+    """The attempts the log shows after the last of ``theorem_scripts`` closed its goal."""
+    lines = log.splitlines()
+    closed = max(i for i, line in enumerate(lines) if any(line.startswith(f"{s}: closed the goal")
+                                                          for s in theorem_scripts))
+    return [line for line in lines[closed + 1:] if line.endswith(" s)")]
+
+
+def spend(log: str) -> str:
+    """The log's per-strategy spend line."""
+    return next(line for line in log.splitlines() if line.startswith("audit strategies: "))
+
+
+@pytest.mark.slow
+def test_the_search_ends_once_the_statement_is_refuted_or_its_hypotheses_contradict(tmp_path: Path) -> None:
+    """A refutation proves the statement's negation and contradictory hypotheses prove the statement (both ties
+    checked), so after either no other finding can close: the scripts that ran on (the refutation search after a
+    vacuity, the heavy automation after a refutation: seconds each) only spent the item's budget."""
+    from pytest_forall.lang.rocq.audit import STRATEGIES
+
+    found, log = audit_text(tmp_path / "v", "empty", "Require Import Arith.\nTheorem empty (n : nat) (h : n < 0) :\n"
+                            "    n * n = n + 7.\nProof. Admitted.\n")
+    assert found == ["vacuous"], log[-3000:]
+    assert _after_closing(log, list(STRATEGIES)) == [], log[-3000:]
+    assert "refute-" not in spend(log), log[-3000:]
+    found, log = audit_text(tmp_path / "f", "wrong", "Require Import Arith.\nTheorem wrong (n : nat) (h : n > 0) :\n"
+                            "    n * n > n.\nProof. Admitted.\n")
+    assert found == ["false"], log[-3000:]
+    assert _after_closing(log, list(STRATEGIES)) == [], log[-3000:]
+    assert "automation-" not in spend(log), log[-3000:]
 
 
 @pytest.mark.slow
@@ -121,9 +154,11 @@ def test_real_literals_are_tried_in_a_mathcomp_real_template(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-def test_locked_big_operators_are_evaluated(tmp_path: Path) -> None:
-    """An off-by-one summation range is refuted at ``n = 2`` only once ``\\sum`` is unlocked for ``vm_compute``."""
-    found, log = audit_of(tmp_path, "putnam_1962_a5", "\\sum_(1 <= k < n.+1)", "\\sum_(1 <= k < n)")
+def test_locked_big_operators_are_evaluated(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """An off-by-one summation range is refuted at ``n = 2`` only once ``\\sum`` is unlocked for ``vm_compute``
+    (the corpus's ``sum-range-off-by-one``: its audit is run once per test run, :func:`run_store`)."""
+    found, log = audit_of(tmp_path, "putnam_1962_a5", "\\sum_(1 <= k < n.+1)", "\\sum_(1 <= k < n)",
+                          store=run_store(tmp_path_factory))
     assert found == ["false"], log[-3000:]
 
 
@@ -137,9 +172,12 @@ def test_the_refutation_search_descends_through_the_theorems_let_binders(tmp_pat
 
 
 @pytest.mark.slow
-def test_an_order_premise_failing_at_i_equal_j_is_found_by_one_instance_and_its_premises(tmp_path: Path) -> None:
-    """``0 < i -> i <= j -> f i < f j`` fails at ``i = j = 1``: one hypothesis, two literals, both premises decided."""
-    found, log = audit_of(tmp_path, "putnam_1963_a2", "0 < i -> i < j -> f i < f j", "0 < i -> i <= j -> f i < f j")
+def test_an_order_premise_failing_at_i_equal_j_is_found_by_one_instance_and_its_premises(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``0 < i -> i <= j -> f i < f j`` fails at ``i = j = 1``: one hypothesis, two literals, both premises decided
+    (the corpus's ``monotonicity-made-non-strict``: its audit is run once per test run, :func:`run_store`)."""
+    found, log = audit_of(tmp_path, "putnam_1963_a2", "0 < i -> i < j -> f i < f j", "0 < i -> i <= j -> f i < f j",
+                          store=run_store(tmp_path_factory))
     assert found == ["vacuous"], log[-3000:]
 
 

@@ -97,6 +97,11 @@ def tie_check(template: str, theorem: str, ties: tuple[str, ...]) -> Any:
 
 #: The tie sentence after the hole of each derived task (:func:`tie_check`).
 TIES = {AUDIT_VACUOUS: ("_audit_tie",), AUDIT_FALSE: ("_audit_refutation_tie", "_audit_refutation_same")}
+#: The findings that end the search once a script closes one: with both ties accepted, contradictory hypotheses
+#: prove the statement and a refutation proves its negation, so after either the other (and an inner premise, which
+#: the search skips then anyway) could only close in an inconsistent environment; the scripts left would only spend
+#: the budget (the protocol keeps one finding, and a refutation or vacuity is the one it keeps).
+EXCLUSIVE = (AUDIT_FALSE, AUDIT_VACUOUS)
 
 
 class RocqAudit:
@@ -134,6 +139,8 @@ class RocqAudit:
             selectors = inner_selectors(inner.template, task.theorem_name) if inner is not None else []
             for finding, scripts in search_order(cheap, refutation_scripts(scopes, features),
                                                  inner_scripts(selectors, cheap), heavy):
+                if any(derived[f].theorem_name in winners for f in EXCLUSIVE if f in derived):
+                    return  # refuted, or its hypotheses contradict: no other finding can follow (EXCLUSIVE)
                 if strategies is not None:
                     scripts = [(script, seconds) for script, seconds in scripts if STRATEGIES[script] in strategies]
                 if not scripts:
