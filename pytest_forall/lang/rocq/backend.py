@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_forall.core.binds import option_binds
 from pytest_forall.core.cache import cache_root
@@ -344,6 +344,9 @@ class RocqProver:
     #: what an accepted statement is guaranteed, and which judge says so (the statement layer's evidence)
     statement_clause = STATEMENT_CLAUSE
     judge_label = "forall-judge plugin"
+    #: guards every backend's kept compiles (:meth:`compile`): the tools' server thread and the verifier's compile
+    #: thread ask at once; one per class, so a prover's copy (``fresh``) has the same settings as a new one
+    _compiled_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, options: dict[str, Any] | None = None, runner: Runner = run_command) -> None:
         opts = options or {}
@@ -381,7 +384,6 @@ class RocqProver:
         #: this backend's last clean candidate compiles (:meth:`compile`), by what decides them: an actor's
         #: ``compile`` tool and its ``submit`` of the same bytes cost one coqc, not two
         self._compiled: dict[tuple[Any, ...], tuple[CompileResult, bytes]] = {}
-        self._compiled_lock = threading.Lock()  # the tools' server thread and the verifier's compile thread
         #: Host files a sandboxed coqc needs besides /usr: findlib's config (else coqc dies with an Anomaly), the
         #: tools' installation outside /usr (an opam switch: binaries and ``coqc -where``), the judge plugin and
         #: the user's ``--forall-sandbox-ro`` binds, read-only.
