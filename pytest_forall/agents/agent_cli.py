@@ -508,15 +508,18 @@ class AgentCliSession:
         common: dict[str, Any] = {"allow": allow, "env": env, "wall_seconds": timeout, "confine_shells": True,
                                   "memory_mb": int(self.options.get("memory") or DEFAULT_MEMORY_MB)}
         if self.reviewer:
+            # the workspace is read-only here but the actor's: nothing in it may run
             return SandboxPolicy(workspace=self.home, workspace_inside=str(self.home),
                                  rw_binds=((self.tmp, str(self.tmp)),),
-                                 ro_binds=((self.ctx.workspace, str(self.ctx.workspace)), *installs), **common)
+                                 ro_binds=((self.ctx.workspace, str(self.ctx.workspace)), *installs),
+                                 exec_beneath=tuple(inside for _, inside in installs), **common)
         declared = self.ctx.prover.sandbox_binds if isinstance(self.ctx.prover, Sandboxable) else ()
         # a prover's root filesystem replaces /usr only in the prover's own sandbox; the CLI needs the host's
         prover_binds = tuple((src, inside) for src, inside in declared if src.exists() and inside != "/")
+        ro_binds = (*installs, *prover_binds, *self.prover_tools())
         return SandboxPolicy(workspace=self.ctx.workspace, workspace_inside=str(self.ctx.workspace),
                              rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
-                             ro_binds=(*installs, *prover_binds, *self.prover_tools()), **common)
+                             ro_binds=ro_binds, exec_beneath=tuple(inside for _, inside in ro_binds), **common)
 
     def provider_endpoint(self) -> str:
         """``host:port`` of the session's provider, "" when it has none (OpenCode without ``provider_url``)."""
