@@ -98,3 +98,27 @@ def test_nothing_written_in_the_run_can_be_executed(tmp_path: Path) -> None:
     assert result.extra["limits"]["exec"] == ["/usr", "/tools"], result.extra
     assert result.stdout.split() == ["/ws=126", "/home/agent=126", "/tmp=126", "script-ran", "usr-ran", "tool-ran"], (
         result.stdout, result.stderr)
+
+
+#: the "CLI": starts a confined shell that writes where the dynamic loader and PATH lookups look (the sandbox's root
+#: tmpfs), then starts a program itself, as a CLI starts its ``rg`` or ``git``
+PLANT_IN_ROOT = r"""
+import subprocess
+subprocess.run(["/bin/sh", "-c", "echo /ws/evil.so > /etc/ld.so.preload; mkdir -p /root/.cargo/bin; "
+                "mv /bin /bin.old && mkdir /bin && cp /bin.old/true /bin/sh; ls / /etc"])
+subprocess.run(["/usr/bin/true"])
+"""
+
+
+def test_the_sandbox_root_is_not_the_actors(tmp_path: Path) -> None:
+    """The sandbox's root tmpfs was writable: the actor's shell wrote ``/etc/ld.so.preload`` (the loader of every
+    program its CLI started then loaded the library it named: code run in the CLI's domain, not the shell's, and
+    Landlock's execute right does not cover a library), replaced ``/bin`` (so ``/bin/sh``, which OpenCode runs
+    itself) and created the first directory of the host's PATH (``/root/.cargo/bin`` here)."""
+    if probe_sandbox():
+        pytest.fail(probe_sandbox()) if os.environ.get("CI") == "true" else pytest.skip(probe_sandbox())
+    (tmp_path / "ws").mkdir()
+    policy = SandboxPolicy(workspace=tmp_path / "ws", workspace_inside="/ws", confine_shells=True, exec_beneath=())
+    result = run_sandboxed(["/usr/bin/python3", "-c", PLANT_IN_ROOT], policy, audit_dir=tmp_path / "audit")
+    assert "preloaded" not in result.stderr and "bin.old" not in result.stdout, (result.stdout, result.stderr)
+    assert result.stderr.count("Read-only file system") >= 3, result.stderr

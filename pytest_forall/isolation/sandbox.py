@@ -360,6 +360,10 @@ def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_insid
         args += ["--ro-bind", str(CONFINE_SCRIPT), f"{RUN_DIR_INSIDE}/confine.py"]
     for wrapper, real, real_inside, shell in shells:
         args += ["--ro-bind", str(real), real_inside, "--ro-bind", str(wrapper), shell]
+    if policy.exec_beneath is not None:
+        # the root tmpfs itself (/etc, /bin, /lib64, /run, any PATH directory that does not exist inside): an actor
+        # writing /etc/ld.so.preload had its code loaded into every program its CLI started; binds keep their flags
+        args += ["--remount-ro", "/"]
     args += ["--chdir", cwd_inside, "--clearenv"]
     for key, value in _inside_env(policy, has_proxy).items():
         args += ["--setenv", key, value]
