@@ -35,6 +35,8 @@ LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, LANDLOCK_SCOPE_SIGNAL = 1, 2
 #: The first ABI with scopes (signals); below it the ruleset could not be created without filesystem rights.
 SCOPED_ABI = 6
 PR_SET_NO_NEW_PRIVS = 38
+#: Names the variables set for the agent CLI only (what its own ``git`` may read): a confined shell drops them.
+CLI_ONLY_ENV = "FORALL_CLI_ONLY_ENV"
 #: The dynamic loader runs the real shell, whose copy inside has no execute permission (docs/sandbox.md).
 LOADER = "/lib64/ld-linux-x86-64.so.2"
 
@@ -101,6 +103,8 @@ def run(real: str) -> None:
     if problem:
         print(f"sandbox: the shell was not started, it could not be confined: {problem}", file=sys.stderr)
         os._exit(126)
+    for name in (*os.environ.get(CLI_ONLY_ENV, "").split(), CLI_ONLY_ENV):
+        os.environ.pop(name, None)
     os.execv(LOADER, [sys.argv[0], "--argv0", sys.argv[0], real, *sys.argv[1:]])
 
 

@@ -423,7 +423,13 @@ def _inside_env(policy: SandboxPolicy, has_proxy: bool) -> dict[str, str]:
         for key in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
             env[key] = proxy_url
         env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-    return {**env, **policy.env}
+    env = {**env, **policy.env}
+    executable = _exec_dirs(policy)
+    if executable is not None:  # a PATH entry nothing inside may execute from is only a lookup that fails
+        usable = (*executable, "/bin", "/sbin")
+        env["PATH"] = ":".join(entry for entry in env["PATH"].split(":") if entry.startswith("/") and any(
+            os.path.commonpath([entry, top]) == top for top in usable)) or DEFAULT_PATH
+    return env
 
 
 def _loopback_mirrors(allow: Sequence[str]) -> list[tuple[int, str]]:
