@@ -21,8 +21,8 @@ import pytest
 from pytest_forall.isolation.sandbox import SandboxPolicy, probe_sandbox, run_sandboxed
 
 sys.path.insert(0, str(Path(__file__).parent))
+from test_actor_record_attacks import attacked
 from test_agent_frontends import (  # noqa: F401
-    KEY_ENV,
     Cli,
     cli,
     cli_params,
@@ -31,8 +31,8 @@ from test_agent_frontends import (  # noqa: F401
     serve,
     timed_turn,
 )
-from conftest import require_tool  # noqa: E402
-from test_actor_record_attacks import attacked  # noqa: E402
+
+from conftest import require_tool
 
 OPENCODE = [c for c in cli_params() if c.values[0].name == "opencode"]
 CLAUDE = [c for c in cli_params() if c.values[0].name == "claude-code"]
@@ -151,7 +151,7 @@ for name in ("1", "2"):
 
 @pytest.mark.parametrize("cli", CLAUDE, indirect=True)
 def test_the_clis_git_reads_no_repository_of_the_actors(cli: Cli, serve: Any, tmp_path: Path) -> None:  # noqa: F811
-    """Claude Code runs ``git status`` (and more) itself at the start of a turn, unconfined: the fsmonitor of the
+    """Claude Code runs git itself at the start of a turn, unconfined: the fsmonitor of the
     repository the actor's shell made in turn 1 ran the actor's Python in turn 2, which read the CLI's environment
     through ``/proc``. The actor's own git (in its shell) still works."""
     command = f"/usr/bin/python3 -c {shlex.quote(GIT_REPOSITORY)}; echo edited"

@@ -41,7 +41,7 @@ PROXY_ENV = frozenset({"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "h
 #: A shell command of the agent that runs a prover: counted as a compile (budget) and listed in the audit.
 PROVER_COMMAND = re.compile(r"(?<![\w./-])(coqc|coqtop|rocq|lake|lean)(?![\w-])")
 SANDBOX = "bwrap"
-#: The CLIs run ``git`` themselves (Claude Code: ``git status`` and more at start-up), unconfined: a repository the
+#: The CLIs run ``git`` themselves (Claude Code, at the start of a turn, in the workspace), unconfined: a repository the
 #: actor made in its workspace ran its ``core.fsmonitor`` (``/usr/bin/python3`` on a file named ``2``) in the CLI's
 #: domain, and a filter, hook or pager could too. Their git finds no repository and reads no global config; the
 #: confined shells drop these (``confine.CLI_ONLY_ENV``), so the actor's own git is unchanged.
