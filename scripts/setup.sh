@@ -17,7 +17,8 @@ apt_packages=(coq libcoq-stdlib libcoq-mathcomp libcoq-coquelicot libcoq-mathcom
   libcoq-mathcomp-zify libcoq-mathcomp-algebra-tactics libcoq-hammer libcoq-equations libcoq-hott libcoq-quickchick libcoq-interval bubblewrap chromium
   libcoq-core-ocaml-dev ocaml-findlib  # these two build the kernel judge plugin (lang/rocq/forall_judge.mlg)
   mmdebstrap  # builds the other Rocq toolchains' root filesystems (docs/toolchains.md)
-  ocaml-dune)  # builds --forall-project projects that declare dune theories (docs/suites.md)
+  ocaml-dune  # builds --forall-project projects that declare dune theories (docs/suites.md)
+  ripgrep)  # OpenCode finds rg on PATH, never fetches one into the HOME its actor can write (docs/sandbox.md)
 toolchains="${FORALL_TOOLCHAINS:-/var/cache/pytest-forall}"
 agents=(claude codex opencode)
 

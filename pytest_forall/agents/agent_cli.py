@@ -30,6 +30,7 @@ from pytest_forall.core.actor import REVIEWER, SessionContext, SessionHandle, Tu
 from pytest_forall.core.model import Usage
 from pytest_forall.core.proc import kill_group
 from pytest_forall.core.prover import ProvidesShellTools, Sandboxable
+from pytest_forall.isolation.confine import CLI_ONLY_ENV
 from pytest_forall.isolation.sandbox import SandboxPolicy, SandboxUnavailable, host_binds, run_sandboxed
 
 #: Variables of the parent environment a CLI may see; everything else (other keys, tokens) stays out.
@@ -40,6 +41,12 @@ PROXY_ENV = frozenset({"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "h
 #: A shell command of the agent that runs a prover: counted as a compile (budget) and listed in the audit.
 PROVER_COMMAND = re.compile(r"(?<![\w./-])(coqc|coqtop|rocq|lake|lean)(?![\w-])")
 SANDBOX = "bwrap"
+#: The CLIs run ``git`` themselves (Claude Code, at the start of a turn, in the workspace), unconfined: a repository the
+#: actor made in its workspace ran its ``core.fsmonitor`` (``/usr/bin/python3`` on a file named ``2``) in the CLI's
+#: domain, and a filter, hook or pager could too. Their git finds no repository and reads no global config; the
+#: confined shells drop these (``confine.CLI_ONLY_ENV``), so the actor's own git is unchanged.
+CLI_GIT_ENV = {"GIT_DIR": "/nonexistent/forall-no-repository", "GIT_CONFIG_GLOBAL": "/dev/null",
+               "GIT_CONFIG_NOSYSTEM": "1"}
 
 # Infra causes: the TurnResult.infra string starts with one of these names.
 CLI_MISSING = "cli-missing"
@@ -469,6 +476,7 @@ class AgentCliSession:
         env = private_env(self.home, self.tmp, self.ctx.workspace, self.options)
         if self.sandboxed:
             env = {k: v for k, v in env.items() if k not in PROXY_ENV}
+            env.update(CLI_GIT_ENV, **{CLI_ONLY_ENV: " ".join(CLI_GIT_ENV)})
         if self.prover_tools():
             env["PATH"] = f"{self.tools_dir}:{env.get('PATH') or '/usr/bin:/bin'}"
         return env
@@ -508,15 +516,18 @@ class AgentCliSession:
         common: dict[str, Any] = {"allow": allow, "env": env, "wall_seconds": timeout, "confine_shells": True,
                                   "memory_mb": int(self.options.get("memory") or DEFAULT_MEMORY_MB)}
         if self.reviewer:
+            # the workspace is read-only here but the actor's: nothing in it may run
             return SandboxPolicy(workspace=self.home, workspace_inside=str(self.home),
                                  rw_binds=((self.tmp, str(self.tmp)),),
-                                 ro_binds=((self.ctx.workspace, str(self.ctx.workspace)), *installs), **common)
+                                 ro_binds=((self.ctx.workspace, str(self.ctx.workspace)), *installs),
+                                 exec_beneath=tuple(inside for _, inside in installs), **common)
         declared = self.ctx.prover.sandbox_binds if isinstance(self.ctx.prover, Sandboxable) else ()
         # a prover's root filesystem replaces /usr only in the prover's own sandbox; the CLI needs the host's
         prover_binds = tuple((src, inside) for src, inside in declared if src.exists() and inside != "/")
+        ro_binds = (*installs, *prover_binds, *self.prover_tools())
         return SandboxPolicy(workspace=self.ctx.workspace, workspace_inside=str(self.ctx.workspace),
                              rw_binds=((self.home, str(self.home)), (self.tmp, str(self.tmp))),
-                             ro_binds=(*installs, *prover_binds, *self.prover_tools()), **common)
+                             ro_binds=ro_binds, exec_beneath=tuple(inside for _, inside in ro_binds), **common)
 
     def provider_endpoint(self) -> str:
         """``host:port`` of the session's provider, "" when it has none (OpenCode without ``provider_url``)."""

@@ -98,6 +98,10 @@ class SandboxPolicy:
     #: Every shell started inside runs one Landlock domain below the command (an agent CLI), so what the model
     #: runs cannot reach the CLI's output, memory or signals (:mod:`pytest_forall.isolation.confine`).
     confine_shells: bool = False
+    #: The command and all it starts may execute files only beneath ``/usr`` and these inside paths (Landlock),
+    #: never one written during the run (an agent CLI starts programs it looks up itself, in its HOME or on PATH:
+    #: docs/sandbox.md). Paths the sandbox can write are left out. None: no such rule (prover runs).
+    exec_beneath: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.sandbox not in SANDBOX_KINDS:
@@ -121,7 +125,9 @@ class SandboxPolicy:
                 "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
                 "wall_seconds": self.wall_seconds, "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
                 "max_processes": self.max_processes, "env_keys": sorted(self.env),
-                "confine_shells": self.confine_shells, **({"root": str(self.root)} if self.root else {})}
+                "confine_shells": self.confine_shells,
+                **({"exec_beneath": list(self.exec_beneath)} if self.exec_beneath is not None else {}),
+                **({"root": str(self.root)} if self.root else {})}
 
 
 #: One writer at a time for this process's threads (the verifier runs two prover calls at once).
@@ -215,9 +221,13 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
             for port, endpoint in _loopback_mirrors(policy.allow):
                 init_args += ["--mirror", f"{port}={endpoint}"]
         shells = _shell_wrappers(run_dir, policy)
+        executable = _exec_dirs(policy)
         bwrap_argv = _bwrap_argv(policy, workspace, run_dir, cwd_inside, has_proxy=proxy is not None,
-                                 seccomp_fd=seccomp_fd, info_fd=info_write, shells=shells)
-        bwrap_argv += ["--", INSIDE_PYTHON, "-I", "-S", f"{RUN_DIR_INSIDE}/init.py", *init_args, "--", *argv]
+                                 seccomp_fd=seccomp_fd, info_fd=info_write, shells=shells,
+                                 bind_confine=bool(shells) or executable is not None)
+        confined = [INSIDE_PYTHON, "-I", "-S", f"{RUN_DIR_INSIDE}/confine.py", *executable, "--"] if (
+            executable is not None) else []
+        bwrap_argv += ["--", INSIDE_PYTHON, "-I", "-S", f"{RUN_DIR_INSIDE}/init.py", *init_args, "--", *confined, *argv]
         record["bwrap_argv"] = _redact_env_values(bwrap_argv)
         memory_rlimit_kb = policy.memory_mb << 10 if policy.memory_mb and cgroups.memory is None else None
         shim_env = {"FORALL_CGROUP_PROCS": " ".join(str(d / "cgroup.procs") for d in cgroups.dirs()),
@@ -274,7 +284,8 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
                             "pids": "cgroup-v1" if cgroups.pids else None,
                             "network": "proxy-allowlist" if proxy is not None else "none",
                             "seccomp": seccomp_fd is not None,
-                            "shells": f"landlock-abi{_landlock_abi()}" if shells else None}}
+                            "shells": f"landlock-abi{_landlock_abi()}" if shells else None,
+                            "exec": executable}}
         returncode = 124 if supervisor.timed_out else proc.returncode
         return ProcResult(list(argv), returncode, supervisor.stdout.text(), supervisor.stderr.text(),
                           duration, supervisor.timed_out, extra)
@@ -330,7 +341,8 @@ def split_root(binds: Sequence[tuple[Path, str]]) -> tuple[Path | None, tuple[tu
 
 
 def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_inside: str, *, has_proxy: bool,
-                seccomp_fd: int | None, info_fd: int, shells: Sequence[tuple[Path, Path, str, str]] = ()) -> list[str]:
+                seccomp_fd: int | None, info_fd: int, shells: Sequence[tuple[Path, Path, str, str]] = (),
+                bind_confine: bool = False) -> list[str]:
     args = _skeleton_args("--as-pid-1", root=policy.root)
     for name in ("passwd", "group", "hosts", "nsswitch.conf"):
         args += ["--ro-bind", str(run_dir / "etc" / name), f"/etc/{name}"]
@@ -344,10 +356,14 @@ def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_insid
         args += ["--bind", str(src), dest]
     for src, dest in policy.ro_binds:
         args += ["--ro-bind", str(src), dest]
-    if shells:
+    if shells or bind_confine:
         args += ["--ro-bind", str(CONFINE_SCRIPT), f"{RUN_DIR_INSIDE}/confine.py"]
     for wrapper, real, real_inside, shell in shells:
         args += ["--ro-bind", str(real), real_inside, "--ro-bind", str(wrapper), shell]
+    if policy.exec_beneath is not None:
+        # the root tmpfs itself (/etc, /bin, /lib64, /run, any PATH directory that does not exist inside): an actor
+        # writing /etc/ld.so.preload had its code loaded into every program its CLI started; binds keep their flags
+        args += ["--remount-ro", "/"]
     args += ["--chdir", cwd_inside, "--clearenv"]
     for key, value in _inside_env(policy, has_proxy).items():
         args += ["--setenv", key, value]
@@ -360,6 +376,17 @@ def _bwrap_argv(policy: SandboxPolicy, workspace: Path, run_dir: Path, cwd_insid
 def _landlock_abi() -> int:
     """The kernel's Landlock ABI (the host's is the sandbox's): once per process."""
     return confine.abi() if seccomp.supported() else 0
+
+
+def _exec_dirs(policy: SandboxPolicy) -> list[str] | None:
+    """The inside directories the command may execute files beneath: ``/usr`` and those of
+    ``policy.exec_beneath`` that lie in a read-only bind (bound last, so nothing writable covers them); None when
+    the policy asks for no rule or the kernel has no Landlock."""
+    if policy.exec_beneath is None or policy.root is not None or _landlock_abi() < 1:
+        return None
+    readonly = [dest for _, dest in policy.ro_binds]
+    return ["/usr", *dict.fromkeys(path for path in policy.exec_beneath
+                                   if any(os.path.commonpath([path, top]) == top for top in readonly))]
 
 
 def _shell_wrappers(run_dir: Path, policy: SandboxPolicy) -> list[tuple[Path, Path, str, str]]:
@@ -396,7 +423,13 @@ def _inside_env(policy: SandboxPolicy, has_proxy: bool) -> dict[str, str]:
         for key in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
             env[key] = proxy_url
         env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-    return {**env, **policy.env}
+    env = {**env, **policy.env}
+    executable = _exec_dirs(policy)
+    if executable is not None:  # a PATH entry nothing inside may execute from is only a lookup that fails
+        usable = (*executable, "/bin", "/sbin")
+        env["PATH"] = ":".join(entry for entry in env["PATH"].split(":") if entry.startswith("/") and any(
+            os.path.commonpath([entry, top]) == top for top in usable)) or DEFAULT_PATH
+    return env
 
 
 def _loopback_mirrors(allow: Sequence[str]) -> list[tuple[int, str]]:
