@@ -53,6 +53,11 @@ ALLOWED_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS | QUERY_HEADS
 #: ``Set``/``Unset`` options that cannot change what a statement means or what the kernel checks.
 ALLOWED_OPTIONS = frozenset({("Default", "Goal", "Selector"), ("Bullet", "Behavior"), ("Ltac", "Backtrace"),
                              ("Ltac2", "Backtrace"), ("Default", "Timeout"), ("Printing", "Implicit", "Defensive")})
+#: ``Set``/``Unset`` options that change only which arguments later declarations make implicit. Implicit status is
+#: no part of a kernel term: if it changed how the frozen statement or a template constant elaborates, their kernel
+#: terms would differ, and ``elaborated_statement`` rejects that; an unchanged elaboration is honest.
+ELABORATION_OPTIONS = frozenset({("Implicit", "Arguments"), ("Strict", "Implicit"), ("Contextual", "Implicit"),
+                                 ("Maximal", "Implicit", "Insertion"), ("Reversible", "Pattern", "Implicit")})
 #: Attributes a top-level sentence may carry (``#[local]`` …); any other (``bypass_check`` …) is refused.
 ALLOWED_ATTRIBUTES = frozenset({"local", "global", "export", "program", "refine", "universes(polymorphic)",
                                 "universes(monomorphic)"})
@@ -74,6 +79,16 @@ TACTIC_SUPPORT = frozenset({("Create", "HintDb"), ("Add", "Ring"), ("Add", "Fiel
 #: them is rejected there (``elaborated_statement``); an honest helper instance is not refused by text. Its name
 #: is still checked against the frozen text like any declaration.
 KERNEL_JUDGED_HEADS = frozenset({"Instance"})
+#: Commands that change only how later text is parsed or elaborated: scopes (``Open``/``Close``/``Delimit``/
+#: ``Bind Scope``, also ``Local``), default binder types (``Implicit Types``), a notation's level reserved before
+#: the ``where`` clause that interprets it. They reach the frozen statement, but the kernel judge compares the
+#: elaborated statement and every template constant with the template's as kernel terms: a reading that changes
+#: the statement is rejected there (``cheat/open_scope_reads_statement_in_z``, with the static layers off too), and
+#: one that leaves it unchanged is honest (``valid/elaboration_settings_in_helpers``).
+KERNEL_JUDGED_SETTINGS = frozenset({("Open", "Scope"), ("Close", "Scope"), ("Delimit", "Scope"),
+                                    ("Undelimit", "Scope"), ("Bind", "Scope"), ("Declare", "Scope"),
+                                    ("Implicit", "Types"), ("Implicit", "Type"), ("Reserved", "Notation"),
+                                    ("Reserved", "Infix")})
 #: Why the best-known escape hatches are refused (anything else off the allow-list gets a generic reason).
 GOOD_TERMINATORS = frozenset({"Qed", "Defined"})
 TERMINATORS = GOOD_TERMINATORS | {"Admitted", "Abort", "Save"}
@@ -436,9 +451,9 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
         return None
     if head in ("Set", "Unset"):
         option = tuple(words[1:])
-        if option not in ALLOWED_OPTIONS:
+        if option not in ALLOWED_OPTIONS | ELABORATION_OPTIONS:
             return Finding(sentence.line, f"`{head} {' '.join(option)}` is not an allowed option "
-                                          f"(allowed: {sorted(' '.join(o) for o in ALLOWED_OPTIONS)})",
+                                          f"(allowed: {sorted(' '.join(o) for o in ALLOWED_OPTIONS | ELABORATION_OPTIONS)})",
                            {"sentence": sentence.text[:200]})
         return None
     if head in ("Require", "From"):
@@ -651,13 +666,15 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
     own screened text; a frozen name it captures elaborates to another kernel term), new typeclass instances
     (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), and ``Arguments``, ``Prenex Implicits``,
-    ``Canonical``, ``Coercion`` on the candidate's own declarations (:func:`_on_own_declarations`).
-    Text refusals stay for what the kernel comparison cannot see: how the frozen text is parsed (notations, scopes)
-    and other resolution commands (issue 22).
+    ``Canonical``, ``Coercion`` on the candidate's own declarations (:func:`_on_own_declarations`), and settings
+    that change only how later text parses or elaborates (``KERNEL_JUDGED_SETTINGS``: scopes, ``Implicit Types``,
+    ``Reserved Notation``). Text refusals stay for notations with a string (new grammar the frozen text is read
+    with) and other resolution commands (issue 22).
     """
     findings = []
     own_modules: set[str] = set()
     own: list[set[str]] = [set()]  # names the candidate declared, per Module/Section it opened
+    imported: list[bool] = [False]  # per level: a Require/Import there may shadow the enclosing levels' names
     sections: list[bool] = []  # per open Module/Section: is it a Section
     kept = set(analysis.preamble_match.values())
     for index, block in enumerate(analysis.candidate.before):
@@ -667,13 +684,16 @@ def shadowing_guard(analysis: Analysis) -> Layer:
         structure = _structure_command(sentence)
         if structure in ("Section", "Module") or _opens_scope(sentence):
             own.append(set())
+            imported.append(False)
             sections.append(head == "Section")
         elif structure == "End" and len(own) > 1:
             closed = own.pop()
+            imported.pop()
             if sections.pop():  # a Section's declarations outlive its End under the same short names
                 own[-1] |= closed
         if head in ("Require", "From", "Import", "Export") or words[1:2] in (["Import"], ["Export"]):
             own[-1] = set()  # a name brought into scope now may shadow the candidate's own
+            imported[-1] = True
         if index in kept:
             continue
         if structure in ("Section", "Module"):
@@ -685,7 +705,10 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             continue
         if structure or _allowed_hint(sentence, words) or head in SECTION_HEADS:
             continue
-        if _imports_own_modules(sentence, own_modules) or _on_own_declarations(sentence, words, own[-1]):
+        if _imports_own_modules(sentence, own_modules) or _on_own_declarations(sentence, words,
+                                                                               _visible_own(own, imported)):
+            continue
+        if tuple(words[:2]) in KERNEL_JUDGED_SETTINGS:
             continue
         declares = is_abbreviation(sentence) or _canonical_definition(sentence, words)
         if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and not declares \
@@ -719,6 +742,18 @@ def _without_prefixes(tokens: list[Token], prefixes: tuple[str, ...] = ("Local",
     while tokens and tokens[0].text in prefixes:
         tokens = tokens[1:]
     return tokens
+
+
+def _visible_own(own: Sequence[set[str]], imported: Sequence[bool]) -> set[str]:
+    """The candidate's own names a short name still resolves to here: those of the innermost Module/Section, then
+    of each enclosing one still open (a packed class's ``Module Exports`` naming its enclosing module's ``type`` and
+    ``sort``), up to a level where a ``Require``/``Import`` may have brought another declaration of that name."""
+    visible: set[str] = set()
+    for names, cut in zip(reversed(own), reversed(imported)):
+        visible |= names
+        if cut:
+            break
+    return visible
 
 
 def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) -> bool:
