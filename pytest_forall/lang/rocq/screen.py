@@ -458,6 +458,8 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
         return None
     if head in ("Require", "From"):
         return _require_finding(sentence, words)
+    if equations_derive(sentence):
+        return None
     if head in ALLOWED_HEADS:
         return None
     reason = (FORBIDDEN_REASONS.get(" ".join(words[:3])) or FORBIDDEN_REASONS.get(" ".join(words[:2]))
@@ -466,6 +468,25 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
     return Finding(sentence.line, f"{what} {reason}" if reason else f"{what} is not on the allow-list of "
                                                                       f"commands a candidate may add",
                    {"sentence": sentence.text[:200]})
+
+
+#: Words of Rocq's own ``Derive f SuchThat P As g`` / ``Derive f in P as g`` (it opens a proof): never in
+#: Equations' ``Derive classes for types``.
+_CORE_DERIVE_WORDS = frozenset({"SuchThat", "As", "in", "as"})
+
+
+def equations_derive(sentence: Sentence) -> bool:
+    """Equations' ``Derive NoConfusion Subterm for t u.``: plain class names, ``for``, plain type names. What it
+    generates are ordinary definitions and instances, judged like any candidate constant (an instance that changed
+    how the frozen text elaborates changes its kernel term); the shadowing guard also wants its types the
+    candidate's own (:func:`_on_own_declarations`)."""
+    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+    texts = [t.text for t in body]
+    if texts[:1] != ["Derive"] or texts.count("for") != 1:
+        return False
+    split = texts.index("for")
+    return (split > 1 and split < len(texts) - 1 and all(t.kind == "ident" for t in body[1:])
+            and not _CORE_DERIVE_WORDS & set(texts))
 
 
 def _deprecation(attribute: str) -> bool:
@@ -710,6 +731,10 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             continue
         if tuple(words[:2]) in KERNEL_JUDGED_SETTINGS:
             continue
+        if equations_derive(sentence):
+            findings.append(Finding(sentence.line, "`Derive … for` a type that is not the candidate's own "
+                                                   "(declared earlier here, no Require/Import since)", {"sentence": sentence.text[:200]}))
+            continue
         declares = is_abbreviation(sentence) or _canonical_definition(sentence, words)
         if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and not declares \
                 and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
@@ -758,7 +783,8 @@ def _visible_own(own: Sequence[set[str]], imported: Sequence[bool]) -> set[str]:
 
 def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) -> bool:
     """A resolution command about the candidate's own declarations only: ``Arguments c …``, ``Prenex Implicits c d``,
-    ``Canonical [Structure] c.``, ``Coercion c : A >-> B`` with ``A`` or ``B`` its own class too. Each target is a
+    ``Canonical [Structure] c.``, ``Coercion c : A >-> B`` with ``A`` or ``B`` its own class too, Equations'
+    ``Derive classes for c d``. Each target is a
     plain name the candidate declared earlier in the same Module/Section (or a Section closed since), with no
     ``Require``/``Import`` since (so the short name still resolves to that declaration), and which does not occur
     in the frozen text after it (its declaration passed the name check). Implicits, scopes, ``: rename``/``: assert``,
@@ -780,6 +806,8 @@ def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) ->
         return len(rest) == 1 and mine(rest[0])
     if texts[:1] == ["Coercion"] and len(body) == 6 and texts[2] == ":" and texts[4] == ">->":
         return mine(body[1]) and (mine(body[3]) or mine(body[5]))
+    if equations_derive(sentence):
+        return all(mine(t) for t in body[texts.index("for") + 1:])
     return False
 
 
