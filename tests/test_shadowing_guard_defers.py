@@ -36,6 +36,9 @@ def guard(inserted: str, template: str = TEMPLATE, preamble: str = "Require Impo
     "Module M.\nLemma l : True.\nProof. exact I. Qed.\nEnd M.\nImport M.\n",
     "Module M.\nEnd M.\nModule N.\nEnd N.\nExport M N.\n",
     "Module M.\nEnd M.\n#[local] Import M.\n",
+    # a packed class's Exports, by its qualified name or imported at its End (mathcomp, Coquelicot)
+    "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport P.Exports.\n",
+    "Module P.\nModule Import Exports.\nEnd Exports.\nModule Q.\nExport Exports.\nEnd Q.\nEnd P.\n",
     # settings that change only how later text parses or elaborates (the statement's kernel term is compared)
     "Open Scope nat_scope.\nLocal Open Scope Z_scope.\nClose Scope Z_scope.\n",
     "Implicit Types a b : nat.\nSet Implicit Arguments.\nUnset Strict Implicit.\n",
@@ -54,6 +57,8 @@ def test_forms_the_kernel_judges_are_not_refused_by_text(inserted: str) -> None:
     "Module M.\nEnd M.\nImport M Nat.\n",            # one of them is not the candidate's
     "Module M.\nEnd M.\nImport (notations) M.\n",    # an import category
     "Module M.\nEnd M.\nImport -(coercions) M.\n",
+    "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Exports.\n",  # names no module of the candidate's
+    "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Q.Exports.\n",
     "Notation \"x <<= y\" := (x <= y) (at level 70).\n",  # a new grammar stays a text refusal
     "Derive NoConfusion for nat.\n",                  # a library type: not the candidate's own
     "Inductive tree := leaf.\nRequire Import Arith.\nDerive NoConfusion for tree.\n",  # a Require since
@@ -178,6 +183,8 @@ def test_arguments_on_the_candidates_own_declarations_is_accepted(inserted: str)
      "Coercion sort : st >-> Sortclass.\nEnd Exports.\nEnd P.\n"),
     ("Module P.\nStructure st := Pack { sort : Type }.\nRequire Import Arith.\nModule Exports.\n"
      "Coercion sort : st >-> Sortclass.\nEnd Exports.\nEnd P.\n"),
+    ("Module P.\nStructure st := Pack { sort : Type }.\nModule Import E.\nEnd E.\n"
+     "Coercion sort : st >-> Sortclass.\nEnd P.\n"),  # E, imported at its End, may hold another `sort`
     ("Module P.\nModule Q.\nStructure st := Pack { sort : Type }.\nEnd Q.\nModule Exports.\n"
      "Coercion sort : st >-> Sortclass.\nEnd Exports.\nEnd P.\n"),  # Q is closed: `sort` is Q.sort
     "Inductive w := c1.\nArguments C.c1.\n",                     # qualified: not the plain own name

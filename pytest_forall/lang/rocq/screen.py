@@ -693,41 +693,53 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     with) and other resolution commands (issue 22).
     """
     findings = []
-    own_modules: set[str] = set()
+    own_paths: set[tuple[str, ...]] = set()  # the candidate's modules, by their path from the file's top
     own: list[set[str]] = [set()]  # names the candidate declared, per Module/Section it opened
     imported: list[bool] = [False]  # per level: a Require/Import there may shadow the enclosing levels' names
     sections: list[bool] = []  # per open Module/Section: is it a Section
+    imports_at_end: list[bool] = []  # per open Module/Section: a ``Module Import X.`` (X is imported at its End)
+    path: list[str] = []  # the open Modules' names (a Section adds no path component)
     kept = set(analysis.preamble_match.values())
     for index, block in enumerate(analysis.candidate.before):
         sentence = block.head
         words = sentence.command_words()
         head = words[0] if words else ""
         structure = _structure_command(sentence)
+        module_import = _module_import(sentence)
         if structure in ("Section", "Module") or _opens_scope(sentence):
             own.append(set())
             imported.append(False)
             sections.append(head == "Section")
+            imports_at_end.append(module_import)
+            if head == "Module":
+                path.append(_scope_name(sentence))
         elif structure == "End" and len(own) > 1:
             closed = own.pop()
             imported.pop()
             if sections.pop():  # a Section's declarations outlive its End under the same short names
                 own[-1] |= closed
-        if head in ("Require", "From", "Import", "Export") or words[1:2] in (["Import"], ["Export"]):
+            else:
+                path.pop()
+            if imports_at_end.pop():
+                own[-1], imported[-1] = set(), True
+        if head in ("Require", "From", "Import", "Export") or (words[1:2] in (["Import"], ["Export"])
+                                                               and not module_import):
             own[-1] = set()  # a name brought into scope now may shadow the candidate's own
             imported[-1] = True
         if index in kept:
             continue
-        if structure in ("Section", "Module"):
-            if name_clashes(sentence.declared_name(), analysis.frozen_parts_after(index)):
-                findings.append(Finding(sentence.line, f"`{head} {sentence.declared_name()}` shadows a name the "
-                                                       f"frozen text after it uses", {}))
+        if structure in ("Section", "Module") or module_import:
+            name = _scope_name(sentence)
+            if name_clashes(name, analysis.frozen_parts_after(index)):
+                findings.append(Finding(sentence.line, f"`{head} {name}` shadows a name the frozen text after it "
+                                                       f"uses", {}))
             if head == "Module":
-                own_modules.add(sentence.declared_name())
+                own_paths.add(tuple(path))
             continue
         if structure or _allowed_hint(sentence, words) or head in SECTION_HEADS:
             continue
-        if _imports_own_modules(sentence, own_modules) or _on_own_declarations(sentence, words,
-                                                                               _visible_own(own, imported)):
+        if _imports_own_modules(sentence, own_paths, path) \
+                or _on_own_declarations(sentence, words, _visible_own(own, imported)):
             continue
         if tuple(words[:2]) in KERNEL_JUDGED_SETTINGS:
             continue
@@ -824,12 +836,27 @@ def _canonical_definition(sentence: Sentence, words: list[str]) -> bool:
     return words[:1] == ["Canonical"] and sentence.defines_inline()
 
 
-def _imports_own_modules(sentence: Sentence, own_modules: set[str]) -> bool:
+def _imports_own_modules(sentence: Sentence, own_paths: set[tuple[str, ...]], path: Sequence[str]) -> bool:
     """``Import M.`` / ``Export M N.`` naming only modules the candidate declared before (no filters, no
-    categories)."""
+    categories): each name, read from the current Module or an enclosing one as Coq resolves it, is the path of one
+    of them (``Import M.`` after ``Module M. … End M.``; a packed class's ``Export Packed.Exports.``; not
+    ``Exports`` alone there, which names no module of the candidate's)."""
     body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+
+    def own_module(name: str) -> bool:
+        parts = tuple(name.split("."))
+        return any(tuple(path[:k]) + parts in own_paths for k in range(len(path) + 1))
+
     return (len(body) > 1 and body[0].text in ("Import", "Export")
-            and all(t.kind == "ident" and t.text in own_modules for t in body[1:]))
+            and all(t.kind == "ident" and own_module(t.text) for t in body[1:]))
+
+
+def _module_import(sentence: Sentence) -> bool:
+    """``Module Import X.`` / ``Module Export X.``: a Module of the candidate's, imported at its ``End`` (which
+    then counts as an ``Import`` of an own module); it brings nothing in when it opens."""
+    words = sentence.command_words()
+    return (len(sentence.tokens) == 4 and not sentence.has_attribute() and len(words) == 3
+            and words[0] == "Module" and words[1] in ("Import", "Export") and "." not in words[2])
 
 
 def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:

@@ -15,10 +15,11 @@ Delimit Scope pk_scope with pk.
 Module Packed.
 Record type := Pack { sort : Type; pt : sort }.
 Bind Scope pk_scope with type.
-Module Exports.
+Module Import Exports.
 Coercion sort : type >-> Sortclass.
 End Exports.
 End Packed.
+Export Packed.Exports.
 Section Zs.
 Local Open Scope nat_scope.
 Lemma add0 (n : nat) : n + 0 = n.
