@@ -33,6 +33,12 @@ from pytest_forall.lang.common import (
     run_static_layers,
     suspicious_characters,
 )
+from pytest_forall.lang.rocq.declarations import (
+    INDUCTIVE_HEADS,
+    constructor_names,
+    depth_change,
+    without_prefixes,
+)
 from pytest_forall.lang.rocq.lexer import comments
 from pytest_forall.lang.rocq.lexer import tokens as lex
 
@@ -373,11 +379,11 @@ def _unbound_tokens(sentence: Sentence) -> list[Token]:
     depth = 0
     for token in tokens:
         depth_at.append(depth)
-        depth += _depth_change(token)
+        depth += depth_change(token)
     for i, token in enumerate(tokens):
         if token.kind in ("ident", "symbol") and token.text in BINDER_TOKENS:
             start = i + 1 + (i + 1 < len(tokens) and tokens[i + 1].text == "!")  # ``exists !``
-            close = next((k for k in range(start, len(tokens)) if depth_at[k] + _depth_change(tokens[k]) < depth_at[i]),
+            close = next((k for k in range(start, len(tokens)) if depth_at[k] + depth_change(tokens[k]) < depth_at[i]),
                          len(tokens))
             scopes += [(k, close, name) for k, name in _binder_names(tokens, start)]
     for begin, end, name in scopes:
@@ -411,7 +417,7 @@ def _binder_names(tokens: Sequence[Token], start: int) -> list[tuple[int, str]]:
             names += [(j, tokens[j].text) for j in range(i + 1, k)]
             depth, i = 1, i + 1
             while i < len(tokens) and depth:
-                depth += _depth_change(tokens[i])
+                depth += depth_change(tokens[i])
                 i += 1
         else:
             break
@@ -480,7 +486,7 @@ def equations_derive(sentence: Sentence) -> bool:
     generates are ordinary definitions and instances, judged like any candidate constant (an instance that changed
     how the frozen text elaborates changes its kernel term); the shadowing guard also wants its types the
     candidate's own (:func:`_on_own_declarations`)."""
-    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
     texts = [t.text for t in body]
     if texts[:1] != ["Derive"] or texts.count("for") != 1:
         return False
@@ -766,21 +772,6 @@ def shadowing_guard(analysis: Analysis) -> Layer:
                                                     "or changes resolution")
 
 
-#: How a bracket token moves the nesting depth (the declaration readers below count it the same way).
-_DEPTH_CHANGE = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-
-
-def _depth_change(token: Token) -> int:
-    return _DEPTH_CHANGE.get(token.text, 0) if token.kind == "symbol" else 0
-
-
-def _without_prefixes(tokens: list[Token], prefixes: tuple[str, ...] = ("Local", "Global")) -> list[Token]:
-    """``tokens`` without the leading locality (or other ``prefixes``) words a command may start with."""
-    while tokens and tokens[0].text in prefixes:
-        tokens = tokens[1:]
-    return tokens
-
-
 def _visible_own(own: Sequence[set[str]], imported: Sequence[bool]) -> set[str]:
     """The candidate's own names a short name still resolves to here: those of the innermost Module/Section, then
     of each enclosing one still open (a packed class's ``Module Exports`` naming its enclosing module's ``type`` and
@@ -803,7 +794,7 @@ def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) ->
     a canonical instance or coercion of its own structure then change only how the candidate's own later text
     elaborates (the frozen text cannot name its classes). This is defence in depth: what guarantees the statement is
     ``elaborated_statement`` (a command that changed it would change its kernel term)."""
-    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
 
     def mine(token: Token) -> bool:
         return token.kind == "ident" and "." not in token.text and token.text in own
@@ -826,7 +817,7 @@ def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) ->
 def is_abbreviation(sentence: Sentence) -> bool:
     """``Notation name args := term``: a name for a term, which parses no frozen text differently (a notation with
     a string changes the grammar and stays refused); its name faces the name check like any declaration."""
-    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
     return len(body) > 2 and body[0].text == "Notation" and body[1].kind == "ident" and "." not in body[1].text
 
 
@@ -841,7 +832,7 @@ def _imports_own_modules(sentence: Sentence, own_paths: set[tuple[str, ...]], pa
     categories): each name, read from the current Module or an enclosing one as Coq resolves it, is the path of one
     of them (``Import M.`` after ``Module M. … End M.``; a packed class's ``Export Packed.Exports.``; not
     ``Exports`` alone there, which names no module of the candidate's)."""
-    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
 
     def own_module(name: str) -> bool:
         parts = tuple(name.split("."))
@@ -871,89 +862,8 @@ def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
                 THEOREM_KEYWORDS | {"Fixpoint", "CoFixpoint", "Inductive", "CoInductive"}):
             names.append(tokens[i + 1].text)
     if words[0] in INDUCTIVE_HEADS:
-        names += _constructor_names(sentence, words[0])
+        names += constructor_names(sentence.tokens[sentence._attribute_end():-1], words[0])
     return list(dict.fromkeys(names))
-
-
-#: Commands declaring inductive types, whose constructors, record constructors and fields are names too.
-INDUCTIVE_HEADS = frozenset({"Inductive", "CoInductive", "Variant", "Record", "Structure", "Class"})
-
-
-def _constructor_names(sentence: Sentence, head: str) -> list[str]:
-    """Constructors (``:= c1 … | c2 …``), record constructors (``:= Mk {`` or ``Build_R``) and fields of each block
-    of an inductive declaration (blocks split at a ``with`` outside ``match``); a ``where`` notation ends a block."""
-    tokens = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]),
-                               ("Local", "Global", "Private", "Polymorphic", "Monomorphic", "Cumulative",
-                                "NonCumulative"))
-    blocks: list[list[Token]] = [[]]
-    depth, matches = 0, 0
-    for token in tokens[1:]:  # after the command word
-        text = token.text
-        depth += _depth_change(token)
-        if token.kind == "ident" and text == "match":
-            matches += 1
-        elif token.kind == "ident" and text == "end" and matches:
-            matches -= 1
-        elif token.kind == "ident" and text == "with" and depth == 0 and matches == 0:
-            blocks.append([])
-            continue
-        blocks[-1].append(token)
-    names: list[str] = []
-    for block in blocks:
-        if not block or block[0].kind != "ident":
-            continue
-        names += _block_constructors(block, head in ("Record", "Structure", "Class"))
-    return names
-
-
-def _block_constructors(block: list[Token], record: bool) -> list[str]:
-    """What one block ``name params : arity := body`` declares besides ``name`` (see :func:`_constructor_names`)."""
-    depth, matches, start = 0, 0, None
-    for i, token in enumerate(block):
-        depth += _depth_change(token)
-        if depth == 0 and token.kind == "symbol" and token.text == ":=":
-            start = i + 1
-            break
-    if start is None:
-        return []
-    body = block[start:]
-    brace = next((i for i, t in enumerate(body[:2]) if t.text == "{"), None)
-    if brace is not None:  # a record: ``:= Mk { f : T; … }`` or ``:= { … }``
-        maker = body[0].text if brace == 1 and body[0].kind == "ident" else f"Build_{block[0].text}"
-        return [maker, *_field_names(body[brace + 1:])]
-    if record:  # ``Class C := m : T``: one method, no constructor name of its own
-        return [body[0].text] if body and body[0].kind == "ident" else []
-    names, expect = [], True
-    depth = 0
-    for token in body:
-        depth += _depth_change(token)
-        if token.kind == "ident" and token.text == "match":
-            matches += 1
-        elif token.kind == "ident" and token.text == "end" and matches:
-            matches -= 1
-        elif depth == 0 and matches == 0 and token.kind == "ident" and token.text == "where":
-            break
-        if expect and token.kind == "ident":
-            names.append(token.text)
-        expect = depth == 0 and matches == 0 and token.kind == "symbol" and token.text == "|"
-    return names
-
-
-def _field_names(tokens: list[Token]) -> list[str]:
-    """The field names of a record body (after its ``{``): the first name of each ``;``-separated field."""
-    names, expect, depth = [], True, 0
-    for token in tokens:
-        if depth == 0 and token.kind == "symbol" and token.text == "}":
-            break
-        depth += _depth_change(token)
-        if expect and depth == 0 and token.kind == "ident":
-            names.append(token.text)
-            expect = False
-        elif expect and depth == 0 and token.text not in ("#", "]"):  # ``#[canonical=no] f``: the name is after
-            expect = False
-        if depth == 0 and token.kind == "symbol" and token.text == ";":
-            expect = True
-    return names
 
 
 def rocq_static_layers(template: str, candidate: str, *, theorem_name: str) -> list[Layer]:
