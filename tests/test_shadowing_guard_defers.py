@@ -43,8 +43,9 @@ def guard(inserted: str, template: str = TEMPLATE, preamble: str = "Require Impo
     "Open Scope nat_scope.\nLocal Open Scope Z_scope.\nClose Scope Z_scope.\n",
     "Implicit Types a b : nat.\nSet Implicit Arguments.\nUnset Strict Implicit.\n",
     "Reserved Notation \"x <<= y\" (at level 70).\nDeclare Scope my_scope.\nDelimit Scope my_scope with my.\n",
-    # Equations' Derive for the candidate's own type: definitions and instances the kernel judge compares
+    # Equations' Derive: definitions and instances the kernel judge compares, like a new Instance
     "Inductive tree := leaf | node (l r : tree).\nDerive NoConfusion Subterm for tree.\n",
+    "Derive Signature for eq le.\n",
 ])
 def test_forms_the_kernel_judges_are_not_refused_by_text(inserted: str) -> None:
     ok, reason = guard(inserted)
@@ -60,8 +61,6 @@ def test_forms_the_kernel_judges_are_not_refused_by_text(inserted: str) -> None:
     "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Exports.\n",  # names no module of the candidate's
     "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Q.Exports.\n",
     "Notation \"x <<= y\" := (x <= y) (at level 70).\n",  # a new grammar stays a text refusal
-    "Derive NoConfusion for nat.\n",                  # a library type: not the candidate's own
-    "Inductive tree := leaf.\nRequire Import Arith.\nDerive NoConfusion for tree.\n",  # a Require since
     "Definition for := True.\nDerive f SuchThat for As h.\n",  # Rocq's own Derive opens a proof
 ])
 def test_other_resolution_changes_stay_refused(inserted: str) -> None:

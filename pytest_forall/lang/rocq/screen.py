@@ -484,8 +484,8 @@ _CORE_DERIVE_WORDS = frozenset({"SuchThat", "As", "in", "as"})
 def equations_derive(sentence: Sentence) -> bool:
     """Equations' ``Derive NoConfusion Subterm for t u.``: plain class names, ``for``, plain type names. What it
     generates are ordinary definitions and instances, judged like any candidate constant (an instance that changed
-    how the frozen text elaborates changes its kernel term); the shadowing guard also wants its types the
-    candidate's own (:func:`_on_own_declarations`)."""
+    how the frozen text elaborates changes its kernel term), like a new ``Instance``
+    (``KERNEL_JUDGED_HEADS``), for the candidate's types or a library's (``Derive Signature for eq``)."""
     body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
     texts = [t.text for t in body]
     if texts[:1] != ["Derive"] or texts.count("for") != 1:
@@ -749,10 +749,6 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             continue
         if tuple(words[:2]) in KERNEL_JUDGED_SETTINGS:
             continue
-        if equations_derive(sentence):
-            findings.append(Finding(sentence.line, "`Derive … for` a type that is not the candidate's own "
-                                                   "(declared earlier here, no Require/Import since)", {"sentence": sentence.text[:200]}))
-            continue
         declares = is_abbreviation(sentence) or _canonical_definition(sentence, words)
         if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and not declares \
                 and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
@@ -786,8 +782,7 @@ def _visible_own(own: Sequence[set[str]], imported: Sequence[bool]) -> set[str]:
 
 def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) -> bool:
     """A resolution command about the candidate's own declarations only: ``Arguments c …``, ``Prenex Implicits c d``,
-    ``Canonical [Structure] c.``, ``Coercion c : A >-> B`` with ``A`` or ``B`` its own class too, Equations'
-    ``Derive classes for c d``. Each target is a
+    ``Canonical [Structure] c.``, ``Coercion c : A >-> B`` with ``A`` or ``B`` its own class too. Each target is a
     plain name the candidate declared earlier in the same Module/Section (or a Section closed since), with no
     ``Require``/``Import`` since (so the short name still resolves to that declaration), and which does not occur
     in the frozen text after it (its declaration passed the name check). Implicits, scopes, ``: rename``/``: assert``,
@@ -809,8 +804,6 @@ def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) ->
         return len(rest) == 1 and mine(rest[0])
     if texts[:1] == ["Coercion"] and len(body) == 6 and texts[2] == ":" and texts[4] == ">->":
         return mine(body[1]) and (mine(body[3]) or mine(body[5]))
-    if equations_derive(sentence):
-        return all(mine(t) for t in body[texts.index("for") + 1:])
     return False
 
 
