@@ -161,11 +161,6 @@ SHADOWING_CHEATS = {
     "notation_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.",
                                                'Notation "x <-> y" := (x -> True) : type_scope.')),
     "infix_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Infix "<=" := Rlt : R_scope.')),
-    "reserved_notation": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Reserved Notation "x <=> y" (at level 95).')),
-    "open_scope": (REALS, lambda: fill(REALS, "exact I. Qed.", "Open Scope Z_scope.")),
-    "local_open_scope": (REALS, lambda: fill(REALS, "exact I. Qed.", "Local Open Scope nat_scope.")),
-    "delimit_scope": (REALS, lambda: fill(REALS, "exact I. Qed.", "Delimit Scope R_scope with Q.")),
-    "bind_scope": (REALS, lambda: fill(REALS, "exact I. Qed.", "Bind Scope nat_scope with R.")),
     "arguments_rename": (REALS, lambda: fill(REALS, "exact I. Qed.", "Arguments Rabs x%nat : rename.")),
     "import_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Import Nat.")),
     "module_named_like_frozen": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Rabs.\nEnd Rabs.")),
@@ -178,7 +173,6 @@ SHADOWING_CHEATS = {
     "local_typeclass_hint": (REALS, lambda: fill(REALS, "exact I. Qed.",
                                                  "#[local] Hint Extern 0 => exact I : typeclass_instances.")),
     "opaque_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Opaque Rabs.")),
-    "implicit_types": (REALS, lambda: fill(REALS, "exact I. Qed.", "Implicit Types G : nat -> R.")),
     "tactic_notation": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Tactic Notation "cheat" := idtac.')),
 }
 
@@ -216,6 +210,14 @@ def test_frozen_statement_evidence_names_first_difference() -> None:
 
 
 VALID = {
+    # settings that change only how later text parses or elaborates: left to the kernel judge, which compares
+    # the elaborated statement (tests/cheats/cheat/open_scope_reads_statement_in_z)
+    "reserved_notation": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Reserved Notation "x <=> y" (at level 95).')),
+    "open_scope": (REALS, lambda: fill(REALS, "exact I. Qed.", "Open Scope Z_scope.")),
+    "local_open_scope": (REALS, lambda: fill(REALS, "exact I. Qed.", "Local Open Scope nat_scope.")),
+    "delimit_scope": (REALS, lambda: fill(REALS, "exact I. Qed.", "Delimit Scope R_scope with Q.")),
+    "bind_scope": (REALS, lambda: fill(REALS, "exact I. Qed.", "Bind Scope nat_scope with R.")),
+    "implicit_types": (REALS, lambda: fill(REALS, "exact I. Qed.", "Implicit Types G : nat -> R.")),
     "admitted_in_comment_and_string": (REALS, lambda: fill(
         REALS, '(* Admitted. admit. (* nested Admitted. *) "*)" *) exact I. Qed.',
         'Definition note := "Admitted. admit. Axiom ""quoted"" (*".')),

@@ -36,6 +36,16 @@ def guard(inserted: str, template: str = TEMPLATE, preamble: str = "Require Impo
     "Module M.\nLemma l : True.\nProof. exact I. Qed.\nEnd M.\nImport M.\n",
     "Module M.\nEnd M.\nModule N.\nEnd N.\nExport M N.\n",
     "Module M.\nEnd M.\n#[local] Import M.\n",
+    # a packed class's Exports, by its qualified name or imported at its End (mathcomp, Coquelicot)
+    "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport P.Exports.\n",
+    "Module P.\nModule Import Exports.\nEnd Exports.\nModule Q.\nExport Exports.\nEnd Q.\nEnd P.\n",
+    # settings that change only how later text parses or elaborates (the statement's kernel term is compared)
+    "Open Scope nat_scope.\nLocal Open Scope Z_scope.\nClose Scope Z_scope.\n",
+    "Implicit Types a b : nat.\nSet Implicit Arguments.\nUnset Strict Implicit.\n",
+    "Reserved Notation \"x <<= y\" (at level 70).\nDeclare Scope my_scope.\nDelimit Scope my_scope with my.\n",
+    # Equations' Derive: definitions and instances the kernel judge compares, like a new Instance
+    "Inductive tree := leaf | node (l r : tree).\nDerive NoConfusion Subterm for tree.\n",
+    "Derive Signature for eq le.\n",
 ])
 def test_forms_the_kernel_judges_are_not_refused_by_text(inserted: str) -> None:
     ok, reason = guard(inserted)
@@ -48,7 +58,10 @@ def test_forms_the_kernel_judges_are_not_refused_by_text(inserted: str) -> None:
     "Module M.\nEnd M.\nImport M Nat.\n",            # one of them is not the candidate's
     "Module M.\nEnd M.\nImport (notations) M.\n",    # an import category
     "Module M.\nEnd M.\nImport -(coercions) M.\n",
-    "Open Scope nat_scope.\n",                       # parsing of the frozen text stays a text refusal
+    "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Exports.\n",  # names no module of the candidate's
+    "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Q.Exports.\n",
+    "Notation \"x <<= y\" := (x <= y) (at level 70).\n",  # a new grammar stays a text refusal
+    "Definition for := True.\nDerive f SuchThat for As h.\n",  # Rocq's own Derive opens a proof
 ])
 def test_other_resolution_changes_stay_refused(inserted: str) -> None:
     ok, reason = guard(inserted)
@@ -140,6 +153,12 @@ def vec_guard(inserted: str) -> tuple[bool, str]:
     "Definition idf {B : Type} (b : B) := b.\nPrenex Implicits idf.\n",
     "Create HintDb mine.\n#[deprecated(since=\"1.0\", note=\"use idf\")] Definition idg (n : nat) := n.\n",
     "Unset Printing Implicit Defensive.\n",
+    # in a Module opened since: a short name the Module does not declare resolves to the enclosing one's
+    "Section S.\nInductive w := c1.\nEnd S.\nModule C.\nArguments c1.\nEnd C.\n",
+    # a packed class's Exports module names the enclosing module's own declarations (mathcomp)
+    ("Module P.\nStructure st := Pack { sort : Type; pt : sort }.\nModule Exports.\n"
+     "Coercion sort : st >-> Sortclass.\nCanonical Structure nat_st := Pack nat 0.\nCanonical nat_st.\n"
+     "End Exports.\nEnd P.\n"),
 ])
 def test_arguments_on_the_candidates_own_declarations_is_accepted(inserted: str) -> None:
     ok, reason = vec_guard(inserted)
@@ -155,10 +174,18 @@ def test_arguments_on_the_candidates_own_declarations_is_accepted(inserted: str)
     "Module C.\nInductive w := vnil.\nEnd C.\nArguments vnil {A}.\n",  # same short name as the template's
     "Inductive w := vnil.\nArguments vnil.\n",                   # ... even where it would resolve to the own one
     "Module C.\nInductive w := c1.\nEnd C.\nArguments c1.\n",    # out of its Module: `c1` is not C.c1 here
-    "Section S.\nInductive w := c1.\nEnd S.\nModule C.\nArguments c1.\nEnd C.\n",  # not declared in this Module
     "Section S.\nInductive w := c1.\nRequire Import Arith.\nEnd S.\nArguments c1.\n",  # a Require since
     "Module C.\nInductive w := c1.\nEnd C.\nImport C.\nArguments vnil {A}.\n",  # after Import of an own module
     "Inductive w := c1.\nRequire Import Arith.\nArguments c1.\n",  # a Require since may bring another `c1`
+    # an Import in the nested Module (or a Require in the enclosing one) may bring another `sort`/`st`
+    ("Module P.\nStructure st := Pack { sort : Type }.\nModule M.\nEnd M.\nModule Exports.\nImport M.\n"
+     "Coercion sort : st >-> Sortclass.\nEnd Exports.\nEnd P.\n"),
+    ("Module P.\nStructure st := Pack { sort : Type }.\nRequire Import Arith.\nModule Exports.\n"
+     "Coercion sort : st >-> Sortclass.\nEnd Exports.\nEnd P.\n"),
+    ("Module P.\nStructure st := Pack { sort : Type }.\nModule Import E.\nEnd E.\n"
+     "Coercion sort : st >-> Sortclass.\nEnd P.\n"),  # E, imported at its End, may hold another `sort`
+    ("Module P.\nModule Q.\nStructure st := Pack { sort : Type }.\nEnd Q.\nModule Exports.\n"
+     "Coercion sort : st >-> Sortclass.\nEnd Exports.\nEnd P.\n"),  # Q is closed: `sort` is Q.sort
     "Inductive w := c1.\nArguments C.c1.\n",                     # qualified: not the plain own name
     "Inductive w := c1.\nArguments \"+\" x y.\n",               # a notation as the target
     "Record r := { answer' : nat; vnil : nat }.\n",              # a field named like a frozen name

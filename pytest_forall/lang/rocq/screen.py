@@ -33,6 +33,12 @@ from pytest_forall.lang.common import (
     run_static_layers,
     suspicious_characters,
 )
+from pytest_forall.lang.rocq.declarations import (
+    INDUCTIVE_HEADS,
+    constructor_names,
+    depth_change,
+    without_prefixes,
+)
 from pytest_forall.lang.rocq.lexer import comments
 from pytest_forall.lang.rocq.lexer import tokens as lex
 
@@ -53,6 +59,11 @@ ALLOWED_HEADS = (THEOREM_KEYWORDS | DEFINITION_KEYWORDS | QUERY_HEADS
 #: ``Set``/``Unset`` options that cannot change what a statement means or what the kernel checks.
 ALLOWED_OPTIONS = frozenset({("Default", "Goal", "Selector"), ("Bullet", "Behavior"), ("Ltac", "Backtrace"),
                              ("Ltac2", "Backtrace"), ("Default", "Timeout"), ("Printing", "Implicit", "Defensive")})
+#: ``Set``/``Unset`` options that change only which arguments later declarations make implicit. Implicit status is
+#: no part of a kernel term: if it changed how the frozen statement or a template constant elaborates, their kernel
+#: terms would differ, and ``elaborated_statement`` rejects that; an unchanged elaboration is honest.
+ELABORATION_OPTIONS = frozenset({("Implicit", "Arguments"), ("Strict", "Implicit"), ("Contextual", "Implicit"),
+                                 ("Maximal", "Implicit", "Insertion"), ("Reversible", "Pattern", "Implicit")})
 #: Attributes a top-level sentence may carry (``#[local]`` …); any other (``bypass_check`` …) is refused.
 ALLOWED_ATTRIBUTES = frozenset({"local", "global", "export", "program", "refine", "universes(polymorphic)",
                                 "universes(monomorphic)"})
@@ -74,6 +85,16 @@ TACTIC_SUPPORT = frozenset({("Create", "HintDb"), ("Add", "Ring"), ("Add", "Fiel
 #: them is rejected there (``elaborated_statement``); an honest helper instance is not refused by text. Its name
 #: is still checked against the frozen text like any declaration.
 KERNEL_JUDGED_HEADS = frozenset({"Instance"})
+#: Commands that change only how later text is parsed or elaborated: scopes (``Open``/``Close``/``Delimit``/
+#: ``Bind Scope``, also ``Local``), default binder types (``Implicit Types``), a notation's level reserved before
+#: the ``where`` clause that interprets it. They reach the frozen statement, but the kernel judge compares the
+#: elaborated statement and every template constant with the template's as kernel terms: a reading that changes
+#: the statement is rejected there (``cheat/open_scope_reads_statement_in_z``, with the static layers off too), and
+#: one that leaves it unchanged is honest (``valid/elaboration_settings_in_helpers``).
+KERNEL_JUDGED_SETTINGS = frozenset({("Open", "Scope"), ("Close", "Scope"), ("Delimit", "Scope"),
+                                    ("Undelimit", "Scope"), ("Bind", "Scope"), ("Declare", "Scope"),
+                                    ("Implicit", "Types"), ("Implicit", "Type"), ("Reserved", "Notation"),
+                                    ("Reserved", "Infix")})
 #: Why the best-known escape hatches are refused (anything else off the allow-list gets a generic reason).
 GOOD_TERMINATORS = frozenset({"Qed", "Defined"})
 TERMINATORS = GOOD_TERMINATORS | {"Admitted", "Abort", "Save"}
@@ -358,11 +379,11 @@ def _unbound_tokens(sentence: Sentence) -> list[Token]:
     depth = 0
     for token in tokens:
         depth_at.append(depth)
-        depth += _depth_change(token)
+        depth += depth_change(token)
     for i, token in enumerate(tokens):
         if token.kind in ("ident", "symbol") and token.text in BINDER_TOKENS:
             start = i + 1 + (i + 1 < len(tokens) and tokens[i + 1].text == "!")  # ``exists !``
-            close = next((k for k in range(start, len(tokens)) if depth_at[k] + _depth_change(tokens[k]) < depth_at[i]),
+            close = next((k for k in range(start, len(tokens)) if depth_at[k] + depth_change(tokens[k]) < depth_at[i]),
                          len(tokens))
             scopes += [(k, close, name) for k, name in _binder_names(tokens, start)]
     for begin, end, name in scopes:
@@ -396,7 +417,7 @@ def _binder_names(tokens: Sequence[Token], start: int) -> list[tuple[int, str]]:
             names += [(j, tokens[j].text) for j in range(i + 1, k)]
             depth, i = 1, i + 1
             while i < len(tokens) and depth:
-                depth += _depth_change(tokens[i])
+                depth += depth_change(tokens[i])
                 i += 1
         else:
             break
@@ -436,13 +457,15 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
         return None
     if head in ("Set", "Unset"):
         option = tuple(words[1:])
-        if option not in ALLOWED_OPTIONS:
+        if option not in ALLOWED_OPTIONS | ELABORATION_OPTIONS:
             return Finding(sentence.line, f"`{head} {' '.join(option)}` is not an allowed option "
-                                          f"(allowed: {sorted(' '.join(o) for o in ALLOWED_OPTIONS)})",
+                                          f"(allowed: {sorted(' '.join(o) for o in ALLOWED_OPTIONS | ELABORATION_OPTIONS)})",
                            {"sentence": sentence.text[:200]})
         return None
     if head in ("Require", "From"):
         return _require_finding(sentence, words)
+    if equations_derive(sentence):
+        return None
     if head in ALLOWED_HEADS:
         return None
     reason = (FORBIDDEN_REASONS.get(" ".join(words[:3])) or FORBIDDEN_REASONS.get(" ".join(words[:2]))
@@ -451,6 +474,25 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
     return Finding(sentence.line, f"{what} {reason}" if reason else f"{what} is not on the allow-list of "
                                                                       f"commands a candidate may add",
                    {"sentence": sentence.text[:200]})
+
+
+#: Words of Rocq's own ``Derive f SuchThat P As g`` / ``Derive f in P as g`` (it opens a proof): never in
+#: Equations' ``Derive classes for types``.
+_CORE_DERIVE_WORDS = frozenset({"SuchThat", "As", "in", "as"})
+
+
+def equations_derive(sentence: Sentence) -> bool:
+    """Equations' ``Derive NoConfusion Subterm for t u.``: plain class names, ``for``, plain type names. What it
+    generates are ordinary definitions and instances, judged like any candidate constant (an instance that changed
+    how the frozen text elaborates changes its kernel term), like a new ``Instance``
+    (``KERNEL_JUDGED_HEADS``), for the candidate's types or a library's (``Derive Signature for eq``)."""
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+    texts = [t.text for t in body]
+    if texts[:1] != ["Derive"] or texts.count("for") != 1:
+        return False
+    split = texts.index("for")
+    return (split > 1 and split < len(texts) - 1 and all(t.kind == "ident" for t in body[1:])
+            and not _CORE_DERIVE_WORDS & set(texts))
 
 
 def _deprecation(attribute: str) -> bool:
@@ -651,41 +693,61 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
     own screened text; a frozen name it captures elaborates to another kernel term), new typeclass instances
     (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), and ``Arguments``, ``Prenex Implicits``,
-    ``Canonical``, ``Coercion`` on the candidate's own declarations (:func:`_on_own_declarations`).
-    Text refusals stay for what the kernel comparison cannot see: how the frozen text is parsed (notations, scopes)
-    and other resolution commands (issue 22).
+    ``Canonical``, ``Coercion`` on the candidate's own declarations (:func:`_on_own_declarations`), and settings
+    that change only how later text parses or elaborates (``KERNEL_JUDGED_SETTINGS``: scopes, ``Implicit Types``,
+    ``Reserved Notation``). Text refusals stay for notations with a string (new grammar the frozen text is read
+    with) and other resolution commands (issue 22).
     """
     findings = []
-    own_modules: set[str] = set()
+    own_paths: set[tuple[str, ...]] = set()  # the candidate's modules, by their path from the file's top
     own: list[set[str]] = [set()]  # names the candidate declared, per Module/Section it opened
+    imported: list[bool] = [False]  # per level: a Require/Import there may shadow the enclosing levels' names
     sections: list[bool] = []  # per open Module/Section: is it a Section
+    imports_at_end: list[bool] = []  # per open Module/Section: a ``Module Import X.`` (X is imported at its End)
+    path: list[str] = []  # the open Modules' names (a Section adds no path component)
     kept = set(analysis.preamble_match.values())
     for index, block in enumerate(analysis.candidate.before):
         sentence = block.head
         words = sentence.command_words()
         head = words[0] if words else ""
         structure = _structure_command(sentence)
+        module_import = _module_import(sentence)
         if structure in ("Section", "Module") or _opens_scope(sentence):
             own.append(set())
+            imported.append(False)
             sections.append(head == "Section")
+            imports_at_end.append(module_import)
+            if head == "Module":
+                path.append(_scope_name(sentence))
         elif structure == "End" and len(own) > 1:
             closed = own.pop()
+            imported.pop()
             if sections.pop():  # a Section's declarations outlive its End under the same short names
                 own[-1] |= closed
-        if head in ("Require", "From", "Import", "Export") or words[1:2] in (["Import"], ["Export"]):
+            else:
+                path.pop()
+            if imports_at_end.pop():
+                own[-1], imported[-1] = set(), True
+        if head in ("Require", "From", "Import", "Export") or (words[1:2] in (["Import"], ["Export"])
+                                                               and not module_import):
             own[-1] = set()  # a name brought into scope now may shadow the candidate's own
+            imported[-1] = True
         if index in kept:
             continue
-        if structure in ("Section", "Module"):
-            if name_clashes(sentence.declared_name(), analysis.frozen_parts_after(index)):
-                findings.append(Finding(sentence.line, f"`{head} {sentence.declared_name()}` shadows a name the "
-                                                       f"frozen text after it uses", {}))
+        if structure in ("Section", "Module") or module_import:
+            name = _scope_name(sentence)
+            if name_clashes(name, analysis.frozen_parts_after(index)):
+                findings.append(Finding(sentence.line, f"`{head} {name}` shadows a name the frozen text after it "
+                                                       f"uses", {}))
             if head == "Module":
-                own_modules.add(sentence.declared_name())
+                own_paths.add(tuple(path))
             continue
         if structure or _allowed_hint(sentence, words) or head in SECTION_HEADS:
             continue
-        if _imports_own_modules(sentence, own_modules) or _on_own_declarations(sentence, words, own[-1]):
+        if _imports_own_modules(sentence, own_paths, path) \
+                or _on_own_declarations(sentence, words, _visible_own(own, imported)):
+            continue
+        if tuple(words[:2]) in KERNEL_JUDGED_SETTINGS:
             continue
         declares = is_abbreviation(sentence) or _canonical_definition(sentence, words)
         if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and not declares \
@@ -706,19 +768,16 @@ def shadowing_guard(analysis: Analysis) -> Layer:
                                                     "or changes resolution")
 
 
-#: How a bracket token moves the nesting depth (the declaration readers below count it the same way).
-_DEPTH_CHANGE = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-
-
-def _depth_change(token: Token) -> int:
-    return _DEPTH_CHANGE.get(token.text, 0) if token.kind == "symbol" else 0
-
-
-def _without_prefixes(tokens: list[Token], prefixes: tuple[str, ...] = ("Local", "Global")) -> list[Token]:
-    """``tokens`` without the leading locality (or other ``prefixes``) words a command may start with."""
-    while tokens and tokens[0].text in prefixes:
-        tokens = tokens[1:]
-    return tokens
+def _visible_own(own: Sequence[set[str]], imported: Sequence[bool]) -> set[str]:
+    """The candidate's own names a short name still resolves to here: those of the innermost Module/Section, then
+    of each enclosing one still open (a packed class's ``Module Exports`` naming its enclosing module's ``type`` and
+    ``sort``), up to a level where a ``Require``/``Import`` may have brought another declaration of that name."""
+    visible: set[str] = set()
+    for names, cut in zip(reversed(own), reversed(imported)):
+        visible |= names
+        if cut:
+            break
+    return visible
 
 
 def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) -> bool:
@@ -730,7 +789,7 @@ def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) ->
     a canonical instance or coercion of its own structure then change only how the candidate's own later text
     elaborates (the frozen text cannot name its classes). This is defence in depth: what guarantees the statement is
     ``elaborated_statement`` (a command that changed it would change its kernel term)."""
-    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
 
     def mine(token: Token) -> bool:
         return token.kind == "ident" and "." not in token.text and token.text in own
@@ -751,7 +810,7 @@ def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) ->
 def is_abbreviation(sentence: Sentence) -> bool:
     """``Notation name args := term``: a name for a term, which parses no frozen text differently (a notation with
     a string changes the grammar and stays refused); its name faces the name check like any declaration."""
-    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
     return len(body) > 2 and body[0].text == "Notation" and body[1].kind == "ident" and "." not in body[1].text
 
 
@@ -761,12 +820,27 @@ def _canonical_definition(sentence: Sentence, words: list[str]) -> bool:
     return words[:1] == ["Canonical"] and sentence.defines_inline()
 
 
-def _imports_own_modules(sentence: Sentence, own_modules: set[str]) -> bool:
+def _imports_own_modules(sentence: Sentence, own_paths: set[tuple[str, ...]], path: Sequence[str]) -> bool:
     """``Import M.`` / ``Export M N.`` naming only modules the candidate declared before (no filters, no
-    categories)."""
-    body = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+    categories): each name, read from the current Module or an enclosing one as Coq resolves it, is the path of one
+    of them (``Import M.`` after ``Module M. … End M.``; a packed class's ``Export Packed.Exports.``; not
+    ``Exports`` alone there, which names no module of the candidate's)."""
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
+
+    def own_module(name: str) -> bool:
+        parts = tuple(name.split("."))
+        return any(tuple(path[:k]) + parts in own_paths for k in range(len(path) + 1))
+
     return (len(body) > 1 and body[0].text in ("Import", "Export")
-            and all(t.kind == "ident" and t.text in own_modules for t in body[1:]))
+            and all(t.kind == "ident" and own_module(t.text) for t in body[1:]))
+
+
+def _module_import(sentence: Sentence) -> bool:
+    """``Module Import X.`` / ``Module Export X.``: a Module of the candidate's, imported at its ``End`` (which
+    then counts as an ``Import`` of an own module); it brings nothing in when it opens."""
+    words = sentence.command_words()
+    return (len(sentence.tokens) == 4 and not sentence.has_attribute() and len(words) == 3
+            and words[0] == "Module" and words[1] in ("Import", "Export") and "." not in words[2])
 
 
 def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
@@ -781,89 +855,8 @@ def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
                 THEOREM_KEYWORDS | {"Fixpoint", "CoFixpoint", "Inductive", "CoInductive"}):
             names.append(tokens[i + 1].text)
     if words[0] in INDUCTIVE_HEADS:
-        names += _constructor_names(sentence, words[0])
+        names += constructor_names(sentence.tokens[sentence._attribute_end():-1], words[0])
     return list(dict.fromkeys(names))
-
-
-#: Commands declaring inductive types, whose constructors, record constructors and fields are names too.
-INDUCTIVE_HEADS = frozenset({"Inductive", "CoInductive", "Variant", "Record", "Structure", "Class"})
-
-
-def _constructor_names(sentence: Sentence, head: str) -> list[str]:
-    """Constructors (``:= c1 … | c2 …``), record constructors (``:= Mk {`` or ``Build_R``) and fields of each block
-    of an inductive declaration (blocks split at a ``with`` outside ``match``); a ``where`` notation ends a block."""
-    tokens = _without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]),
-                               ("Local", "Global", "Private", "Polymorphic", "Monomorphic", "Cumulative",
-                                "NonCumulative"))
-    blocks: list[list[Token]] = [[]]
-    depth, matches = 0, 0
-    for token in tokens[1:]:  # after the command word
-        text = token.text
-        depth += _depth_change(token)
-        if token.kind == "ident" and text == "match":
-            matches += 1
-        elif token.kind == "ident" and text == "end" and matches:
-            matches -= 1
-        elif token.kind == "ident" and text == "with" and depth == 0 and matches == 0:
-            blocks.append([])
-            continue
-        blocks[-1].append(token)
-    names: list[str] = []
-    for block in blocks:
-        if not block or block[0].kind != "ident":
-            continue
-        names += _block_constructors(block, head in ("Record", "Structure", "Class"))
-    return names
-
-
-def _block_constructors(block: list[Token], record: bool) -> list[str]:
-    """What one block ``name params : arity := body`` declares besides ``name`` (see :func:`_constructor_names`)."""
-    depth, matches, start = 0, 0, None
-    for i, token in enumerate(block):
-        depth += _depth_change(token)
-        if depth == 0 and token.kind == "symbol" and token.text == ":=":
-            start = i + 1
-            break
-    if start is None:
-        return []
-    body = block[start:]
-    brace = next((i for i, t in enumerate(body[:2]) if t.text == "{"), None)
-    if brace is not None:  # a record: ``:= Mk { f : T; … }`` or ``:= { … }``
-        maker = body[0].text if brace == 1 and body[0].kind == "ident" else f"Build_{block[0].text}"
-        return [maker, *_field_names(body[brace + 1:])]
-    if record:  # ``Class C := m : T``: one method, no constructor name of its own
-        return [body[0].text] if body and body[0].kind == "ident" else []
-    names, expect = [], True
-    depth = 0
-    for token in body:
-        depth += _depth_change(token)
-        if token.kind == "ident" and token.text == "match":
-            matches += 1
-        elif token.kind == "ident" and token.text == "end" and matches:
-            matches -= 1
-        elif depth == 0 and matches == 0 and token.kind == "ident" and token.text == "where":
-            break
-        if expect and token.kind == "ident":
-            names.append(token.text)
-        expect = depth == 0 and matches == 0 and token.kind == "symbol" and token.text == "|"
-    return names
-
-
-def _field_names(tokens: list[Token]) -> list[str]:
-    """The field names of a record body (after its ``{``): the first name of each ``;``-separated field."""
-    names, expect, depth = [], True, 0
-    for token in tokens:
-        if depth == 0 and token.kind == "symbol" and token.text == "}":
-            break
-        depth += _depth_change(token)
-        if expect and depth == 0 and token.kind == "ident":
-            names.append(token.text)
-            expect = False
-        elif expect and depth == 0 and token.text not in ("#", "]"):  # ``#[canonical=no] f``: the name is after
-            expect = False
-        if depth == 0 and token.kind == "symbol" and token.text == ";":
-            expect = True
-    return names
 
 
 def rocq_static_layers(template: str, candidate: str, *, theorem_name: str) -> list[Layer]:

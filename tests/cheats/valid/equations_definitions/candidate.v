@@ -1,6 +1,8 @@
 Require Import Ensembles RelationClasses.
 From Equations Require Import Equations.
 Require Import Coq.Arith.PeanoNat Lia.
+Inductive tree := leaf | node (l r : tree).
+Derive NoConfusion Subterm for tree.
 Equations half (n : nat) : nat :=
   half 0 := 0;
   half (S 0) := 0;
