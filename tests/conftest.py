@@ -156,6 +156,29 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items.sort(key=lambda item: (-costs.get(item.nodeid.split("::")[0], 0.0), first[item.nodeid.split("::")[0]]))
 
 
+# --- what a test run shares ------------------------------------------------------------------------------
+
+def run_shared_dir(factory: pytest.TempPathFactory, name: str) -> Path:
+    """The directory ``name`` of this test run, the same for every xdist worker (their base directories are siblings
+    under the run's) and new for each run (pytest's base directory is)."""
+    base = factory.getbasetemp()
+    where = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    where.mkdir(exist_ok=True)
+    return where
+
+
+@pytest.fixture(scope="session")
+def shared_prover_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One prover cache directory (``cache_dir``: the judge plugin, the compiled templates and their judge dumps) for
+    the whole run, for every test whose subject is not that cache: a fresh one per test rebuilt the plugin (0.3 s of
+    CPU) and recompiled each template (0.2-1.5 s) in every test. Its entries are keyed by content and built under a
+    file lock into a fresh directory, then renamed (``lang/rocq/judge.py``, ``cached_entry``), so the two workers
+    share it safely. It holds no verdict cache: give it to a backend made directly, never as a run's
+    ``--forall-cache-dir`` (a verdict served from the cache would not be checked by the test). A test about the cache
+    itself (cold paths, corrupt or planted entries, cleaning, permissions) keeps its own directory."""
+    return run_shared_dir(tmp_path_factory, "prover-cache")
+
+
 # --- shared built projects ---------------------------------------------------------------------------------
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

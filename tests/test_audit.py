@@ -53,15 +53,15 @@ def putnam(name: str) -> Task:
     return parse_coq(name, path, path.read_text())
 
 
-def run_item(tmp_path: Path, task: Task, frontend: Any, cache: Path | None = None,
+def run_item(tmp_path: Path, task: Task, frontend: Any, cache: Path,
              **budget: Any) -> tuple[dict[str, Any], ItemContext]:
-    """One item run; ``cache``: the prover's cache (compiled templates, the judge plugin), which items of the same
-    task share so its templates are compiled once (the entries are keyed by content and validated on reading)."""
+    """One item run; ``cache``: the prover's cache (compiled templates, the judge plugin), which items share so each
+    template is compiled once (``shared_prover_cache``: the entries are keyed by content and validated on reading)."""
     from pytest_forall.lang.rocq.backend import RocqProver
 
     ctx = ItemContext(task=task, workspace_root=tmp_path / "ws", workspace_name=task.task_id,
                       audit=AuditRecord(tmp_path / "audit" / task.task_id, task),
-                      prover=RocqProver({"cache_dir": str(cache or tmp_path / "cache")}), frontend=frontend,
+                      prover=RocqProver({"cache_dir": str(cache)}), frontend=frontend,
                       reviewer=None,
                       budget=Budget(**budget), options={"sandbox": "none"}, run_secret=SECRET)
     return ItemRun(ctx).run(), ctx
@@ -137,7 +137,8 @@ def test_the_vacuity_task_is_tied_to_the_statement_by_a_frozen_definition_after_
 
 
 @pytest.mark.slow
-def test_premises_typed_otherwise_without_the_rest_of_the_conclusion_cannot_flag(tmp_path: Path) -> None:
+def test_premises_typed_otherwise_without_the_rest_of_the_conclusion_cannot_flag(tmp_path: Path,
+                                                                                 shared_prover_cache: Path) -> None:
     """The vacuity theorem elaborates its binders without the rest of the conclusion; the tie, stated like the
     template's theorem, makes a proof about differently typed premises fail to compile (no flag)."""
     require_tool("coqtop")
@@ -147,7 +148,7 @@ def test_premises_typed_otherwise_without_the_rest_of_the_conclusion_cannot_flag
     vacuity = derived_tasks(task)["vacuous"]
     assert "defaulted_vacuous\n    x (forall_audit_h1 : ok x)\n    : False." in vacuity.template
     certificate = vacuity.template.replace("Proof. Admitted.", "Proof. intros; exact forall_audit_h1. Qed.")
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    prover = RocqProver({"cache_dir": str(shared_prover_cache)})
     verdict = verify_candidate(vacuity, prover, certificate.encode())
     assert not verdict.accepted and verdict.reason.startswith("template:"), verdict.reason
     assert 'has type "nat" while it is expected to have type\n "unit"' in verdict.reason
@@ -157,7 +158,7 @@ def test_premises_typed_otherwise_without_the_rest_of_the_conclusion_cannot_flag
     assert "vacuous" not in found.certificates
     # the tie was checked first and refused: no vacuity script was tried
     assert not any(line.startswith("intros; try cbv zeta") for line in found.log.splitlines()), found.log
-    result, _ = run_item(tmp_path / "item", task, AuditFrontend({}), cache=tmp_path / "cache")
+    result, _ = run_item(tmp_path / "item", task, AuditFrontend({}), cache=shared_prover_cache)
     assert (result["outcome"], result["statement_audit"]) == ("failed", "unknown"), result["reason"]
 
 
@@ -172,11 +173,12 @@ HEADER_FIRST = ("Class Bad (T : Type) := { ok : T -> Prop }.\n"
 
 
 @pytest.mark.slow
-def test_a_refutation_of_the_statement_elaborated_otherwise_than_the_theorem_cannot_flag(tmp_path: Path) -> None:
+def test_a_refutation_of_the_statement_elaborated_otherwise_than_the_theorem_cannot_flag(
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     require_tool("coqtop")
     from pytest_forall.lang.rocq.backend import RocqProver
 
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    prover = RocqProver({"cache_dir": str(shared_prover_cache)})
     task = task_of(tmp_path, "header_first", HEADER_FIRST)
     proved = verify_candidate(task, prover, HEADER_FIRST.replace("Proof. Admitted.", "Proof. reflexivity. Qed.").encode())
     assert proved.accepted, proved.reason  # the theorem is true
@@ -231,10 +233,12 @@ def test_the_findings_table_is_markdown_with_a_recheck_command(tmp_path: Path) -
 # --- the search and the outcomes on the real kernel -------------------------------------------------------
 
 @pytest.mark.slow
-def test_putnam_2017_a1_is_vacuous_not_strict_and_its_certificate_is_reverified(tmp_path: Path) -> None:
+def test_putnam_2017_a1_is_vacuous_not_strict_and_its_certificate_is_reverified(tmp_path: Path,
+                                                                                shared_prover_cache: Path) -> None:
     """The portfolio's ladder alone proves this statement (CoqHammer's qauto); with the audit it is vacuous."""
     require_tool("coqtop")
-    result, ctx = run_item(tmp_path, putnam("putnam_2017_a1"), PortfolioFrontend({"tactic_timeout": 3}))
+    result, ctx = run_item(tmp_path, putnam("putnam_2017_a1"), PortfolioFrontend({"tactic_timeout": 3}),
+                           cache=shared_prover_cache)
     assert (result["outcome"], result["statement_audit"]) == ("vacuous", "vacuous"), result["reason"]
     assert result["reason"].startswith("STATEMENT_VACUOUS.v (sha256 ")
     assert result["certificate"] == "accepted/STATEMENT_VACUOUS.v"
@@ -247,23 +251,27 @@ def test_putnam_2017_a1_is_vacuous_not_strict_and_its_certificate_is_reverified(
 
 
 @pytest.mark.slow
-def test_the_audit_finds_a_false_statement_and_leaves_a_sound_one_unknown(tmp_path: Path) -> None:
+def test_the_audit_finds_a_false_statement_and_leaves_a_sound_one_unknown(tmp_path: Path,
+                                                                          shared_prover_cache: Path) -> None:
     require_tool("coqtop")
-    wrong, ctx = run_item(tmp_path / "w", task_of(tmp_path, "wrong", FALSE), AuditFrontend({}))
+    wrong, ctx = run_item(tmp_path / "w", task_of(tmp_path, "wrong", FALSE), AuditFrontend({}),
+                          cache=shared_prover_cache)
     assert (wrong["outcome"], wrong["statement_audit"]) == ("statement_false", "false"), wrong["reason"]
     checked = forall_verify(ctx.audit.directory / wrong["certificate_template"],
                             ctx.audit.directory / wrong["certificate"])
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
-    empty, _ = run_item(tmp_path / "e", task_of(tmp_path, "empty", VACUOUS), AuditFrontend({}))
+    empty, _ = run_item(tmp_path / "e", task_of(tmp_path, "empty", VACUOUS), AuditFrontend({}),
+                        cache=shared_prover_cache)
     assert (empty["outcome"], empty["statement_audit"]) == ("vacuous", "vacuous"), empty["reason"]
 
-    sound, ctx = run_item(tmp_path / "s", task_of(tmp_path, "sound", SOUND), AuditFrontend({}), cache=tmp_path / "cache")
+    sound, ctx = run_item(tmp_path / "s", task_of(tmp_path, "sound", SOUND), AuditFrontend({}),
+                          cache=shared_prover_cache)
     assert (sound["outcome"], sound["statement_audit"], sound["certificate"]) == ("failed", "unknown", "")
     assert "does not attempt the proof" in sound["reason"]
     assert "sound_vacuous" not in sound["reason"] and not (ctx.audit.directory / "accepted").exists()
     proved, _ = run_item(tmp_path / "p", task_of(tmp_path, "sound", SOUND), PortfolioFrontend({"tactic_timeout": 3}),
-                         cache=tmp_path / "cache")
+                         cache=shared_prover_cache)
     assert (proved["outcome"], proved["statement_audit"]) == ("strict", "unknown")
 
 
@@ -296,7 +304,7 @@ def scripted(text: str, name: str) -> Any:
 
 
 @pytest.mark.slow
-def test_tampered_certificates_for_a_sound_statement_never_flag_it(tmp_path: Path) -> None:
+def test_tampered_certificates_for_a_sound_statement_never_flag_it(tmp_path: Path, shared_prover_cache: Path) -> None:
     """Every way of getting a ``False`` past the verifier for a sound statement is refused; none flags it."""
     require_tool("coqtop")
     task = task_of(tmp_path, "sound", SOUND)
@@ -316,7 +324,7 @@ def test_tampered_certificates_for_a_sound_statement_never_flag_it(tmp_path: Pat
     }
     for label, text in tampered.items():
         result, ctx = run_item(tmp_path / label.replace(" ", "-"), task, scripted(text, "STATEMENT_VACUOUS.v"),
-                               cache=tmp_path / "cache", rounds=1)
+                               cache=shared_prover_cache, rounds=1)
         assert result["statement_audit"] == "unknown" and result["outcome"] == "failed", (label, result)
         assert not (ctx.audit.directory / "accepted").exists(), label
         verdicts = sorted((ctx.audit.directory / "s0" / "r1").glob("vacuity-verdict.json"))
@@ -324,7 +332,8 @@ def test_tampered_certificates_for_a_sound_statement_never_flag_it(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_a_wrong_textual_split_cannot_flag_because_the_kernel_checks_the_shape(tmp_path: Path) -> None:
+def test_a_wrong_textual_split_cannot_flag_because_the_kernel_checks_the_shape(tmp_path: Path,
+                                                                               shared_prover_cache: Path) -> None:
     """A notation at binder level hides its ``->`` from the textual split; the shape definition then fails."""
     require_tool("coqtop")
     from pytest_forall.lang.rocq.backend import RocqProver
@@ -336,7 +345,7 @@ def test_a_wrong_textual_split_cannot_flag_because_the_kernel_checks_the_shape(t
     assert "(forall_audit_h0 : ALL x, x = 0)" in vacuity.template  # the wrong split: a contradictory premise
     certificate = vacuity.template.replace("Proof. Admitted.", "Proof. intros; specialize (forall_audit_h0 1); "
                                                                "discriminate. Qed.")
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    prover = RocqProver({"cache_dir": str(shared_prover_cache)})
     verdict = verify_candidate(vacuity, prover, certificate.encode())
     assert not verdict.accepted and verdict.reason.startswith("template:"), verdict.reason
     search = audit_pack("rocq")

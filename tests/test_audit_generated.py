@@ -67,7 +67,8 @@ def strategy_names() -> frozenset[str]:
     return frozenset(names | {f"inner-{name}" for name in names})
 
 
-def _search(tmp_path: Path, name: str, strategies: frozenset[str] | None) -> tuple[Any, dict[str, Any], Any]:
+def _search(tmp_path: Path, name: str, strategies: frozenset[str] | None,
+            cache: Path) -> tuple[Any, dict[str, Any], Any]:
     from pytest_forall.lang.rocq.backend import RocqProver
 
     require_tool("coqtop")
@@ -75,7 +76,7 @@ def _search(tmp_path: Path, name: str, strategies: frozenset[str] | None) -> tup
     path = tmp_path / f"{name}.v"
     path.write_text(text)
     task = parse_coq(name, path, text)
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    prover = RocqProver({"cache_dir": str(cache)})
     derived = derived_tasks(task)
     pack = audit_pack("rocq")
     assert pack is not None
@@ -88,14 +89,14 @@ def _search(tmp_path: Path, name: str, strategies: frozenset[str] | None) -> tup
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MISSES))
-def test_a_generated_strategy_alone_finds_a_certified_counterexample_the_grid_missed(tmp_path: Path,
-                                                                                   name: str) -> None:
+def test_a_generated_strategy_alone_finds_a_certified_counterexample_the_grid_missed(
+        tmp_path: Path, name: str, shared_prover_cache: Path) -> None:
     _, finding, strategy, strict = MISSES[name]
     old = strategy_names() - NEW - {f"inner-{s}" for s in NEW}
     assert {"closers", "backtracking", "saturation", "inner-closers", "automation-nia"} <= old
-    before, _, _ = _search(tmp_path, name, old)
+    before, _, _ = _search(tmp_path, name, old, shared_prover_cache)
     assert before.certificates == {}, before.log[-2000:]
-    search, derived, prover = _search(tmp_path, name, frozenset({strategy}))
+    search, derived, prover = _search(tmp_path, name, frozenset({strategy}), shared_prover_cache)
     assert set(search.certificates) == {finding}, search.log[-2000:]
     verdict = verify_candidate(derived[finding], prover, search.certificates[finding].encode())
     assert verdict.accepted, verdict.reason

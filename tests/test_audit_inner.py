@@ -104,9 +104,11 @@ def test_the_first_prompt_offers_the_inner_claim_with_its_derived_template(tmp_p
 
 
 @pytest.mark.slow
-def test_an_unsatisfiable_inner_premise_ends_inner_vacuous_and_its_certificate_is_reverified(tmp_path: Path) -> None:
+def test_an_unsatisfiable_inner_premise_ends_inner_vacuous_and_its_certificate_is_reverified(
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     require_tool("coqtop")
-    result, ctx = run_item(tmp_path / "o", task_of(tmp_path, "orderly", INNER), AuditFrontend({}))
+    result, ctx = run_item(tmp_path / "o", task_of(tmp_path, "orderly", INNER), AuditFrontend({}),
+                           cache=shared_prover_cache)
     assert (result["outcome"], result["statement_audit"], result["stop"]) == (
         "inner_vacuous", "inner_vacuous", "inner-vacuous"), result["reason"]
     assert result["certificate"] == "accepted/STATEMENT_INNER_VACUOUS.v"
@@ -116,13 +118,15 @@ def test_an_unsatisfiable_inner_premise_ends_inner_vacuous_and_its_certificate_i
     assert not (ctx.audit.directory / "accepted" / "orderly.v").exists()  # never counted as a proof
 
     for name, text in {"grows": GROWS, "guarded": GUARDED}.items():
-        sound, ctx = run_item(tmp_path / name, task_of(tmp_path, name, text), AuditFrontend({}))
+        sound, ctx = run_item(tmp_path / name, task_of(tmp_path, name, text), AuditFrontend({}),
+                              cache=shared_prover_cache)
         assert (sound["outcome"], sound["statement_audit"]) == ("failed", "unknown"), (name, sound["reason"])
         assert not (ctx.audit.directory / "accepted").exists()
 
 
 @pytest.mark.slow
-def test_certificates_about_other_premises_never_flag_a_sound_statement(tmp_path: Path) -> None:
+def test_certificates_about_other_premises_never_flag_a_sound_statement(tmp_path: Path,
+                                                                        shared_prover_cache: Path) -> None:
     """A certificate for another statement's premise, for a premise in a negative position, for a different
     premise of this statement or for a satisfiable one is refused; none ends the item as ``inner_vacuous``."""
     require_tool("coqtop")
@@ -142,7 +146,7 @@ def test_certificates_about_other_premises_never_flag_a_sound_statement(tmp_path
     proofs = {"another statement's premise": (donor, ("right; unfold orderly_audit_premise0, orderly_audit_premise1; "
                                                       "intros; lia")),
               "a premise in a negative position": (negative, "unfold guarded_audit_premise0; intros; lia")}
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    prover = RocqProver({"cache_dir": str(shared_prover_cache)})
     for label, (template, proof) in proofs.items():  # each is a valid certificate of its own task
         own = dataclasses.replace(derived_tasks(task)["inner_vacuous"], template=template,
                                   frozen=template[:template.index(HOLE) + len("Proof. ")],
@@ -163,7 +167,7 @@ def test_certificates_about_other_premises_never_flag_a_sound_statement(tmp_path
     }
     for label, text in tampered.items():
         result, ctx = run_item(tmp_path / label.replace(" ", "-").replace(",", ""), task,
-                               scripted(text, "STATEMENT_INNER_VACUOUS.v"), cache=tmp_path / "cache", rounds=1)
+                               scripted(text, "STATEMENT_INNER_VACUOUS.v"), cache=shared_prover_cache, rounds=1)
         assert result["statement_audit"] == "unknown" and result["outcome"] == "failed", (label, result)
         assert not (ctx.audit.directory / "accepted").exists(), label
         verdicts = sorted((ctx.audit.directory / "s0" / "r1").glob("inner-vacuity-verdict.json"))
@@ -171,7 +175,7 @@ def test_certificates_about_other_premises_never_flag_a_sound_statement(tmp_path
 
 
 @pytest.mark.slow
-def test_a_wrong_textual_reading_of_an_inner_premise_cannot_flag(tmp_path: Path) -> None:
+def test_a_wrong_textual_reading_of_an_inner_premise_cannot_flag(tmp_path: Path, shared_prover_cache: Path) -> None:
     """A notation hides its ``->`` from the textual reading; the kernel's shape check then fails the task."""
     require_tool("coqtop")
     from pytest_forall.lang.rocq.backend import RocqProver
@@ -183,7 +187,7 @@ def test_a_wrong_textual_reading_of_an_inner_premise_cannot_flag(tmp_path: Path)
     assert ":=\n    ALL x, x = m.\n" in inner.template  # the wrong reading: ``ALL x, x = m`` as the premise
     certificate = inner.template.replace("Proof. Admitted.", "Proof. unfold hidden_audit_premise0; intros m H; "
                                                              "specialize (H (S m)); lia. Qed.")
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    prover = RocqProver({"cache_dir": str(shared_prover_cache)})
     verdict = verify_candidate(inner, prover, certificate.encode())
     assert not verdict.accepted and verdict.reason.startswith("template:"), verdict.reason
     pack = audit_pack("rocq")

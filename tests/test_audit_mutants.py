@@ -5,13 +5,12 @@ verifier), and the unmutated controls are never flagged."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, require_tool
+from conftest import REPO, require_tool, run_shared_dir
 
 sys.path.insert(0, str(REPO / "scripts"))
 import audit_mutants
@@ -20,8 +19,7 @@ import audit_mutants
 def run_store(factory: pytest.TempPathFactory) -> Path:
     """Where this test run keeps the corpus's audits (``audit_mutants.audit``'s store), shared by every xdist worker
     (their base directories are siblings under the run's): tests/test_audit_search.py audits two of its mutants."""
-    base = factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "audit-mutants"
+    return run_shared_dir(factory, "audit-mutants")
 
 
 @pytest.mark.slow

@@ -29,19 +29,20 @@ def template(name: str) -> str:
     return path.read_text()
 
 
-def probe(tmp_path: Path) -> TacticProbe:
+def probe(tmp_path: Path, cache: Path) -> TacticProbe:
     from pytest_forall.lang.rocq.backend import RocqProver
 
     require_tool("coqtop")
-    return RocqProver({"cache_dir": str(tmp_path / "cache")}).tactic_probe(tmp_path)
+    return RocqProver({"cache_dir": str(cache)}).tactic_probe(tmp_path)
 
 
-def test_a_tactic_line_longer_than_the_pty_line_buffer_reaches_coqtop(tmp_path: Path) -> None:
+def test_a_tactic_line_longer_than_the_pty_line_buffer_reaches_coqtop(tmp_path: Path,
+                                                                      shared_prover_cache: Path) -> None:
     """A canonical-mode pty drops what exceeds 4095 bytes of a line: a 9 KB script got no answer at all."""
     script = "idtac; " * 1300 + "exact I"
     assert len(script) > 8192
-    winners, _, log = probe(tmp_path).run_goals("", [Goal("Lemma long : True.\nProof.\n", "long", [(script, 5.0)])],
-                                                tmp_path)
+    winners, _, log = probe(tmp_path, shared_prover_cache).run_goals(
+        "", [Goal("Lemma long : True.\nProof.\n", "long", [(script, 5.0)])], tmp_path)
     assert winners == {"long": script}, log[-500:]
 
 
@@ -67,11 +68,12 @@ def _pause_coqtop(seconds: float, after: float) -> threading.Thread:
     return thread
 
 
-def test_a_tactics_budget_is_cpu_time_so_a_stalled_machine_finds_what_an_idle_one_finds(tmp_path: Path) -> None:
+def test_a_tactics_budget_is_cpu_time_so_a_stalled_machine_finds_what_an_idle_one_finds(
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     """Stopped for 4 s in the middle of a script that needs well under a second of CPU, coqtop still gets its
     3 s of CPU: a wall-clock ``Timeout 3`` ended the script instead."""
     busy = "do 30 (assert (Nat.pow 2 12 = 4096) by (cbv; reflexivity); clear); exact I"
-    session = probe(tmp_path)
+    session = probe(tmp_path, shared_prover_cache)
     pause = _pause_coqtop(4.0, after=0.8)
     winners, _, log = session.run_goals("", [Goal("Lemma busy : True.\nProof.\n", "busy", [(busy, 3.0)])], tmp_path)
     pause.join()
@@ -79,9 +81,10 @@ def test_a_tactics_budget_is_cpu_time_so_a_stalled_machine_finds_what_an_idle_on
     assert session.wall_used > 4.0 and session.cpu_used < 3.0, (session.wall_used, session.cpu_used)
 
 
-def test_a_script_past_its_cpu_budget_is_interrupted_and_the_session_goes_on(tmp_path: Path) -> None:
+def test_a_script_past_its_cpu_budget_is_interrupted_and_the_session_goes_on(tmp_path: Path,
+                                                                             shared_prover_cache: Path) -> None:
     loop = "let rec f n := f (S n) in f 0"
-    session = probe(tmp_path)
+    session = probe(tmp_path, shared_prover_cache)
     winners, _, log = session.run_goals("", [Goal("Lemma loop : True.\nProof.\n", "loop",
                                                   [(loop, 1.0), ("exact I", 1.0)])], tmp_path)
     assert winners == {"loop": "exact I"}, log
@@ -89,16 +92,16 @@ def test_a_script_past_its_cpu_budget_is_interrupted_and_the_session_goes_on(tmp
 
 
 def audit_of(tmp_path: Path, name: str, find: str, replace: str, cpu: float = 20.0,
-             store: Path | None = None) -> tuple[list[str], str]:
+             store: Path | None = None, *, cache: Path) -> tuple[list[str], str]:
     """The verified findings of the audit on a real template with one replacement, and the search's log;
     ``store``: this run's store of the mutation corpus's audits, for a mutant of the corpus (:func:`run_store`)."""
     text = template(name)
     assert text.count(find) == 1, find
-    return audit_text(tmp_path, name, text.replace(find, replace), cpu, store)
+    return audit_text(tmp_path, name, text.replace(find, replace), cpu, store, cache=cache)
 
 
 def audit_text(tmp_path: Path, name: str, text: str, cpu: float = 20.0,
-               store: Path | None = None) -> tuple[list[str], str]:
+               store: Path | None = None, *, cache: Path) -> tuple[list[str], str]:
     """The verified findings of the audit on the template ``text`` (``audit_mutants.audit``: the search, then each
     certificate judged by the verifier), and the search's log."""
     from pytest_forall.lang.rocq.backend import RocqProver
@@ -107,7 +110,7 @@ def audit_text(tmp_path: Path, name: str, text: str, cpu: float = 20.0,
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / f"{name}.v"
     path.write_text(text)
-    return audit_mutants.audit(parse_coq(name, path, text), RocqProver({"cache_dir": str(tmp_path / "cache")}),
+    return audit_mutants.audit(parse_coq(name, path, text), RocqProver({"cache_dir": str(cache)}),
                                tmp_path / "ws", cpu, store)
 
 
@@ -125,64 +128,69 @@ def spend(log: str) -> str:
 
 
 @pytest.mark.slow
-def test_the_search_ends_once_the_statement_is_refuted_or_its_hypotheses_contradict(tmp_path: Path) -> None:
+def test_the_search_ends_once_the_statement_is_refuted_or_its_hypotheses_contradict(
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     """A refutation proves the statement's negation and contradictory hypotheses prove the statement (both ties
     checked), so after either no other finding can close: the scripts that ran on (the refutation search after a
     vacuity, the heavy automation after a refutation: seconds each) only spent the item's budget."""
     from pytest_forall.lang.rocq.audit import STRATEGIES
 
     found, log = audit_text(tmp_path / "v", "empty", "Require Import Arith.\nTheorem empty (n : nat) (h : n < 0) :\n"
-                            "    n * n = n + 7.\nProof. Admitted.\n")
+                            "    n * n = n + 7.\nProof. Admitted.\n", cache=shared_prover_cache)
     assert found == ["vacuous"], log[-3000:]
     assert _after_closing(log, list(STRATEGIES)) == [], log[-3000:]
     assert "refute-" not in spend(log), log[-3000:]
     found, log = audit_text(tmp_path / "f", "wrong", "Require Import Arith.\nTheorem wrong (n : nat) (h : n > 0) :\n"
-                            "    n * n > n.\nProof. Admitted.\n")
+                            "    n * n > n.\nProof. Admitted.\n", cache=shared_prover_cache)
     assert found == ["false"], log[-3000:]
     assert _after_closing(log, list(STRATEGIES)) == [], log[-3000:]
     assert "automation-" not in spend(log), log[-3000:]
 
 
 @pytest.mark.slow
-def test_real_literals_are_tried_in_a_mathcomp_real_template(tmp_path: Path) -> None:
+def test_real_literals_are_tried_in_a_mathcomp_real_template(tmp_path: Path, shared_prover_cache: Path) -> None:
     """mathcomp's ``0%R`` has no ring until it is used: the old scope probe (``constr:``) failed on it, so no real
     literal was ever tried and ``g 2`` never met ``forall x, g x = x``; nor could ``(2 : R) = 3`` be refuted."""
     found, log = audit_of(tmp_path, "putnam_1962_b5", "(n : nat)",
-                          "(n : nat) (g : R -> R) (hg : forall x : R, g x = x) (hg2 : g 2 = 3)")
+                          "(n : nat) (g : R -> R) (hg : forall x : R, g x = x) (hg2 : g 2 = 3)",
+                          cache=shared_prover_cache)
     assert "uconstr:(0%R) in exact Coq.Init.Logic.I: closed the goal" in log
     assert found == ["vacuous"], log[-3000:]
 
 
 @pytest.mark.slow
-def test_locked_big_operators_are_evaluated(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_locked_big_operators_are_evaluated(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+                                            shared_prover_cache: Path) -> None:
     """An off-by-one summation range is refuted at ``n = 2`` only once ``\\sum`` is unlocked for ``vm_compute``
     (the corpus's ``sum-range-off-by-one``: its audit is run once per test run, :func:`run_store`)."""
     found, log = audit_of(tmp_path, "putnam_1962_a5", "\\sum_(1 <= k < n.+1)", "\\sum_(1 <= k < n)",
-                          store=run_store(tmp_path_factory))
+                          store=run_store(tmp_path_factory), cache=shared_prover_cache)
     assert found == ["false"], log[-3000:]
 
 
 @pytest.mark.slow
-def test_the_refutation_search_descends_through_the_theorems_let_binders(tmp_path: Path) -> None:
+def test_the_refutation_search_descends_through_the_theorems_let_binders(tmp_path: Path,
+                                                                         shared_prover_cache: Path) -> None:
     """``(f : nat -> int := …)`` makes the negated statement a ``let``: the old search never instantiated it. Here
     it refutes putnam_1966_a1 as it is: ``(m%:Z)/2`` is ``m * 2^-1`` in ``int``, whose ``2^-1`` is 2 (2 is not a
     unit), so ``f`` is not the intended sum of halves."""
-    found, log = audit_of(tmp_path, "putnam_1966_a1", "(0 <= m < n + 1)", "(0 <= m < n + 1)")
+    found, log = audit_of(tmp_path, "putnam_1966_a1", "(0 <= m < n + 1)", "(0 <= m < n + 1)",
+                          cache=shared_prover_cache)
     assert found == ["false"], log[-3000:]
 
 
 @pytest.mark.slow
 def test_an_order_premise_failing_at_i_equal_j_is_found_by_one_instance_and_its_premises(
-        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, shared_prover_cache: Path) -> None:
     """``0 < i -> i <= j -> f i < f j`` fails at ``i = j = 1``: one hypothesis, two literals, both premises decided
     (the corpus's ``monotonicity-made-non-strict``: its audit is run once per test run, :func:`run_store`)."""
     found, log = audit_of(tmp_path, "putnam_1963_a2", "0 < i -> i < j -> f i < f j", "0 < i -> i <= j -> f i < f j",
-                          store=run_store(tmp_path_factory))
+                          store=run_store(tmp_path_factory), cache=shared_prover_cache)
     assert found == ["vacuous"], log[-3000:]
 
 
 @pytest.mark.slow
-def test_literal_instances_are_one_level_so_they_end_quickly(tmp_path: Path) -> None:
+def test_literal_instances_are_one_level_so_they_end_quickly(tmp_path: Path, shared_prover_cache: Path) -> None:
     """Instantiating every hypothesis of putnam_1963_a2's vacuity task at the literals used to instantiate the
     partial instances it created too (a multiplying context that ran until the time limit); marked instances
     are not instantiated again, so the script ends (here failing: nothing contradicts) well within its budget."""
@@ -194,7 +202,7 @@ def test_literal_instances_are_one_level_so_they_end_quickly(tmp_path: Path) -> 
     task = parse_coq("putnam_1963_a2", path, path.read_text())
     vacuity = derived_tasks(task)["vacuous"]
     script = f"{DESTRUCT}; {literal_instances(('nat', 'Z', 'R', 'Q'))}; fail"
-    session = probe(tmp_path)
+    session = probe(tmp_path, shared_prover_cache)
     winners, _, log = session.run_goals(search_prelude(task.template, hammer=False),
                                         [Goal(vacuity.frozen, vacuity.theorem_name, [(script, 10.0)])], tmp_path)
     assert winners == {} and "load failed" not in log, log[-2000:]
@@ -202,11 +210,13 @@ def test_literal_instances_are_one_level_so_they_end_quickly(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-def test_fraction_comparisons_over_an_abstract_real_type_are_decided(tmp_path: Path) -> None:
+def test_fraction_comparisons_over_an_abstract_real_type_are_decided(tmp_path: Path,
+                                                                     shared_prover_cache: Path) -> None:
     """``lambda := 1 / 3`` against ``lambda > 1 / 2`` over an abstract ``realType``: ``lia``/``lra`` see nothing
     there and ``eqr_nat`` only numerals; the constants are taken to ``rat`` (``ratr``, an order embedding) and
     compared there by computation."""
-    found, log = audit_of(tmp_path, "putnam_1967_a4", "(lambda : R)\n", "(lambda : R := 1 / 3)\n")
+    found, log = audit_of(tmp_path, "putnam_1967_a4", "(lambda : R)\n", "(lambda : R := 1 / 3)\n",
+                          cache=shared_prover_cache)
     assert found == ["vacuous"], log[-3000:]
 
 
@@ -227,7 +237,8 @@ def _mutant_goal(tmp_path: Path, name: str, find: str, replace: str, kind: str) 
         derived.theorem_name
 
 
-def _closing(tmp_path: Path, loaded: str, goal: Goal, scripts: list[tuple[str, float]], first: bool = False) -> list[str]:
+def _closing(tmp_path: Path, loaded: str, goal: Goal, scripts: list[tuple[str, float]], first: bool = False, *,
+             cache: Path) -> list[str]:
     """The scripts that close the goal within their own CPU budgets (each script a goal of its own, aborted before
     the next is stated, as the search runs them), or with ``first`` only the first that does (one goal: the search
     stops it at its first win). One coqtop for them all: the definitions before the theorem are loaded once, with
@@ -243,18 +254,20 @@ def _closing(tmp_path: Path, loaded: str, goal: Goal, scripts: list[tuple[str, f
             won = winners.pop(goal.theorem, None)  # filled in as the goal closed; read before the next is stated
             closed.extend([won] if won is not None else [])
 
-    _, _, log = probe(tmp_path).run_goals(preamble, goals(), tmp_path, winners=winners)
+    _, _, log = probe(tmp_path, cache).run_goals(preamble, goals(), tmp_path, winners=winners)
     assert "load failed" not in log, log[-2000:]
     return closed
 
 
-def _closed(tmp_path: Path, loaded: str, goal: Goal, scripts: list[str], seconds: float = 10.0) -> list[str]:
+def _closed(tmp_path: Path, loaded: str, goal: Goal, scripts: list[str], seconds: float = 10.0, *,
+            cache: Path) -> list[str]:
     """The scripts that close the goal, each given ``seconds`` of CPU (:func:`_closing`)."""
-    return _closing(tmp_path, loaded, goal, [(script, seconds) for script in scripts])
+    return _closing(tmp_path, loaded, goal, [(script, seconds) for script in scripts], cache=cache)
 
 
 @pytest.mark.slow
-def test_depth_counters_are_peano_terms_so_the_files_open_scope_cannot_stop_the_search(tmp_path: Path) -> None:
+def test_depth_counters_are_peano_terms_so_the_files_open_scope_cannot_stop_the_search(
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     """The specialisation's depth was a bare numeral matched against ``S ?m``: under ``Open Scope Z`` (or R,
     or mathcomp's ring_scope: most of PutnamBench) ``2`` is an integer, so no hypothesis was ever instantiated.
     ``forall x y : Z, x = y`` needs two literals; the script with the old counter fails, the new one closes."""
@@ -265,11 +278,12 @@ def test_depth_counters_are_peano_terms_so_the_files_open_scope_cannot_stop_the_
     script = f"{DESTRUCT}; {specialise(('nat', 'Z'), (), 2)}"
     assert f"({peano(2)})" in script
     old = script.replace(f"({peano(2)})", "2")
-    assert _closed(tmp_path, loaded, goal, [old, script]) == [script]
+    assert _closed(tmp_path, loaded, goal, [old, script], cache=shared_prover_cache) == [script]
 
 
 @pytest.mark.slow
-def test_two_disagreeing_instances_of_an_equivalence_with_a_quantifier_moved_out_are_combined(tmp_path: Path) -> None:
+def test_two_disagreeing_instances_of_an_equivalence_with_a_quantifier_moved_out_are_combined(
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     """``forall n a b c, A n <-> a >= 0 /\\ … /\\ a ^ 3 + … = n`` (the ``exists`` of putnam_2019_a1 moved out of
     the equivalence): ``A 0`` holds at ``a = 0`` and fails at ``a = 1``. Four variables deep at 0 and 1, then the
     implications with decided premises applied; without that step the closers fail on the 32 instances."""
@@ -290,11 +304,12 @@ def test_two_disagreeing_instances_of_an_equivalence_with_a_quantifier_moved_out
     scopes = ("nat", "Z")
     base = f"{DESTRUCT}; {saturate(scopes, 4, SATURATION_VALUES[:2])}; {BREAK}"
     without, with_mp = f"{base}; {closer(scopes)}", f"{base}; {MODUS_PONENS}; {closer(scopes)}"
-    assert _closed(tmp_path, loaded, goal, [without, with_mp]) == [with_mp]
+    assert _closed(tmp_path, loaded, goal, [without, with_mp], cache=shared_prover_cache) == [with_mp]
 
 
 @pytest.mark.slow
-def test_constant_polynomials_witness_a_forall_moved_outside_an_equivalence(tmp_path: Path) -> None:
+def test_constant_polynomials_witness_a_forall_moved_outside_an_equivalence(tmp_path: Path,
+                                                                            shared_prover_cache: Path) -> None:
     """``forall P n, Pcoeff P <-> P`_n = 0 \\/ P`_n = 1`` (putnam_2021_a6's ``forall n`` moved out): ``2%:P`` has
     coefficient 2 at 0 and 0 at 1. No value of the grid was a polynomial; constant ones are, with ``coefC``."""
     from pytest_forall.lang.rocq.audit import BREAK, DESTRUCT, POLY, POLY_EVAL, SATURATION_VALUES, saturate
@@ -305,12 +320,12 @@ def test_constant_polynomials_witness_a_forall_moved_outside_an_equivalence(tmp_
     scopes = ("nat", "Z", "R")
     scripts = [f"{DESTRUCT}; {saturate(scopes, 2, SATURATION_VALUES[:3], features)}; {BREAK}; {POLY_EVAL}"
                for features in ((), (POLY,))]
-    assert _closed(tmp_path, loaded, goal, scripts, seconds=15.0) == scripts[1:]
+    assert _closed(tmp_path, loaded, goal, scripts, seconds=15.0, cache=shared_prover_cache) == scripts[1:]
 
 
 @pytest.mark.slow
 def test_a_refuted_instance_is_searched_again_and_two_argument_constant_functions_are_witnesses(
-        tmp_path: Path) -> None:
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     """putnam_2008_a1 without its functional equation is false at ``f := fun _ _ => 1`` (``1 = g 0 - g 0``): the
     last refutation script (the refuted instance searched again) closes it, the others do not; putnam_1988_b1
     without ``n > 3`` is false at a small ``n``, whose premise ``~ prime n`` is decided by inverting ``prime n``
@@ -325,17 +340,18 @@ def test_a_refuted_instance_is_searched_again_and_two_argument_constant_function
                                    "(hf : forall (x y z: R), f x y + f y z + f z x = 0)\n", "", "false")
     scripts = former(("nat", "Z", "R"))
     assert STRATEGIES[scripts[-1]] == "backtracking-deep"
-    assert _closed(tmp_path / "a", loaded, goal, scripts) == scripts[-1:]
+    assert _closed(tmp_path / "a", loaded, goal, scripts, cache=shared_prover_cache) == scripts[-1:]
     loaded, goal, _ = _mutant_goal(tmp_path / "b", "putnam_1988_b1", "n > 3 /\\ ", "", "false")
     scripts = former(("nat", "Z"))
     inversion = "| (let h := fresh in intro h; inversion h; first [ lia | easy ]) "
     assert all(inversion in script for script in scripts[1:])
-    closed = _closed(tmp_path / "b", loaded, goal, scripts + [s.replace(inversion, "") for s in scripts[1:]])
+    closed = _closed(tmp_path / "b", loaded, goal, scripts + [s.replace(inversion, "") for s in scripts[1:]],
+                     cache=shared_prover_cache)
     assert closed == scripts[1:], [scripts.index(s) if s in scripts else "without inversion" for s in closed]
 
 
 @pytest.mark.slow
-def test_saturated_instances_are_combined_nonlinearly(tmp_path: Path) -> None:
+def test_saturated_instances_are_combined_nonlinearly(tmp_path: Path, shared_prover_cache: Path) -> None:
     """putnam_1993_a2 with ``x n <> 0`` negated: every ``x n`` is zero, against ``x 1 ^ 2 - x 0 * x 2 = 1``.
     The saturated instances hold it; the linear closers do not see it, ``nra`` does."""
     from pytest_forall.lang.rocq.audit import vacuity_scripts
@@ -345,7 +361,7 @@ def test_saturated_instances_are_combined_nonlinearly(tmp_path: Path) -> None:
     scopes = ("nat", "Z", "R")
     script = next(s for s, _ in vacuity_scripts(scopes, False)[0] if "| nra | nia ]" in s)
     linear = script.replace(" | nra | nia ]", " ]")
-    assert _closed(tmp_path, loaded, goal, [linear, script]) == [script]
+    assert _closed(tmp_path, loaded, goal, [linear, script], cache=shared_prover_cache) == [script]
 
 
 def _tie_goal(tmp_path: Path, text: str, theorem: str, finding: str) -> tuple[str, Goal]:
@@ -365,28 +381,30 @@ def _tie_goal(tmp_path: Path, text: str, theorem: str, finding: str) -> tuple[st
 
 
 @pytest.mark.slow
-def test_a_template_that_declares_its_own_I_is_still_searched(tmp_path: Path) -> None:
+def test_a_template_that_declares_its_own_I_is_still_searched(tmp_path: Path, shared_prover_cache: Path) -> None:
     """putnam_2021_a5 declares ``Variables (I : finType)``: every probe ended ``exact I``, which then named the
     finType, so no feature was found, no tie checked and nothing searched (the item was infra, "never ran")."""
     # the budget leaves room after the vacuity tie's load (about 3 CPU s idle, more under CI's load)
-    _, log = audit_of(tmp_path, "putnam_2021_a5", "Theorem", "Theorem", cpu=8.0)
+    _, log = audit_of(tmp_path, "putnam_2021_a5", "Theorem", "Theorem", cpu=8.0, cache=shared_prover_cache)
     from pytest_forall.lang.rocq.audit import TRIVIAL
 
     assert f"uconstr:(0%nat) in {TRIVIAL}: closed the goal" in log, log[-2000:]
     assert "\nintros; " in log, log[-2000:]  # a vacuity script was tried: the search went past its ties
 
 
-def test_the_vacuity_tie_of_a_statement_with_only_let_binders_is_checked(tmp_path: Path) -> None:
+def test_the_vacuity_tie_of_a_statement_with_only_let_binders_is_checked(tmp_path: Path,
+                                                                         shared_prover_cache: Path) -> None:
     """With only let-binders the tie applies the vacuity theorem to nothing, ``(@t_vacuous)``: the check renamed
     ``@t_vacuous `` (with a space) only, so it named a theorem not yet stated and never loaded."""
     require_tool("coqtop")
     loaded, check = _tie_goal(tmp_path, "Theorem t (x := 3) : x = 4.\nProof. Admitted.\n", "t", "vacuous")
-    winners, _, log = probe(tmp_path).run_goals(loaded, [check], tmp_path)
+    winners, _, log = probe(tmp_path, shared_prover_cache).run_goals(loaded, [check], tmp_path)
     assert winners == {check.theorem: check.tactics[0][0]}, log[-2000:]
 
 
 @pytest.mark.slow
-def test_a_tie_that_unfolds_a_recursive_let_without_end_fails_within_its_time(tmp_path: Path) -> None:
+def test_a_tie_that_unfolds_a_recursive_let_without_end_fails_within_its_time(tmp_path: Path,
+                                                                              shared_prover_cache: Path) -> None:
     """A ``let`` of a recursive function at a big numeral (putnam_2007_b3's shape) made the tie's conversion run
     until coqtop's memory limit or the 120 s load limit, far past the item's CPU budget. A tie that does not
     load within ``TIE_SECONDS`` is not accepted (no flag can rest on it) and the session goes on."""
@@ -396,7 +414,7 @@ def test_a_tie_that_unfolds_a_recursive_let_without_end_fails_within_its_time(tm
     text = ("Require Import Reals. Open Scope R_scope.\nTheorem t (X := fix x (n : nat) := match n with O => 1 | "
             "S m => 3 * x m + IZR (Int_part (x m * sqrt 5)) end) : X 2007%nat = 0.\nProof. Admitted.\n")
     loaded, check = _tie_goal(tmp_path, text, "t", "false")
-    session = probe(tmp_path)
+    session = probe(tmp_path, shared_prover_cache)
     began = time.monotonic()
     winners, _, log = session.run_goals(loaded, [check, Goal("Lemma after : True.\nProof.\n", "after",
                                                              [("exact Coq.Init.Logic.I", 5.0)])], tmp_path)
@@ -409,7 +427,8 @@ REAL_SCOPES, REAL_FEATURES = ("nat", "R"), ("nat", "R", "ssr", "num", "rat", "po
 
 
 @pytest.mark.slow
-def test_rational_constants_of_an_abstract_real_type_are_decided_and_false_ones_are_not(tmp_path: Path) -> None:
+def test_rational_constants_of_an_abstract_real_type_are_decided_and_false_ones_are_not(
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     """Over an abstract ``realType`` ``lia``/``lra`` see nothing: ``1 <> 0``, ``0 < 1 / 2 < 1``, ``1 / 2 <> 1 / 3``,
     ``(1 + 1 + 1 = 1) -> False``, ``(7 / 4 < 1) -> False`` (with natural numerals ``1%:R``) are decided by taking
     the constants to ``rat``; the false ones (``0 <> 0``, ``1 < 1 / 2``) and one with a variable are not."""
@@ -421,7 +440,7 @@ def test_rational_constants_of_an_abstract_real_type_are_decided_and_false_ones_
             "(3 * (1%N%:R + 1) + 1) / (2 * 1%N%:R + 2) < ((1%N%:R / 1%N%:R) ^+ 1 + 0 : R) -> False", "1 / 2 = 2 / 4 :> R"]
     false = ["(0 : R) <> 0", "(1 : R) < 1 / 2", "forall x : R, x < 1 / 2 -> False"]
     # one coqtop: each lemma is aborted before the next is stated (as the search's goals are)
-    winners, _, log = probe(tmp_path).run_goals(
+    winners, _, log = probe(tmp_path, shared_prover_cache).run_goals(
         loaded, [Goal(f"Lemma rational_{index} : {statement}.\nProof.\n", f"rational_{index}",
                       [(rational(REAL_FEATURES), 5.0)]) for index, statement in enumerate(true + false)], tmp_path)
     assert "load failed" not in log, log[-2000:]
@@ -430,7 +449,7 @@ def test_rational_constants_of_an_abstract_real_type_are_decided_and_false_ones_
 
 @pytest.mark.slow
 def test_a_rational_premise_and_an_equation_inside_an_implication_refute_an_answer_over_a_real_type(
-        tmp_path: Path) -> None:
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     """putnam_1977_a2 with its answer ``c = -a`` changed to ``c = a`` is false at ``a = b = c = d = 1``: the
     premises ``1 <> 0`` decided, the answer's definition proved at the literals (``hnf``, a disjunct, reflexivity)
     so the equivalence yields ``1 + 1 + 1 = 1``, refuted in ``rat``. Every variable at the same value is a
@@ -439,23 +458,24 @@ def test_a_rational_premise_and_an_equation_inside_an_implication_refute_an_answ
 
     loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1977_a2", "(c = -a /\\ d = b)", "(c = a /\\ d = b)", "false")
     scripts = refutation_scripts(REAL_SCOPES, REAL_FEATURES)
-    assert _closing(tmp_path, loaded, goal, scripts, first=True) != []
+    assert _closing(tmp_path, loaded, goal, scripts, first=True, cache=shared_prover_cache) != []
 
 
 @pytest.mark.slow
-def test_a_one_term_real_sum_is_expanded_and_compared_over_a_real_type(tmp_path: Path) -> None:
+def test_a_one_term_real_sum_is_expanded_and_compared_over_a_real_type(tmp_path: Path,
+                                                                       shared_prover_cache: Path) -> None:
     """putnam_1962_b5 with ``n > 1`` made ``n >= 1`` is false at ``n = 1``: ``\\sum_(1 <= i < 2) (i%:R / 1%:R) ^+ 1``
     unlocked and expanded (``F 1 + 0``), then ``7 / 4 < 1 + 0`` decided false in ``rat``."""
     from pytest_forall.lang.rocq.audit import refutation_scripts
 
     loaded, goal, _ = _mutant_goal(tmp_path, "putnam_1962_b5", "(ng1 : gt n 1)", "(ng1 : ge n 1)", "false")
     scripts = refutation_scripts(REAL_SCOPES, REAL_FEATURES)
-    assert _closing(tmp_path, loaded, goal, scripts, first=True) != []
+    assert _closing(tmp_path, loaded, goal, scripts, first=True, cache=shared_prover_cache) != []
 
 
 @pytest.mark.slow
 def test_two_distinct_rationals_in_the_unit_interval_witness_an_existential_moved_outside_an_iff(
-        tmp_path: Path) -> None:
+        tmp_path: Path, shared_prover_cache: Path) -> None:
     """putnam_1967_a3 with ``exists z1 z2`` moved outside the equivalence: at ``p = 0``, ``z1 = 1/2``, ``z2 = 1/3``
     the right side holds (``0 < 1/2 < 1``, ``1/2 <> 1/3``, ``0.[z] = 0``), so ``pzeros 0``; at ``z1 = z2 = 0`` it
     gives ``0 < 0``. The saturation at 0, 1/2 and 1/3 with the rational premises decided closes it."""
@@ -466,4 +486,5 @@ def test_two_distinct_rationals_in_the_unit_interval_witness_an_existential_move
                                    "(hpzeros : forall p (z1 z2 : R), pzeros p <-> 0 < z1 < 1", "vacuous")
     cheap, _ = vacuity_scripts(REAL_SCOPES, False, REAL_FEATURES)
     thirds = [(script, seconds) for script, seconds in cheap if STRATEGIES[script] == "rational-saturation"]
-    assert thirds and _closing(tmp_path, loaded, goal, thirds) == [script for script, _ in thirds]
+    assert thirds and _closing(tmp_path, loaded, goal, thirds,
+                               cache=shared_prover_cache) == [script for script, _ in thirds]

@@ -23,7 +23,7 @@ from pytest_forall.lang.rocq.problem import parse_coq
 FALSE = "Require Import Arith.\nTheorem wrong (n : nat) (h : n > 0) : n * n > n.\nProof. Admitted.\n"
 
 
-def _audited(tmp_path: Path, name: str, text: str) -> tuple[dict[str, Any], Path]:
+def _audited(tmp_path: Path, name: str, text: str, cache: Path) -> tuple[dict[str, Any], Path]:
     """The audit frontend's item on a toy template: its result row and its audit record's directory."""
     from pytest_forall.lang.rocq.backend import RocqProver
 
@@ -32,18 +32,19 @@ def _audited(tmp_path: Path, name: str, text: str) -> tuple[dict[str, Any], Path
     task = parse_coq(name, path, text)
     ctx = ItemContext(task=task, workspace_root=tmp_path / "ws", workspace_name=name,
                       audit=AuditRecord(tmp_path / "audit" / name, task),
-                      prover=RocqProver({"cache_dir": str(tmp_path / "cache")}), frontend=AuditFrontend({}),
+                      prover=RocqProver({"cache_dir": str(cache)}), frontend=AuditFrontend({}),
                       reviewer=None, budget=Budget(), options={"sandbox": "none"}, run_secret=b"certificates")
     return ItemRun(ctx).run(), ctx.audit.directory
 
 
-def test_an_audit_certificate_says_what_it_shows_and_still_passes_forall_verify(tmp_path: Path) -> None:
+def test_an_audit_certificate_says_what_it_shows_and_still_passes_forall_verify(tmp_path: Path,
+                                                                                shared_prover_cache: Path) -> None:
     """A certificate was the frozen statement and a one-line generated script: it never said its counterexample.
     Now it starts with a comment whose first line is the finding and the values found, then how it is certified;
     the accepted file, comment and all, is what ``forall verify`` re-accepts. (One audit of a toy: the comment is
     written the same way for every finding, :func:`test_the_header_of_each_finding`.)"""
     require_tool("coqtop")
-    row, record = _audited(tmp_path, "wrong", FALSE)
+    row, record = _audited(tmp_path, "wrong", FALSE, shared_prover_cache)
     assert row["outcome"] == "statement_false", row["reason"]
     certificate = (record / row["certificate"]).read_text()
     assert re.match(r"\(\* statement_false: the statement is false for n := 1 \(by [\w-]+\)\.\n", certificate), \

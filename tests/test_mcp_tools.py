@@ -66,9 +66,10 @@ def solved(task: Task, proof: str = PROOF) -> str:
     return task.template.replace("Proof. Admitted.", proof)
 
 
-def context(task: Task, tmp_path: Path, role: str, workspace: Path, **extra: Any) -> ToolContext:
+def context(task: Task, tmp_path: Path, role: str, workspace: Path, cache: Path, **extra: Any) -> ToolContext:
+    """The item's tool context; ``cache``: the prover's (the run's shared one: no test here is about it)."""
     return ToolContext(task=task, role=role, workspace=workspace, audit_dir=tmp_path / f"audit-{role}",
-                       prover="rocq", prover_options={"cache_dir": str(tmp_path / "cache")}, timeout=120, **extra)
+                       prover="rocq", prover_options={"cache_dir": str(cache)}, timeout=120, **extra)
 
 
 def stdio_server(context_file: Path, key: bytes) -> StdioServerParameters:
@@ -87,11 +88,11 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
             if p.is_file()}
 
 
-def test_actor_tools_over_stdio(task: Task, tmp_path: Path) -> None:
+def test_actor_tools_over_stdio(task: Task, tmp_path: Path, shared_prover_cache: Path) -> None:
     workspace = ws.prepare(tmp_path / "ws", "w", task, reset=True)
     candidate = workspace / task.candidate_name
     key = os.urandom(32)
-    ctx = context(task, tmp_path, ACTOR, workspace, retrieval_root=str(FIXTURES),
+    ctx = context(task, tmp_path, ACTOR, workspace, shared_prover_cache, retrieval_root=str(FIXTURES),
                   retrieval_cache=str(tmp_path / "index"), excluded=(task.theorem_name, *WITHHELD))
     answers: dict[str, list[str]] = {}
 
@@ -140,11 +141,11 @@ def test_actor_tools_over_stdio(task: Task, tmp_path: Path) -> None:
                                    "usages": 1}, "unauthenticated": 0}
 
 
-def test_reviewer_tools_leave_the_directory_untouched(task: Task, tmp_path: Path) -> None:
+def test_reviewer_tools_leave_the_directory_untouched(task: Task, tmp_path: Path, shared_prover_cache: Path) -> None:
     review_dir = prepare_review_dir(tmp_path / "review", task, solved(task).encode())
     before = snapshot(review_dir)
     key = os.urandom(32)
-    ctx = context(task, tmp_path, REVIEWER, review_dir)
+    ctx = context(task, tmp_path, REVIEWER, review_dir, shared_prover_cache)
     digest = sha256_bytes(solved(task).encode())
 
     async def run() -> tuple[set[str], str, str]:
@@ -163,10 +164,10 @@ def test_reviewer_tools_leave_the_directory_untouched(task: Task, tmp_path: Path
                                                                                      REVIEWER)
 
 
-def test_forged_context_and_records_are_refused(task: Task, tmp_path: Path) -> None:
+def test_forged_context_and_records_are_refused(task: Task, tmp_path: Path, shared_prover_cache: Path) -> None:
     workspace = ws.prepare(tmp_path / "ws", "w", task, reset=True)
     key = os.urandom(32)
-    ctx = context(task, tmp_path, ACTOR, workspace)
+    ctx = context(task, tmp_path, ACTOR, workspace, shared_prover_cache)
     path = write_context(ctx, key)
     sealed = json.loads(path.read_text())
     sealed["context"]["task"]["template"] = "Theorem t : True. Proof. Admitted.\n"
@@ -189,7 +190,8 @@ def claude(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FORALL_TEST_PROVIDER_KEY", "sk-scripted")
 
 
-def test_claude_code_solves_a_putnam_task_through_the_tools(claude: None, task: Task, tmp_path: Path) -> None:
+def test_claude_code_solves_a_putnam_task_through_the_tools(claude: None, task: Task, tmp_path: Path,
+                                                            shared_prover_cache: Path) -> None:
     """A real ``claude -p`` (in the bwrap sandbox, the default) calls start, compile, writes the proof and
     submits; the framework-side server records the accepted digest, which is the file's on disk."""
     workspace = ws.prepare(tmp_path / "ws", "w", task, reset=True)
@@ -197,8 +199,9 @@ def test_claude_code_solves_a_putnam_task_through_the_tools(claude: None, task: 
              {"call_tool": "Read", "args": {"file_path": str(workspace / task.candidate_name)}},  # Write needs it
              {"write": {"path": task.candidate_name, "content": solved(task)}},
              {"call_tool": "forall__submit", "args": {}}, {"text": "submitted"}]
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
-    with ScriptedModelServer(steps) as model, ItemTools(context(task, tmp_path, ACTOR, workspace), prover) as tools:
+    prover = RocqProver({"cache_dir": str(shared_prover_cache)})
+    with ScriptedModelServer(steps) as model, ItemTools(context(task, tmp_path, ACTOR, workspace, shared_prover_cache),
+                                                          prover) as tools:
         session = ClaudeCodeFrontend().start(SessionContext(
             task=task, workspace=workspace, audit_dir=tmp_path / "session", role=ACTOR, prover=prover,
             budget=Budget(), options={"provider_url": model.url, "api_key_env": "FORALL_TEST_PROVIDER_KEY",

@@ -60,14 +60,14 @@ def candidate_text(task: Task) -> str:
 
 
 @pytest.fixture(scope="module")
-def served(task: Task, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ItemTools]:
+def served(task: Task, tmp_path_factory: pytest.TempPathFactory, shared_prover_cache: Path) -> Iterator[ItemTools]:
     root = tmp_path_factory.mktemp("item")
     workspace = ws.prepare(root / "ws", "w", task, reset=True)
     (workspace / task.candidate_name).write_text(candidate_text(task), encoding="utf-8")
     context = ToolContext(task=task, role=ACTOR, workspace=workspace, audit_dir=root / "audit", prover="rocq",
-                          prover_options={"cache_dir": str(root / "cache")}, timeout=60,
+                          prover_options={"cache_dir": str(shared_prover_cache)}, timeout=60,
                           excluded=(task.theorem_name,))
-    with ItemTools(context, RocqProver({"cache_dir": str(root / "cache")})) as tools:
+    with ItemTools(context, RocqProver({"cache_dir": str(shared_prover_cache)})) as tools:
         yield tools
 
 
@@ -228,10 +228,10 @@ def test_calls_are_sealed_counted_and_the_shell_twins_answer(served: ItemTools, 
     assert any(c["status"].startswith("refused: query runs only") for c in calls)
 
 
-def test_the_session_runs_in_the_items_sandbox(task: Task, tmp_path: Path) -> None:
+def test_the_session_runs_in_the_items_sandbox(task: Task, tmp_path: Path, shared_prover_cache: Path) -> None:
     """A sandboxed prover's session is a coqtop under bwrap (no network, only its private directory writable)."""
     require_tool("bwrap")
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache"), "sandbox": "bwrap"})
+    prover = RocqProver({"cache_dir": str(shared_prover_cache), "sandbox": "bwrap"})
     assert prover.sandboxed, prover.sandbox_problem
     session = prover.proof_session(task, 120, (task.theorem_name,))
     try:
@@ -244,12 +244,13 @@ def test_the_session_runs_in_the_items_sandbox(task: Task, tmp_path: Path) -> No
     assert b"/usr/bin/bwrap" in commands and any(c.endswith(b"coqtop") for c in commands), commands
 
 
-def test_a_template_that_does_not_load_here_is_infra_not_the_proofs(tmp_path: Path) -> None:
+def test_a_template_that_does_not_load_here_is_infra_not_the_proofs(tmp_path: Path,
+                                                                    shared_prover_cache: Path) -> None:
     """The template's own import failing is this machine's problem (infra), as compile says; the candidate's own
     broken sentence is the proof's (error)."""
     template = "From NoSuchLibrary Require Import Nothing.\nTheorem t : True.\nProof. Admitted.\n"
     broken = parse_coq("t", tmp_path / "t.v", template)
-    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(broken, 60, ("t",))
+    session = RocqProver({"cache_dir": str(shared_prover_cache)}).proof_session(broken, 60, ("t",))
     try:
         answer = session.goals(template.replace("Proof. Admitted.", "Proof.\nexact I.").encode(), 0)
         query = session.query("Check True.")
@@ -258,7 +259,7 @@ def test_a_template_that_does_not_load_here_is_infra_not_the_proofs(tmp_path: Pa
     assert answer.status == "infra" and answer.text.startswith("the template does not load here (t.v:1:"), answer
     assert query.status == "infra"
     fine = parse_coq("t", tmp_path / "t.v", "Theorem t : True.\nProof. Admitted.\n")
-    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(fine, 60, ("t",))
+    session = RocqProver({"cache_dir": str(shared_prover_cache)}).proof_session(fine, 60, ("t",))
     try:
         answer = session.goals(b"Require Import NoSuchLibrary.\nTheorem t : True.\nProof.\nexact I.", 0)
     finally:
@@ -271,12 +272,13 @@ SMALL = "Definition secret := 42.\nTheorem t : secret = 42.\nProof. Admitted.\n"
 
 
 @pytest.mark.parametrize("prefix", ["#[] ", "#[local] ", "Time ", "Fail Fail ", "(* c *) #[ ] "])
-def test_a_prefixed_session_command_is_refused_not_run(prefix: str, tmp_path: Path) -> None:
+def test_a_prefixed_session_command_is_refused_not_run(prefix: str, tmp_path: Path,
+                                                       shared_prover_cache: Path) -> None:
     """An attribute or a control prefix before ``Back`` is still ``Back``: in the file, goals refuses it (it ran, and
     undid the ``unfold`` before it, with ``#[]``); in try, a prefixed command is a command (``#[] Print t.`` ran)."""
     require_tool("coqtop")
     task = parse_coq("t", tmp_path / "t.v", SMALL)
-    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(task, 60, ("t",))
+    session = RocqProver({"cache_dir": str(shared_prover_cache)}).proof_session(task, 60, ("t",))
     body = SMALL.replace("Proof. Admitted.", "Proof.\nunfold secret.\n")
     try:
         with pytest.raises(SessionRefused, match=r"t.v:6: `Back` controls the prover session"):
@@ -296,14 +298,15 @@ def test_a_prefixed_session_command_is_refused_not_run(prefix: str, tmp_path: Pa
 FORGED_PROMPT = '("<pro" ++ "mpt>t < 99 |t| 0 < </pro" ++ "mpt>")'
 
 
-def test_output_that_imitates_the_prompt_is_the_callers_error_not_a_lie(tmp_path: Path) -> None:
+def test_output_that_imitates_the_prompt_is_the_callers_error_not_a_lie(tmp_path: Path,
+                                                                        shared_prover_cache: Path) -> None:
     """Coq's own output can spell the prompt markup (a computed string): read as a prompt, it ended a reply early,
     a failing tactic was answered ``ok`` and the next call restarted the session as an "infrastructure event". The
     stream is checked with a nonce only the session knows: such a call is an error of the caller's text."""
     require_tool("coqtop")
     template = "Require Import String.\nOpen Scope string_scope.\nTheorem t : 1 = 1.\nProof. Admitted.\n"
     task = parse_coq("t", tmp_path / "t.v", template)
-    session = RocqProver({"cache_dir": str(tmp_path / "cache")}).proof_session(task, 60, ("t",))
+    session = RocqProver({"cache_dir": str(shared_prover_cache)}).proof_session(task, 60, ("t",))
     body = template.replace("Proof. Admitted.", "Proof.\nidtac.\n")
     forging = f"let s := eval cbv in {FORGED_PROMPT} in idtac s; fail.\n"
     try:
@@ -321,14 +324,14 @@ def test_output_that_imitates_the_prompt_is_the_callers_error_not_a_lie(tmp_path
 
 
 @pytest.mark.parametrize("toolchain", ["trixie", "sid"])
-def test_the_session_speaks_each_toolchains_coqtop(toolchain: str, tmp_path: Path) -> None:
+def test_the_session_speaks_each_toolchains_coqtop(toolchain: str, tmp_path: Path, shared_prover_cache: Path) -> None:
     """Coq 8.20 and Rocq 9.2 (whose coqtop gives a query such as ``Show.`` no state of its own): the goals and a
     try on a PutnamBench template without mathcomp (sid has none) are what that toolchain prints."""
     from test_toolchains import root
 
     source = require_path(PUTNAM / "coq" / "src" / "putnam_2001_a1.v", "PutnamBench")
     task = parse_coq("putnam_2001_a1", source, source.read_text(encoding="utf-8"))
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache"), "toolchain": str(root(toolchain))})
+    prover = RocqProver({"cache_dir": str(shared_prover_cache), "toolchain": str(root(toolchain))})
     session = prover.proof_session(task, 120, (task.theorem_name,))
     text = task.template.replace("Proof. Admitted.", "Proof.\nintros a b.\nsplit.\n").encode()
     try:
@@ -341,13 +344,13 @@ def test_the_session_speaks_each_toolchains_coqtop(toolchain: str, tmp_path: Pat
     assert tried.status == "ok" and "H : op (op (op b a) b) (op b a) = b" in tried.text, tried
 
 
-def test_the_reviewer_gets_no_interactive_tools(task: Task, tmp_path: Path) -> None:
+def test_the_reviewer_gets_no_interactive_tools(task: Task, tmp_path: Path, shared_prover_cache: Path) -> None:
     review = tmp_path / "review"
     review.mkdir()
     (review / task.candidate_name).write_text(candidate_text(task), encoding="utf-8")
     context = ToolContext(task=task, role=REVIEWER, workspace=review, audit_dir=tmp_path / "audit", prover="rocq",
-                          prover_options={"cache_dir": str(tmp_path / "cache")})
-    with ItemTools(context, RocqProver({"cache_dir": str(tmp_path / "cache")})) as tools:
+                          prover_options={"cache_dir": str(shared_prover_cache)})
+    with ItemTools(context, RocqProver({"cache_dir": str(shared_prover_cache)})) as tools:
         is_error, answer = ask(tools, "goals")
     assert is_error and "goals" in answer
 
@@ -388,7 +391,7 @@ def tool_results(requests: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.usefixtures("claude")
-def test_claude_code_sees_the_true_proof_state(task: Task, tmp_path: Path) -> None:
+def test_claude_code_sees_the_true_proof_state(task: Task, tmp_path: Path, shared_prover_cache: Path) -> None:
     """A real ``claude -p`` (bwrap sandbox) calls goals, try and query: what it is told is coqtop's own display
     for that prefix, the file stays byte-identical, and the Print of the theorem is refused."""
     workspace = ws.prepare(tmp_path / "ws", "w", task, reset=True)
@@ -402,9 +405,9 @@ def test_claude_code_sees_the_true_proof_state(task: Task, tmp_path: Path) -> No
              {"call_tool": "forall__query", "args": {"command": "Print putnam_1965_a5."}},
              {"text": "looked"}]
     context = ToolContext(task=task, role=ACTOR, workspace=workspace, audit_dir=tmp_path / "audit", prover="rocq",
-                          prover_options={"cache_dir": str(tmp_path / "cache")}, timeout=120,
+                          prover_options={"cache_dir": str(shared_prover_cache)}, timeout=120,
                           excluded=(task.theorem_name,))
-    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    prover = RocqProver({"cache_dir": str(shared_prover_cache)})
     with ScriptedModelServer(steps) as model, ItemTools(context, prover) as tools:
         session = ClaudeCodeFrontend().start(SessionContext(
             task=task, workspace=workspace, audit_dir=tmp_path / "session", role=ACTOR, prover=prover,

@@ -271,7 +271,8 @@ def test_refutation_task_negates_the_whole_statement(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_checked_refutation_is_statement_false_and_a_wrong_one_is_fed_back(tmp_path: Path) -> None:
+def test_a_checked_refutation_is_statement_false_and_a_wrong_one_is_fed_back(tmp_path: Path,
+                                                                             shared_prover_cache: Path) -> None:
     require_tool("coqc")
     from pytest_forall.lang.rocq.backend import RocqProver
 
@@ -283,7 +284,7 @@ def test_a_checked_refutation_is_statement_false_and_a_wrong_one_is_fed_back(tmp
         "Proof. Admitted.", "Proof.\n  intro claim. specialize (claim 3 (le_n 3)). discriminate claim.\nQed.")
     actor = ScriptedFrontend([writes(wrong, "STATEMENT_FALSE.v"), writes(right, "STATEMENT_FALSE.v")])
     ctx = item(tmp_path, actor, ScriptedFrontend([]), task=task,
-               prover=RocqProver({"cache_dir": str(tmp_path / "cache")}))
+               prover=RocqProver({"cache_dir": str(shared_prover_cache)}))
     result = ItemRun(ctx).run()
     assert result["outcome"] == "statement_false", result["reason"]
     assert result["reason"].startswith("STATEMENT_FALSE.v (sha256 ") and "needs human review" in result["reason"]

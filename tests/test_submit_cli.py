@@ -33,10 +33,10 @@ def task(tmp_path: Path, putnam_root: Path) -> Task:
     return parse_coq(TASK_ID, source, source.read_text(encoding="utf-8"))
 
 
-def serve(task: Task, tmp_path: Path, role: str, directory: Path) -> ItemTools:
+def serve(task: Task, tmp_path: Path, role: str, directory: Path, cache: Path) -> ItemTools:
     ctx = ToolContext(task=task, role=role, workspace=directory, audit_dir=tmp_path / f"audit-{role}", prover="rocq",
                       prover_options={}, timeout=120)
-    return ItemTools(ctx, RocqProver({"cache_dir": str(tmp_path / "cache")}))
+    return ItemTools(ctx, RocqProver({"cache_dir": str(cache)}))
 
 
 def forall(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -46,9 +46,9 @@ def forall(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def actor(task: Task, tmp_path: Path) -> Iterator[tuple[ItemTools, Path]]:
+def actor(task: Task, tmp_path: Path, shared_prover_cache: Path) -> Iterator[tuple[ItemTools, Path]]:
     workspace = ws.prepare(tmp_path / "ws", "w", task, reset=True)
-    with serve(task, tmp_path, ACTOR, workspace) as tools:
+    with serve(task, tmp_path, ACTOR, workspace, shared_prover_cache) as tools:
         yield tools, workspace / task.candidate_name
 
 
@@ -73,7 +73,8 @@ def test_compile_and_submit_exit_statuses(task: Task, actor: tuple[ItemTools, Pa
     assert tools.summary()["by_tool"] == {"compile": 2, "start": 1, "submit": 2}
 
 
-def test_refusals_and_usage_errors_exit_2(task: Task, tmp_path: Path, actor: tuple[ItemTools, Path]) -> None:
+def test_refusals_and_usage_errors_exit_2(task: Task, tmp_path: Path, actor: tuple[ItemTools, Path],
+                                          shared_prover_cache: Path) -> None:
     tools, _ = actor
     wrong_task = forall("start", "--task", "putnam_1962_a2", env=tools.env())
     assert wrong_task.returncode == 2 and TASK_ID in wrong_task.stderr
@@ -82,7 +83,7 @@ def test_refusals_and_usage_errors_exit_2(task: Task, tmp_path: Path, actor: tup
     unreachable = forall("compile", env={URL_ENV: "http://127.0.0.1:9/mcp"})
     assert unreachable.returncode == 2 and "cannot reach" in unreachable.stderr
     review_dir = prepare_review_dir(tmp_path / "review", task, task.template.encode())
-    with serve(task, tmp_path, REVIEWER, review_dir) as reviewer:
+    with serve(task, tmp_path, REVIEWER, review_dir, shared_prover_cache) as reviewer:
         assert forall("submit", env=reviewer.env()).returncode == 2   # the reviewer's server has no submit
         evidence = forall("review-compile", env=reviewer.env())
         assert evidence.returncode == 0 and evidence.stdout.startswith("status: ok")
