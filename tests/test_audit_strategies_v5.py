@@ -1,0 +1,111 @@
+"""The statement audit's session-13 round-2 strategies (issue 34): a value definition unfolded and computed, a
+parameter set so that a constant function witness is a ring identity, and the variables at the statement's own
+closed terms.
+
+Each template is a miss of the search before, in kind: a changed answer constant over Coq's reals (the answer is a
+definition, which neither ``lra`` nor Interval unfolds: ``answer-unfolded``), ``putnam_1967_a4`` without ``hlambda``
+in small (over a mathcomp ``realType``: false at ``lambda := 0``, ``u := fun _ => 1``, where the witness's property
+``1 = 1 + 0 * sqrt 3`` is an identity of rings that no closer of the grid proves there: ``parameter-witness``), and a
+strict bound made non-strict at a value off the grid (``x <= 7/3``, two variables: ``boundary``). One search per
+template runs the former strategies that try the same instances, then the new one: the log must show the new one
+closing the goal (the search stops at the first success, so the former ones did not), and the certificate must pass
+the full verifier. The new strategies never flag the sound PutnamBench statements they apply to.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_generated_witnesses import closed
+
+from conftest import PUTNAM, require_path, require_tool
+from pytest_forall.core.audit import AUDIT_FALSE, audit_pack, derived_tasks
+from pytest_forall.core.verify import verify_candidate
+from pytest_forall.lang.rocq.problem import parse_coq
+
+REALS = "Require Import Reals.\nOpen Scope R_scope.\n"
+MATHCOMP_REALS = ("From mathcomp Require Import all_algebra all_ssreflect.\nFrom mathcomp Require Import reals.\n"
+                  "Local Open Scope ring_scope.\nVariable R : realType.\n")
+#: name: (template, the former strategies that try the refuting instance before the new one, the new strategy, a
+#: text the log's counterexample line must show or None)
+CASES = {
+    # answer_constant: the true answer is 4 (sqrt 9 + exp 0); the definition hides it from lra and Interval
+    "answer": ((f"{REALS}Definition answer_solution := 5.\n"
+                "Theorem answer : sqrt 9 + exp 0 = answer_solution.\nProof. Admitted.\n"),
+               ("refute-direct", "same-value", "backtracking"), "answer-unfolded", None),
+    # putnam_1967_a4 without hlambda, in small: lambda := 0 and u := fun _ => 1 (a square root for its integral)
+    "parameter": ((f"{MATHCOMP_REALS}Theorem parameter (lambda : R)\n"
+                   "    : ~ exists u : R -> R, forall x : R, 0 <= x <= 1 -> u x = 1 + lambda * Num.sqrt (u x + 2).\n"
+                   "Proof. Admitted.\n"),
+                  ("refute-direct", "same-value", "backtracking", "backtracking-deep"), "parameter-witness",
+                  "lambda := 0"),
+    # flip_strict: x < 7/3 made x <= 7/3 (and y's likewise): false at x = y = 7/3 only, off the grid's values
+    "boundary": ((f"{REALS}Theorem boundary : forall x y : R, x <= 7 / 3 -> y <= 7 / 3 -> x + y < 14 / 3.\n"
+                  "Proof. Admitted.\n"),
+                 ("same-value", "backtracking", "staircase", "diagonal", "mirrored"), "boundary", "x := 7 / 3"),
+}
+#: Sound PutnamBench templates the new strategies apply to (a value answer, a negated existential with a parameter,
+#: closed bounds): never flagged
+SOUND = ("putnam_1984_a2", "putnam_1967_a4", "putnam_2013_a3")
+NEW = frozenset({"answer-unfolded", "parameter-witness", "boundary"})
+
+
+@pytest.fixture(scope="module")
+def searched() -> dict[str, tuple[Any, dict[str, Any], Any]]:
+    """Each case's search, run once for the module (each is one coqtop session)."""
+    return {}
+
+
+def _search(cache: dict[str, tuple[Any, dict[str, Any], Any]], root: Path, name: str, text: str,
+            strategies: frozenset[str]) -> tuple[Any, dict[str, Any], Any]:
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    if name not in cache:
+        require_tool("coqtop")
+        where = root / name
+        where.mkdir()
+        path = where / f"{name}.v"
+        path.write_text(text)
+        task = parse_coq(name, path, text)
+        prover = RocqProver({"cache_dir": str(where / "cache")})
+        derived = derived_tasks(task)
+        pack = audit_pack("rocq")
+        assert pack is not None
+        (where / "ws").mkdir()
+        search = pack.search(task, derived, prover, where / "ws", time.monotonic() + 300, cpu_seconds=20.0,
+                             strategies=strategies)  # type: ignore[call-arg]
+        cache[name] = (search, derived, prover)
+    return cache[name]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_new_strategy_certifies_a_counterexample_the_former_ones_missed(
+        searched: dict[str, tuple[Any, dict[str, Any], Any]], tmp_path_factory: pytest.TempPathFactory,
+        name: str) -> None:
+    template, former, new, shown = CASES[name]
+    search, derived, prover = _search(searched, tmp_path_factory.mktemp("v5"), name, template,
+                                      frozenset({*former, new}))
+    ran = closed(search.log)
+    assert {strategy: ran.get(strategy) for strategy in (*former, new)} == {
+        **{strategy: False for strategy in former}, new: True}, search.log[-2000:]
+    assert set(search.certificates) == {AUDIT_FALSE}, search.log[-2000:]
+    if shown is not None:
+        assert shown in search.log.rsplit("audit counterexample: ", 1)[-1], search.log[-1000:]
+    verdict = verify_candidate(derived[AUDIT_FALSE], prover, search.certificates[AUDIT_FALSE].encode())
+    assert verdict.accepted, verdict.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SOUND)
+def test_the_new_strategies_do_not_flag_sound_statements_they_apply_to(
+        searched: dict[str, tuple[Any, dict[str, Any], Any]], tmp_path_factory: pytest.TempPathFactory,
+        name: str) -> None:
+    text = require_path(PUTNAM / "coq" / "src" / f"{name}.v", "PutnamBench").read_text()
+    search, _, _ = _search(searched, tmp_path_factory.mktemp("v5-sound"), name, text, NEW)
+    assert search.certificates == {}, search.log[-2000:]
+    ran = closed(search.log)
+    assert NEW & set(ran), "no new strategy ran: the test shows nothing"
