@@ -6,7 +6,8 @@ Each template is a miss of the search before, in kind: a changed answer constant
 definition, which neither ``lra`` nor Interval unfolds: ``answer-unfolded``), ``putnam_1967_a4`` without ``hlambda``
 in small (over a mathcomp ``realType``: false at ``lambda := 0``, ``u := fun _ => 1``, where the witness's property
 ``1 = 1 + 0 * sqrt 3`` is an identity of rings that no closer of the grid proves there: ``parameter-witness``), and a
-strict bound made non-strict at a value off the grid (``x <= 7/3``, two variables: ``boundary``). One search per
+strict bound made non-strict at a value off the grid (``x <= 7/3``, two variables: ``boundary``), and a lower bound
+made strict, contradicted at the witness that attains it (``witness-instance``, vacuity). One search per
 template runs the former strategies that try the same instances, then the new one: the log must show the new one
 closing the goal (the search stops at the first success, so the former ones did not), and the certificate must pass
 the full verifier. The new strategies never flag the sound PutnamBench statements they apply to.
@@ -22,7 +23,7 @@ import pytest
 from test_generated_witnesses import closed
 
 from conftest import PUTNAM, require_path, require_tool
-from pytest_forall.core.audit import AUDIT_FALSE, audit_pack, derived_tasks
+from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, audit_pack, derived_tasks
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.problem import parse_coq
 
@@ -46,11 +47,20 @@ CASES = {
     "boundary": ((f"{REALS}Theorem boundary : forall x y : R, x <= 7 / 3 -> y <= 7 / 3 -> x + y < 14 / 3.\n"
                   "Proof. Admitted.\n"),
                  ("same-value", "backtracking", "staircase", "diagonal", "mirrored"), "boundary", "x := 7 / 3"),
+    # flip_strict of a lower bound (``>=`` made ``>``): vacuous at hm's own witness, three variables deep (the context's
+    # instances stop at two, the literal ones miss x = sqrt 2); in kind seed 38's flip_strict of putnam_2010_b2
+    "witnessed": ((f"{REALS}Theorem witnessed (p : R -> R -> R -> Prop := fun x y z => x * x = 2 /\\ y = x + 1 /\\ "
+                   "z = y + 1) (m : R)\n    (hm : exists x y z : R, p x y z /\\ x = m)\n"
+                   "    (hlb : forall x y z : R, p x y z -> x > m) : m = 1.\nProof. Admitted.\n"),
+                  ("context-instances", "literal-instances", "specialise-2", "saturation", "specialise-3"),
+                  "witness-instance", None),
 }
 #: Sound PutnamBench templates the new strategies apply to (a value answer, a negated existential with a parameter,
-#: closed bounds): never flagged
-SOUND = ("putnam_1984_a2", "putnam_1967_a4", "putnam_2013_a3")
-NEW = frozenset({"answer-unfolded", "parameter-witness", "boundary"})
+#: closed bounds, a lower bound attained at an existential witness): never flagged
+SOUND = ("putnam_1984_a2", "putnam_1967_a4", "putnam_2013_a3", "putnam_2010_b2")
+NEW = frozenset({"answer-unfolded", "parameter-witness", "boundary", "witness-instance"})
+#: The finding each case's certificate is for
+FINDING = {"witnessed": AUDIT_VACUOUS}
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +102,11 @@ def test_a_new_strategy_certifies_a_counterexample_the_former_ones_missed(
     ran = closed(search.log)
     assert {strategy: ran.get(strategy) for strategy in (*former, new)} == {
         **{strategy: False for strategy in former}, new: True}, search.log[-2000:]
-    assert set(search.certificates) == {AUDIT_FALSE}, search.log[-2000:]
+    finding = FINDING.get(name, AUDIT_FALSE)
+    assert set(search.certificates) == {finding}, search.log[-2000:]
     if shown is not None:
         assert shown in search.log.rsplit("audit counterexample: ", 1)[-1], search.log[-1000:]
-    verdict = verify_candidate(derived[AUDIT_FALSE], prover, search.certificates[AUDIT_FALSE].encode())
+    verdict = verify_candidate(derived[finding], prover, search.certificates[finding].encode())
     assert verdict.accepted, verdict.reason
 
 

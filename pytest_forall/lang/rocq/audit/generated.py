@@ -379,3 +379,15 @@ def boundary(features: tuple[str, ...]) -> str:
             f"specialize ({h} p); go () "
             f"| _ => match S with context [?t] => let U := type of t in unify U T; specialize ({h} t); go () end end "
             f"| _ => {leaf} end in go ()")
+
+
+def witness_instance(features: tuple[str, ...]) -> str:
+    """Vacuity: the existential hypotheses destructed (their witnesses and body pieces named, the header's
+    definitions left folded), a universally quantified hypothesis applied to such a piece, its variables inferred
+    from it (``hmlb _ _ _ HP`` with ``HP : p A B C``), then ``lra``/``lia``: a lower bound made strict
+    (``dist A B > m``) is contradicted at the very witness that attains it (``hm : exists A B C, p A B C /\\
+    dist A B = m``), where the context's instances stop two variables deep and the literal ones miss the witness."""
+    apps = " | ".join(f"pose proof (H {'_ ' * k}P)" for k in range(4))
+    return ("intros; repeat match goal with E : exists _, _ |- _ => destruct E | E : _ /\\ _ |- _ => destruct E end; "
+            f"match goal with H : forall _ : ?T, _, P : ?X |- _ => {PROP_ONLY} lazymatch type of X with Prop => "
+            f"first [ {apps} ]; solve [ try cbv zeta in *; {BREAK}; first [ lra | lia ] ] end end end")

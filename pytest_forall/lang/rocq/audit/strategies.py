@@ -18,6 +18,7 @@ from pytest_forall.lang.rocq.audit.generated import (
     parameter_witness,
     saturated_refutation,
     staircase,
+    witness_instance,
     zero_witness,
 )
 from pytest_forall.lang.rocq.audit.tactics import (
@@ -77,6 +78,9 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              # reals a comparison of closed terms refuted by Interval's bounds (both fail in milliseconds)
              named("zero-witness", f"{DESTRUCT}; {zero_witness(scopes, features)}", SEARCH_SECONDS),
              *([named("interval", f"{DESTRUCT}; {INTERVAL_REFUTE}", SEARCH_SECONDS)] if INTERVAL in features else []),
+             # issue 34, round 2: a universal hypothesis at an existential hypothesis's own witness (a bound made strict;
+             # 1 s, first among the generated vacuity scripts after the two that fail in milliseconds)
+             named("witness-instance", witness_instance(features), SEARCH_SECONDS / 2),
              named("context-instances", f"{DESTRUCT}; {context_instances()}; {close}", SEARCH_SECONDS),
              named("literal-instances", f"{DESTRUCT}; {literal_instances(scopes)}; {close}", SEARCH_SECONDS),
              # with mathcomp's rationals: three variables deep at 0, 1/2 and 1/3 (in any ring, polynomials too),
@@ -203,7 +207,8 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 #: with the generated ones interleaved it ran past its 4 s and the known flag was lost).
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
-                       "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary"})
+                       "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
+                       "witness-instance"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
