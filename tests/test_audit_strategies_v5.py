@@ -15,21 +15,16 @@ the full verifier. The new strategies never flag the sound PutnamBench statement
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
+from test_audit_strategies_v4 import MATHCOMP_REALS, REALS, _search
 from test_generated_witnesses import closed
 
-from conftest import PUTNAM, require_path, require_tool
-from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, audit_pack, derived_tasks
+from conftest import PUTNAM, require_path
+from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS
 from pytest_forall.core.verify import verify_candidate
-from pytest_forall.lang.rocq.problem import parse_coq
 
-REALS = "Require Import Reals.\nOpen Scope R_scope.\n"
-MATHCOMP_REALS = ("From mathcomp Require Import all_algebra all_ssreflect.\nFrom mathcomp Require Import reals.\n"
-                  "Local Open Scope ring_scope.\nVariable R : realType.\n")
 #: name: (template, the former strategies that try the refuting instance before the new one, the new strategy, a
 #: text the log's counterexample line must show or None)
 CASES = {
@@ -67,28 +62,6 @@ FINDING = {"witnessed": AUDIT_VACUOUS}
 def searched() -> dict[str, tuple[Any, dict[str, Any], Any]]:
     """Each case's search, run once for the module (each is one coqtop session)."""
     return {}
-
-
-def _search(cache: dict[str, tuple[Any, dict[str, Any], Any]], root: Path, name: str, text: str,
-            strategies: frozenset[str]) -> tuple[Any, dict[str, Any], Any]:
-    from pytest_forall.lang.rocq.backend import RocqProver
-
-    if name not in cache:
-        require_tool("coqtop")
-        where = root / name
-        where.mkdir()
-        path = where / f"{name}.v"
-        path.write_text(text)
-        task = parse_coq(name, path, text)
-        prover = RocqProver({"cache_dir": str(where / "cache")})
-        derived = derived_tasks(task)
-        pack = audit_pack("rocq")
-        assert pack is not None
-        (where / "ws").mkdir()
-        search = pack.search(task, derived, prover, where / "ws", time.monotonic() + 300, cpu_seconds=20.0,
-                             strategies=strategies)  # type: ignore[call-arg]
-        cache[name] = (search, derived, prover)
-    return cache[name]
 
 
 @pytest.mark.slow

@@ -114,17 +114,19 @@ def witnessed_premise(scopes: tuple[str, ...], features: tuple[str, ...]) -> str
             f"|- exists _ : ?T, _ => {values} | |- _ /\\ _ => split; wit n end end ] in wit ({peano(2)})")
 
 
-def same_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+def same_witness(scopes: tuple[str, ...], features: tuple[str, ...], close: str | None = None,
+                 values: tuple[str, ...] = ("0", "1")) -> str:
     """The goal ``exists x y z…, P`` (a negated existential's body, after ``apply H``) given one value for every
     existential at once, all zeros first (``0`` of whatever number type, or the constant function ``0``), then
-    the premise decided: the all-zeros witness that a search over one existential at a time, two deep, missed."""
+    the premise decided (by ``close``, :func:`fine_prove` unless given): the all-zeros witness that a search over one
+    existential at a time, two deep, missed."""
     def each(v: str) -> str:
         alternatives = [f"exists {v}%{s}" for s in scopes] + [f"exists (fun _ => {v}%{s})" for s in scopes]
         alternatives += [f"exists (fun _ _ => {v}%{s})" for s in scopes]
         return (f"(repeat lazymatch goal with |- exists _ : _, _ => first [ {' | '.join(alternatives)} ] "
-                f"| |- _ /\\ _ => split end; {fine_prove(features)})")
+                f"| |- _ /\\ _ => split end; {close or fine_prove(features)})")
 
-    return " | ".join(each(v) for v in ("0", "1"))
+    return " | ".join(each(v) for v in values)
 
 
 def zero_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
@@ -335,19 +337,13 @@ def answer_unfolded(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
 
 def ring_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
     """The goal ``exists u…, forall x, … -> u x = 1 + lambda * I(u)`` witnessed by constants (``1``, then ``0``, as
-    numbers or constant functions), what remains an identity of commutative rings once the parameters are set
-    (``1 = 1 + 0 * ∫…``, the integral an atom): ``ring`` (Coq's), or with mathcomp's algebra mathcomp's
-    algebra-tactics ``ring`` by its Elpi name (the search's mathcomp prelude loads it, but a file importing
-    mathcomp-analysis re-exports Coq's ``ring`` notation over it), which no closer of the grid ran on a witness."""
+    numbers or constant functions: :func:`same_witness`), what remains an identity of commutative rings once the
+    parameters are set (``1 = 1 + 0 * ∫…``, the integral an atom): ``ring`` (Coq's), or with mathcomp's algebra
+    mathcomp's algebra-tactics ``ring`` by its Elpi name (the search's mathcomp prelude loads it, but a file
+    importing mathcomp-analysis re-exports Coq's ``ring`` notation over it), which no closer of the grid ran on a
+    witness."""
     ring = "first [ ring | elpi ring ]" if NUM in features else "ring"
-
-    def each(v: str) -> str:
-        alternatives = [f"exists {v}%{s}" for s in scopes] + [f"exists (fun _ => {v}%{s})" for s in scopes]
-        alternatives += [f"exists (fun _ _ => {v}%{s})" for s in scopes]
-        return (f"(repeat lazymatch goal with |- exists _ : _, _ => first [ {' | '.join(alternatives)} ] "
-                f"| |- _ /\\ _ => split end; intros; cbv beta; {ring})")
-
-    return " | ".join(each(v) for v in ("1", "0"))
+    return same_witness(scopes, features, f"intros; cbv beta; {ring}", ("1", "0"))
 
 
 def parameter_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
