@@ -114,17 +114,19 @@ def witnessed_premise(scopes: tuple[str, ...], features: tuple[str, ...]) -> str
             f"|- exists _ : ?T, _ => {values} | |- _ /\\ _ => split; wit n end end ] in wit ({peano(2)})")
 
 
-def same_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+def same_witness(scopes: tuple[str, ...], features: tuple[str, ...], close: str | None = None,
+                 values: tuple[str, ...] = ("0", "1")) -> str:
     """The goal ``exists x y z…, P`` (a negated existential's body, after ``apply H``) given one value for every
     existential at once, all zeros first (``0`` of whatever number type, or the constant function ``0``), then
-    the premise decided: the all-zeros witness that a search over one existential at a time, two deep, missed."""
+    the premise decided (by ``close``, :func:`fine_prove` unless given): the all-zeros witness that a search over one
+    existential at a time, two deep, missed."""
     def each(v: str) -> str:
         alternatives = [f"exists {v}%{s}" for s in scopes] + [f"exists (fun _ => {v}%{s})" for s in scopes]
         alternatives += [f"exists (fun _ _ => {v}%{s})" for s in scopes]
         return (f"(repeat lazymatch goal with |- exists _ : _, _ => first [ {' | '.join(alternatives)} ] "
-                f"| |- _ /\\ _ => split end; {fine_prove(features)})")
+                f"| |- _ /\\ _ => split end; {close or fine_prove(features)})")
 
-    return " | ".join(each(v) for v in ("0", "1"))
+    return " | ".join(each(v) for v in values)
 
 
 def zero_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
@@ -297,3 +299,91 @@ def diagonal(features: tuple[str, ...]) -> str:
             "match type of H with context [?t] => let U := type of t in unify U T; "
             f"let d := fresh in pose proof (H t) as d; solve [ {BREAK}; first [ {self_compared}easy | lia | lra ] ] "
             "end end end end")
+
+
+# Session 13, round 2 (issue 34): the kinds the generated corpus caught none of — a strict comparison made non-strict
+# (false at the boundary, often a value the statement itself names: ``x <= 7/3``), a changed answer constant (false
+# once the answer's definition is unfolded and the two sides computed), and a parameter whose value makes a
+# functional equation trivial (``lambda := 0``, ``u := fun _ => 1``: ``u x = 1 + lambda * ∫…``, an identity of rings).
+
+#: A value definition of the context unfolded in its hypothesis (``H : sqrt 9 + exp 0 = 5`` from
+#: ``H : sqrt 9 + exp 0 = ans``), one constant at a time (backtracking: ``PI`` unfolds too, to ``2 * PI2``, which no
+#: closer reads; a failed ``leaf`` undoes the unfolding), then ``leaf`` on that hypothesis (``H``): a constant whose
+#: type is not a function type and whose unfolding changes it (``R0``, sealed in a module, does not unfold; a
+#: function is left to ``simpl``/``cbv``).
+UNFOLD_VALUE = ("match goal with H : context [?c] |- _ => is_const c; let T := type of c in "
+                "lazymatch T with forall _ : _, _ => fail | _ => idtac end; let v := eval cbv delta [c] in c in "
+                "lazymatch v with c => fail | _ => change c with v in H; cbv beta in H; {leaf} end end")
+
+
+def answer_unfolded(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """The refuted statement at its variables' common small values (none for ``answer = c``), a value definition it
+    names unfolded (:data:`UNFOLD_VALUE`), the two sides computed and compared over Coq's reals: ``lra``, ``nra``,
+    ``field_simplify`` then ``lra``, and with Interval its bounds (``sqrt``, ``exp``, ``ln``, ``PI`` evaluated).
+    Fails at once on a statement that names no value definition. (Over ``nat``/``Z`` the closers' ``vm_compute``
+    unfolds definitions already; over mathcomp's reals none of these reads the terms: :func:`refutation_scripts`
+    states it only with Coq's reals.)"""
+    h = "forall_audit_H"
+    interval = f" | ({INTERVAL_REFUTE})" if INTERVAL in features else ""
+    leaf = f"first [ lra | nra | (field_simplify in H; lra){interval} ]"
+    unfolded = f"solve [ {BREAK}; {UNFOLD_VALUE.format(leaf=leaf)} ]"
+    small = " | ".join(f"forall_try uconstr:({v}%{s})" for s in scopes for v in ("0", "1", "2"))
+    return (f"intro {h}; try cbv zeta in {h}; let rec go u := lazymatch type of {h} with forall _ : ?T, _ => "
+            "lazymatch type of T with Prop => let p := fresh in "
+            f"assert (p : T) by {prove(features)}; specialize ({h} p); go () "
+            f"| _ => let forall_try v := specialize ({h} v); go () in first [ {small} ] end "
+            f"| _ => {unfolded} end in go ()")
+
+
+def ring_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """The goal ``exists u…, forall x, … -> u x = 1 + lambda * I(u)`` witnessed by constants (``1``, then ``0``, as
+    numbers or constant functions: :func:`same_witness`), what remains an identity of commutative rings once the
+    parameters are set (``1 = 1 + 0 * ∫…``, the integral an atom): ``ring`` (Coq's), or with mathcomp's algebra
+    mathcomp's algebra-tactics ``ring`` by its Elpi name (the search's mathcomp prelude loads it, but a file
+    importing mathcomp-analysis re-exports Coq's ``ring`` notation over it), which no closer of the grid ran on a
+    witness."""
+    ring = "first [ ring | elpi ring ]" if NUM in features else "ring"
+    return same_witness(scopes, features, f"intros; cbv beta; {ring}", ("1", "0"))
+
+
+def parameter_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """The refuted statement's parameters at ``0`` then ``1`` (backtracking; its premises decided), until a negated
+    existential is reached, whose body is proved by constant witnesses and ``ring`` (:func:`ring_witness`):
+    ``putnam_1967_a4`` without ``hlambda`` at ``lambda := 0``, ``u := fun _ => 1``, a parameter and a function
+    witness together. Fails at once on a statement without a negated existential."""
+    h = "forall_audit_H"
+    small = " | ".join(f"forall_try uconstr:({v}%{s})" for v in ("0", "1") for s in scopes)
+    return (f"intro {h}; try cbv zeta in {h}; let rec go u := lazymatch type of {h} with "
+            f"| ~ (exists _ : _, _) => apply {h}; first [ {ring_witness(scopes, features)} ] "
+            "| forall _ : ?T, _ => lazymatch type of T with Prop => let p := fresh in "
+            f"assert (p : T) by {prove(features)}; specialize ({h} p); go () "
+            f"| _ => let forall_try v := specialize ({h} v); go () in first [ {small} ] end end in go ()")
+
+
+def boundary(features: tuple[str, ...]) -> str:
+    """The refuted statement's variables at the closed terms the statement itself names, in turn (backtracking:
+    ``7/3`` for ``x <= 7/3``, ``PI`` for ``x <= PI``), its premises decided, the instance refuted by the cheap
+    closers and, over Coq's reals, Interval's bounds: a strict bound made non-strict is false at the bound itself,
+    which the grid's values miss unless they happen to be it. Each variable is tried at the statement's own terms of
+    its type (matched under its binders: only closed subterms match), so at most as many instances per variable."""
+    h = "forall_audit_H"
+    interval = f" | ({INTERVAL_REFUTE})" if INTERVAL in features else ""
+    leaf = f"solve [ {BREAK}; first [ easy | lia | lra | nra{interval} ] ]"
+    return (f"intro {h}; try cbv zeta in {h}; let S := type of {h} in let rec go u := lazymatch type of {h} with "
+            "forall _ : ?T, _ => lazymatch type of T with Prop => let p := fresh in "
+            f"assert (p : T) by solve [ easy | lia | lra | (repeat split; first [ easy | lia | lra ]) ]; "
+            f"specialize ({h} p); go () "
+            f"| _ => match S with context [?t] => let U := type of t in unify U T; specialize ({h} t); go () end end "
+            f"| _ => {leaf} end in go ()")
+
+
+def witness_instance(features: tuple[str, ...]) -> str:
+    """Vacuity: the existential hypotheses destructed (their witnesses and body pieces named, the header's
+    definitions left folded), a universally quantified hypothesis applied to such a piece, its variables inferred
+    from it (``hmlb _ _ _ HP`` with ``HP : p A B C``), then ``lra``/``lia``: a lower bound made strict
+    (``dist A B > m``) is contradicted at the very witness that attains it (``hm : exists A B C, p A B C /\\
+    dist A B = m``), where the context's instances stop two variables deep and the literal ones miss the witness."""
+    apps = " | ".join(f"pose proof (H {'_ ' * k}P)" for k in range(4))
+    return ("intros; repeat match goal with E : exists _, _ |- _ => destruct E | E : _ /\\ _ |- _ => destruct E end; "
+            f"match goal with H : forall _ : ?T, _, P : ?X |- _ => {PROP_ONLY} lazymatch type of X with Prop => "
+            f"first [ {apps} ]; solve [ try cbv zeta in *; {BREAK}; first [ lra | lia ] ] end end end")

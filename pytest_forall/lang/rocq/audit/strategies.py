@@ -7,14 +7,18 @@ from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
 from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
+    answer_unfolded,
+    boundary,
     diagonal,
     divisible_instance,
     evaluated_closer,
     fine_search,
     fine_specialise,
     mirrored,
+    parameter_witness,
     saturated_refutation,
     staircase,
+    witness_instance,
     zero_witness,
 )
 from pytest_forall.lang.rocq.audit.tactics import (
@@ -29,6 +33,7 @@ from pytest_forall.lang.rocq.audit.tactics import (
     POLY_EVAL,
     RAT,
     RATIONAL_VALUES,
+    REALS,
     SATURATION_VALUES,
     closer,
     context_instances,
@@ -73,6 +78,9 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              # reals a comparison of closed terms refuted by Interval's bounds (both fail in milliseconds)
              named("zero-witness", f"{DESTRUCT}; {zero_witness(scopes, features)}", SEARCH_SECONDS),
              *([named("interval", f"{DESTRUCT}; {INTERVAL_REFUTE}", SEARCH_SECONDS)] if INTERVAL in features else []),
+             # issue 34, round 2: a universal hypothesis at an existential hypothesis's own witness (a bound made strict;
+             # 1 s, first among the generated vacuity scripts after the two that fail in milliseconds)
+             named("witness-instance", witness_instance(features), SEARCH_SECONDS / 2),
              named("context-instances", f"{DESTRUCT}; {context_instances()}; {close}", SEARCH_SECONDS),
              named("literal-instances", f"{DESTRUCT}; {literal_instances(scopes)}; {close}", SEARCH_SECONDS),
              # with mathcomp's rationals: three variables deep at 0, 1/2 and 1/3 (in any ring, polynomials too),
@@ -156,6 +164,12 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
     rational = f"solve [ {BREAK}; {rational_premises(features)}; {BREAK}; {rational_hypotheses(features)} ]"
     return [named("refute-direct", f"intro {h}; try cbv zeta in {h}; {refute}", SEARCH_SECONDS),
             named("same-value", same_value(scopes, features, refute), SEARCH_SECONDS),
+            # issue 34, session 13 round 2: a parameter set so that a functional equation's constant witness is a ring
+            # identity, and over Coq's reals a value definition unfolded and computed (a changed answer constant);
+            # both fail at once where they do not apply, before the generated searches that run to their limit
+            named("parameter-witness", parameter_witness(scopes, features), SEARCH_SECONDS / 2),
+            *([named("answer-unfolded", answer_unfolded(scopes, features), SEARCH_SECONDS / 2)]
+              if REALS in features else []),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
             # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
             # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``);
@@ -164,6 +178,8 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             # shift_bound of putnam_2003_a4: 19 s of 20 spent, mirrored never ran)
             named("diagonal", f"intro {h}; try cbv zeta in {h}; {BREAK}; {diagonal(features)}", SEARCH_SECONDS / 2),
             named("mirrored", mirrored(scopes, features), SEARCH_SECONDS),
+            # issue 34, session 13 round 2: the variables at the statement's own closed terms (a bound made non-strict)
+            named("boundary", boundary(features), SEARCH_SECONDS / 2),
             named("backtracking", backtracking(scopes, features, refute), 2 * SEARCH_SECONDS),
             # with mathcomp's rationals: each instance decided by the rational decider alone (the closers before it
             # fail slowly on an abstract field: putnam_1962_b5's refutation at n = 2 took 3.4-3.8 s of
@@ -191,7 +207,8 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 #: with the generated ones interleaved it ran past its 4 s and the known flag was lost).
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
-                       "diagonal", "mirrored", "divisibility"})
+                       "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
+                       "witness-instance"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
