@@ -139,15 +139,22 @@ Proof. rewrite double_0. reflexivity. Qed.
 ROCQ = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
 
-def test_delete_rename_admit_and_an_early_break_each_fail_the_gate_by_name(pytester: pytest.Pytester) -> None:
+def _library(pytester: pytest.Pytester, logical: str, files: dict[str, str]) -> Path:
+    """A library in ``lib/`` of the pytester directory (``-Q theories LOGICAL``, each of ``files`` under
+    ``theories/``, in that order): its ``theories/`` directory."""
     require_tool("coqc")
-    project = pytester.path / "lib"
-    (project / "theories").mkdir(parents=True)
-    (project / "_CoqProject").write_text("-Q theories Gate\ntheories/Base.v\ntheories/Use.v\n")
-    base = project / "theories" / "Base.v"
-    base.write_text(BASE_V)
-    (project / "theories" / "Use.v").write_text(USE_V)
+    theories = pytester.path / "lib" / "theories"
+    theories.mkdir(parents=True)
+    (theories.parent / "_CoqProject").write_text(f"-Q theories {logical}\n" + "".join(f"theories/{name}\n"
+                                                                                        for name in files))
+    for name, text in files.items():
+        (theories / name).write_text(text)
     pytester.makeini("[pytest]\n")
+    return theories
+
+
+def test_delete_rename_admit_and_an_early_break_each_fail_the_gate_by_name(pytester: pytest.Pytester) -> None:
+    base = _library(pytester, "Gate", {"Base.v": BASE_V, "Use.v": USE_V}) / "Base.v"
     args = [*ROCQ, "--forall-project", "lib", "--forall-frontend", "replay", "-m", "not admitted",
             "--forall-require", "strict"]
 
@@ -429,13 +436,7 @@ def test_a_late_break_in_a_fifty_proof_file_with_no_earlier_build_fails_the_gate
     The 40 items before the break are strict, each naming its evidence (one compile of the file up to `l40`, it
     admitted, that compile's judge dump and coqchk); `l40` is failed with coqc's error where the build stopped; the
     9 after it are unconfirmed naming the file and its first error; the gate fails, naming both."""
-    require_tool("coqc")
-    project = pytester.path / "lib"
-    (project / "theories").mkdir(parents=True)
-    (project / "_CoqProject").write_text("-Q theories Late\ntheories/Big.v\n")
-    big = project / "theories" / "Big.v"
-    big.write_text(LATE_V)
-    pytester.makeini("[pytest]\n")
+    big = _library(pytester, "Late", {"Big.v": LATE_V}) / "Big.v"
     args = [*ROCQ, "--forall-project", "lib", "--forall-frontend", "replay"]
     first = pytester.runpytest(*args, "--forall-run-id", "base", f"--forall-cache-dir={pytester.path / 'c1'}")
     assert first.ret == 0, first.stdout.str()
