@@ -14,6 +14,8 @@ own compile (``coqc`` of the unbroken file, before and after), then one pytest r
 root, with a fresh cache (cold) or, with ``--warm``, after a run on the unbroken file in the same cache (the
 maintainer's case: the edit breaks one proof). Each command's CPU is its whole process tree's
 (``scripts/tree_cpu.py``); the last line is the run's ratio to the mean of the three compiles, CPU and wall.
+``--intact``: the run on the unbroken file instead (the floor: what judging the file costs when nothing is broken).
+``--heavy N``: each lemma a product of N four-variable sums (N = 6: about three times the compile).
 ``--pyc``: Python's bytecode cache on, as for an installed package (this machine's sessions set
 ``PYTHONDONTWRITEBYTECODE``). With ``FORALL_PROC_TRACE=FILE`` and ``scripts/`` on ``PYTHONPATH``
 (``-p forall_proc_trace``), every subprocess of the run is written to FILE with its start, end and thread.
@@ -94,12 +96,21 @@ def library(root: Path) -> None:
     (root / "_CoqProject").write_text("-Q theories Bench\n" + "\n".join(files) + "\n", encoding="utf-8")
 
 
+#: ``--heavy``: each lemma a product of this many equal four-variable sums (a larger file: the fixed costs weigh less)
+HEAVY = {"factors": 0}
+
+
 def fifty(root: Path, broken: bool) -> None:
     """One file of 50 lemmas whose ``ring`` proofs make a measurable compile; the 41st broken when asked."""
     root.mkdir(parents=True)
     parts = ["Require Import Arith.\n"]
     for i in range(50):
         proof = "exact I." if broken and i == 40 else "intros; ring."
+        if HEAVY["factors"]:
+            one, other = f"(a + b + c + d + {i})", f"(d + c + b + a + {i})"
+            parts.append(f"Lemma l{i} : forall a b c d : nat, {' * '.join([one] * HEAVY['factors'])} * (a + b) = "
+                         f"(b + a) * {' * '.join([other] * HEAVY['factors'])}.\nProof. {proof} Qed.\n\n")
+            continue
         parts.append(f"Lemma l{i} : forall a b c : nat, (a + b + c + {i}) * (a + b + c) * (a + b) = "
                      f"(a + b) * (c + b + a) * (c + a + b + {i}).\nProof. {proof} Qed.\n\n")
     (root / "A.v").write_text("".join(parts), encoding="utf-8")
@@ -153,7 +164,7 @@ def broken(args: argparse.Namespace) -> None:
     shutil.rmtree(where / "lib", ignore_errors=True)
     shutil.rmtree(where / "cache", ignore_errors=True)
     fifty(where / "ok", False)
-    fifty(where / "lib", True)
+    fifty(where / "lib", not args.intact)
     compile_ = ["coqc", "-q", "-R", ".", "Fifty", "A.v"]
     compiles: list[tuple[float, float]] = []
 
@@ -174,9 +185,11 @@ def broken(args: argparse.Namespace) -> None:
         print(f"the run on the unbroken file (fills the cache): {seconds:.1f} s ({last}); load {load()}", flush=True)
         text = (where / "lib" / "A.v").read_text(encoding="utf-8")
         at = text.index("intros; ring.", text.index("Lemma l40 "))
-        (where / "lib" / "A.v").write_text(text[:at] + "exact I." + text[at + len("intros; ring."):], encoding="utf-8")
+        if not args.intact:
+            (where / "lib" / "A.v").write_text(text[:at] + "exact I." + text[at + len("intros; ring."):],
+                                               encoding="utf-8")
     seconds, last, used = tree_timed([*run, "--forall-run-id", "b"], where / "lib", args.trace)
-    print(f"pytest on the broken file ({'warm' if args.warm else 'cold'}): {seconds:.1f} s, CPU {used:.2f} s "
+    print(f"pytest on the {'unbroken' if args.intact else 'broken'} file ({'warm' if args.warm else 'cold'}): {seconds:.1f} s, CPU {used:.2f} s "
           f"({last}); load {load()}", flush=True)
     for n in range(2):
         own_compile(" again")
@@ -197,8 +210,11 @@ def main() -> None:
     two.add_argument("--warm", action="store_true")
     two.add_argument("--trace", default="", help="write the run's subprocesses to this file")
     two.add_argument("--pyc", action="store_true", help="Python's bytecode cache on (PYTHONDONTWRITEBYTECODE unset)")
+    two.add_argument("--intact", action="store_true", help="the run on the unbroken file (what any cold run costs)")
+    two.add_argument("--heavy", type=int, default=0, help="each lemma a product of this many sums (a larger file)")
     args = parser.parse_args()
     BYTECODE["keep"] = bool(getattr(args, "pyc", False))
+    HEAVY["factors"] = int(getattr(args, "heavy", 0))
     args.dir = args.dir or tempfile.mkdtemp(prefix=f"bench-gate-{args.what}-")
     print(f"in {args.dir}", flush=True)
     {"runs": runs, "broken": broken}[args.what](args)

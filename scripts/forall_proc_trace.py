@@ -14,6 +14,7 @@ from typing import Any
 T0 = time.monotonic()
 LOG: list[tuple[float, float | None, str, str]] = []
 _init, _wait = subprocess.Popen.__init__, subprocess.Popen.wait
+CPU: dict[int, float] = {}  # pid -> CPU seconds, as wait4 reported them when the process was reaped
 
 
 def _summary(argv: Any) -> str:
@@ -33,10 +34,25 @@ def _traced_wait(self: Any, *rest: Any, **kwargs: Any) -> Any:
     code = _wait(self, *rest, **kwargs)
     trace = self.__dict__.pop("_trace", None)
     if trace is not None:
-        LOG.append((trace[0], time.monotonic() - T0, trace[1], trace[2]))
+        used = CPU.get(self.pid)
+        LOG.append((trace[0], time.monotonic() - T0, trace[1],
+                    trace[2] if used is None else f"[CPU {used:.2f} s] {trace[2]}"))
     return code
 
 
+def _try_wait(self: Any, wait_flags: int) -> tuple[int, int]:
+    """``Popen._try_wait`` with ``wait4``: the reaped process's CPU is kept by its pid."""
+    try:
+        pid, sts, usage = os.wait4(self.pid, wait_flags)
+    except ChildProcessError:
+        pid, sts = self.pid, 0
+    else:
+        if pid:
+            CPU[pid] = usage.ru_utime + usage.ru_stime
+    return pid, sts
+
+
+subprocess.Popen._try_wait = _try_wait  # type: ignore[attr-defined]
 subprocess.Popen.__init__ = _traced_init  # type: ignore[method-assign]
 subprocess.Popen.wait = _traced_wait  # type: ignore[method-assign]
 

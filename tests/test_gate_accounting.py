@@ -139,15 +139,22 @@ Proof. rewrite double_0. reflexivity. Qed.
 ROCQ = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
 
-def test_delete_rename_admit_and_an_early_break_each_fail_the_gate_by_name(pytester: pytest.Pytester) -> None:
+def _library(pytester: pytest.Pytester, logical: str, files: dict[str, str]) -> Path:
+    """A library in ``lib/`` of the pytester directory (``-Q theories LOGICAL``, each of ``files`` under
+    ``theories/``, in that order): its ``theories/`` directory."""
     require_tool("coqc")
-    project = pytester.path / "lib"
-    (project / "theories").mkdir(parents=True)
-    (project / "_CoqProject").write_text("-Q theories Gate\ntheories/Base.v\ntheories/Use.v\n")
-    base = project / "theories" / "Base.v"
-    base.write_text(BASE_V)
-    (project / "theories" / "Use.v").write_text(USE_V)
+    theories = pytester.path / "lib" / "theories"
+    theories.mkdir(parents=True)
+    (theories.parent / "_CoqProject").write_text(f"-Q theories {logical}\n" + "".join(f"theories/{name}\n"
+                                                                                        for name in files))
+    for name, text in files.items():
+        (theories / name).write_text(text)
     pytester.makeini("[pytest]\n")
+    return theories
+
+
+def test_delete_rename_admit_and_an_early_break_each_fail_the_gate_by_name(pytester: pytest.Pytester) -> None:
+    base = _library(pytester, "Gate", {"Base.v": BASE_V, "Use.v": USE_V}) / "Base.v"
     args = [*ROCQ, "--forall-project", "lib", "--forall-frontend", "replay", "-m", "not admitted",
             "--forall-require", "strict"]
 
@@ -267,6 +274,38 @@ def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_pat
     assert len(compiles) == 3, compiles
 
 
+def test_the_shared_compiles_coqchk_is_waited_for_when_it_outlasts_the_judge_session(tmp_path: Path) -> None:
+    """The coqchk of the one compile of a broken file's prefix runs beside its judge session; when it takes longer
+    (here held back 4 s; a file of proofs by reflection: 3.5 s of coqchk to the session's 0.8 s), it is waited for,
+    not killed with the session and started again by the first item (issue 32: its CPU spent twice)."""
+    require_tool("coqc")
+    from pytest_forall.core.proc import run_command
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
+    from pytest_forall.suites.project import load_project
+
+    root = tmp_path / "lib"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Slow\nA.v\n")
+    (root / "A.v").write_text("".join(f"Lemma l{i} : {i} + 0 = {i}.\nProof. {'exact I' if i == 2 else 'reflexivity'}."
+                                      " Qed.\n" for i in range(4)))
+    checks: list[str] = []
+
+    def slow_checker(argv: list[str], **kwargs: object) -> object:
+        if any(Path(str(a)).name == "coqchk" for a in argv):
+            checks.append(" ".join(str(a) for a in argv))
+            time.sleep(4)
+        return run_command(argv, **kwargs)  # type: ignore[arg-type]
+
+    prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300}, runner=slow_checker)
+    verdicts = {t.task_id: verify_candidate(t, prover, t.meta["own_candidate"].encode(), timeout=300)
+                for t in sorted(load_project(root, {}), key=lambda t: t.task_id)}
+    assert {k: (v.verdict, v.strict) for k, v in verdicts.items()} == {
+        "Slow__A__l0": ("accept", True), "Slow__A__l1": ("accept", True), "Slow__A__l2": ("reject", False),
+        "Slow__A__l3": ("infra", False)}, {k: v.reason for k, v in verdicts.items()}
+    assert len(checks) == 1, checks
+
+
 def _own_verdicts(tmp_path: Path, logical: str, text: str) -> dict[str, Any]:
     """Each item of a one-file library (``A.v`` holding ``text``) judged on its own proof, by task id."""
     require_tool("coqc")
@@ -384,3 +423,49 @@ def test_a_proof_broken_after_a_run_is_judged_from_that_runs_compile_of_the_same
     text = judged(broken_a.replace("Ltac t := reflexivity.", "Ltac t := apply cheat."))
     assert (text["Wr__A__l1"].verdict, text["Wr__A__l1"].strict) == ("accept", False), text["Wr__A__l1"].reason
     assert ran.count("compile A.v") == 1 and text["Wr__A__l0"].strict, (ran, text["Wr__A__l0"].reason)
+
+
+#: a 50-proof file of the library fixture below (cheap proofs: the file's shape, not its cost, is what is tested)
+LATE_V = "Definition double (n : nat) : nat := n + n.\n\n" + "".join(
+    f"Lemma l{i} : double {i} = {i} + {i}.\nProof. reflexivity. Qed.\n\n" for i in range(50))
+
+
+def test_a_late_break_in_a_fifty_proof_file_with_no_earlier_build_fails_the_gate_naming_the_file(
+        pytester: pytest.Pytester) -> None:
+    """Issue 32, cold: a 50-proof library file whose 41st proof breaks, judged with no earlier build in the cache.
+    The 40 items before the break are strict, each naming its evidence (one compile of the file up to `l40`, it
+    admitted, that compile's judge dump and coqchk); `l40` is failed with coqc's error where the build stopped; the
+    9 after it are unconfirmed naming the file and its first error; the gate fails, naming both."""
+    big = _library(pytester, "Late", {"Big.v": LATE_V}) / "Big.v"
+    args = [*ROCQ, "--forall-project", "lib", "--forall-frontend", "replay"]
+    first = pytester.runpytest(*args, "--forall-run-id", "base", f"--forall-cache-dir={pytester.path / 'c1'}")
+    assert first.ret == 0, first.stdout.str()
+    broken_text = LATE_V.replace("l40 : double 40 = 40 + 40.\nProof. reflexivity.", "l40 : double 40 = 40 + 40.\n"
+                                 "Proof. exact I.")
+    big.write_text(broken_text)
+    line = broken_text[:broken_text.index("exact I.")].count("\n") + 1
+    # a fresh cache: no earlier build of the file, the cold path (one compile of the file up to the break)
+    run = pytester.runpytest(*args, "--forall-run-id", "break", f"--forall-cache-dir={pytester.path / 'c2'}",
+                             "--forall-baseline", "reports/base", "--forall-gate", "regressions")
+    out = run.stdout.str()
+    rows = {r["task_id"]: r for r in (json.loads(x) for x in
+                                      (pytester.path / "reports" / "break" / "results.jsonl").read_text().splitlines())}
+    outcome = {k: r["outcome"] for k, r in rows.items()}
+    assert outcome == {**{f"Late__Big__l{i}": "strict" for i in range(40)}, "Late__Big__l40": "failed",
+                       **{f"Late__Big__l{i}": "infra" for i in range(41, 50)}}, outcome
+    assert run.ret == 1 and "REGRESSED" in out, out
+    assert 'The term "I" has type "True"' in rows["Late__Big__l40"]["reason"], rows["Late__Big__l40"]["reason"]
+    for i in range(41, 50):  # the file and its first error, nothing compiled for them
+        assert rows[f"Late__Big__l{i}"]["reason"].startswith(f"template: theories/Big.v:{line}:"), rows[
+            f"Late__Big__l{i}"]["reason"]
+        assert rows[f"Late__Big__l{i}"]["change"] == "unconfirmed", rows[f"Late__Big__l{i}"]
+    gate = json.loads((pytester.path / "reports" / "break" / "gate.json").read_text())
+    assert gate["breaks_build"] and gate["breaks_build"][0].startswith(f"theories/Big.v:{line}:"), gate
+    # the evidence each item before the break names: the one compile of the file up to l40, its .vo's judge and coqchk
+    for i in (0, 39):
+        audit = pytester.path / "reports" / "break" / "items" / f"Late__Big__l{i}-coq" / "s0" / "r1"
+        layers = {layer["name"]: layer for layer in json.loads((audit / "candidate-verdict.json").read_text())["layers"]}
+        said = layers["elaboration"]["output"]
+        assert f"before theories/Big.v:{line}, where the build stopped" in said, said
+        assert "one compile of theories/Big.v up to `l40` (it admitted) for the 40 items before it" in said, said
+        assert layers["independent_check"]["ok"] is True, layers["independent_check"]

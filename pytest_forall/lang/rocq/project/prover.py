@@ -160,8 +160,9 @@ class ProjectRocqProver(ProjectSessions):
             # the project's own proof, before the first error of a file that does not build: judged from the one
             # compile of the file up to the item that may hold the error (:meth:`_broken_file_plan`)
             digest = self._own[str(workspace)] = sha256_bytes(data)
-            return CompileResult(ok=True, digest=digest, artifact=str(vo), output=(
-                "the project's own proof: compiled once with the proofs of its file before its first error"))
+            return CompileResult(ok=True, digest=digest, artifact=str(vo), output=str(
+                self._for_item(task).get("prefix_evidence")
+                or "the project's own proof: compiled once with the proofs of its file before its first error"))
         self._own.pop(str(workspace), None)
         refused = self._refused_by_build(task, data, project, build)
         if refused is not None:  # the project's own proof where its file's build stopped: coqc's error there

@@ -81,7 +81,7 @@ class ProjectSessions(ProjectChecks):
                 if found[0] is not None or plan[0].task_id == task.task_id:
                     return found
                 item = self._for_item(task)  # (the error is in that item's statement: each before it on its own)
-                for key in ("build_break", "build_break_reason", "prefix_tree"):
+                for key in ("build_break", "build_break_reason", "prefix_tree", "prefix_evidence"):
                     item.pop(key, None)
             return self._template_baseline(task, project, build, timeout)
         self._prefetch(project, build, timeout)
@@ -266,6 +266,11 @@ class ProjectSessions(ProjectChecks):
             return holder, targets
         return None
 
+    def _break_at(self, build: Path, rel: str) -> str:
+        """Where the build of ``rel`` stopped, as its log located it (``A.v:123``), for the evidence an item names."""
+        line = dict(self._missing_record(build).get("lines") or {}).get(rel)
+        return f"{rel}:{line}, where the build stopped" if line else f"{rel}'s first error"
+
     def _earlier_baseline(self, task: Task, project: CoqProject, build: Path, holder: Task,
                           timeout: float) -> tuple[Any, str] | None:
         """The baseline of an item of a file this build could not compile, before its first error, from an earlier
@@ -290,7 +295,12 @@ class ProjectSessions(ProjectChecks):
         if dump is None or str(task.meta["target_path"]) not in dump.targets:
             return None  # (asked of the earlier build's compile, which has no answer for it: compiled now)
         if holder.task_id != task.task_id:
-            self._for_item(task)["prefix_tree"] = str(self._out(project, earlier[0]))
+            item = self._for_item(task)
+            item["prefix_tree"] = str(self._out(project, earlier[0]))
+            item["prefix_evidence"] = (
+                f"the project's own proof, before {self._break_at(build, rel)}: judged from the compile of {rel} "
+                f"in the earlier build {earlier[0].name} (the same bytes up to the next item, the files it requires "
+                "compiled to the same bytes): that .vo's judge dump and coqchk")
         return dump, ""
 
     def _earlier_compile(self, project: CoqProject, build: Path, rel: str,
@@ -418,6 +428,11 @@ class ProjectSessions(ProjectChecks):
         shared = len(targets) > 1
         if shared and for_task is not None and for_task.task_id != task.task_id:
             item["prefix_tree"] = str(kept)  # (not the template's own item: its proof is the one left admitted there)
+            rel = str(task.meta["project_file"])
+            item["prefix_evidence"] = (
+                f"the project's own proof, before {self._break_at(build, rel)}: judged from one compile of {rel} "
+                f"up to `{task.theorem_name}` (it admitted) for the {len(targets) - 1} items before it, that .vo's "
+                "judge dump and coqchk")
         with FileLock(str(stored) + ".lock"):
             if stored.is_file() and (not shared or kept.is_dir()):
                 parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
@@ -442,9 +457,15 @@ class ProjectSessions(ProjectChecks):
                 # the tree is kept), not after it (issue 32)
                 check = in_background(self._check_prefix, project, build, str(task.meta["project_file"]), module,
                                       timeout, tree) if shared and self._has(self.coqchk) else contextlib.nullcontext()
-                with check:
+                with check as checking:
                     dump, problem = self._judge_file(self._load(project, tree, True, tree), tree, module, targets,
                                                      timeout, fresh=False)
+                    if dump is not None and checking is not None:
+                        # waited for, not cancelled with the block: the items before the target need this check,
+                        # and a coqchk that outlasts the judge session (a file of proofs by reflection: 3.5 s of
+                        # coqchk to the session's 0.8) was killed here and started again by the first item
+                        with contextlib.suppress(Exception):
+                            checking.result()
                 if dump is None:
                     return None, f"the judge could not read the project's file up to `{task.theorem_name}`: {problem}"
                 if shared:
