@@ -285,8 +285,9 @@ def reparse(stored: str) -> Dump | str:
 
 
 #: A detector's finding as the plugin writes it: feature, constant, place (a constant's ``type`` or ``body``, an
-#: inductive's whole declaration), the MD5 of the canonical serialisation of the term in that place, why.
-_FINDING = re.compile(r"(\S+) (\S+) (type|body|inductive) ([0-9a-f]{32}) (.+)", re.DOTALL)
+#: inductive's whole declaration, a ``module`` of the file), the MD5 of the canonical serialisation of the term in that
+#: place (of the module's path and why: no term), why.
+_FINDING = re.compile(r"(\S+) (\S+) (type|body|inductive|module) ([0-9a-f]{32}) (.+)", re.DOTALL)
 
 
 def uncovered_findings(candidate: frozenset[str] | tuple[str, ...], template: frozenset[str] | tuple[str, ...],
