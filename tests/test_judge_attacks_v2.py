@@ -4,7 +4,7 @@ screen switched off: the guarantee must follow from what the kernel checked, not
 
 * A functor whose alias is strengthened wrongly (rocq#21051, rocq#21685) proves ``False`` on 8.16.1; coqc, the
   assumption walk and coqchk all accept it, so only a kernel-side reading of the library's module structure keeps
-  it out.
+  it out (``tests/test_judge.py::test_the_module_walk_is_what_rejects_functor_strengthening``).
 * Module subtyping of inductives with let-ins (rocq#22387) was kept out, with the screen off, by coqchk alone; a
   ``vm_compute`` lemma the theorem does not use makes coqchk run past its budget, and "not judged" was an
   acceptance: a check the candidate can switch off.
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_judge import A1, CORPUS, Screenless, first_failure, verdict_of
+from test_judge import A1, CORPUS, NoAdvisoryCheck, Screenless, first_failure, verdict_of
 
 from conftest import require_tool
 
@@ -38,26 +38,21 @@ def cheat(name: str) -> str:
     return (CORPUS / "cheat" / name / "candidate.v").read_text()
 
 
-def verdict(text: str, tmp_path: Path, name: str) -> Any:
-    return verdict_of(Screenless({"checker_timeout": 4}), "putnam_2001_a1", text, tmp_path, name)
-
-
-def test_functor_strengthening_is_refused_by_the_kernel_side_module_walk(tmp_path: Path) -> None:
-    """rocq#21051/rocq#21685 with the screen off: coqc, the assumption walk and coqchk accept this proof of False;
-    the judge's reading of the compiled library's modules (a functor, a module type, an aliased or applied module)
-    rejects it at kernel_advisories, naming the advisory and the module."""
-    found = verdict(cheat("advisory_21051_functor_strengthening"), tmp_path, "f21051")
-    assert found.verdict == "reject" and first_failure(found) == "kernel_advisories", found.layers
-    assert "rocq#21051" in found.reason and "ForallProblem.putnam_2001_a1.MAKE.FUN" in found.reason, found.reason
+def verdict(text: str, tmp_path: Path, name: str, backend: type[Screenless] = Screenless) -> Any:
+    return verdict_of(backend({"checker_timeout": 4}), "putnam_2001_a1", text, tmp_path, name)
 
 
 def test_a_check_the_candidate_switches_off_is_not_the_cover(tmp_path: Path) -> None:
     """rocq#22387 (module subtyping, a proof of False on 8.16.1) plus an unused vm_compute lemma that makes coqchk
-    run past its budget: the judge's module walk rejects it before coqchk's "not judged" could count as an
-    acceptance."""
+    run past its budget: the judge's module walk rejects it; without that walk coqchk's "not judged" was the
+    verdict, an acceptance of a proof of False."""
     found = verdict(SLOW_FOR_COQCHK + cheat("advisory_22387_module_letin_subtyping"), tmp_path, "f22387")
     assert found.verdict == "reject" and first_failure(found) == "kernel_advisories", found.layers
     assert "rocq#22387" in found.reason and "ForallProblem.putnam_2001_a1.Applied" in found.reason, found.reason
+    without = verdict(SLOW_FOR_COQCHK + cheat("advisory_22387_module_letin_subtyping"), tmp_path, "f22387-without",
+                      NoAdvisoryCheck)
+    assert without.verdict == "accept" and without.strict, without.reason  # the attack, had the walk not seen it
+    assert without.layers[-1].ok is None and "not judged" in without.layers[-1].reason
 
 
 def test_helpers_in_a_plain_module_are_still_accepted(tmp_path: Path) -> None:

@@ -96,6 +96,10 @@ class Advisory:
         if self.feature in NEEDS_CHECKER:
             return (f"kernel_advisories reports every {self.feature} conversion of the candidate; independent_check: "
                     "coqchk (no VM, no native compiler) must finish and accept")
+        if self.feature == "functor":
+            return ("kernel_advisories: the judge's module walk of the compiled library (`functor`): every module must "
+                    "be a plain `Module M. … End M.`, no functor, module type, sealed, aliased, applied or declared "
+                    "module")
         return f"kernel_advisories: the judge's `{self.feature}` detector on the candidate's kernel terms"
 
     def to_wire(self) -> dict[str, str]:

@@ -308,7 +308,8 @@ def uncovered_findings(candidate: frozenset[str] | tuple[str, ...], template: fr
         feature, constant, place, _, why = match.groups()
         if found in known and not (constant == theorem and place == "body"):
             continue
-        kept.append(f"{feature} {constant} {why} (in its {'declaration' if place == 'inductive' else place})")
+        kept.append(f"{feature} {constant} {why}" + ("" if place == "module" else
+                    f" (in its {'declaration' if place == 'inductive' else place})"))
     return kept
 
 
