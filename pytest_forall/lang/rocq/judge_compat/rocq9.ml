@@ -46,10 +46,10 @@ let file_structure env mp = match (try Some (Environ.lookup_module mp env) with 
 let module_impl env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
   | None -> "an unreadable module"
   | Some mb -> (match Mod_declarations.mod_expr mb with
-      | Declarations.FullStruct -> ""
-      | Declarations.Struct _ -> "a module sealed by a signature (module subtyping)"
-      | Declarations.Algebraic _ -> "a module alias or functor application"
-      | Declarations.Abstract -> "a declared module (Declare Module)")
+      | Mod_declarations.FullStruct -> ""
+      | Mod_declarations.Struct _ -> "a module sealed by a signature (module subtyping)"
+      | Mod_declarations.Algebraic _ -> "a module alias or functor application"
+      | Mod_declarations.Abstract -> "a declared module (Declare Module)")
 (* Project mode's shared walk (forall_judge.mlg, shared_assumptions): Coq's Print Assumptions traversal of many
    constants at once — every object reached, with the objects its body (an inductive's declaration) mentions —
    and Coq's assumptions of them all together. Rocq 9 also walks an axiom's type but records no edge for it: an
