@@ -9,6 +9,9 @@ screen switched off: the guarantee must follow from what the kernel checked, not
   ``vm_compute`` lemma the theorem does not use makes coqchk run past its budget, and "not judged" was an
   acceptance: a check the candidate can switch off.
 * The honest near miss: helpers in a plain ``Module`` (and an unused ``vm_compute`` lemma) are still accepted.
+* Regressions that held: a template constant re-declared through ``Include`` of a module with another body (the
+  kernel's canonical name is the module's, so the statement's term differs), and an installed library's functor
+  applied (a module walk finding, as conservative as the screen).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pytest
 from test_judge import A1, CORPUS, NoAdvisoryCheck, Screenless, first_failure, verdict_of
 
 from conftest import require_tool
+from pytest_forall.core.verify import task_from_template, verify_candidate
 
 THEOREM = A1[A1.index("Theorem putnam_2001_a1"):]
 HEAD = A1[:A1.index("Theorem putnam_2001_a1")]
@@ -64,3 +68,31 @@ def test_helpers_in_a_plain_module_are_still_accepted(tmp_path: Path) -> None:
     assert found.verdict == "accept" and found.strict, found.reason
     check = found.layers[-1]
     assert check.name == "independent_check" and check.ok is None and "not judged" in check.reason
+
+
+def test_a_template_constant_included_from_a_module_is_not_the_templates(tmp_path: Path) -> None:
+    """Screen off: the answer re-declared by ``Include`` of a module that defines it with the body the proof needs.
+    The top-level name exists, but the kernel's canonical name of what the statement mentions is the module's, so the
+    theorem's kernel term differs from the template's (elaborated_statement)."""
+    template = tmp_path / "rtj_include.v"
+    template.write_text("Definition rtj_include_solution := 1.\n"
+                        "Theorem rtj_include : rtj_include_solution = 2.\nProof. Admitted.\n")
+    text = ("Module M. Definition rtj_include_solution := 2. End M.\nInclude M.\n"
+            "Theorem rtj_include : rtj_include_solution = 2.\nProof. reflexivity. Qed.\n")
+    backend = Screenless()
+    backend.concurrent_layers = False
+    (tmp_path / "b").mkdir()
+    found = verify_candidate(task_from_template("rocq", template), backend, text.encode(), builddir=tmp_path / "b",
+                             timeout=300)
+    assert first_failure(found) == "elaborated_statement", found.layers
+    assert "ForallProblem.rtj_include.M.rtj_include_solution" in found.reason, found.reason
+
+
+def test_an_installed_librarys_functor_applied_is_a_module_walk_finding(tmp_path: Path) -> None:
+    """Screen off: ``Module S := MSetAVL.Make Nat`` (an installed functor, an honest use) is outside the module walk's
+    criterion like the candidate's own functors: the walk does not trust what the kernel's functor application and
+    strengthening produced (rocq#21051/21685 are bugs there). The outermost module is named."""
+    found = verdict(HEAD + "Require Import MSets PeanoNat.\nModule S := MSetAVL.Make Nat.\n" + THEOREM, tmp_path, "lib")
+    assert first_failure(found) == "kernel_advisories", found.layers
+    assert "module `ForallProblem.putnam_2001_a1.S` is outside" in found.reason, found.reason
+    assert "S.Raw" not in found.reason, found.reason
