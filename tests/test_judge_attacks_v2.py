@@ -24,6 +24,7 @@ from test_judge import A1, CORPUS, NoAdvisoryCheck, Screenless, first_failure, v
 
 from conftest import require_tool
 from pytest_forall.core.verify import task_from_template, verify_candidate
+from pytest_forall.lang.rocq.judge import uncovered_findings
 
 THEOREM = A1[A1.index("Theorem putnam_2001_a1"):]
 HEAD = A1[:A1.index("Theorem putnam_2001_a1")]
@@ -32,7 +33,16 @@ SLOW_FOR_COQCHK = ("From Coq Require Import Arith.\n"
                    "Lemma slow : Nat.eqb (fact 10) 3628800 = true. Proof. vm_compute. reflexivity. Qed.\n")
 
 
-@pytest.fixture(autouse=True)
+def test_a_template_module_finding_never_excuses_the_candidates() -> None:
+    """A module finding names a path and a kind, not a term (a functor's or a sealed module's content is not what its
+    signature shows), so the template's own finding on the same path cannot show the candidate's module is the
+    template's: a candidate that replaced the template's module type by another of the same name is refused."""
+    line = "functor ForallProblem.p.T module " + "a" * 32 + " a module type"
+    assert uncovered_findings(frozenset({line}), frozenset({line}), "ForallProblem.p.thm") == [
+        "functor ForallProblem.p.T a module type"]
+
+
+@pytest.fixture
 def _coq() -> None:
     require_tool("coqc")
     require_tool("coqchk")
@@ -46,6 +56,7 @@ def verdict(text: str, tmp_path: Path, name: str, backend: type[Screenless] = Sc
     return verdict_of(backend({"checker_timeout": 4}), "putnam_2001_a1", text, tmp_path, name)
 
 
+@pytest.mark.usefixtures("_coq")
 def test_a_check_the_candidate_switches_off_is_not_the_cover(tmp_path: Path) -> None:
     """rocq#22387 (module subtyping, a proof of False on 8.16.1) plus an unused vm_compute lemma that makes coqchk
     run past its budget: the judge's module walk rejects it; without that walk coqchk's "not judged" was the
@@ -59,6 +70,7 @@ def test_a_check_the_candidate_switches_off_is_not_the_cover(tmp_path: Path) -> 
     assert without.layers[-1].ok is None and "not judged" in without.layers[-1].reason
 
 
+@pytest.mark.usefixtures("_coq")
 def test_helpers_in_a_plain_module_are_still_accepted(tmp_path: Path) -> None:
     """The near miss: a plain ``Module … End`` of helpers (what valid/helpers_in_module does) and an unused
     vm_compute lemma coqchk cannot finish: accepted, strict, the independent check "not judged"."""
@@ -70,6 +82,7 @@ def test_helpers_in_a_plain_module_are_still_accepted(tmp_path: Path) -> None:
     assert check.name == "independent_check" and check.ok is None and "not judged" in check.reason
 
 
+@pytest.mark.usefixtures("_coq")
 def test_a_template_constant_included_from_a_module_is_not_the_templates(tmp_path: Path) -> None:
     """Screen off: the answer re-declared by ``Include`` of a module that defines it with the body the proof needs.
     The top-level name exists, but the kernel's canonical name of what the statement mentions is the module's, so the
@@ -88,6 +101,7 @@ def test_a_template_constant_included_from_a_module_is_not_the_templates(tmp_pat
     assert "ForallProblem.rtj_include.M.rtj_include_solution" in found.reason, found.reason
 
 
+@pytest.mark.usefixtures("_coq")
 def test_an_installed_librarys_functor_applied_is_a_module_walk_finding(tmp_path: Path) -> None:
     """Screen off: ``Module S := MSetAVL.Make Nat`` (an installed functor, an honest use) is outside the module walk's
     criterion like the candidate's own functors: the walk does not trust what the kernel's functor application and
