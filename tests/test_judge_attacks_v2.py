@@ -9,6 +9,8 @@ screen switched off: the guarantee must follow from what the kernel checked, not
   ``vm_compute`` lemma the theorem does not use makes coqchk run past its budget, and "not judged" was an
   acceptance: a check the candidate can switch off.
 * The honest near miss: helpers in a plain ``Module`` (and an unused ``vm_compute`` lemma) are still accepted.
+* ``Include`` of a functor application copied its fields into the file and got past the first module walk (which
+  read only modules): fields whose canonical name is not their own are findings now.
 * Regressions that held: a template constant re-declared through ``Include`` of a module with another body (the
   kernel's canonical name is the module's, so the statement's term differs), and an installed library's functor
   applied (a module walk finding, as conservative as the screen).
@@ -108,5 +110,19 @@ def test_an_installed_librarys_functor_applied_is_a_module_walk_finding(tmp_path
     strengthening produced (rocq#21051/21685 are bugs there). The outermost module is named."""
     found = verdict(HEAD + "Require Import MSets PeanoNat.\nModule S := MSetAVL.Make Nat.\n" + THEOREM, tmp_path, "lib")
     assert first_failure(found) == "kernel_advisories", found.layers
-    assert "module `ForallProblem.putnam_2001_a1.S` is outside" in found.reason, found.reason
+    assert "`ForallProblem.putnam_2001_a1.S` is outside" in found.reason, found.reason
     assert "S.Raw" not in found.reason, found.reason
+
+
+@pytest.mark.usefixtures("_coq")
+def test_a_functor_application_included_is_a_module_walk_finding(tmp_path: Path) -> None:
+    """Screen off: ``Include MSetAVL.Make Nat`` leaves no module of its own in the file (the fields are copied into
+    it), so the first module walk, which read only modules, accepted it: a functor application (rocq#16646's
+    unreported flags, the strengthening bugs) out of the walk's sight. Its fields' canonical names are not their own
+    (the delta resolver), and that is a finding; so is an included plain module's field."""
+    found = verdict(HEAD + "Require Import MSets PeanoNat.\nInclude MSetAVL.Make Nat.\n" + THEOREM, tmp_path, "inc")
+    assert first_failure(found) == "kernel_advisories", found.layers
+    assert "another canonical name (Include or an alias)" in found.reason, found.reason
+    plain = verdict(HEAD + "Module M. Definition h := 2. End M.\nInclude M.\n" + THEOREM, tmp_path, "inc-plain")
+    assert first_failure(plain) == "kernel_advisories", plain.layers
+    assert "`ForallProblem.putnam_2001_a1.h` is outside" in plain.reason, plain.reason

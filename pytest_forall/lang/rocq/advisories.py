@@ -16,7 +16,8 @@ Each row says how the bug is kept out of an accepted proof, in exactly one way (
   - ``upoly``: a universe-polymorphic inductive or transparent constant (the kernel substitutes its universe
     instance when it unfolds it or reduces a match on it; an opaque polymorphic lemma is never unfolded);
   - ``functor``: a module of the candidate's library that is not a plain ``Module M. … End M.`` (a functor, a
-    module type, a sealed, aliased, applied or declared module), read from the kernel's module structure;
+    module type, a sealed, aliased, applied or declared module), or a field whose canonical name is not its own
+    (``Include``d or aliased), read from the kernel's module structure and delta resolver;
   - ``vm`` / ``native``: a conversion checked by the bytecode VM / native compilation. coqchk has neither, so a
     proof that used them is accepted only when coqchk finished and accepted it (docs/verifier.md).
 
@@ -44,7 +45,7 @@ DETECTED = ("fix", "cofix", "letin", "variance", "upoly", "functor")
 #: What each detected feature is, for the rejection message ("the candidate's <construct> `<constant>`").
 DETECTED_CONSTRUCT = {"fix": "fixpoint in", "cofix": "cofixpoint in", "letin": "inductive",
                       "variance": "inductive", "upoly": "universe-polymorphic declaration",
-                      "functor": "module"}
+                      "functor": "module or module field"}
 #: Features that need the independent checker (which has no VM and no native compiler) to finish and accept.
 NEEDS_CHECKER = ("vm", "native")
 #: Constructs refused whatever the kernel, and what refuses each (the layer, then the corpus entry showing it).

@@ -51,6 +51,11 @@ let module_impl env mp = match (try Some (Environ.lookup_module mp env) with Not
       | Declarations.Struct _ -> "a module sealed by a signature (module subtyping)"
       | Declarations.Algebraic _ -> "a module alias or functor application"
       | Declarations.Abstract -> "a declared module (Declare Module)")
+(* The delta resolver of a module of the file (its names' canonical names: an included or aliased field's canonical
+   name is elsewhere), for the module walk; None when the module cannot be read. *)
+let module_delta env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
+  | None -> None
+  | Some mb -> Some (mb.Declarations.mod_delta)
 (* Project mode's shared walk (forall_judge.mlg, shared_assumptions): Coq's Print Assumptions traversal of many
    constants at once — every object reached, with the objects its body (an inductive's declaration) mentions
    (none for an axiom: 8.17-8.20 do not walk an axiom's type) — and Coq's assumptions of them all together. *)
