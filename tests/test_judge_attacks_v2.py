@@ -11,7 +11,8 @@ screen switched off: the guarantee must follow from what the kernel checked, not
 * The honest near miss: helpers in a plain ``Module`` (and an unused ``vm_compute`` lemma) are still accepted.
 * ``Include`` of a functor application copied its fields into the file and got past the first module walk (which
   read only modules): fields whose canonical name is not their own are findings now.
-* Regressions that held: a template constant re-declared through ``Include`` of a module with another body (the
+* Regressions that held: universe checking switched off locally in a module (the helpers' own typing flags); a
+  template constant re-declared through ``Include`` of a module with another body (the
   kernel's canonical name is the module's, so the statement's term differs), and an installed library's functor
   applied (a module walk finding, as conservative as the screen).
 """
@@ -126,3 +127,15 @@ def test_a_functor_application_included_is_a_module_walk_finding(tmp_path: Path)
     plain = verdict(HEAD + "Module M. Definition h := 2. End M.\nInclude M.\n" + THEOREM, tmp_path, "inc-plain")
     assert first_failure(plain) == "kernel_advisories", plain.layers
     assert "`ForallProblem.putnam_2001_a1.h` is outside" in plain.reason, plain.reason
+
+
+@pytest.mark.usefixtures("_coq")
+def test_universe_checking_switched_off_locally_in_a_module_is_an_assumption(tmp_path: Path) -> None:
+    """Screen off: ``Local Unset Universe Checking`` inside a plain module around helpers (``Type : Type``) the proof
+    uses. The flag is the helpers' own typing flag, so the kernel's assumption walk names every one of them as
+    type-in-type (axiom_audit), whatever module or attribute hid the command."""
+    helpers = ("Module H.\n  Local Unset Universe Checking.\n  Definition u : Type := Type.\n"
+               "  Definition tit : u := u.\n  Lemma t : True. Proof. exact (let _ := tit in I). Qed.\nEnd H.\n")
+    found = verdict(HEAD + helpers + THEOREM.replace("Proof.", "Proof.\n  pose proof H.t as _.", 1), tmp_path, "uuc")
+    assert first_failure(found) == "axiom_audit", found.layers
+    assert "unsafe type-in-type ForallProblem.putnam_2001_a1.H.t" in found.reason, found.reason
