@@ -139,3 +139,15 @@ def test_universe_checking_switched_off_locally_in_a_module_is_an_assumption(tmp
     found = verdict(HEAD + helpers + THEOREM.replace("Proof.", "Proof.\n  pose proof H.t as _.", 1), tmp_path, "uuc")
     assert first_failure(found) == "axiom_audit", found.layers
     assert "unsafe type-in-type ForallProblem.putnam_2001_a1.H.t" in found.reason, found.reason
+
+
+@pytest.mark.usefixtures("_coq")
+def test_a_hierarchy_builder_instance_is_not_a_module_walk_finding(tmp_path: Path) -> None:
+    """The near miss of the canonical-name check: ``HB.instance`` (mathcomp-analysis's way to declare an instance)
+    declares its constants in the file itself, so a helper instance leaves the proof accepted, strict."""
+    helper = ("From mathcomp Require Import all_ssreflect.\nFrom HB Require Import structures.\n"
+              "From mathcomp Require Import boolp classical_sets functions.\n"
+              "Definition myf : option nat -> option nat := fun x => x.\n"
+              "HB.instance Definition _ := OInv.Build _ _ myf (fun x => Some x).\n")
+    found = verdict(HEAD + helper + THEOREM, tmp_path, "hb")
+    assert found.verdict == "accept" and found.strict, found.reason
