@@ -25,9 +25,10 @@ from typing import Any
 import pytest
 from test_judge import A1, CORPUS, NoAdvisoryCheck, Screenless, first_failure, verdict_of
 
-from conftest import require_tool
+from conftest import PUTNAM, require_tool
 from pytest_forall.core.verify import task_from_template, verify_candidate
 from pytest_forall.lang.rocq.judge import uncovered_findings
+from pytest_forall.lang.screens import rocq_static_layers
 
 THEOREM = A1[A1.index("Theorem putnam_2001_a1"):]
 HEAD = A1[:A1.index("Theorem putnam_2001_a1")]
@@ -49,6 +50,13 @@ def test_a_template_module_finding_never_excuses_the_candidates() -> None:
 def _coq() -> None:
     require_tool("coqc")
     require_tool("coqchk")
+
+
+def screen_refuses(text: str) -> str:
+    """The first static layer that refuses ``text`` as a candidate of putnam_2001_a1 ("" = none)."""
+    template = (PUTNAM / "coq" / "src" / "putnam_2001_a1.v").read_text()
+    return next((layer.name for layer in rocq_static_layers(template, text, theorem_name="putnam_2001_a1")
+                 if layer.ok is False), "")
 
 
 def cheat(name: str) -> str:
@@ -109,7 +117,9 @@ def test_an_installed_librarys_functor_applied_is_a_module_walk_finding(tmp_path
     """Screen off: ``Module S := MSetAVL.Make Nat`` (an installed functor, an honest use) is outside the module walk's
     criterion like the candidate's own functors: the walk does not trust what the kernel's functor application and
     strengthening produced (rocq#21051/21685 are bugs there). The outermost module is named."""
-    found = verdict(HEAD + "Require Import MSets PeanoNat.\nModule S := MSetAVL.Make Nat.\n" + THEOREM, tmp_path, "lib")
+    text = HEAD + "Require Import MSets PeanoNat.\nModule S := MSetAVL.Make Nat.\n" + THEOREM
+    assert screen_refuses(text) == "shadowing_guard"  # no proof the screen allows is refused by the walk here
+    found = verdict(text, tmp_path, "lib")
     assert first_failure(found) == "kernel_advisories", found.layers
     assert "`ForallProblem.putnam_2001_a1.S` is outside" in found.reason, found.reason
     assert "S.Raw" not in found.reason, found.reason
@@ -121,7 +131,9 @@ def test_a_functor_application_included_is_a_module_walk_finding(tmp_path: Path)
     it), so the first module walk, which read only modules, accepted it: a functor application (rocq#16646's
     unreported flags, the strengthening bugs) out of the walk's sight. Its fields' canonical names are not their own
     (the delta resolver), and that is a finding; so is an included plain module's field."""
-    found = verdict(HEAD + "Require Import MSets PeanoNat.\nInclude MSetAVL.Make Nat.\n" + THEOREM, tmp_path, "inc")
+    text = HEAD + "Require Import MSets PeanoNat.\nInclude MSetAVL.Make Nat.\n" + THEOREM
+    assert screen_refuses(text) == "shadowing_guard"
+    found = verdict(text, tmp_path, "inc")
     assert first_failure(found) == "kernel_advisories", found.layers
     assert "another canonical name (Include or an alias)" in found.reason, found.reason
     plain = verdict(HEAD + "Module M. Definition h := 2. End M.\nInclude M.\n" + THEOREM, tmp_path, "inc-plain")
