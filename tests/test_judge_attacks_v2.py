@@ -11,7 +11,8 @@ screen switched off: the guarantee must follow from what the kernel checked, not
 * The honest near miss: helpers in a plain ``Module`` (and an unused ``vm_compute`` lemma) are still accepted.
 * ``Include`` of a functor application copied its fields into the file and got past the first module walk (which
   read only modules): fields whose canonical name is not their own are findings now.
-* Regressions that held: universe checking switched off locally in a module (the helpers' own typing flags); a
+* Regressions that held: universe checking switched off locally in a module (the helpers' own typing flags); an
+  opaque template helper made transparent (the closure's kinds); a
   template constant re-declared through ``Include`` of a module with another body (the
   kernel's canonical name is the module's, so the statement's term differs), and an installed library's functor
   applied (a module walk finding, as conservative as the screen).
@@ -93,23 +94,41 @@ def test_helpers_in_a_plain_module_are_still_accepted(tmp_path: Path) -> None:
     assert check.name == "independent_check" and check.ok is None and "not judged" in check.reason
 
 
+def own_template(tmp_path: Path, name: str, template: str, text: str) -> Any:
+    """The verdict, screen off, on ``text`` against a template of our own (``name``.v in ``tmp_path``)."""
+    path = tmp_path / f"{name}.v"
+    path.write_text(template)
+    backend = Screenless()
+    backend.concurrent_layers = False
+    (tmp_path / name).mkdir()
+    return verify_candidate(task_from_template("rocq", path), backend, text.encode(), builddir=tmp_path / name,
+                            timeout=300)
+
+
 @pytest.mark.usefixtures("_coq")
 def test_a_template_constant_included_from_a_module_is_not_the_templates(tmp_path: Path) -> None:
     """Screen off: the answer re-declared by ``Include`` of a module that defines it with the body the proof needs.
     The top-level name exists, but the kernel's canonical name of what the statement mentions is the module's, so the
     theorem's kernel term differs from the template's (elaborated_statement)."""
-    template = tmp_path / "rtj_include.v"
-    template.write_text("Definition rtj_include_solution := 1.\n"
-                        "Theorem rtj_include : rtj_include_solution = 2.\nProof. Admitted.\n")
-    text = ("Module M. Definition rtj_include_solution := 2. End M.\nInclude M.\n"
-            "Theorem rtj_include : rtj_include_solution = 2.\nProof. reflexivity. Qed.\n")
-    backend = Screenless()
-    backend.concurrent_layers = False
-    (tmp_path / "b").mkdir()
-    found = verify_candidate(task_from_template("rocq", template), backend, text.encode(), builddir=tmp_path / "b",
-                             timeout=300)
+    found = own_template(tmp_path, "rtj_include", "Definition rtj_include_solution := 1.\n"
+                         "Theorem rtj_include : rtj_include_solution = 2.\nProof. Admitted.\n",
+                         "Module M. Definition rtj_include_solution := 2. End M.\nInclude M.\n"
+                         "Theorem rtj_include : rtj_include_solution = 2.\nProof. reflexivity. Qed.\n")
     assert first_failure(found) == "elaborated_statement", found.layers
     assert "ForallProblem.rtj_include.M.rtj_include_solution" in found.reason, found.reason
+
+
+@pytest.mark.usefixtures("_coq")
+def test_an_opaque_template_helper_made_transparent_is_not_the_templates(tmp_path: Path) -> None:
+    """Screen off: the template's helper is opaque (``Qed``), so its statement says nothing about its value; the
+    candidate closes it with ``Defined`` and proves the statement by computation. The closure compares each
+    constant's kind (opaque/definition) as the kernel has it, so elaborated_statement rejects."""
+    found = own_template(tmp_path, "rtj_opaque", "Lemma rtj_helper : nat. Proof. exact 1. Qed.\n"
+                         "Theorem rtj_opaque : rtj_helper = 1.\nProof. Admitted.\n",
+                         "Lemma rtj_helper : nat. Proof. exact 1. Defined.\n"
+                         "Theorem rtj_opaque : rtj_helper = 1.\nProof. reflexivity. Qed.\n")
+    assert first_failure(found) == "elaborated_statement", found.layers
+    assert "ForallProblem.rtj_opaque.rtj_helper" in found.reason, found.reason
 
 
 @pytest.mark.usefixtures("_coq")
