@@ -285,18 +285,22 @@ def test_advisory_detector_is_what_rejects(name: str, tmp_path: Path) -> None:
     assert without.verdict == "accept" and without.strict, without.reason
 
 
-def test_a_refused_construct_is_what_rejects(tmp_path: Path) -> None:
-    """rocq#21051 (functor strengthening, 8.5-9.0.0) needs functors, which only the static layers refuse: with them
-    off, the kernel, the assumption audit, the advisories and coqchk 8.16.1 all accept this proof of False, strict.
-    So the refusal is the barrier the table's `refused` coverage names, and it is tested as such."""
+def test_the_module_walk_is_what_rejects_functor_strengthening(tmp_path: Path) -> None:
+    """rocq#21051 (functor strengthening, 8.5-9.0.0): with the static layers off, the kernel, the assumption audit and
+    coqchk 8.16.1 all accept this proof of False; the judge's module walk of the compiled library (the functor
+    ``MAKE.FUN``) rejects it at kernel_advisories, and with that layer removed the whole pipeline accepts it, strict.
+    The screen refuses it first (defence in depth)."""
     text = (CORPUS / "cheat" / "advisory_21051_functor_strengthening" / "candidate.v").read_text()
     from pytest_forall.lang.rocq.advisories import ADVISORIES
     row = next(a for a in ADVISORIES if a.id == "rocq#21051")
-    assert row.coverage == "refused" and "shadowing_guard" in row.covered_by
+    assert row.coverage == "detector" and "module walk" in row.covered_by
     screened = verdict_of(RocqProver(), "putnam_2001_a1", text, tmp_path, "screened")
     assert first_failure(screened) in ("syntax_screen", "shadowing_guard"), screened.reason
     unscreened = verdict_of(Screenless(), "putnam_2001_a1", text, tmp_path, "unscreened")
-    assert unscreened.verdict == "accept" and unscreened.strict, unscreened.reason
+    assert first_failure(unscreened) == "kernel_advisories", unscreened.reason
+    assert "rocq#21051" in unscreened.reason and "ForallProblem.putnam_2001_a1.MAKE.FUN" in unscreened.reason
+    without = verdict_of(NoAdvisoryCheck(), "putnam_2001_a1", text, tmp_path, "without")
+    assert without.verdict == "accept" and without.strict, without.reason
 
 
 def test_advisories_depend_on_the_kernel_version(tmp_path: Path) -> None:

@@ -431,3 +431,24 @@ def test_the_recursion_criterion_refuses_unsafe_shapes_on_toolchain(provers: Pro
         f.split()[0] in ("fix", "cofix") and f"ForallProblem.putnam_2001_a1.{name}" in f
         for f in layer.evidence["findings"])]
     assert not missed, (missed, layer.evidence["findings"])
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_the_module_walk_on_toolchain(provers: Provers, toolchain: str, tmp_path: Path) -> None:
+    """The module walk (rocq#22387 is in force on 8.20.1 and 9.2.0), built against 8.20's and 9.2's module API (9.2's
+    implementation constructors live in ``Mod_declarations``): with the screen off, rocq#22387's module subtyping and
+    an included plain module are both findings (a module, and a field whose canonical name is not its own)."""
+    from test_judge import CORPUS, Screenless
+
+    require_path(PUTNAM / "coq" / "src", "PutnamBench")
+    prover = Screenless(provers.options(toolchain))
+    assert prover.plugin == provers[toolchain].plugin
+    text = ("Module Inc. Definition h := 2. End Inc.\nInclude Inc.\n"
+            + (CORPUS / "cheat" / "advisory_22387_module_letin_subtyping" / "candidate.v").read_text())
+    verdict = verify_candidate(task_from_template("rocq", PUTNAM / "coq" / "src" / "putnam_2001_a1.v"), prover,
+                               text.encode(), builddir=tmp_path / "b", timeout=300)
+    layer = next(layer for layer in verdict.layers if layer.ok is False or layer.infra)
+    assert layer.name == "kernel_advisories" and "rocq#22387" in layer.reason, verdict.reason
+    found = " ".join(layer.evidence["findings"])
+    assert "ForallProblem.putnam_2001_a1.Applied a module alias or functor application" in found, found
+    assert "ForallProblem.putnam_2001_a1.h a constant with another canonical name" in found, found

@@ -15,11 +15,15 @@ Each row says how the bug is kept out of an accepted proof, in exactly one way (
   - ``variance``: a cumulative universe-polymorphic inductive (the kernel infers its variance);
   - ``upoly``: a universe-polymorphic inductive or transparent constant (the kernel substitutes its universe
     instance when it unfolds it or reduces a match on it; an opaque polymorphic lemma is never unfolded);
+  - ``functor``: a module of the candidate's library that is not a plain ``Module M. … End M.`` (a functor, a
+    module type, a sealed, aliased, applied or declared module), or a field whose canonical name is not its own
+    (``Include``d or aliased), read from the kernel's module structure and delta resolver (also the rows whose bug needs a
+    functor application or module subtyping: rocq#12155 and rocq#16646's unreported flags, rocq#18503's primitives);
   - ``vm`` / ``native``: a conversion checked by the bytecode VM / native compilation. coqchk has neither, so a
     proof that used them is accepted only when coqchk finished and accepted it (docs/verifier.md).
 
-* ``refused``: the construct the bug needs (``feature``: ``functor`` module types and functors, ``typing-flags``,
-  ``register``, ``primitive``, ``definitional-uip``, ``side-effect-section``) is refused before or after compilation
+* ``refused``: the construct the bug needs (``feature``:
+  ``register``, ``definitional-uip``, ``side-effect-section``) is refused before or after compilation
   by the layer ``covered_by`` names, whatever the kernel; ``exploit`` names the corpus entry showing that refusal.
 * ``impossible``: the bug needs a crafted ``.vo`` file or an OCaml plugin (``feature`` ``plugin-or-vo``), which a
   candidate cannot supply (``covered_by`` says why).
@@ -38,21 +42,16 @@ CRITICAL_BUGS = "https://github.com/rocq-prover/rocq/blob/master/dev/doc/critica
 #: The commit of ``critical-bugs.md`` the table was last compared with (tests/data/rocq_critical_bugs.json).
 CRITICAL_BUGS_COMMIT = "04ca3d5726bddfc5a89cea9423a46f735c6ed294"
 #: Features the judge plugin reports (``finding <feature> <constant> <place> <digest> <why>``, judge.py).
-DETECTED = ("fix", "cofix", "letin", "variance", "upoly")
+DETECTED = ("fix", "cofix", "letin", "variance", "upoly", "functor")
 #: What each detected feature is, for the rejection message ("the candidate's <construct> `<constant>`").
 DETECTED_CONSTRUCT = {"fix": "fixpoint in", "cofix": "cofixpoint in", "letin": "inductive",
-                      "variance": "inductive", "upoly": "universe-polymorphic declaration"}
+                      "variance": "inductive", "upoly": "universe-polymorphic declaration",
+                      "functor": "module or module field"}
 #: Features that need the independent checker (which has no VM and no native compiler) to finish and accept.
 NEEDS_CHECKER = ("vm", "native")
 #: Constructs refused whatever the kernel, and what refuses each (the layer, then the corpus entry showing it).
 REFUSED = {
-    "functor": "syntax_screen and shadowing_guard: a module type's `Parameter` is an axiom, `Declare Module` is "
-               "refused, and module types, functors and `Include` change how the frozen text resolves",
-    "typing-flags": "syntax_screen: every `Unset Guard/Positivity/Universe Checking` and `bypass_check` is refused "
-                    "(the assumption walk is what these bugs fool, so it is not counted); the functors they need are "
-                    "refused by the shadowing guard; coqchk rejects the file",
     "register": "syntax_screen: `Register` (and `Register Inline`) is refused",
-    "primitive": "syntax_screen: `Primitive` is refused",
     "definitional-uip": "syntax_screen: `Set Definitional UIP` is refused; axiom_audit: an inductive with the UIP "
                         "flag is refused",
     "side-effect-section": "elaborated_statement: the judge's walk of the discharged constants fails on the one "
@@ -95,6 +94,10 @@ class Advisory:
         if self.feature in NEEDS_CHECKER:
             return (f"kernel_advisories reports every {self.feature} conversion of the candidate; independent_check: "
                     "coqchk (no VM, no native compiler) must finish and accept")
+        if self.feature == "functor":
+            return ("kernel_advisories: the judge's module walk of the compiled library (`functor`): every module must "
+                    "be a plain `Module M. … End M.`, no functor, module type, sealed, aliased, applied or declared "
+                    "module")
         return f"kernel_advisories: the judge's `{self.feature}` detector on the candidate's kernel terms"
 
     def to_wire(self) -> dict[str, str]:
@@ -188,24 +191,25 @@ ADVISORIES: tuple[Advisory, ...] = (
          "primitive floats", "8.11", "8.18.0", "native", exploit="advisory_19402_vm_addmuldiv"),
     # --- constructs refused whatever the kernel -----------------------------------------------------------------
     _row(21051, "missing substitution when strengthening functors", "modules", "8.5", "9.0.1", "functor",
-         coverage="refused", exploit="advisory_21051_functor_strengthening"),
+         exploit="advisory_21051_functor_strengthening"),
     _row(21685, "missing substitution when strengthening aliased functors", "modules", "8.5", "9.2.0", "functor",
-         coverage="refused", exploit="advisory_21051_functor_strengthening"),
+         exploit="advisory_21051_functor_strengthening"),
     _row(21702, "incorrect subtyping rule for universe polymorphic \"with Definition\"", "modules", "8.5", "9.2.0",
-         "functor", coverage="refused", exploit="advisory_21702_with_definition declare_module_axioms"),
-    # needs module subtyping (a functor applied under a signature), which the screen refuses; the let-in detector does
-    # not see through the sealed module (the exploit's constant has no body), coqchk rejects it as an axiom.
+         "functor", exploit="advisory_21702_with_definition declare_module_axioms"),
+    # needs module subtyping (a functor applied under a signature): the module walk reports the sealed module and the
+    # functor (the let-in detector does not see through the sealed module: the exploit's constant has no body; coqchk
+    # rejects it as an axiom, but a candidate can run coqchk past its budget, so coqchk is no cover).
     # "fixed in: 9.2.0, 9.3" but "impacted: until V9.2.0", found after 9.2.0 was released: 9.2.0 counted affected.
     _row(22387, "incorrect subtyping of inductives with letins in constructor types", "subtyping, inductive "
-         "declarations", "8.0", "9.2.1", "functor", coverage="refused", exploit="advisory_22387_module_letin_subtyping"),
+         "declarations", "8.0", "9.2.1", "functor", exploit="advisory_22387_module_letin_subtyping"),
+    # the three below need module subtyping or a functor application, which the module walk refuses kernel-side
+    # (a `Primitive` declaration and the typing-flag commands are refused by the screen too)
     _row(18503, "primitives are incorrectly considered convertible to anything by module subtyping",
-         "modules, primitive types", "8.11", "8.19.0", "primitive", coverage="refused",
-         exploit="primitive_declared"),
+         "modules, primitive types", "8.11", "8.19.0", "functor", exploit="primitive_declared"),
     _row(12155, "Print Assumptions + Parameter Inline fails to report some inconsistent flags", "module functors",
-         "8.6", "", "typing-flags", coverage="refused",
-         exploit="typing_flags_guard bypass_check_attribute unset_guard_checking"),
+         "8.6", "", "functor", exploit="typing_flags_guard bypass_check_attribute unset_guard_checking"),
     _row(16646, "Print Assumptions does not report Unset Universe Checking used during functor application",
-         "module functors", "8.11", "", "typing-flags", coverage="refused", exploit="unset_universe_checking"),
+         "module functors", "8.11", "", "functor", exploit="unset_universe_checking"),
     _row(21736, "forgotten universe substitution with Register Inline on universe polymorphic definition",
          "VM and native", "8.5", "9.2.0", "register", coverage="refused", exploit="register_inline"),
     # without Definitional UIP, upstream: "believed to only contradict axioms incompatible with equality reflection"

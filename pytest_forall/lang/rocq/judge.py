@@ -285,8 +285,9 @@ def reparse(stored: str) -> Dump | str:
 
 
 #: A detector's finding as the plugin writes it: feature, constant, place (a constant's ``type`` or ``body``, an
-#: inductive's whole declaration), the MD5 of the canonical serialisation of the term in that place, why.
-_FINDING = re.compile(r"(\S+) (\S+) (type|body|inductive) ([0-9a-f]{32}) (.+)", re.DOTALL)
+#: inductive's whole declaration, a ``module`` of the file), the MD5 of the canonical serialisation of the term in that
+#: place (of the module's path and why: no term), why.
+_FINDING = re.compile(r"(\S+) (\S+) (type|body|inductive|module) ([0-9a-f]{32}) (.+)", re.DOTALL)
 
 
 def uncovered_findings(candidate: frozenset[str] | tuple[str, ...], template: frozenset[str] | tuple[str, ...],
@@ -295,7 +296,8 @@ def uncovered_findings(candidate: frozenset[str] | tuple[str, ...], template: fr
     <place>)``. A template finding covers a candidate finding only when both are the same detector's on the same
     constant, in the same place, in a term with the same digest (a kernel-identical type, body or inductive
     declaration: the term is the benchmark's), and never on ``theorem``'s body, which is always the candidate's
-    (the template's theorem is admitted). Keying on the constant alone let a candidate hide an unsafe fixpoint in
+    (the template's theorem is admitted), nor for a ``module`` finding (the module walk's: its digest is of the
+    module's path and kind, not of a term, so it cannot show the module is the template's). Keying on the constant alone let a candidate hide an unsafe fixpoint in
     the theorem's proof behind one the template's statement has (issue 31)."""
     known = set(template)
     kept = []
@@ -305,9 +307,10 @@ def uncovered_findings(candidate: frozenset[str] | tuple[str, ...], template: fr
             kept.append(found)
             continue
         feature, constant, place, _, why = match.groups()
-        if found in known and not (constant == theorem and place == "body"):
+        if found in known and not (constant == theorem and place == "body") and place != "module":
             continue
-        kept.append(f"{feature} {constant} {why} (in its {'declaration' if place == 'inductive' else place})")
+        kept.append(f"{feature} {constant} {why}" + ("" if place == "module" else
+                    f" (in its {'declaration' if place == 'inductive' else place})"))
     return kept
 
 

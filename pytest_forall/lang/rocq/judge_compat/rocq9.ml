@@ -41,6 +41,20 @@ and kfield f = match f with
 let file_structure env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
   | Some mb -> (match Mod_declarations.mod_type mb with Declarations.NoFunctor s -> Some (fields_of s) | _ -> None)
   | None -> None
+(* How a module of the file is implemented, for the judge's module walk (forall_judge.mlg, module_findings): "" for
+   a plain [Module M. ... End M.], else what it is (sealed, algebraic: an alias or a functor application, declared). *)
+let module_impl env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
+  | None -> "an unreadable module"
+  | Some mb -> (match Mod_declarations.mod_expr mb with
+      | Mod_declarations.FullStruct -> ""
+      | Mod_declarations.Struct _ -> "a module sealed by a signature (module subtyping)"
+      | Mod_declarations.Algebraic _ -> "a module alias or functor application"
+      | Mod_declarations.Abstract -> "a declared module (Declare Module)")
+(* The delta resolver of a module of the file (its names' canonical names: an included or aliased field's canonical
+   name is elsewhere), for the module walk; None when the module cannot be read. *)
+let module_delta env mp = match (try Some (Environ.lookup_module mp env) with Not_found -> None) with
+  | None -> None
+  | Some mb -> Some (Mod_declarations.mod_delta mb)
 (* Project mode's shared walk (forall_judge.mlg, shared_assumptions): Coq's Print Assumptions traversal of many
    constants at once — every object reached, with the objects its body (an inductive's declaration) mentions —
    and Coq's assumptions of them all together. Rocq 9 also walks an axiom's type but records no edge for it: an
