@@ -749,7 +749,10 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             continue
         if tuple(words[:2]) in KERNEL_JUDGED_SETTINGS:
             continue
-        declares = is_abbreviation(sentence) or _canonical_definition(sentence, words)
+        declares = is_abbreviation(sentence) or _canonical_definition(sentence, words) \
+            or _coercion_definition(sentence, words) or words[:2] == ["Identity", "Coercion"]
+        if _kernel_judged_resolution(sentence, words) and not declares:
+            continue
         if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and not declares \
                 and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
             findings.append(Finding(sentence.line, f"`{' '.join(words[:2])}` changes how the frozen text is "
@@ -781,9 +784,8 @@ def _visible_own(own: Sequence[set[str]], imported: Sequence[bool]) -> set[str]:
 
 
 def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) -> bool:
-    """A resolution command about the candidate's own declarations only: ``Arguments c …``, ``Prenex Implicits c d``,
-    ``Canonical [Structure] c.``, ``Coercion c : A >-> B`` with ``A`` or ``B`` its own class too. Each target is a
-    plain name the candidate declared earlier in the same Module/Section (or a Section closed since), with no
+    """A resolution command about the candidate's own declarations only: ``Arguments c …``, ``Prenex Implicits c d``
+    (``Canonical``/``Coercion`` on any constant are :func:`_kernel_judged_resolution`'s). Each target is a plain name the candidate declared earlier in the same Module/Section (or a Section closed since), with no
     ``Require``/``Import`` since (so the short name still resolves to that declaration), and which does not occur
     in the frozen text after it (its declaration passed the name check). Implicits, scopes, ``: rename``/``: assert``,
     a canonical instance or coercion of its own structure then change only how the candidate's own later text
@@ -799,11 +801,6 @@ def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) ->
         return len(body) > 1 and mine(body[1])
     if texts[:2] == ["Prenex", "Implicits"]:
         return len(body) > 2 and all(mine(t) for t in body[2:])
-    if texts[:1] == ["Canonical"]:
-        rest = body[2:] if texts[1:2] == ["Structure"] else body[1:]
-        return len(rest) == 1 and mine(rest[0])
-    if texts[:1] == ["Coercion"] and len(body) == 6 and texts[2] == ":" and texts[4] == ">->":
-        return mine(body[1]) and (mine(body[3]) or mine(body[5]))
     return False
 
 
@@ -812,6 +809,26 @@ def is_abbreviation(sentence: Sentence) -> bool:
     a string changes the grammar and stays refused); its name faces the name check like any declaration."""
     body = without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
     return len(body) > 2 and body[0].text == "Notation" and body[1].kind == "ident" and "." not in body[1].text
+
+
+def _kernel_judged_resolution(sentence: Sentence, words: list[str]) -> bool:
+    """Resolution commands whose every effect is on how later text parses or elaborates, which the kernel judge
+    compares (``elaborated_statement``: the statement and every template constant as kernel terms, with the
+    template's): a notation with a string (``Notation "x + y" := …``, ``Infix "+" := …``: new grammar, and a frozen
+    text re-read with it elaborates to another term: ``cheat/notation_redefines_statement_operator``), and
+    ``Canonical``/``Coercion``/``Identity Coercion`` on any constant, a template's or a library's too (a canonical
+    instance or coercion path the frozen text then takes changes its term: ``cheat/canonical_instance_of_template_
+    structure``, ``cheat/coercion_of_template_function``, each rejected with the static layers off). None of them
+    declares an axiom, runs code or touches a file; one that also defines a constant faces the name check."""
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
+    if len(body) > 2 and body[0].text in ("Notation", "Infix") and body[1].kind == "string":
+        return True
+    return words[:1] in (["Canonical"], ["Coercion"]) or words[:2] == ["Identity", "Coercion"]
+
+
+def _coercion_definition(sentence: Sentence, words: list[str]) -> bool:
+    """``Coercion c (x : A) : B := body``: defines ``c`` and declares it a coercion; its name faces the name check."""
+    return words[:1] == ["Coercion"] and sentence.defines_inline()
 
 
 def _canonical_definition(sentence: Sentence, words: list[str]) -> bool:
@@ -847,7 +864,7 @@ def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
     """The name after the keyword, further names of ``Variables a b``, ``with`` names of mutual blocks, and what an
     inductive type declares besides itself: constructors, a record's constructor (``Build_R``) and fields."""
     names = words[1:] if words[0] in ("Variables", "Parameters", "Axioms", "Hypotheses") else words[1:2]
-    if words[:2] == ["Canonical", "Structure"]:
+    if words[:2] in (["Canonical", "Structure"], ["Identity", "Coercion"]):
         names = words[2:3]
     tokens = sentence.tokens
     for i, token in enumerate(tokens[:-1]):
