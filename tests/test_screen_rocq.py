@@ -115,6 +115,7 @@ SYNTAX_CHEATS = {
     "proof_never_closed": (REALS, lambda: fill(REALS, "exact I.")),
     "bidi_control_in_comment": (REALS, lambda: fill(REALS, "(* \u202e *) exact I. Qed.")),
     "zero_width_space": (REALS, lambda: fill(REALS, "exact\u200b I. Qed.")),
+    "em_space_in_code": (REALS, lambda: fill(REALS, "exact\u2003I. Qed.")),  # Coq reads it as no identifier
     "control_character": (REALS, lambda: fill(REALS, "exact I.\x0c Qed.")),
     # issue 31: Function/Equations are allowed, and the proofs they open are screened like any other
     "function_termination_admitted": (REALS, lambda: fill(REALS, "exact I. Qed.", (
@@ -271,6 +272,8 @@ VALID = {
     "local_attribute_helpers": (REALS, lambda: fill(REALS, "exact I. Qed.",
                                                     "#[local] Definition d := 1.\n#[local] Hint Unfold d : core.")),
     "no_break_space_in_comment": (REALS, lambda: fill(REALS, "(* a\u00a0b *) exact I. Qed.")),
+    # an identifier character to Coq and to the lexer (Coquelicot's Lub.v names hypotheses so)
+    "no_break_space_in_code": (REALS, lambda: fill(REALS, "pose (x\u00a0:= 1). exact I. Qed.")),
     "ltac2_tactics": (REALS, lambda: fill(REALS, "Control.enter (fun () => ltac1:(exact I)). Qed.",
                                           "From Ltac2 Require Import Ltac2.\nLtac2 rec my_tac () := ().")),
     "unshelve_and_abstract": (REALS, lambda: fill(REALS, "abstract (exact I). Unshelve. Qed.")),

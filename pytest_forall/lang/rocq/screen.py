@@ -573,7 +573,7 @@ def _proof_findings(block: Block, ltac_names: set[str], owner: str) -> list[Find
 
 
 def syntax_screen(candidate: str, analysis: Analysis, theorem_name: str) -> Layer:
-    findings = suspicious_characters(_blank_comment_spaces(candidate))
+    findings = suspicious_characters(_coq_read_spaces_blanked(candidate))
     ltac_names = {b.head.declared_name() for _, b in analysis.inserted() if b.head.head() in ("Ltac", "Ltac2")}
     inserted = dict(analysis.inserted())
     opened: list[tuple[str, str, bool]] = []  # (Section|Module, name, opened by the candidate)
@@ -625,10 +625,19 @@ def syntax_screen(candidate: str, analysis: Analysis, theorem_name: str) -> Laye
                                {"inserted_sentences": count})
 
 
-def _blank_comment_spaces(text: str) -> str:
-    """``text`` with Unicode spaces (no-break space …) inside comments made plain: a comment cannot change where
-    Coq's sentences are, and coqc's own sentence report is checked against the screen's after compilation."""
-    out = list(text)
+#: Coq reads U+00A0 as an identifier character (``clib/unicode.ml``: ``IdentSep``), and so does this lexer: a name
+#: written with one (Coquelicot's ``Lub.v`` names a hypothesis ``[x | | ]`` so) is a name like any other. A look-alike
+#: in the statement is a frozen-token difference, and a name that reads like a frozen one elaborates to another
+#: constant, which the kernel judge rejects (``cheat/nbsp_lookalike_name_in_statement``, static layers off too).
+COQ_IDENTIFIER_SPACES = frozenset("\u00a0")
+
+
+def _coq_read_spaces_blanked(text: str) -> str:
+    """``text`` with the Unicode spaces Coq and this lexer read alike made plain for the character check: any inside
+    a comment (a comment cannot change where Coq's sentences are) and U+00A0 anywhere (an identifier character,
+    :data:`COQ_IDENTIFIER_SPACES`). coqc's own sentence report is checked against the screen's after compilation;
+    other spaces (U+2000 …), which Coq reads as neither, stay refused."""
+    out = [" " if char in COQ_IDENTIFIER_SPACES else char for char in text]
     for start, end in comments(text):
         for k in range(start, end):
             if unicodedata.category(text[k]) == "Zs":
