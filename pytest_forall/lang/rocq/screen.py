@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import re
 import sys
 import unicodedata
 from collections.abc import Sequence
@@ -67,6 +68,18 @@ ELABORATION_OPTIONS = frozenset({("Implicit", "Arguments"), ("Strict", "Implicit
 #: Attributes a top-level sentence may carry (``#[local]`` …); any other (``bypass_check`` …) is refused.
 ALLOWED_ATTRIBUTES = frozenset({"local", "global", "export", "program", "refine", "universes(polymorphic)",
                                 "universes(monomorphic)"})
+#: Hierarchy Builder's commands (``From HB Require Import structures.``; mathcomp 2, mathcomp-analysis): Elpi programs
+#: that declare records, definitions, canonical instances, coercions, notations and modules, all kernel terms or
+#: elaboration settings of the candidate's own, judged as such (a field or instance that changes what the frozen
+#: text means changes its kernel term: ``cheat/hb_field_captures_frozen_name``, rejected with the static layers off).
+#: Not ``HB.graph`` (writes a file) nor ``HB.declare`` (section variables wherever it stands).
+HB_COMMANDS = frozenset({"HB.mixin", "HB.structure", "HB.instance", "HB.factory", "HB.builders", "HB.end",
+                         "HB.export", "HB.reexport", "HB.lock", "HB.about", "HB.locate", "HB.howto", "HB.status",
+                         "HB.check"})
+#: Attributes of Hierarchy Builder's commands (names before ``(``/``=``): how the structure is named, keyed and
+#: inferred, and what it prints. Not ``log`` (its output is a file of Coq commands).
+HB_ATTRIBUTES = frozenset({"short", "key", "infer", "primitive", "primitive_class", "non_forgetful_inheritance",
+                           "mathcomp", "arg_sort", "verbose", "compress_coercions", "hnf", "wrapper"})
 #: Section-local hypotheses: allowed inside a ``Section`` the candidate opened, axioms at the top level.
 SECTION_HEADS = frozenset({"Variable", "Variables", "Hypothesis", "Hypotheses", "Context", "Let"})
 #: ``Ltac2 <word>`` forms that are not tactic definitions (notations, externals, mutable settings …).
@@ -436,7 +449,9 @@ def analyse(template: str, candidate: str, theorem_name: str) -> Analysis:
 
 def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding | None:
     """Syntax-screen verdict on one inserted top-level sentence (resolution commands are the guard's)."""
-    refused = [a for a in sentence.attributes() if a not in ALLOWED_ATTRIBUTES and not _deprecation(a)]
+    hierarchy_builder = sentence.head() in HB_COMMANDS
+    refused = [a for a in sentence.attributes() if a not in ALLOWED_ATTRIBUTES and not _deprecation(a)
+               and not (hierarchy_builder and re.split(r"[(=]", a)[0] in HB_ATTRIBUTES)]
     if refused:
         return Finding(sentence.line, f"attribute `{refused[0] or '#[]'}` is not allowed (allowed: "
                                       f"{sorted(ALLOWED_ATTRIBUTES)})", {"sentence": sentence.text[:200]})
@@ -466,7 +481,7 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
         return _require_finding(sentence, words)
     if equations_derive(sentence):
         return None
-    if head in ALLOWED_HEADS:
+    if head in ALLOWED_HEADS or hierarchy_builder:
         return None
     reason = (FORBIDDEN_REASONS.get(" ".join(words[:3])) or FORBIDDEN_REASONS.get(" ".join(words[:2]))
               or FORBIDDEN_REASONS.get(head))
