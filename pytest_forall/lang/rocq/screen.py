@@ -716,11 +716,11 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     Section the candidate opened, gone at its ``End``; the syntax screen allows them nowhere else) and ``Import``/
     ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
     own screened text; a frozen name it captures elaborates to another kernel term), new typeclass instances
-    (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), and ``Arguments``, ``Prenex Implicits``,
-    ``Canonical``, ``Coercion`` on the candidate's own declarations (:func:`_on_own_declarations`), and settings
-    that change only how later text parses or elaborates (``KERNEL_JUDGED_SETTINGS``: scopes, ``Implicit Types``,
-    ``Reserved Notation``). Text refusals stay for notations with a string (new grammar the frozen text is read
-    with) and other resolution commands (issue 22).
+    (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), ``Arguments`` and ``Prenex Implicits``
+    on the candidate's own declarations (:func:`_on_own_declarations`), notations with a string and ``Canonical``/
+    ``Coercion`` on any constant (:func:`_kernel_judged_resolution`), and settings that change only how later text
+    parses or elaborates (``KERNEL_JUDGED_SETTINGS``: scopes, ``Implicit Types``, ``Reserved Notation``). Text
+    refusals stay for the other resolution commands (issue 22).
     """
     findings = []
     own_paths: set[tuple[str, ...]] = set()  # the candidate's modules, by their path from the file's top
