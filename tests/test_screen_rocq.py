@@ -159,23 +159,35 @@ SHADOWING_CHEATS = {
     "helper_lemma_named_like_frozen": (MATHCOMP, lambda: fill(
         MATHCOMP, "exact I. Qed.", "Lemma mu : True.\nProof. exact I. Qed.")),
     "ltac_named_like_frozen": (REALS, lambda: fill(REALS, "exact I. Qed.", "Ltac filterlim := idtac.")),
-    "notation_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.",
-                                               'Notation "x <-> y" := (x -> True) : type_scope.')),
-    "infix_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Infix "<=" := Rlt : R_scope.')),
     "arguments_rename": (REALS, lambda: fill(REALS, "exact I. Qed.", "Arguments Rabs x%nat : rename.")),
     "import_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Import Nat.")),
     "module_named_like_frozen": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Rabs.\nEnd Rabs.")),
     "functor_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Type T. End T.\nModule F (X : T).\nEnd F.")),
     "existing_instance": (REALS, lambda: fill(REALS, "exact I. Qed.", "Existing Instance cheat.")),
-    "canonical_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Canonical Structure cheat.")),
-    "coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Coercion IZR : Z >-> R.")),
-    "local_coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Local Coercion INR : nat >-> R.")),
     "hint_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Hint Resolve I : typeclass_instances.")),
     "local_typeclass_hint": (REALS, lambda: fill(REALS, "exact I. Qed.",
                                                  "#[local] Hint Extern 0 => exact I : typeclass_instances.")),
     "opaque_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Opaque Rabs.")),
     "tactic_notation": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Tactic Notation "cheat" := idtac.')),
 }
+
+#: Resolution changes left to the kernel judge (session 14): what they change in the frozen text is its elaboration,
+#: which ``elaborated_statement`` compares as kernel terms (tests/cheats: notation_override,
+#: notation_redefines_statement_operator, canonical_instance_of_template_structure, coercion_of_template_function,
+#: rejected there with the static layers off); the static layers do not refuse them by text.
+KERNEL_JUDGED = {
+    "notation_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.",
+                                               'Notation "x <-> y" := (x -> True) : type_scope.')),
+    "infix_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Infix "<=" := Rlt : R_scope.')),
+    "canonical_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Canonical Structure cheat.")),
+    "coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Coercion IZR : Z >-> R.")),
+    "local_coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Local Coercion INR : nat >-> R.")),
+}
+
+
+@pytest.mark.parametrize("stem,build", KERNEL_JUDGED.values(), ids=KERNEL_JUDGED.keys())
+def test_resolution_the_kernel_judges_passes_the_static_layers(stem: str, build) -> None:
+    assert_accepted(stem, build())
 
 
 @pytest.mark.parametrize("stem,build", SYNTAX_CHEATS.values(), ids=SYNTAX_CHEATS.keys())
