@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import itertools
-import re
 import sys
 import unicodedata
 from collections.abc import Sequence
@@ -42,6 +41,7 @@ from pytest_forall.lang.rocq.declarations import (
 )
 from pytest_forall.lang.rocq.lexer import comments
 from pytest_forall.lang.rocq.lexer import tokens as lex
+from pytest_forall.lang.rocq.plugin_commands import HB_COMMANDS, equations_derive, hierarchy_builder_attribute
 
 THEOREM_KEYWORDS = frozenset({"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property"})
 #: Open a proof when written without ``:=``.
@@ -68,18 +68,6 @@ ELABORATION_OPTIONS = frozenset({("Implicit", "Arguments"), ("Strict", "Implicit
 #: Attributes a top-level sentence may carry (``#[local]`` …); any other (``bypass_check`` …) is refused.
 ALLOWED_ATTRIBUTES = frozenset({"local", "global", "export", "program", "refine", "universes(polymorphic)",
                                 "universes(monomorphic)"})
-#: Hierarchy Builder's commands (``From HB Require Import structures.``; mathcomp 2, mathcomp-analysis): Elpi programs
-#: that declare records, definitions, canonical instances, coercions, notations and modules, all kernel terms or
-#: elaboration settings of the candidate's own, judged as such (a field or instance that changes what the frozen
-#: text means changes its kernel term: ``cheat/hb_field_captures_frozen_name``, rejected with the static layers off).
-#: Not ``HB.graph`` (writes a file) nor ``HB.declare`` (section variables wherever it stands).
-HB_COMMANDS = frozenset({"HB.mixin", "HB.structure", "HB.instance", "HB.factory", "HB.builders", "HB.end",
-                         "HB.export", "HB.reexport", "HB.lock", "HB.about", "HB.locate", "HB.howto", "HB.status",
-                         "HB.check"})
-#: Attributes of Hierarchy Builder's commands (names before ``(``/``=``): how the structure is named, keyed and
-#: inferred, and what it prints. Not ``log`` (its output is a file of Coq commands).
-HB_ATTRIBUTES = frozenset({"short", "key", "infer", "primitive", "primitive_class", "non_forgetful_inheritance",
-                           "mathcomp", "arg_sort", "verbose", "compress_coercions", "hnf", "wrapper"})
 #: Section-local hypotheses: allowed inside a ``Section`` the candidate opened, axioms at the top level.
 SECTION_HEADS = frozenset({"Variable", "Variables", "Hypothesis", "Hypotheses", "Context", "Let"})
 #: ``Ltac2 <word>`` forms that are not tactic definitions (notations, externals, mutable settings …).
@@ -451,7 +439,7 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
     """Syntax-screen verdict on one inserted top-level sentence (resolution commands are the guard's)."""
     hierarchy_builder = sentence.head() in HB_COMMANDS
     refused = [a for a in sentence.attributes() if a not in ALLOWED_ATTRIBUTES and not _deprecation(a)
-               and not (hierarchy_builder and re.split(r"[(=]", a)[0] in HB_ATTRIBUTES)]
+               and not (hierarchy_builder and hierarchy_builder_attribute(a))]
     if refused:
         return Finding(sentence.line, f"attribute `{refused[0] or '#[]'}` is not allowed (allowed: "
                                       f"{sorted(ALLOWED_ATTRIBUTES)})", {"sentence": sentence.text[:200]})
@@ -479,7 +467,7 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
         return None
     if head in ("Require", "From"):
         return _require_finding(sentence, words)
-    if equations_derive(sentence):
+    if equations_derive(without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))):
         return None
     if head in ALLOWED_HEADS or hierarchy_builder:
         return None
@@ -489,25 +477,6 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
     return Finding(sentence.line, f"{what} {reason}" if reason else f"{what} is not on the allow-list of "
                                                                       f"commands a candidate may add",
                    {"sentence": sentence.text[:200]})
-
-
-#: Words of Rocq's own ``Derive f SuchThat P As g`` / ``Derive f in P as g`` (it opens a proof): never in
-#: Equations' ``Derive classes for types``.
-_CORE_DERIVE_WORDS = frozenset({"SuchThat", "As", "in", "as"})
-
-
-def equations_derive(sentence: Sentence) -> bool:
-    """Equations' ``Derive NoConfusion Subterm for t u.``: plain class names, ``for``, plain type names. What it
-    generates are ordinary definitions and instances, judged like any candidate constant (an instance that changed
-    how the frozen text elaborates changes its kernel term), like a new ``Instance``
-    (``KERNEL_JUDGED_HEADS``), for the candidate's types or a library's (``Derive Signature for eq``)."""
-    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
-    texts = [t.text for t in body]
-    if texts[:1] != ["Derive"] or texts.count("for") != 1:
-        return False
-    split = texts.index("for")
-    return (split > 1 and split < len(texts) - 1 and all(t.kind == "ident" for t in body[1:])
-            and not _CORE_DERIVE_WORDS & set(texts))
 
 
 def _deprecation(attribute: str) -> bool:
