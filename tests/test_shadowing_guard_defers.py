@@ -57,6 +57,12 @@ def guard(inserted: str, template: str = TEMPLATE, preamble: str = "Require Impo
     "Coercion Z.of_nat : nat >-> Z.\nCoercion Nat.b2n.\nLocal Coercion S : nat >-> nat.\n",
     "Definition natfun := nat -> nat.\nIdentity Coercion natfun_id : natfun >-> Funclass.\n",
     "Coercion b2n' (b : bool) : nat := if b then 1 else 0.\n",
+    # Hierarchy Builder's commands (mathcomp 2, mathcomp-analysis): the candidate's own records and instances
+    ("HB.mixin Record HasPoint (T : Type) := { pt : T }.\n"
+     '#[short(type="pointedType")]\nHB.structure Definition Pointed := { T of HasPoint T }.\n'
+     "#[local] HB.instance Definition _ := HasPoint.Build nat 0.\nHB.about Pointed.\n"
+     "HB.factory Record HasZero T := { zero : T }.\nHB.builders Context T of HasZero T.\n"
+     "HB.instance Definition _ := HasPoint.Build T zero.\nHB.end.\n"),
 ])
 def test_forms_the_kernel_judges_are_not_refused_by_text(inserted: str) -> None:
     ok, reason = guard(inserted)
@@ -72,6 +78,12 @@ def test_forms_the_kernel_judges_are_not_refused_by_text(inserted: str) -> None:
     "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Exports.\n",  # names no module of the candidate's
     "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Q.Exports.\n",
     "Definition for := True.\nDerive f SuchThat for As h.\n",  # Rocq's own Derive opens a proof
+    # Hierarchy Builder: a file written, section variables anywhere, a sealed module, a log of commands
+    'HB.graph "hierarchy.dot".\n',
+    "HB.declare Context (T : Type).\n",
+    "HB.lock Definition f := 1.\n",
+    "#[log] HB.instance Definition _ := HasPoint.Build nat 0.\n",
+    'Elpi Command hello.\nElpi Accumulate lp:{{ main _ :- coq.say "hi". }}.\n',
 ])
 def test_other_resolution_changes_stay_refused(inserted: str) -> None:
     ok, reason = guard(inserted)
