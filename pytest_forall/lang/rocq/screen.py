@@ -685,18 +685,15 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     Section the candidate opened, gone at its ``End``; the syntax screen allows them nowhere else) and ``Import``/
     ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
     own screened text; a frozen name it captures elaborates to another kernel term), new typeclass instances
-    (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), ``Arguments`` and ``Prenex Implicits``
-    on the candidate's own declarations (:func:`_on_own_declarations`), notations with a string and ``Canonical``/
-    ``Coercion`` on any constant (:func:`_kernel_judged_resolution`), and settings that change only how later text
+    (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), notations with a string and
+    ``Canonical``/``Coercion``/``Arguments``/``Prenex Implicits`` on any constant (:func:`_kernel_judged_resolution`),
+    and settings that change only how later text
     parses or elaborates (``KERNEL_JUDGED_SETTINGS``: scopes, ``Implicit Types``, ``Reserved Notation``). Text
     refusals stay for the other resolution commands (issue 22).
     """
     findings = []
     own_paths: set[tuple[str, ...]] = set()  # the candidate's modules, by their path from the file's top
-    own: list[set[str]] = [set()]  # names the candidate declared, per Module/Section it opened
-    imported: list[bool] = [False]  # per level: a Require/Import there may shadow the enclosing levels' names
     sections: list[bool] = []  # per open Module/Section: is it a Section
-    imports_at_end: list[bool] = []  # per open Module/Section: a ``Module Import X.`` (X is imported at its End)
     path: list[str] = []  # the open Modules' names (a Section adds no path component)
     kept = set(analysis.preamble_match.values())
     for index, block in enumerate(analysis.candidate.before):
@@ -706,25 +703,11 @@ def shadowing_guard(analysis: Analysis) -> Layer:
         structure = _structure_command(sentence)
         module_import = _module_import(sentence)
         if structure in ("Section", "Module") or _opens_scope(sentence):
-            own.append(set())
-            imported.append(False)
             sections.append(head == "Section")
-            imports_at_end.append(module_import)
             if head == "Module":
                 path.append(_scope_name(sentence))
-        elif structure == "End" and len(own) > 1:
-            closed = own.pop()
-            imported.pop()
-            if sections.pop():  # a Section's declarations outlive its End under the same short names
-                own[-1] |= closed
-            else:
-                path.pop()
-            if imports_at_end.pop():
-                own[-1], imported[-1] = set(), True
-        if head in ("Require", "From", "Import", "Export") or (words[1:2] in (["Import"], ["Export"])
-                                                               and not module_import):
-            own[-1] = set()  # a name brought into scope now may shadow the candidate's own
-            imported[-1] = True
+        elif structure == "End" and sections and not sections.pop():
+            path.pop()
         if index in kept:
             continue
         if structure in ("Section", "Module") or module_import:
@@ -737,8 +720,7 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             continue
         if structure or _allowed_hint(sentence, words) or head in SECTION_HEADS:
             continue
-        if _imports_own_modules(sentence, own_paths, path) \
-                or _on_own_declarations(sentence, words, _visible_own(own, imported)):
+        if _imports_own_modules(sentence, own_paths, path):
             continue
         if tuple(words[:2]) in KERNEL_JUDGED_SETTINGS:
             continue
@@ -758,43 +740,8 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             if name_clashes(name, frozen_parts):
                 findings.append(Finding(sentence.line, f"`{head} {name}` shadows `{name}`, which the frozen "
                                                        f"text after it uses", {"name": name}))
-            else:
-                own[-1].add(name)
     return layer_from_findings(SHADOWING, findings, "no inserted sentence declares a name the frozen text uses "
                                                     "or changes resolution")
-
-
-def _visible_own(own: Sequence[set[str]], imported: Sequence[bool]) -> set[str]:
-    """The candidate's own names a short name still resolves to here: those of the innermost Module/Section, then
-    of each enclosing one still open (a packed class's ``Module Exports`` naming its enclosing module's ``type`` and
-    ``sort``), up to a level where a ``Require``/``Import`` may have brought another declaration of that name."""
-    visible: set[str] = set()
-    for names, cut in zip(reversed(own), reversed(imported)):
-        visible |= names
-        if cut:
-            break
-    return visible
-
-
-def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) -> bool:
-    """A resolution command about the candidate's own declarations only: ``Arguments c …``, ``Prenex Implicits c d``
-    (``Canonical``/``Coercion`` on any constant are :func:`_kernel_judged_resolution`'s). Each target is a plain name the candidate declared earlier in the same Module/Section (or a Section closed since), with no
-    ``Require``/``Import`` since (so the short name still resolves to that declaration), and which does not occur
-    in the frozen text after it (its declaration passed the name check). Implicits, scopes, ``: rename``/``: assert``,
-    a canonical instance or coercion of its own structure then change only how the candidate's own later text
-    elaborates (the frozen text cannot name its classes). This is defence in depth: what guarantees the statement is
-    ``elaborated_statement`` (a command that changed it would change its kernel term)."""
-    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
-
-    def mine(token: Token) -> bool:
-        return token.kind == "ident" and "." not in token.text and token.text in own
-
-    texts = [t.text for t in body]
-    if texts[:1] == ["Arguments"]:
-        return len(body) > 1 and mine(body[1])
-    if texts[:2] == ["Prenex", "Implicits"]:
-        return len(body) > 2 and all(mine(t) for t in body[2:])
-    return False
 
 
 def is_abbreviation(sentence: Sentence) -> bool:
@@ -808,15 +755,18 @@ def _kernel_judged_resolution(sentence: Sentence, words: list[str]) -> bool:
     """Resolution commands whose every effect is on how later text parses or elaborates, which the kernel judge
     compares (``elaborated_statement``: the statement and every template constant as kernel terms, with the
     template's): a notation with a string (``Notation "x + y" := …``, ``Infix "+" := …``: new grammar, and a frozen
-    text re-read with it elaborates to another term: ``cheat/notation_redefines_statement_operator``), and
+    text re-read with it elaborates to another term: ``cheat/notation_redefines_statement_operator``),
     ``Canonical``/``Coercion``/``Identity Coercion`` on any constant, a template's or a library's too (a canonical
     instance or coercion path the frozen text then takes changes its term: ``cheat/canonical_instance_of_template_
-    structure``, ``cheat/coercion_of_template_function``, each rejected with the static layers off). None of them
+    structure``, ``cheat/coercion_of_template_function``), and ``Arguments``/``Prenex Implicits`` on any constant
+    (implicits, scopes, renamings: ``cheat/arguments_scope_on_template_constant``), each rejected with the static
+    layers off. None of them
     declares an axiom, runs code or touches a file; one that also defines a constant faces the name check."""
     body = without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
     if len(body) > 2 and body[0].text in ("Notation", "Infix") and body[1].kind == "string":
         return True
-    return words[:1] in (["Canonical"], ["Coercion"]) or words[:2] == ["Identity", "Coercion"]
+    return words[:1] in (["Canonical"], ["Coercion"], ["Arguments"]) \
+        or words[:2] in (["Identity", "Coercion"], ["Prenex", "Implicits"])
 
 
 def _coercion_definition(sentence: Sentence, words: list[str]) -> bool:
