@@ -115,6 +115,7 @@ SYNTAX_CHEATS = {
     "proof_never_closed": (REALS, lambda: fill(REALS, "exact I.")),
     "bidi_control_in_comment": (REALS, lambda: fill(REALS, "(* \u202e *) exact I. Qed.")),
     "zero_width_space": (REALS, lambda: fill(REALS, "exact\u200b I. Qed.")),
+    "em_space_in_code": (REALS, lambda: fill(REALS, "exact\u2003I. Qed.")),  # Coq reads it as no identifier
     "control_character": (REALS, lambda: fill(REALS, "exact I.\x0c Qed.")),
     # issue 31: Function/Equations are allowed, and the proofs they open are screened like any other
     "function_termination_admitted": (REALS, lambda: fill(REALS, "exact I. Qed.", (
@@ -158,23 +159,36 @@ SHADOWING_CHEATS = {
     "helper_lemma_named_like_frozen": (MATHCOMP, lambda: fill(
         MATHCOMP, "exact I. Qed.", "Lemma mu : True.\nProof. exact I. Qed.")),
     "ltac_named_like_frozen": (REALS, lambda: fill(REALS, "exact I. Qed.", "Ltac filterlim := idtac.")),
-    "notation_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.",
-                                               'Notation "x <-> y" := (x -> True) : type_scope.')),
-    "infix_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Infix "<=" := Rlt : R_scope.')),
-    "arguments_rename": (REALS, lambda: fill(REALS, "exact I. Qed.", "Arguments Rabs x%nat : rename.")),
     "import_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Import Nat.")),
     "module_named_like_frozen": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Rabs.\nEnd Rabs.")),
     "functor_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Type T. End T.\nModule F (X : T).\nEnd F.")),
     "existing_instance": (REALS, lambda: fill(REALS, "exact I. Qed.", "Existing Instance cheat.")),
-    "canonical_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Canonical Structure cheat.")),
-    "coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Coercion IZR : Z >-> R.")),
-    "local_coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Local Coercion INR : nat >-> R.")),
     "hint_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Hint Resolve I : typeclass_instances.")),
     "local_typeclass_hint": (REALS, lambda: fill(REALS, "exact I. Qed.",
                                                  "#[local] Hint Extern 0 => exact I : typeclass_instances.")),
     "opaque_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Opaque Rabs.")),
     "tactic_notation": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Tactic Notation "cheat" := idtac.')),
 }
+
+#: Resolution changes left to the kernel judge (session 14): what they change in the frozen text is its elaboration,
+#: which ``elaborated_statement`` compares as kernel terms (tests/cheats: notation_override,
+#: notation_redefines_statement_operator, canonical_instance_of_template_structure, coercion_of_template_function,
+#: arguments_scope_on_template_constant,
+#: rejected there with the static layers off); the static layers do not refuse them by text.
+KERNEL_JUDGED = {
+    "notation_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.",
+                                               'Notation "x <-> y" := (x -> True) : type_scope.')),
+    "infix_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Infix "<=" := Rlt : R_scope.')),
+    "canonical_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Canonical Structure cheat.")),
+    "coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Coercion IZR : Z >-> R.")),
+    "local_coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Local Coercion INR : nat >-> R.")),
+    "arguments_rename": (REALS, lambda: fill(REALS, "exact I. Qed.", "Arguments Rabs x%nat : rename.")),
+}
+
+
+@pytest.mark.parametrize("stem,build", KERNEL_JUDGED.values(), ids=KERNEL_JUDGED.keys())
+def test_resolution_the_kernel_judges_passes_the_static_layers(stem: str, build) -> None:
+    assert_accepted(stem, build())
 
 
 @pytest.mark.parametrize("stem,build", SYNTAX_CHEATS.values(), ids=SYNTAX_CHEATS.keys())
@@ -271,6 +285,8 @@ VALID = {
     "local_attribute_helpers": (REALS, lambda: fill(REALS, "exact I. Qed.",
                                                     "#[local] Definition d := 1.\n#[local] Hint Unfold d : core.")),
     "no_break_space_in_comment": (REALS, lambda: fill(REALS, "(* a\u00a0b *) exact I. Qed.")),
+    # an identifier character to Coq and to the lexer (Coquelicot's Lub.v names hypotheses so)
+    "no_break_space_in_code": (REALS, lambda: fill(REALS, "pose (x\u00a0:= 1). exact I. Qed.")),
     "ltac2_tactics": (REALS, lambda: fill(REALS, "Control.enter (fun () => ltac1:(exact I)). Qed.",
                                           "From Ltac2 Require Import Ltac2.\nLtac2 rec my_tac () := ().")),
     "unshelve_and_abstract": (REALS, lambda: fill(REALS, "abstract (exact I). Unshelve. Qed.")),

@@ -41,6 +41,7 @@ from pytest_forall.lang.rocq.declarations import (
 )
 from pytest_forall.lang.rocq.lexer import comments
 from pytest_forall.lang.rocq.lexer import tokens as lex
+from pytest_forall.lang.rocq.plugin_commands import HB_COMMANDS, equations_derive, hierarchy_builder_attribute
 
 THEOREM_KEYWORDS = frozenset({"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property"})
 #: Open a proof when written without ``:=``.
@@ -436,7 +437,9 @@ def analyse(template: str, candidate: str, theorem_name: str) -> Analysis:
 
 def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding | None:
     """Syntax-screen verdict on one inserted top-level sentence (resolution commands are the guard's)."""
-    refused = [a for a in sentence.attributes() if a not in ALLOWED_ATTRIBUTES and not _deprecation(a)]
+    hierarchy_builder = sentence.head() in HB_COMMANDS
+    refused = [a for a in sentence.attributes() if a not in ALLOWED_ATTRIBUTES and not _deprecation(a)
+               and not (hierarchy_builder and hierarchy_builder_attribute(a))]
     if refused:
         return Finding(sentence.line, f"attribute `{refused[0] or '#[]'}` is not allowed (allowed: "
                                       f"{sorted(ALLOWED_ATTRIBUTES)})", {"sentence": sentence.text[:200]})
@@ -464,9 +467,9 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
         return None
     if head in ("Require", "From"):
         return _require_finding(sentence, words)
-    if equations_derive(sentence):
+    if equations_derive(without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))):
         return None
-    if head in ALLOWED_HEADS:
+    if head in ALLOWED_HEADS or hierarchy_builder:
         return None
     reason = (FORBIDDEN_REASONS.get(" ".join(words[:3])) or FORBIDDEN_REASONS.get(" ".join(words[:2]))
               or FORBIDDEN_REASONS.get(head))
@@ -474,25 +477,6 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
     return Finding(sentence.line, f"{what} {reason}" if reason else f"{what} is not on the allow-list of "
                                                                       f"commands a candidate may add",
                    {"sentence": sentence.text[:200]})
-
-
-#: Words of Rocq's own ``Derive f SuchThat P As g`` / ``Derive f in P as g`` (it opens a proof): never in
-#: Equations' ``Derive classes for types``.
-_CORE_DERIVE_WORDS = frozenset({"SuchThat", "As", "in", "as"})
-
-
-def equations_derive(sentence: Sentence) -> bool:
-    """Equations' ``Derive NoConfusion Subterm for t u.``: plain class names, ``for``, plain type names. What it
-    generates are ordinary definitions and instances, judged like any candidate constant (an instance that changed
-    how the frozen text elaborates changes its kernel term), like a new ``Instance``
-    (``KERNEL_JUDGED_HEADS``), for the candidate's types or a library's (``Derive Signature for eq``)."""
-    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
-    texts = [t.text for t in body]
-    if texts[:1] != ["Derive"] or texts.count("for") != 1:
-        return False
-    split = texts.index("for")
-    return (split > 1 and split < len(texts) - 1 and all(t.kind == "ident" for t in body[1:])
-            and not _CORE_DERIVE_WORDS & set(texts))
 
 
 def _deprecation(attribute: str) -> bool:
@@ -573,7 +557,7 @@ def _proof_findings(block: Block, ltac_names: set[str], owner: str) -> list[Find
 
 
 def syntax_screen(candidate: str, analysis: Analysis, theorem_name: str) -> Layer:
-    findings = suspicious_characters(_blank_comment_spaces(candidate))
+    findings = suspicious_characters(_coq_read_spaces_blanked(candidate))
     ltac_names = {b.head.declared_name() for _, b in analysis.inserted() if b.head.head() in ("Ltac", "Ltac2")}
     inserted = dict(analysis.inserted())
     opened: list[tuple[str, str, bool]] = []  # (Section|Module, name, opened by the candidate)
@@ -625,10 +609,19 @@ def syntax_screen(candidate: str, analysis: Analysis, theorem_name: str) -> Laye
                                {"inserted_sentences": count})
 
 
-def _blank_comment_spaces(text: str) -> str:
-    """``text`` with Unicode spaces (no-break space …) inside comments made plain: a comment cannot change where
-    Coq's sentences are, and coqc's own sentence report is checked against the screen's after compilation."""
-    out = list(text)
+#: Coq reads U+00A0 as an identifier character (``clib/unicode.ml``: ``IdentSep``), and so does this lexer: a name
+#: written with one (Coquelicot's ``Lub.v`` names a hypothesis ``[x | | ]`` so) is a name like any other. A look-alike
+#: in the statement is a frozen-token difference, and a name that reads like a frozen one elaborates to another
+#: constant, which the kernel judge rejects (``cheat/nbsp_lookalike_name_in_statement``, static layers off too).
+COQ_IDENTIFIER_SPACES = frozenset("\u00a0")
+
+
+def _coq_read_spaces_blanked(text: str) -> str:
+    """``text`` with the Unicode spaces Coq and this lexer read alike made plain for the character check: any inside
+    a comment (a comment cannot change where Coq's sentences are) and U+00A0 anywhere (an identifier character,
+    :data:`COQ_IDENTIFIER_SPACES`). coqc's own sentence report is checked against the screen's after compilation;
+    other spaces (U+2000 …), which Coq reads as neither, stay refused."""
+    out = [" " if char in COQ_IDENTIFIER_SPACES else char for char in text]
     for start, end in comments(text):
         for k in range(start, end):
             if unicodedata.category(text[k]) == "Zs":
@@ -692,18 +685,15 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     Section the candidate opened, gone at its ``End``; the syntax screen allows them nowhere else) and ``Import``/
     ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
     own screened text; a frozen name it captures elaborates to another kernel term), new typeclass instances
-    (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), and ``Arguments``, ``Prenex Implicits``,
-    ``Canonical``, ``Coercion`` on the candidate's own declarations (:func:`_on_own_declarations`), and settings
-    that change only how later text parses or elaborates (``KERNEL_JUDGED_SETTINGS``: scopes, ``Implicit Types``,
-    ``Reserved Notation``). Text refusals stay for notations with a string (new grammar the frozen text is read
-    with) and other resolution commands (issue 22).
+    (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), notations with a string and
+    ``Canonical``/``Coercion``/``Arguments``/``Prenex Implicits`` on any constant (:func:`_kernel_judged_resolution`),
+    and settings that change only how later text
+    parses or elaborates (``KERNEL_JUDGED_SETTINGS``: scopes, ``Implicit Types``, ``Reserved Notation``). Text
+    refusals stay for the other resolution commands (issue 22).
     """
     findings = []
     own_paths: set[tuple[str, ...]] = set()  # the candidate's modules, by their path from the file's top
-    own: list[set[str]] = [set()]  # names the candidate declared, per Module/Section it opened
-    imported: list[bool] = [False]  # per level: a Require/Import there may shadow the enclosing levels' names
     sections: list[bool] = []  # per open Module/Section: is it a Section
-    imports_at_end: list[bool] = []  # per open Module/Section: a ``Module Import X.`` (X is imported at its End)
     path: list[str] = []  # the open Modules' names (a Section adds no path component)
     kept = set(analysis.preamble_match.values())
     for index, block in enumerate(analysis.candidate.before):
@@ -713,25 +703,11 @@ def shadowing_guard(analysis: Analysis) -> Layer:
         structure = _structure_command(sentence)
         module_import = _module_import(sentence)
         if structure in ("Section", "Module") or _opens_scope(sentence):
-            own.append(set())
-            imported.append(False)
             sections.append(head == "Section")
-            imports_at_end.append(module_import)
             if head == "Module":
                 path.append(_scope_name(sentence))
-        elif structure == "End" and len(own) > 1:
-            closed = own.pop()
-            imported.pop()
-            if sections.pop():  # a Section's declarations outlive its End under the same short names
-                own[-1] |= closed
-            else:
-                path.pop()
-            if imports_at_end.pop():
-                own[-1], imported[-1] = set(), True
-        if head in ("Require", "From", "Import", "Export") or (words[1:2] in (["Import"], ["Export"])
-                                                               and not module_import):
-            own[-1] = set()  # a name brought into scope now may shadow the candidate's own
-            imported[-1] = True
+        elif structure == "End" and sections and not sections.pop():
+            path.pop()
         if index in kept:
             continue
         if structure in ("Section", "Module") or module_import:
@@ -744,12 +720,14 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             continue
         if structure or _allowed_hint(sentence, words) or head in SECTION_HEADS:
             continue
-        if _imports_own_modules(sentence, own_paths, path) \
-                or _on_own_declarations(sentence, words, _visible_own(own, imported)):
+        if _imports_own_modules(sentence, own_paths, path):
             continue
         if tuple(words[:2]) in KERNEL_JUDGED_SETTINGS:
             continue
-        declares = is_abbreviation(sentence) or _canonical_definition(sentence, words)
+        declares = is_abbreviation(sentence) or _canonical_definition(sentence, words) \
+            or _coercion_definition(sentence, words) or words[:2] == ["Identity", "Coercion"]
+        if _kernel_judged_resolution(sentence, words) and not declares:
+            continue
         if head in RESOLUTION_HEADS - KERNEL_JUDGED_HEADS and not declares \
                 and words[:3] != ["Declare", "ML", "Module"] and words[:2] != ["Declare", "Module"]:
             findings.append(Finding(sentence.line, f"`{' '.join(words[:2])}` changes how the frozen text is "
@@ -762,49 +740,8 @@ def shadowing_guard(analysis: Analysis) -> Layer:
             if name_clashes(name, frozen_parts):
                 findings.append(Finding(sentence.line, f"`{head} {name}` shadows `{name}`, which the frozen "
                                                        f"text after it uses", {"name": name}))
-            else:
-                own[-1].add(name)
     return layer_from_findings(SHADOWING, findings, "no inserted sentence declares a name the frozen text uses "
                                                     "or changes resolution")
-
-
-def _visible_own(own: Sequence[set[str]], imported: Sequence[bool]) -> set[str]:
-    """The candidate's own names a short name still resolves to here: those of the innermost Module/Section, then
-    of each enclosing one still open (a packed class's ``Module Exports`` naming its enclosing module's ``type`` and
-    ``sort``), up to a level where a ``Require``/``Import`` may have brought another declaration of that name."""
-    visible: set[str] = set()
-    for names, cut in zip(reversed(own), reversed(imported)):
-        visible |= names
-        if cut:
-            break
-    return visible
-
-
-def _on_own_declarations(sentence: Sentence, words: list[str], own: set[str]) -> bool:
-    """A resolution command about the candidate's own declarations only: ``Arguments c …``, ``Prenex Implicits c d``,
-    ``Canonical [Structure] c.``, ``Coercion c : A >-> B`` with ``A`` or ``B`` its own class too. Each target is a
-    plain name the candidate declared earlier in the same Module/Section (or a Section closed since), with no
-    ``Require``/``Import`` since (so the short name still resolves to that declaration), and which does not occur
-    in the frozen text after it (its declaration passed the name check). Implicits, scopes, ``: rename``/``: assert``,
-    a canonical instance or coercion of its own structure then change only how the candidate's own later text
-    elaborates (the frozen text cannot name its classes). This is defence in depth: what guarantees the statement is
-    ``elaborated_statement`` (a command that changed it would change its kernel term)."""
-    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
-
-    def mine(token: Token) -> bool:
-        return token.kind == "ident" and "." not in token.text and token.text in own
-
-    texts = [t.text for t in body]
-    if texts[:1] == ["Arguments"]:
-        return len(body) > 1 and mine(body[1])
-    if texts[:2] == ["Prenex", "Implicits"]:
-        return len(body) > 2 and all(mine(t) for t in body[2:])
-    if texts[:1] == ["Canonical"]:
-        rest = body[2:] if texts[1:2] == ["Structure"] else body[1:]
-        return len(rest) == 1 and mine(rest[0])
-    if texts[:1] == ["Coercion"] and len(body) == 6 and texts[2] == ":" and texts[4] == ">->":
-        return mine(body[1]) and (mine(body[3]) or mine(body[5]))
-    return False
 
 
 def is_abbreviation(sentence: Sentence) -> bool:
@@ -812,6 +749,29 @@ def is_abbreviation(sentence: Sentence) -> bool:
     a string changes the grammar and stays refused); its name faces the name check like any declaration."""
     body = without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
     return len(body) > 2 and body[0].text == "Notation" and body[1].kind == "ident" and "." not in body[1].text
+
+
+def _kernel_judged_resolution(sentence: Sentence, words: list[str]) -> bool:
+    """Resolution commands whose every effect is on how later text parses or elaborates, which the kernel judge
+    compares (``elaborated_statement``: the statement and every template constant as kernel terms, with the
+    template's): a notation with a string (``Notation "x + y" := …``, ``Infix "+" := …``: new grammar, and a frozen
+    text re-read with it elaborates to another term: ``cheat/notation_redefines_statement_operator``),
+    ``Canonical``/``Coercion``/``Identity Coercion`` on any constant, a template's or a library's too (a canonical
+    instance or coercion path the frozen text then takes changes its term: ``cheat/canonical_instance_of_template_
+    structure``, ``cheat/coercion_of_template_function``), and ``Arguments``/``Prenex Implicits`` on any constant
+    (implicits, scopes, renamings: ``cheat/arguments_scope_on_template_constant``), each rejected with the static
+    layers off. None of them
+    declares an axiom, runs code or touches a file; one that also defines a constant faces the name check."""
+    body = without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
+    if len(body) > 2 and body[0].text in ("Notation", "Infix") and body[1].kind == "string":
+        return True
+    return words[:1] in (["Canonical"], ["Coercion"], ["Arguments"]) \
+        or words[:2] in (["Identity", "Coercion"], ["Prenex", "Implicits"])
+
+
+def _coercion_definition(sentence: Sentence, words: list[str]) -> bool:
+    """``Coercion c (x : A) : B := body``: defines ``c`` and declares it a coercion; its name faces the name check."""
+    return words[:1] == ["Coercion"] and sentence.defines_inline()
 
 
 def _canonical_definition(sentence: Sentence, words: list[str]) -> bool:
@@ -847,7 +807,7 @@ def _declared_names(sentence: Sentence, words: list[str]) -> list[str]:
     """The name after the keyword, further names of ``Variables a b``, ``with`` names of mutual blocks, and what an
     inductive type declares besides itself: constructors, a record's constructor (``Build_R``) and fields."""
     names = words[1:] if words[0] in ("Variables", "Parameters", "Axioms", "Hypotheses") else words[1:2]
-    if words[:2] == ["Canonical", "Structure"]:
+    if words[:2] in (["Canonical", "Structure"], ["Identity", "Coercion"]):
         names = words[2:3]
     tokens = sentence.tokens
     for i, token in enumerate(tokens[:-1]):

@@ -24,7 +24,9 @@ from pytest_forall.lang.rocq.screen import (
 )
 
 STRUCTURE = "sentence_structure"
-_HEAD_WORD = re.compile(r"[A-Za-z_][\w']*")
+#: A command's head word, qualified for the commands a plugin exports under a dotted name (Hierarchy Builder's
+#: ``HB.instance``, as the screen's lexer reads it too); the sentence's final ``.`` is no part of it.
+_HEAD_WORD = re.compile(r"[A-Za-z_][\w']*(?:\.[A-Za-z_][\w']*)*")
 #: ``coqc -time`` shows at most this many characters of Coq's rendering, then ``...`` (``pp_cmd_header``).
 _SHOWN, _CUT = 30, 33
 #: The ``.glob`` kinds under which Coq records what a command with this head declares (``prf`` for a statement
