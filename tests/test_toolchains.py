@@ -88,8 +88,8 @@ class Provers(dict):  # type: ignore[type-arg]
 
     def seed(self, name: str, templates: list[Path], cache: Path) -> set[str]:
         """A pytester run's cache directory ``cache`` with toolchain ``name``'s plugin and ``templates`` compiled
-        (once per test run, in :meth:`cache`: the corpus compiles most of them too); its verdicts its own. Returns
-        the entries ``cache`` then holds (:func:`built_in`)."""
+        (once per test run, in :meth:`cache`: where the corpus compiled them already); its verdicts its own.
+        Returns the entries ``cache`` then holds (:func:`built_in`)."""
         prover = self[name]
         for template in templates:
             assert prover._template_entry(task_from_template("rocq", template), 300)[2] == "", template
@@ -418,12 +418,11 @@ def test_coqtop_gets_the_version_flags_a_top_level_variable_loads_on_trixie(prov
     assert winner == "reflexivity", log[-500:]
 
 
-def test_statement_audit_on_trixie(pytester: pytest.Pytester, provers: Provers) -> None:
+def test_statement_audit_on_trixie(pytester: pytest.Pytester) -> None:
     """The statement audit (``--forall-frontend=audit``) on 8.20, bounded to one problem (about 1-2 minutes on the
     shared 2-core machine under load): ``putnam_2017_a1`` is vacuous there too, with a certificate that passed the
-    verifier on 8.20, and its row names the toolchain. (The run's cache is seeded: :meth:`Provers.seed`.)"""
+    verifier on 8.20, and its row names the toolchain."""
     putnam = require_path(PUTNAM / "coq" / "src", "PutnamBench").parents[1]
-    provers.seed("trixie", [PUTNAM / "coq" / "src" / "putnam_2017_a1.v"], pytester.path / "reports" / ".cache")
     shutil.copy(REPO / "benchmarks" / "putnam" / "putnam.forall.toml", pytester.path / "putnam.forall.toml")
     pytester.makeini(f"[pytest]\nforall_putnam_root = {putnam}\n")
     pytester.runpytest("-p", "no:cacheprovider", "--forall-frontend=audit", "-k", "putnam_2017_a1 and coq",
