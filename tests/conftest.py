@@ -179,6 +179,19 @@ def shared_prover_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_shared_dir(tmp_path_factory, "prover-cache")
 
 
+def seed_prover_cache(warm: Path, cache: Path) -> Path:
+    """A run's cache directory (``--forall-cache-dir``, by default ``reports/.cache``) seeded with copies of a warm
+    backend cache's judge plugins and compiled templates, never its verdicts: the run's verdicts are still its own,
+    only the template check and the plugin build find their entries made (a pytester run otherwise builds the plugin
+    and compiles each template it meets again). An entry is keyed by content (``RocqProver._template_key`` names the
+    plugin by its bytes, not its path) and validated by its manifest on read, so a copy is found as it is."""
+    for part in ("rocq-judge", "rocq-templates"):
+        if (warm / part).is_dir():
+            shutil.copytree(warm / part, cache / part, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("*.lock", "build-*"))  # not another process's build
+    return cache
+
+
 # --- shared built projects ---------------------------------------------------------------------------------
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -601,6 +601,86 @@ def test_corrupt_plugin_cache_is_rebuilt(tmp_path: Path) -> None:
     assert verdict_of(prover, "putnam_2001_a1", A1, tmp_path, "after").verdict == "accept"
 
 
+def _plugin_at(where: Path, cmxs: bytes) -> Path:
+    """A judge plugin's cache entry at ``where`` (its findlib package: the .cmxs and META), for the key tests."""
+    (where / "forall-judge").mkdir(parents=True)
+    (where / "forall-judge" / "forall_judge.cmxs").write_bytes(cmxs)
+    (where / "forall-judge" / "META").write_text('package "plugin" ()\n')
+    return where
+
+
+def test_the_template_key_changes_with_everything_the_compiled_template_depends_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The template cache's key (``RocqProver._template_key``) names the judge plugin by its bytes, not its path: the
+    same plugin in another cache gives the same key; and changing any one thing the compiled template or its judge
+    dump depends on — the toolchain and libraries, the compile flags, the load path, the plugin's bytes, the library
+    name, the template, the theorem, the roots — gives another key (a miss: the template is compiled again)."""
+    from dataclasses import replace
+
+    prover = RocqProver({"check_only": True, "cache_dir": str(tmp_path / "cache")})
+    prover.plugin = _plugin_at(tmp_path / "one" / "judge-a", b"plugin")
+    monkeypatch.setattr(prover, "version", lambda: "The Coq Proof Assistant, version 8.16.1 [0123]")
+    task = task_from_template("rocq", SRC / "putnam_2001_a1.v")
+    key = prover._template_key(task)
+    prover.plugin = _plugin_at(tmp_path / "two" / "judge-b", b"plugin")  # the same bytes elsewhere: the same key
+    assert prover._template_key(task) == key
+    missed = {}
+    with monkeypatch.context() as changed:
+        changed.setattr(prover, "version", lambda: "The Coq Proof Assistant, version 8.20.1 [0123]")
+        missed["toolchain"] = prover._template_key(task)
+    with monkeypatch.context() as changed:
+        changed.setattr(prover, "version", lambda: "The Coq Proof Assistant, version 8.16.1 [4567]")
+        missed["libraries"] = prover._template_key(task)
+    with monkeypatch.context() as changed:
+        changed.setattr(prover, "info", replace(prover.info, compile_flags=("-w", "-notation-overridden")))
+        missed["flags"] = prover._template_key(task)
+    with monkeypatch.context() as changed:
+        changed.setattr(prover, "load", ["-Q", str(tmp_path), "Lib"])
+        missed["load path"] = prover._template_key(task)
+    with monkeypatch.context() as changed:
+        changed.setattr(prover, "plugin", _plugin_at(tmp_path / "three" / "judge-a", b"plugin, rebuilt otherwise"))
+        missed["plugin bytes"] = prover._template_key(task)
+    with monkeypatch.context() as changed:
+        meta = prover.plugin / "forall-judge" / "META"
+        changed.setattr(prover, "plugin", _plugin_at(tmp_path / "four" / "judge-b", b"plugin"))
+        (prover.plugin / "forall-judge" / "META").write_text(meta.read_text() + "# another\n")
+        missed["plugin META"] = prover._template_key(task)
+    missed["library name"] = prover._template_key(replace(task, task_id="putnam_2001_a2"))
+    missed["template"] = prover._template_key(replace(task, template=task.template + "\n(* another *)\n"))
+    missed["theorem"] = prover._template_key(replace(task, theorem_name="putnam_other"))
+    with monkeypatch.context() as changed:
+        changed.setattr(prover, "_roots", lambda _task: ["another_root"])
+        missed["roots"] = prover._template_key(task)
+    assert prover._template_key(task) == key  # every change undone: the same key again
+    assert key not in missed.values() and len(set(missed.values())) == len(missed), missed
+
+
+def test_a_copied_template_cache_is_found_again_without_a_compile(shared_prover_cache: Path, tmp_path: Path) -> None:
+    """A copy of a warm cache (its judge plugin and a compiled template, elsewhere) serves the template with no coqc
+    run: the entry's key names the plugin by its bytes. Before, it named the plugin's path, and every copy or other
+    cache compiled and judged each template again."""
+    from pytest_forall.core.proc import run_command
+
+    task = task_from_template("rocq", SRC / "putnam_2001_a1.v")
+    warm = RocqProver({"cache_dir": str(shared_prover_cache)})
+    assert warm.check_template(task, tmp_path, 300).ok
+    key = warm._template_key(task)
+    copy = tmp_path / "copy"
+    assert warm.plugin is not None
+    shutil.copytree(warm.plugin, copy / "rocq-judge" / warm.plugin.name)
+    shutil.copytree(warm.cache_dir / key, copy / "rocq-templates" / key)
+    runs: list[list[str]] = []
+
+    def counting(argv: list[str], **kwargs: Any) -> Any:
+        runs.append(argv)
+        return run_command(argv, **kwargs)
+
+    prover = RocqProver({"cache_dir": str(copy)}, runner=counting)
+    assert prover.plugin is not None and prover.plugin != warm.plugin and prover._template_key(task) == key
+    checked = prover.check_template(task, tmp_path, 300)
+    assert checked.ok and runs == [], runs
+
+
 def test_candidate_cannot_write_outside_its_scratch_directory(tmp_path: Path) -> None:
     """Under the default sandbox, a candidate whose compilation writes files (extraction, Redirect) leaves them
     in its own throwaway directory: nothing appears next to the template cache or in the working directory."""

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PUTNAM, REPO, require_path, require_tool
+from conftest import PUTNAM, REPO, require_path, require_tool, run_shared_dir, seed_prover_cache
 from pytest_forall.core import cache as vcache
 from pytest_forall.core.model import ACCEPT, INFRA, REJECT
 from pytest_forall.core.verify import resolve_template, task_from_template, verify_candidate
@@ -63,7 +63,12 @@ def root(suite: str) -> Path:
 class Provers(dict):  # type: ignore[type-arg]
     """One sandboxed backend per toolchain, made when first asked for (a missing root fails or skips that test
     only), each with its own template cache and judge plugin (:meth:`cache`: the other tests of a toolchain use them
-    too)."""
+    too), one per test run: both xdist workers build each toolchain's plugin and templates once (the entries are
+    keyed by content and built under a lock, ``judge.cached_entry``).
+
+    Their layers run one after another (``concurrent_layers`` off): the verdict and its layers are the same
+    (:func:`pytest_forall.core.verify._alongside`), but a cheat rejected by the judge no longer has coqchk run
+    beside it in vain until killed (18 of the corpus's 126 coqchk runs on trixie and sid; docs/measurements.md)."""
 
     def __init__(self, base: Path) -> None:
         super().__init__()
@@ -72,6 +77,7 @@ class Provers(dict):  # type: ignore[type-arg]
     def __missing__(self, name: str) -> RocqProver:
         require_tool("coqc")
         prover = RocqProver(self.options(name))
+        prover.concurrent_layers = False
         assert prover.probe(self.cache(name)) == "", prover.probe(self.cache(name))
         assert prover.plugin is not None, prover.plugin_problem
         self[name] = prover
@@ -80,10 +86,25 @@ class Provers(dict):  # type: ignore[type-arg]
     def cache(self, name: str) -> Path:
         return self.base / f"cache-{name}"
 
+    def seed(self, name: str, templates: list[Path], cache: Path) -> set[str]:
+        """A pytester run's cache directory ``cache`` with toolchain ``name``'s plugin and ``templates`` compiled
+        (once per test run, in :meth:`cache`: where the corpus compiled them already); its verdicts its own.
+        Returns the entries ``cache`` then holds (:func:`built_in`)."""
+        prover = self[name]
+        for template in templates:
+            assert prover._template_entry(task_from_template("rocq", template), 300)[2] == "", template
+        return built_in(seed_prover_cache(self.cache(name), cache))
+
     def options(self, name: str) -> dict[str, str]:
         """The backend options of toolchain ``name``: a backend made with them shares its plugin and templates."""
         return {"sandbox": "bwrap", "sandbox_audit_dir": str(self.cache(name) / "audit"),
                 "toolchain": "" if name == "host" else str(root(name)), "cache_dir": str(self.cache(name))}
+
+
+def built_in(cache: Path) -> set[str]:
+    """The judge plugins and compiled templates a cache directory holds (their entries, not their locks)."""
+    return {f"{part}/{entry.name}" for part in ("rocq-judge", "rocq-templates") if (cache / part).is_dir()
+            for entry in (cache / part).iterdir() if entry.is_dir() and not entry.name.startswith("build-")}
 
 
 @pytest.fixture(autouse=True)
@@ -95,7 +116,7 @@ def _corpus_pointers_resolve(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def provers(tmp_path_factory: pytest.TempPathFactory) -> Provers:
-    return Provers(tmp_path_factory.mktemp("toolchains"))
+    return Provers(run_shared_dir(tmp_path_factory, "toolchains"))
 
 
 def test_version_knowledge_lives_in_one_table() -> None:
@@ -237,15 +258,18 @@ def test_a_missing_toolchain_is_one_usage_error_naming_the_option(pytester: pyte
 
 @pytest.mark.parametrize("toolchain", ["host", "trixie", "sid"])
 def test_replay_and_verify_name_the_toolchain_in_rows_junit_and_verdicts(pytester: pytest.Pytester,
-                                                                          toolchain: str) -> None:
+                                                                          provers: Provers, toolchain: str) -> None:
     """The stored PutnamBench proofs replayed through pytest on each toolchain, and ``forall verify``: strict, with
-    the toolchain in the result row, the JUnit property ``forall.toolchain`` and the verdict."""
+    the toolchain in the result row, the JUnit property ``forall.toolchain`` and the verdict. (The run's cache is
+    seeded with the toolchain's plugin and templates: :meth:`Provers.seed`.)"""
     require_tool("coqc")
     putnam = require_path(PUTNAM / "coq" / "src", "PutnamBench").parents[1]
     shutil.copy(REPO / "benchmarks" / "putnam" / "putnam.forall.toml", pytester.path / "putnam.forall.toml")
     pytester.makeini(f"[pytest]\nforall_putnam_root = {putnam}\n")
     spec = [] if toolchain == "host" else [f"--forall-rocq-toolchain={root(toolchain)}"]
     tasks = ("putnam_2001_a1", "putnam_2008_a1")
+    seeded = provers.seed(toolchain, [PUTNAM / "coq" / "src" / f"{task}.v" for task in tasks],
+                          pytester.path / "reports" / ".cache")
     result = pytester.runpytest("-p", "no:cacheprovider", "--forall-frontend=replay",
                                 f"--forall-proofs={Path(__file__).parent / 'data' / 'proofs'}", "-k",
                                 f"({' or '.join(tasks)}) and coq", "--forall-run-id=r", "--junitxml=junit.xml", *spec)
@@ -259,6 +283,7 @@ def test_replay_and_verify_name_the_toolchain_in_rows_junit_and_verdicts(pyteste
             assert rows[task]["outcome"] == "strict" and rows[task]["independent"] is True, rows[task]["reason"]
         assert rows[task]["toolchain"].startswith(want), rows[task]["toolchain"]
     assert result.ret == 0
+    assert built_in(pytester.path / "reports" / ".cache") == seeded  # the run found the plugin and templates made
     junit = (pytester.path / "junit.xml").read_text()
     assert junit.count('name="forall.toolchain" value="' + want) == 2
     entry = CORPUS / "valid" / ("putnam_2001_a1" if toolchain == "sid" else "putnam_2008_a1")

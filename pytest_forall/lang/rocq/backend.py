@@ -50,6 +50,7 @@ from pytest_forall.lang.rocq.judge import (
     Judgement,
     cached_entry,
     judge,
+    plugin_digest,
     plugin_dir,
     reparse,
     run_dump,
@@ -521,12 +522,21 @@ class RocqProver:
         names.update(dict.fromkeys(sorted(template_variable_names(task.template))))
         return [n for n in names if n != task.theorem_name]
 
+    def _template_key(self, task: Task) -> str:
+        """The template cache's key: everything the compiled template and its judge dump depend on — the toolchain
+        and its libraries (:meth:`version`: ``coqc --version``, the root, the tools' and library files' stamps),
+        the compile flags and load path, the judge plugin's bytes (:func:`plugin_digest`, not its path: a copied or
+        another cache's entry is found again), the library name, the template's text, the theorem and the roots."""
+        plugin = plugin_digest(self.plugin) if self.plugin is not None else "unavailable"
+        fields = [self.version(), json.dumps(self.info.compile_flags), json.dumps(self.load), plugin,
+                  coq_module_name(task.task_id), task.template, task.theorem_name, *self._roots(task)]
+        return hashlib.sha256("\0".join(fields).encode()).hexdigest()[:32]
+
     def _template_entry(self, task: Task, timeout: float) -> tuple[Path, dict[str, Any], str]:
         """The validated cache entry of the compiled template and its judge dump (built by the harness here)."""
         module = coq_module_name(task.task_id)
         roots = self._roots(task)
-        key = hashlib.sha256("\0".join([self.version(), str(self.plugin), module, task.template, task.theorem_name,
-                                        *roots]).encode()).hexdigest()[:32]
+        key = self._template_key(task)
 
         def build(scratch: Path) -> list[str] | str:
             result, vo = self._compile_source(task.template.encode(), module, scratch, timeout, False)

@@ -78,6 +78,26 @@ def _stamps(entry: Path) -> tuple[tuple[str, int, int, int], ...]:
     return tuple(found)
 
 
+#: (plugin directory -> its files' stamps and their digest): a backend is made per item; the plugin is hashed once
+_plugin_digests: dict[str, tuple[tuple[tuple[str, int, int, int], ...], str]] = {}
+
+
+def plugin_digest(plugin: Path) -> str:
+    """SHA-256 of the judge plugin's files (its ``.cmxs`` and ``META``, by relative name): what the judge runs, the
+    same wherever a cache holds it (the build is reproducible: the same sources, shim and Coq give the same bytes).
+    A key naming the plugin by this, not by its path, is found again in a copy of the cache or in another cache."""
+    stamps = _stamps(plugin)
+    known = _plugin_digests.get(str(plugin))
+    if known is not None and known[0] == stamps:
+        return known[1]
+    digest = hashlib.sha256()
+    for name, *_ in stamps:
+        if name != "manifest.json" and (plugin / name).is_file():
+            digest.update(name.encode() + b"\0" + _digest_file(plugin / name).encode() + b"\n")
+    _plugin_digests[str(plugin)] = (stamps, digest.hexdigest())
+    return digest.hexdigest()
+
+
 def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | str]) -> tuple[Path, str]:
     """The validated cache entry for ``key``; built (into a fresh directory, then renamed) when absent, corrupt or
     foreign. ``build`` fills the directory and returns the names of the files to trust, or a problem. An entry
