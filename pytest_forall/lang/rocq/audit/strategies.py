@@ -14,6 +14,7 @@ from pytest_forall.lang.rocq.audit.generated import (
     evaluated_closer,
     fine_search,
     fine_specialise,
+    function_witness,
     mirrored,
     parameter_witness,
     saturated_refutation,
@@ -170,6 +171,9 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             named("parameter-witness", parameter_witness(scopes, features), SEARCH_SECONDS / 2),
             *([named("answer-unfolded", answer_unfolded(scopes, features), SEARCH_SECONDS / 2)]
               if REALS in features else []),
+            # issue 34, session 14: function variables at constants, their calculus side conditions proved by the
+            # libraries' lemmas and their derivatives evaluated, a list the conclusion asks for taken to its head
+            named("function-witness", function_witness(scopes, features), SEARCH_SECONDS / 2),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
             # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
             # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``);
@@ -208,7 +212,7 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
-                       "witness-instance"})
+                       "witness-instance", "function-witness"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],

@@ -21,6 +21,9 @@ REALS, ZEQB, INTERVAL = "reals", "zeqb", "interval"
 #: Definitions the generated search evaluates at literal arguments (:data:`EVALUATIONS`), each present when its
 #: library is loaded: Coquelicot's finite sums and the standard library's binomial coefficients
 SUMS, BINOMIAL, DIVISORS = "sums", "binomial", "divisors"
+#: issue 34, session 14: Coquelicot's derivatives (a constant function witness's derivatives evaluated), the standard
+#: library's ``continuity`` and lists' ``In`` (a list witness's first element)
+DERIVE, RANALYSIS, LISTS = "derive", "ranalysis", "lists"
 #: mathcomp's rationals and their embedding ``ratr`` into any numeric field
 RATR = "mathcomp.algebra.rat"
 #: ``True``'s proof by its full name: a template may declare its own ``I`` (``Variables (I : finType)``), and a
@@ -36,7 +39,10 @@ FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in {TRIVIAL}" for scope in 
             INTERVAL: f"assert (Rle (1%R) (2%R)) by interval; {TRIVIAL}",
             SUMS: f"let x := uconstr:(Coquelicot.Hierarchy.sum_n_Reals) in {TRIVIAL}",
             BINOMIAL: f"let x := uconstr:(Coq.Reals.Binomial.C) in {TRIVIAL}",
-            DIVISORS: f"let x := uconstr:(Coq.ZArith.Znumtheory.Zis_gcd) in {TRIVIAL}"}
+            DIVISORS: f"let x := uconstr:(Coq.ZArith.Znumtheory.Zis_gcd) in {TRIVIAL}",
+            DERIVE: f"let x := uconstr:(Coquelicot.Derive.Derive_n_const) in {TRIVIAL}",
+            RANALYSIS: f"let x := uconstr:(Coq.Reals.Ranalysis1.continuity_const) in {TRIVIAL}",
+            LISTS: f"let x := uconstr:(Coq.Lists.List.In) in {TRIVIAL}"}
 #: Every implication of the context whose premise is decided (or in the context) applied, until none is: the
 #: instances of an equivalence (split by BREAK) combined, where ``intuition`` on a hundred instances ran out of
 #: time (two instances of one hypothesis that disagree: ``A 0`` from one, ``A 0 -> 1 = 0`` from the other).
