@@ -263,10 +263,10 @@ def witnesses(proof: str) -> list[str]:
         else:
             at += len(predicate)
         value = _argument(proof, at)
-        if not value or _PROOF_NAME.match(value):
-            continue
         name = _LAMBDA_NAME.match(" ".join(predicate.split()))
-        out.append(f"{name.group(1) if name else '?'} := {_short(value)}")
+        if name is None or not value or value == "_" or _PROOF_NAME.match(value):
+            continue  # not a witness a human gave: an inferred one, or one the proof term does not show
+        out.append(f"{name.group(1)} := {_short(value)}")
     return out
 
 
