@@ -49,6 +49,11 @@ CASES = {
     "zeros": ((f"{REALS}Theorem zeros (h : ~ exists (f : nat -> R) (c : R), forall n : nat, f n = c) : 1 = 2.\n"
                "Proof. Admitted.\n"),
               (), "zero-witness", AUDIT_VACUOUS, "by zero-witness, witnesses f := fun _ : nat => 0, c := 0"),
+    # mathcomp's constants without ssreflect's syntax (``From mathcomp Require Import div``, 27 PutnamBench templates):
+    # every script with the mathcomp closers was a syntax error there, so even n := 0 was never tried
+    "unimported": (("Require Import Reals.\nFrom mathcomp Require Import div.\n"
+                    "Theorem unimported (n : nat) : n + 1 = n * 1.\nProof. Admitted.\n"),
+                   (), "same-value", AUDIT_FALSE, "n := 0 (by same-value)"),
 }
 #: Sound PutnamBench templates the new strategy applies to (function variables whose derivative and continuity side
 #: conditions a constant meets): never flagged
@@ -76,7 +81,7 @@ def test_a_new_witness_certifies_a_counterexample_and_is_described(
     assert set(search.certificates) == {finding}, search.log[-2000:]
     assert f"audit counterexample: {finding}: {shown}" in search.log, search.log[-1000:]
     assert shown.split(" (by ")[0] in search.certificates[finding].splitlines()[0]
-    if name == "derived":  # the description tests reuse certificates the former tests verify
+    if name == "derived":  # the other cases show the search or its description; their kinds are verified elsewhere
         verdict = verify_candidate(derived[finding], prover, search.certificates[finding].encode())
         assert verdict.accepted and verdict.strict, verdict.reason
 

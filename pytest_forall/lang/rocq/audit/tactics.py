@@ -29,10 +29,15 @@ RATR = "mathcomp.algebra.rat"
 #: ``True``'s proof by its full name: a template may declare its own ``I`` (``Variables (I : finType)``), and a
 #: bare ``exact I`` then failed every probe, so nothing was searched
 TRIVIAL = "exact Coq.Init.Logic.I"
+#: ssreflect's tactic syntax (``move: t => _``): a file that requires a mathcomp library without importing ssreflect
+#: (``From mathcomp Require Import div``, 27 PutnamBench templates) has mathcomp's constants but not that syntax, and
+#: every script whose closers use it (``move/eqP: H``) was a syntax error there, so nothing was searched (session 14)
+SSR_SYNTAX = "(move: Coq.Init.Logic.I => _)"
 FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in {TRIVIAL}" for scope in SCOPES},
-            SSR: f"let x := uconstr:(unlock) in {TRIVIAL}", NUM: f"let x := uconstr:(Num.Theory.eqr_nat) in {TRIVIAL}",
-            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in {TRIVIAL}",
-            POLY: f"let x := uconstr:(polyC) in {TRIVIAL}",
+            SSR: f"let x := uconstr:(unlock) in {SSR_SYNTAX}; {TRIVIAL}",
+            NUM: f"let x := uconstr:(Num.Theory.eqr_nat) in {SSR_SYNTAX}; {TRIVIAL}",
+            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in {SSR_SYNTAX}; {TRIVIAL}",
+            POLY: f"let x := uconstr:(polyC) in {SSR_SYNTAX}; {TRIVIAL}",
             # issue 34: Coq's reals (the indicator ``if Req_EM_T x 0 …``, sequences ``INR n``), ``Z.eqb`` (the
             # indicator over ``Z``) and Interval's ``interval`` (loaded by the search's prelude in a Coq-reals file)
             REALS: f"let x := uconstr:(Req_EM_T) in {TRIVIAL}", ZEQB: f"let x := uconstr:(Z.eqb) in {TRIVIAL}",
