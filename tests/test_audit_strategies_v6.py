@@ -14,15 +14,18 @@ it applies to (function variables with derivative and continuity side conditions
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from test_audit_strategies_v4 import REALS, _search
+from test_audit_strategies_v4 import REALS
+from test_audit_strategies_v4 import _search as _search_v4
 from test_generated_witnesses import closed
 
 from conftest import PUTNAM, require_path
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS
 from pytest_forall.core.verify import verify_candidate
+from pytest_forall.lang.rocq.audit import EARLY
 from pytest_forall.lang.rocq.audit.derive import split_theorem
 from pytest_forall.lang.rocq.audit.search import describe
 
@@ -36,8 +39,12 @@ CASES = {
                  "    (hf : Prop := forall x : R, f x = x * x)\n"
                  "    : exists l : list R, length l = 1%nat /\\ forall x, In x l -> f x + Derive_n f 2 x = 0.\n"
                  "Proof. Admitted.\n"),
-                ("parameter-witness", "backtracking"), "function-witness",
+                ("same-value",), "function-witness",
                 AUDIT_FALSE, "f := fun _ : R => 1 (by function-witness)"),
+    # a set witness: the empty set meets the premise, and the conclusion asks for a member
+    "empty": ((f"{REALS}Theorem empty (S : R -> Prop) (h : forall x : R, S x -> x > 0) : exists x : R, S x.\n"
+               "Proof. Admitted.\n"), ("same-value",), "function-witness", AUDIT_FALSE,
+              "S := fun _ : R => False (by function-witness)"),
     # the description: a parameter and the function witness of a negated existential (parameter-witness's
     # certificate; the function was left out of the line before)
     "parameter": ((f"{REALS}Theorem parameter (lambda : R)\n"
@@ -61,6 +68,16 @@ SOUND = ("putnam_1998_a3", "putnam_1997_b2")
 NEW = frozenset({"function-witness"})
 
 
+def _search(cache: dict[str, tuple[Any, dict[str, Any], Any]], root: Path, name: str, text: str,
+            strategies: frozenset[str], key: str = "") -> tuple[Any, dict[str, Any], Any]:
+    """test_audit_strategies_v4's search of template ``name``, cached under ``name`` and ``key`` (one template searched
+    with two sets of strategies)."""
+    if name + key not in cache:
+        part: dict[str, tuple[Any, dict[str, Any], Any]] = {}
+        cache[name + key] = _search_v4(part, root, name, text, strategies)
+    return cache[name + key]
+
+
 @pytest.fixture(scope="module")
 def searched() -> dict[str, tuple[Any, dict[str, Any], Any]]:
     """Each template's search, run once for the module (each is one coqtop session)."""
@@ -73,6 +90,10 @@ def test_a_new_witness_certifies_a_counterexample_and_is_described(
         searched: dict[str, tuple[Any, dict[str, Any], Any]], tmp_path_factory: pytest.TempPathFactory,
         name: str) -> None:
     template, former, new, finding, shown = CASES[name]
+    if new in EARLY and former:  # it runs before every other strategy: the former ones are shown failing alone
+        before, _, _ = _search(searched, tmp_path_factory.mktemp("v6"), name, template, frozenset(former), "former")
+        assert set(closed(before.log)) == set(former) and before.certificates == {}, before.log[-2000:]
+        former = ()
     search, derived, prover = _search(searched, tmp_path_factory.mktemp("v6"), name, template,
                                       frozenset({*former, new}))
     ran = closed(search.log)

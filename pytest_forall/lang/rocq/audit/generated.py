@@ -428,14 +428,17 @@ def calculus_prove(features: tuple[str, ...]) -> str:
 
 
 def function_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
-    """The refuted statement's function variables at constants (``0``, ``1``, ``2``, then the identity) and its number
+    """The refuted statement's function variables at constants (``0``, ``1``, ``2``, then the identity; a set or a
+    predicate at the empty one, then the full one) and its number
     variables at ``0`` then ``1`` (backtracking), its side conditions decided by :func:`calculus_prove`, then the
     instance broken up, a list it asks for taken to its first element (:data:`LIST_HEAD`), a constant's derivatives
     evaluated (:data:`DERIVATIVES`) and the rest refuted by arithmetic: ``putnam_2015_b1``, whose hypothesis ``hf`` is a
     ``let`` (defined, never assumed), is false at ``f := fun _ => 1`` (``g x = 1`` has no zero). Fails at once on a
     statement without a function variable."""
     h = "forall_audit_H"
-    functions = [f"fun _ => {v}%{s}" for v in FUNCTION_VALUES for s in scopes] + ["fun x => x"]
+    # a set or predicate (``S : R -> Prop``, ``Ensemble R``): the empty one, then the full one
+    functions = ([f"fun _ => {v}%{s}" for v in FUNCTION_VALUES for s in scopes] + ["fun x => x"]
+                 + [f"fun _ => Coq.Init.Logic.{p}" for p in ("False", "True")])
     numbers = [f"{v}%{s}" for v in ("0", "1") for s in scopes]
 
     def tries(values: list[str]) -> str:
