@@ -29,18 +29,9 @@ from pytest_forall.lang.rocq.audit import EARLY
 from pytest_forall.lang.rocq.audit.derive import split_theorem
 from pytest_forall.lang.rocq.audit.search import describe
 
-DERIVE = "Require Import Reals List Coquelicot.Derive.\nOpen Scope R_scope.\n"
 #: name: (template, the former strategies that try the refuting instance before the new one, the new strategy, the
 #: finding, a text the log's counterexample line must show)
 CASES = {
-    # putnam_2015_b1's defect in small: hf is a let, so f := fun _ => 1 refutes; its side condition is a derivative's
-    # existence (Coquelicot's lemma), its conclusion a list of zeros of f + f'' (taken to its first element)
-    "derived": ((f"{DERIVE}Theorem derived (f : R -> R) (fd : forall x : R, ex_derive_n f 2 x)\n"
-                 "    (hf : Prop := forall x : R, f x = x * x)\n"
-                 "    : exists l : list R, length l = 1%nat /\\ forall x, In x l -> f x + Derive_n f 2 x = 0.\n"
-                 "Proof. Admitted.\n"),
-                ("same-value",), "function-witness",
-                AUDIT_FALSE, "f := fun _ : R => 1 (by function-witness)"),
     # a set witness: the empty set meets the premise, and the conclusion asks for a member
     "empty": ((f"{REALS}Theorem empty (S : R -> Prop) (h : forall x : R, S x -> x > 0) : exists x : R, S x.\n"
                "Proof. Admitted.\n"), ("same-value",), "function-witness", AUDIT_FALSE,
@@ -102,7 +93,7 @@ def test_a_new_witness_certifies_a_counterexample_and_is_described(
     assert set(search.certificates) == {finding}, search.log[-2000:]
     assert f"audit counterexample: {finding}: {shown}" in search.log, search.log[-1000:]
     assert shown.split(" (by ")[0] in search.certificates[finding].splitlines()[0]
-    if name == "derived":  # the other cases show the search or its description; their kinds are verified elsewhere
+    if name == "empty":  # the other cases show the search or its description; their kinds are verified elsewhere
         verdict = verify_candidate(derived[finding], prover, search.certificates[finding].encode())
         assert verdict.accepted and verdict.strict, verdict.reason
 
@@ -110,10 +101,15 @@ def test_a_new_witness_certifies_a_counterexample_and_is_described(
 @pytest.mark.slow
 def test_putnambench_2015_b1_whose_hypothesis_is_a_let_is_flagged_false_by_a_constant_function(
         searched: dict[str, tuple[Any, dict[str, Any], Any]], tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The unmutated PutnamBench template: before, neither a seed-38 run nor the full run flagged it."""
+    """The unmutated PutnamBench template (putnam_2015_b1's defect: ``hf`` is a ``let``; its side condition is a
+    derivative's existence, its conclusion a list of zeros of ``g``, taken to its first element): the grid's constant
+    function, tried by ``same-value``, never passed the side condition, and no seed-38 run nor the full run flagged it."""
     text = require_path(PUTNAM / "coq" / "src" / "putnam_2015_b1.v", "PutnamBench").read_text()
+    before, _, _ = _search(searched, tmp_path_factory.mktemp("v6-b1"), "putnam_2015_b1", text,
+                           frozenset({"same-value"}), "former")
+    assert set(closed(before.log)) == {"same-value"} and before.certificates == {}, before.log[-2000:]
     search, derived, prover = _search(searched, tmp_path_factory.mktemp("v6-b1"), "putnam_2015_b1", text,
-                                      frozenset({"parameter-witness", "function-witness"}))
+                                      frozenset({"function-witness"}))
     assert closed(search.log).get("function-witness") is True, search.log[-2000:]
     assert "audit counterexample: false: f := fun _ : R => 1 (by function-witness)" in search.log
     verdict = verify_candidate(derived[AUDIT_FALSE], prover, search.certificates[AUDIT_FALSE].encode())
