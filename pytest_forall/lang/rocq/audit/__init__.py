@@ -55,6 +55,7 @@ from pytest_forall.lang.rocq.audit.search import (
     uses_coq_reals,
 )
 from pytest_forall.lang.rocq.audit.strategies import (
+    EARLY,
     GENERATED,
     STRATEGIES,
     inner_scripts,
@@ -80,4 +81,4 @@ from pytest_forall.lang.rocq.audit.tactics import (
     specialise,
 )
 
-__all__ = ["BREAK", "DESTRUCT", "FEATURES", "GENERATED", "HOLE", "MODUS_PONENS", "POLY", "POLY_EVAL", "SATURATION_VALUES", "SCOPES", "STRATEGIES", "TIES", "TIE_SECONDS", "TRIVIAL", "Group", "RocqAudit", "binder_groups", "closer", "derive", "describe", "inner_premises", "inner_scripts", "inner_selectors", "inner_text", "interval_installed", "literal_instances", "peano", "peel", "rational", "refutation_scripts", "refutation_text", "saturate", "search_order", "search_prelude", "specialise", "split_theorem", "strategy_spend", "tie_check", "uses_coq_reals", "vacuity_scripts", "vacuity_text"]
+__all__ = ["BREAK", "DESTRUCT", "EARLY", "FEATURES", "GENERATED", "HOLE", "MODUS_PONENS", "POLY", "POLY_EVAL", "SATURATION_VALUES", "SCOPES", "STRATEGIES", "TIES", "TIE_SECONDS", "TRIVIAL", "Group", "RocqAudit", "binder_groups", "closer", "derive", "describe", "inner_premises", "inner_scripts", "inner_selectors", "inner_text", "interval_installed", "literal_instances", "peano", "peel", "rational", "refutation_scripts", "refutation_text", "saturate", "search_order", "search_prelude", "specialise", "split_theorem", "strategy_spend", "tie_check", "uses_coq_reals", "vacuity_scripts", "vacuity_text"]

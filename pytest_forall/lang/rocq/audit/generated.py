@@ -6,10 +6,13 @@ from __future__ import annotations
 from pytest_forall.lang.rocq.audit.tactics import (
     BINOMIAL,
     BREAK,
+    DERIVE,
     INTERVAL,
+    LISTS,
     MODUS_PONENS,
     NUM,
     PROP_ONLY,
+    RANALYSIS,
     REALS,
     SUMS,
     ZEQB,
@@ -387,3 +390,68 @@ def witness_instance(features: tuple[str, ...]) -> str:
     return ("intros; repeat match goal with E : exists _, _ |- _ => destruct E | E : _ /\\ _ |- _ => destruct E end; "
             f"match goal with H : forall _ : ?T, _, P : ?X |- _ => {PROP_ONLY} lazymatch type of X with Prop => "
             f"first [ {apps} ]; solve [ try cbv zeta in *; {BREAK}; first [ lra | lia ] ] end end end")
+
+
+# Session 14 (issue 34): function witnesses whose properties are calculus facts. A constant (or the identity) given to a
+# function variable of the refuted statement has its side conditions (``forall x, ex_derive_n f 3 x``, ``continuity
+# f``) proved by the libraries' own lemmas and its derivatives evaluated (``Derive_n (fun _ => 1) 2 x = 0``), and a
+# list the negated conclusion asks for (``exists l, length l = 2 /\ NoDup l /\ forall x, In x l -> g x = 0``) is
+# taken apart to its first element, where the membership hypothesis gives the instance that is refuted.
+
+#: The side conditions of a constant or identity function, per loaded library (fully qualified: a file may rebind
+#: the short names): Coquelicot's derivatives and continuity, the standard library's ``continuity`` of a constant.
+CALCULUS_FACTS = {DERIVE: ("Coquelicot.Derive.ex_derive_n_const", "Coquelicot.Derive.ex_derive_const",
+                           "Coquelicot.Derive.ex_derive_id", "Coquelicot.Continuity.continuous_const",
+                           "Coquelicot.Continuity.continuous_id"),
+                  RANALYSIS: ("(Coq.Reals.Ranalysis1.continuity_const _ (fun _ _ => Coq.Init.Logic.eq_refl))",)}
+#: A constant's derivatives evaluated (Coquelicot: ``Derive_n (fun _ => a) (S n) x = 0``, ``Derive (fun _ => a) x = 0``)
+DERIVATIVES = ("rewrite ?Coquelicot.Derive.Derive_n_const, ?Coquelicot.Derive.Derive_const, "
+               "?Coquelicot.Derive.Derive_id in *")
+#: A list variable whose members a hypothesis constrains (``forall x, In x l -> P x``) taken apart: the empty list
+#: refuted by its length (``length nil = 2``), else the hypothesis at its first element added.
+LIST_HEAD = ("match goal with H : forall y : _, Coq.Lists.List.In y ?l -> _ |- _ => is_var l; "
+             "let a := fresh \"forall_a\" in let r := fresh \"forall_l\" in destruct l as [|a r]; "
+             "[ simpl in *; first [ discriminate | lia | easy ] "
+             "| pose proof (H a (Coq.Lists.List.in_eq a r)) ] end")
+#: The function candidates of :func:`function_witness` (a constant, then the identity), per numeral scope
+FUNCTION_VALUES = ("0", "1", "2")
+
+
+def calculus_prove(features: tuple[str, ...]) -> str:
+    """A side condition of a function witness: :func:`prove`, or the library lemma that states it for a constant or
+    the identity (:data:`CALCULUS_FACTS`), or, its derivatives evaluated, arithmetic."""
+    facts = [f"apply {fact}" for key, names in CALCULUS_FACTS.items() if key in features for fact in names]
+    # the lemmas first: ``prove``'s ``vm_compute`` and ``nia`` spend the budget on a calculus fact
+    lemma = f"solve [ intros; first [ {' | '.join(facts)} ] ] | " if facts else ""
+    derived = f" | (intros; cbv beta; {DERIVATIVES}; solve [ lra | lia ])" if DERIVE in features else ""
+    return f"first [ {lemma}{prove(features)}{derived} ]"
+
+
+def function_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """The refuted statement's function variables at constants (``0``, ``1``, ``2``, then the identity; a set or a
+    predicate at the empty one, then the full one) and its number
+    variables at ``0`` then ``1`` (backtracking), its side conditions decided by :func:`calculus_prove`, then the
+    instance broken up, a list it asks for taken to its first element (:data:`LIST_HEAD`), a constant's derivatives
+    evaluated (:data:`DERIVATIVES`) and the rest refuted by arithmetic: ``putnam_2015_b1``, whose hypothesis ``hf`` is a
+    ``let`` (defined, never assumed), is false at ``f := fun _ => 1`` (``g x = 1`` has no zero). Fails at once on a
+    statement without a function variable."""
+    h = "forall_audit_H"
+    # a set or predicate (``S : R -> Prop``, ``Ensemble R``): the empty one, then the full one
+    functions = ([f"fun _ => {v}%{s}" for v in FUNCTION_VALUES for s in scopes] + ["fun x => x"]
+                 + [f"fun _ => Coq.Init.Logic.{p}" for p in ("False", "True")])
+    numbers = [f"{v}%{s}" for v in ("0", "1") for s in scopes]
+
+    def tries(values: list[str]) -> str:
+        return " | ".join(f"forall_try uconstr:({v})" for v in values)
+
+    head = f"try ({LIST_HEAD}); {BREAK}; " if LISTS in features else ""
+    evaluate = f"try ({DERIVATIVES}); " if DERIVE in features else ""
+    leaf = (f"solve [ {BREAK}; {head}cbv beta in *; {evaluate}"
+            "first [ easy | lia | lra | nra | (simpl in *; first [ lra | lia ]) ] ]")
+    return (f"intro {h}; try cbv zeta in {h}; "
+            f"lazymatch type of {h} with context [forall _ : ?A -> ?B, _] => idtac end; "
+            f"let rec go u := lazymatch type of {h} with forall _ : ?T, _ => lazymatch type of T with "
+            f"Prop => let p := fresh in assert (p : T) by {calculus_prove(features)}; specialize ({h} p); go () "
+            f"| _ => let forall_try v := specialize ({h} v); go () in lazymatch T with "
+            f"| forall _ : _, _ => first [ {tries(functions)} ] | _ => first [ {tries(numbers)} ] end end "
+            f"| _ => {leaf} end in go ()")

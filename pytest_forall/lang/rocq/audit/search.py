@@ -168,8 +168,8 @@ class RocqAudit:
                     yield Goal(statement, sub.theorem_name, scripts)
 
         probe = probe_of(workspace)
-        if AUDIT_FALSE in derived:  # the values a refutation's certificate instantiated, for its one-line description
-            probe.show_proof = {derived[AUDIT_FALSE].theorem_name}
+        # the values a certificate instantiated and the witnesses it gave, for its one-line description
+        probe.show_proof = {sub.theorem_name for sub in derived.values()}
         _, attempts, log = probe.run_goals(preamble, goals(), workspace, deadline=deadline, winners=winners,
                                            max_attempts=max_attempts, cpu_budget=cpu_seconds,
                                            on_attempt=on_attempt)
@@ -238,12 +238,47 @@ def _argument(term: str, at: int) -> str:
     return term[at + 1:]
 
 
+#: The longest witness term a description shows in full (a longer one is cut, with an ellipsis)
+WITNESS_CHARS = 80
+_LAMBDA_NAME = re.compile(r"^fun\s+\(?\s*([A-Za-z_][\w']*)\s*:")
+
+
+def _short(term: str) -> str:
+    term = " ".join(term.split())
+    return term if len(term) <= WITNESS_CHARS else term[:WITNESS_CHARS - 1] + "…"
+
+
+def witnesses(proof: str) -> list[str]:
+    """The existential witnesses a proof term gives (``ex_intro (fun u : R -> R => …) (fun _ : R => 1) …``), each named
+    after its predicate's binder (``u := fun _ : R => 1``): a function, a sequence or a value the certificate proves
+    the existential's body for (a negated existential refuted, a side condition witnessed), in the term's order."""
+    out: list[str] = []
+    for m in re.finditer(r"\bex_intro\s+(?=\S)", proof):
+        at = m.end()
+        predicate = _argument(proof, at)
+        if not predicate:
+            continue
+        if proof[at:at + 1] == "(":
+            at += len(predicate) + 2
+        else:
+            at += len(predicate)
+        value = _argument(proof, at)
+        name = _LAMBDA_NAME.match(" ".join(predicate.split()))
+        if name is None or not value or value == "_" or _PROOF_NAME.match(value):
+            continue  # not a witness a human gave: an inferred one, or one the proof term does not show
+        out.append(f"{name.group(1)} := {_short(value)}")
+    return out
+
+
 def describe(finding: str, proof: str, split: Split, strategy: str) -> str:
     """One line for a human: for a refutation, the values its certificate gave the statement's variables (read from
-    the proof term's instances ``forall_audit_H v``, named after the statement's binders in order); for the other
-    findings, the strategy whose certificate it is. A description only: the certificate is what the verifier checks."""
+    the proof term's instances ``forall_audit_H v``, named after the statement's binders in order), functions and
+    sequences included, then the witnesses it gave an existential (:func:`witnesses`: ``u := fun _ : R => 1`` for a
+    negated ``exists u``); for the other findings, those witnesses and the strategy whose certificate it is. A
+    description only: the certificate is what the verifier checks."""
+    given = witnesses(proof)
     if finding != AUDIT_FALSE or not proof:
-        return f"by {strategy}"
+        return f"by {strategy}" + (f", witnesses {', '.join(given)}" if given else "")
     values = [" ".join(_argument(proof, m.end()).split())
               for m in re.finditer(r":=\s*forall_audit_H\d*\s+(?=\S)", proof)]
     names = [a for g in binder_groups(split.binders) or [] for a in g.args]
@@ -251,4 +286,6 @@ def describe(finding: str, proof: str, split: Split, strategy: str) -> str:
     names += [a for b in peeled for g in binder_groups(b) or [] for a in g.args]
     shown = [f"{name} := {value}" for name, value in zip(names, values) if not _PROOF_NAME.match(value)]
     shown += [value for value in values[len(names):] if not _PROOF_NAME.match(value)]
+    shown = [_short(value) for value in shown]
+    shown += [f"then exists {w}" for w in given]
     return (", ".join(shown) or "no variable instantiated") + f" (by {strategy})"

@@ -14,6 +14,7 @@ from pytest_forall.lang.rocq.audit.generated import (
     evaluated_closer,
     fine_search,
     fine_specialise,
+    function_witness,
     mirrored,
     parameter_witness,
     saturated_refutation,
@@ -170,6 +171,9 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             named("parameter-witness", parameter_witness(scopes, features), SEARCH_SECONDS / 2),
             *([named("answer-unfolded", answer_unfolded(scopes, features), SEARCH_SECONDS / 2)]
               if REALS in features else []),
+            # issue 34, session 14: function variables at constants, their calculus side conditions proved by the
+            # libraries' lemmas and their derivatives evaluated, a list the conclusion asks for taken to its head
+            named("function-witness", function_witness(scopes, features), SEARCH_SECONDS / 2),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
             # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
             # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``);
@@ -208,18 +212,27 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
-                       "witness-instance"})
+                       "witness-instance", "function-witness"})
+
+
+#: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
+#: without what they need (``function-witness``: a function variable), and where they apply the former strategies
+#: spent an item's whole budget first (the seed-38 ``shift_bound`` of ``putnam_2015_b1``: 20.5 s of 20 in the
+#: vacuity searches and the first refutations, so the constant function that refutes it was never tried).
+EARLY = frozenset({"function-witness"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
                  inner: list[tuple[str, float]],
                  heavy: list[tuple[str, float]]) -> list[tuple[str, list[tuple[str, float]]]]:
-    """The goals the search states, in order, each with its scripts: the former strategies (cheap vacuity scripts,
-    the refutation search, the inner premises, then the heavy automation on vacuity again: an item that reaches its
-    deadline has had the scripts most likely to succeed per second spent), then the :data:`GENERATED` ones in the
-    same order of phases."""
+    """The goals the search states, in order, each with its scripts: the :data:`EARLY` refutations, the former
+    strategies (cheap vacuity scripts, the refutation search, the inner premises, then the heavy automation on
+    vacuity again: an item that reaches its deadline has had the scripts most likely to succeed per second spent),
+    then the other :data:`GENERATED` ones in the same order of phases."""
     def part(scripts: list[tuple[str, float]], generated: bool) -> list[tuple[str, float]]:
-        return [(s, t) for s, t in scripts if (STRATEGIES[s].removeprefix("inner-") in GENERATED) is generated]
+        return [(s, t) for s, t in scripts if (STRATEGIES[s].removeprefix("inner-") in GENERATED) is generated
+                and STRATEGIES[s] not in EARLY]
 
     phases = ((AUDIT_VACUOUS, cheap), (AUDIT_FALSE, refutation), (AUDIT_INNER, inner), (AUDIT_VACUOUS, heavy))
-    return [(finding, part(scripts, generated)) for generated in (False, True) for finding, scripts in phases]
+    early = [(AUDIT_FALSE, [(s, t) for s, t in refutation if STRATEGIES[s] in EARLY])]
+    return early + [(finding, part(scripts, generated)) for generated in (False, True) for finding, scripts in phases]

@@ -21,22 +21,33 @@ REALS, ZEQB, INTERVAL = "reals", "zeqb", "interval"
 #: Definitions the generated search evaluates at literal arguments (:data:`EVALUATIONS`), each present when its
 #: library is loaded: Coquelicot's finite sums and the standard library's binomial coefficients
 SUMS, BINOMIAL, DIVISORS = "sums", "binomial", "divisors"
+#: issue 34, session 14: Coquelicot's derivatives (a constant function witness's derivatives evaluated), the standard
+#: library's ``continuity`` and lists' ``In`` (a list witness's first element)
+DERIVE, RANALYSIS, LISTS = "derive", "ranalysis", "lists"
 #: mathcomp's rationals and their embedding ``ratr`` into any numeric field
 RATR = "mathcomp.algebra.rat"
 #: ``True``'s proof by its full name: a template may declare its own ``I`` (``Variables (I : finType)``), and a
 #: bare ``exact I`` then failed every probe, so nothing was searched
 TRIVIAL = "exact Coq.Init.Logic.I"
+#: ssreflect's tactic syntax (``move: t => _``): a file that requires a mathcomp library without importing ssreflect
+#: (``From mathcomp Require Import div``, 27 PutnamBench templates) has mathcomp's constants but not that syntax, and
+#: every script whose closers use it (``move/eqP: H``) was a syntax error there, so nothing was searched (session 14)
+SSR_SYNTAX = "(move: Coq.Init.Logic.I => _)"
 FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in {TRIVIAL}" for scope in SCOPES},
-            SSR: f"let x := uconstr:(unlock) in {TRIVIAL}", NUM: f"let x := uconstr:(Num.Theory.eqr_nat) in {TRIVIAL}",
-            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in {TRIVIAL}",
-            POLY: f"let x := uconstr:(polyC) in {TRIVIAL}",
+            SSR: f"let x := uconstr:(unlock) in {SSR_SYNTAX}; {TRIVIAL}",
+            NUM: f"let x := uconstr:(Num.Theory.eqr_nat) in {SSR_SYNTAX}; {TRIVIAL}",
+            RAT: f"let x := uconstr:({RATR}.ratr_rmorphism) in {SSR_SYNTAX}; {TRIVIAL}",
+            POLY: f"let x := uconstr:(polyC) in {SSR_SYNTAX}; {TRIVIAL}",
             # issue 34: Coq's reals (the indicator ``if Req_EM_T x 0 …``, sequences ``INR n``), ``Z.eqb`` (the
             # indicator over ``Z``) and Interval's ``interval`` (loaded by the search's prelude in a Coq-reals file)
             REALS: f"let x := uconstr:(Req_EM_T) in {TRIVIAL}", ZEQB: f"let x := uconstr:(Z.eqb) in {TRIVIAL}",
             INTERVAL: f"assert (Rle (1%R) (2%R)) by interval; {TRIVIAL}",
             SUMS: f"let x := uconstr:(Coquelicot.Hierarchy.sum_n_Reals) in {TRIVIAL}",
             BINOMIAL: f"let x := uconstr:(Coq.Reals.Binomial.C) in {TRIVIAL}",
-            DIVISORS: f"let x := uconstr:(Coq.ZArith.Znumtheory.Zis_gcd) in {TRIVIAL}"}
+            DIVISORS: f"let x := uconstr:(Coq.ZArith.Znumtheory.Zis_gcd) in {TRIVIAL}",
+            DERIVE: f"let x := uconstr:(Coquelicot.Derive.Derive_n_const) in {TRIVIAL}",
+            RANALYSIS: f"let x := uconstr:(Coq.Reals.Ranalysis1.continuity_const) in {TRIVIAL}",
+            LISTS: f"let x := uconstr:(Coq.Lists.List.In) in {TRIVIAL}"}
 #: Every implication of the context whose premise is decided (or in the context) applied, until none is: the
 #: instances of an equivalence (split by BREAK) combined, where ``intuition`` on a hundred instances ran out of
 #: time (two instances of one hypothesis that disagree: ``A 0`` from one, ``A 0 -> 1 = 0`` from the other).
