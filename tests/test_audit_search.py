@@ -8,6 +8,7 @@ arrives). What a closed goal proves is still judged by the verifier (tests/test_
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -89,6 +90,35 @@ def test_a_script_past_its_cpu_budget_is_interrupted_and_the_session_goes_on(tmp
                                                   [(loop, 1.0), ("exact I", 1.0)])], tmp_path)
     assert winners == {"loop": "exact I"}, log
     assert "User interrupt" in log and session.cpu_used < 3.0, log
+
+
+def test_a_running_script_s_cpu_is_read_when_its_budget_could_be_spent_not_every_poll(
+        tmp_path: Path, shared_prover_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe read /proc every 50 ms (``POLL``) while a script ran: about 1 s of the Python process's CPU per 20 s
+    search on a loaded machine, where a search takes several times its CPU in wall time. A process tree cannot spend
+    the budget left faster than the machine has cores, so the probe waits that long before it reads again; the
+    script is still interrupted at its budget."""
+    from pytest_forall.lang.rocq import coqtop
+
+    reads = 0
+    real = coqtop.cpu_seconds
+
+    def counted(pid: int) -> float | None:
+        nonlocal reads
+        reads += 1
+        return real(pid)
+
+    loop = "let rec f n := f (S n) in f 0"
+    session = probe(tmp_path, shared_prover_cache)
+    monkeypatch.setattr(coqtop, "cpu_seconds", counted)
+    began = time.monotonic()
+    winners, _, log = session.run_goals("", [Goal("Lemma loop : True.\nProof.\n", "loop", [(loop, 2.0)])], tmp_path)
+    took = time.monotonic() - began
+    assert winners == {} and "User interrupt" in log, log
+    spent = float(re.search(r"CPU ([0-9.]+) s\)$", log, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    assert 2.0 <= spent < 2.5, log
+    # every 50 ms would be ``took / POLL`` reads (40 on an idle machine, hundreds on a loaded one)
+    assert reads <= took / coqtop.POLL / 3 + 10, (reads, took)
 
 
 def audit_of(tmp_path: Path, name: str, find: str, replace: str, cpu: float = 20.0,

@@ -14,21 +14,15 @@ flag the sound statements they were written from (the unmutated PutnamBench temp
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_generated_witnesses import closed
+from audit_cases import MATHCOMP_REALS, REALS, Searched, assert_the_new_strategy_certifies, search_case
 
-from conftest import PUTNAM, require_path, require_tool
-from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, audit_pack, derived_tasks
-from pytest_forall.core.verify import verify_candidate
-from pytest_forall.lang.rocq.problem import parse_coq
+from conftest import PUTNAM, require_path
+from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS
 
-REALS = "Require Import Reals.\nOpen Scope R_scope.\n"
-MATHCOMP_REALS = ("From mathcomp Require Import all_algebra all_ssreflect.\nFrom mathcomp Require Import reals.\n"
-                  "Local Open Scope ring_scope.\nVariable R : realType.\n")
 #: name: (template, the former strategies that try the refuting instance, the new strategy, the finding, a text the
 #: log's counterexample line must show or None)
 CASES = {
@@ -64,57 +58,32 @@ NEW = frozenset({"mirrored", "diagonal", "divisibility"})
 
 
 @pytest.fixture(scope="module")
-def searched() -> dict[str, tuple[Any, dict[str, Any], Any]]:
+def searched() -> Searched:
     """Each case's search, run once for the module (each is one coqtop session)."""
     return {}
 
 
-def _search(cache: dict[str, tuple[Any, dict[str, Any], Any]], root: Path, name: str, text: str,
-            strategies: frozenset[str]) -> tuple[Any, dict[str, Any], Any]:
-    from pytest_forall.lang.rocq.backend import RocqProver
-
-    if name not in cache:
-        require_tool("coqtop")
-        where = root / name
-        where.mkdir()
-        path = where / f"{name}.v"
-        path.write_text(text)
-        task = parse_coq(name, path, text)
-        prover = RocqProver({"cache_dir": str(where / "cache")})
-        derived = derived_tasks(task)
-        pack = audit_pack("rocq")
-        assert pack is not None
-        (where / "ws").mkdir()
-        search = pack.search(task, derived, prover, where / "ws", time.monotonic() + 300, cpu_seconds=20.0,
-                             strategies=strategies)  # type: ignore[call-arg]
-        cache[name] = (search, derived, prover)
-    return cache[name]
+def _search(cache: Searched, root: Path, name: str, text: str, strategies: frozenset[str],
+            prover_cache: Path | None = None) -> tuple[Any, dict[str, Any], Any]:
+    """:func:`audit_cases.search_case` (kept under this name: the later strategy files import it from here)."""
+    return search_case(cache, root, name, text, strategies, prover_cache)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_new_strategy_certifies_a_counterexample_the_former_ones_missed(
-        searched: dict[str, tuple[Any, dict[str, Any], Any]], tmp_path_factory: pytest.TempPathFactory,
-        name: str) -> None:
+        searched: Searched, tmp_path_factory: pytest.TempPathFactory, shared_prover_cache: Path, name: str) -> None:
     template, former, new, finding, shown = CASES[name]
-    search, derived, prover = _search(searched, tmp_path_factory.mktemp("v4"), name, template,
-                                      frozenset({*former, new}))
-    ran = closed(search.log)
-    assert {strategy: ran.get(strategy) for strategy in (*former, new)} == {
-        **{strategy: False for strategy in former}, new: True}, search.log[-2000:]
-    assert set(search.certificates) == {finding}, search.log[-2000:]
-    if shown is not None:
-        assert shown in search.log.rsplit("audit counterexample: ", 1)[-1], search.log[-1000:]
-    verdict = verify_candidate(derived[finding], prover, search.certificates[finding].encode())
-    assert verdict.accepted, verdict.reason
+    found = _search(searched, tmp_path_factory.mktemp("v4"), name, template, frozenset({*former, new}),
+                    shared_prover_cache)
+    assert_the_new_strategy_certifies(found, former, new, finding, shown)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SOUND)
 def test_the_new_strategies_do_not_flag_the_sound_statements_they_were_written_from(
-        searched: dict[str, tuple[Any, dict[str, Any], Any]], tmp_path_factory: pytest.TempPathFactory,
-        name: str) -> None:
+        searched: Searched, tmp_path_factory: pytest.TempPathFactory, shared_prover_cache: Path, name: str) -> None:
     text = require_path(PUTNAM / "coq" / "src" / f"{name}.v", "PutnamBench").read_text()
-    search, _, _ = _search(searched, tmp_path_factory.mktemp("v4-sound"), name, text, NEW)
+    search, _, _ = _search(searched, tmp_path_factory.mktemp("v4-sound"), name, text, NEW, shared_prover_cache)
     assert search.certificates == {}, search.log[-2000:]
     assert "audit strategies: none" not in search.log, "no new strategy ran: the test shows nothing"

@@ -15,15 +15,20 @@ the full verifier. The new strategies never flag the sound PutnamBench statement
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
 
 import pytest
-from test_audit_strategies_v4 import MATHCOMP_REALS, REALS, _search
-from test_generated_witnesses import closed
+from audit_cases import (
+    MATHCOMP_REALS,
+    REALS,
+    Searched,
+    assert_the_new_strategy_certifies,
+    closed,
+    search_case,
+)
 
 from conftest import PUTNAM, require_path
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS
-from pytest_forall.core.verify import verify_candidate
 
 #: name: (template, the former strategies that try the refuting instance before the new one, the new strategy, a
 #: text the log's counterexample line must show or None)
@@ -59,7 +64,7 @@ FINDING = {"witnessed": AUDIT_VACUOUS}
 
 
 @pytest.fixture(scope="module")
-def searched() -> dict[str, tuple[Any, dict[str, Any], Any]]:
+def searched() -> Searched:
     """Each case's search, run once for the module (each is one coqtop session)."""
     return {}
 
@@ -67,29 +72,19 @@ def searched() -> dict[str, tuple[Any, dict[str, Any], Any]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_new_strategy_certifies_a_counterexample_the_former_ones_missed(
-        searched: dict[str, tuple[Any, dict[str, Any], Any]], tmp_path_factory: pytest.TempPathFactory,
-        name: str) -> None:
+        searched: Searched, tmp_path_factory: pytest.TempPathFactory, shared_prover_cache: Path, name: str) -> None:
     template, former, new, shown = CASES[name]
-    search, derived, prover = _search(searched, tmp_path_factory.mktemp("v5"), name, template,
-                                      frozenset({*former, new}))
-    ran = closed(search.log)
-    assert {strategy: ran.get(strategy) for strategy in (*former, new)} == {
-        **{strategy: False for strategy in former}, new: True}, search.log[-2000:]
-    finding = FINDING.get(name, AUDIT_FALSE)
-    assert set(search.certificates) == {finding}, search.log[-2000:]
-    if shown is not None:
-        assert shown in search.log.rsplit("audit counterexample: ", 1)[-1], search.log[-1000:]
-    verdict = verify_candidate(derived[finding], prover, search.certificates[finding].encode())
-    assert verdict.accepted, verdict.reason
+    found = search_case(searched, tmp_path_factory.mktemp("v5"), name, template, frozenset({*former, new}),
+                        shared_prover_cache)
+    assert_the_new_strategy_certifies(found, former, new, FINDING.get(name, AUDIT_FALSE), shown)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SOUND)
 def test_the_new_strategies_do_not_flag_sound_statements_they_apply_to(
-        searched: dict[str, tuple[Any, dict[str, Any], Any]], tmp_path_factory: pytest.TempPathFactory,
-        name: str) -> None:
+        searched: Searched, tmp_path_factory: pytest.TempPathFactory, shared_prover_cache: Path, name: str) -> None:
     text = require_path(PUTNAM / "coq" / "src" / f"{name}.v", "PutnamBench").read_text()
-    search, _, _ = _search(searched, tmp_path_factory.mktemp("v5-sound"), name, text, NEW)
+    search, _, _ = search_case(searched, tmp_path_factory.mktemp("v5-sound"), name, text, NEW, shared_prover_cache)
     assert search.certificates == {}, search.log[-2000:]
     ran = closed(search.log)
     assert NEW & set(ran), "no new strategy ran: the test shows nothing"

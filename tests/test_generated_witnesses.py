@@ -10,17 +10,18 @@ stops at the first success, so the former one did not), and the certificate must
 
 from __future__ import annotations
 
-import re
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
+from audit_cases import (
+    Searched,
+    assert_the_new_strategy_certifies,
+    closed,  # noqa: F401 - re-exported: strategy files import it from here
+    search_case,
+)
 
-from conftest import PUTNAM, require_path, require_tool
-from pytest_forall.core.audit import AUDIT_FALSE, audit_pack, derived_tasks
-from pytest_forall.core.verify import verify_candidate
-from pytest_forall.lang.rocq.problem import parse_coq
+from conftest import PUTNAM, require_path
+from pytest_forall.core.audit import AUDIT_FALSE
 
 COQUELICOT = "Require Import Reals Coquelicot.Coquelicot.\nOpen Scope R_scope.\n"
 #: (template, or None for PutnamBench's, the former strategies that try the refuting instance, the new strategy
@@ -45,51 +46,17 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def searched() -> dict[str, tuple[Any, dict[str, Any], Any]]:
+def searched() -> Searched:
     """Each case's search, run once for the module (each is one coqtop session)."""
     return {}
-
-
-def closed(log: str) -> dict[str, bool]:
-    """{strategy: whether it closed a goal} from the log's per-strategy spend line."""
-    spend = next(line for line in log.splitlines() if line.startswith("audit strategies: "))
-    return {m.group(1): bool(m.group(2)) for m in re.finditer(r"([\w-]+) [0-9.]+ s \(\d+(, closed)?\)", spend)}
-
-
-def _search(cache: dict[str, tuple[Any, dict[str, Any], Any]], root: Path,
-            name: str) -> tuple[Any, dict[str, Any], Any]:
-    from pytest_forall.lang.rocq.backend import RocqProver
-
-    if name not in cache:
-        require_tool("coqtop")
-        template, former, new = CASES[name]
-        text = template or require_path(PUTNAM / "coq" / "src" / f"{name}.v", "PutnamBench").read_text()
-        where = root / name
-        where.mkdir()
-        path = where / f"{name}.v"
-        path.write_text(text)
-        task = parse_coq(name, path, text)
-        prover = RocqProver({"cache_dir": str(where / "cache")})
-        derived = derived_tasks(task)
-        pack = audit_pack("rocq")
-        assert pack is not None
-        (where / "ws").mkdir()
-        search = pack.search(task, derived, prover, where / "ws", time.monotonic() + 300, cpu_seconds=20.0,
-                             strategies=frozenset({*former, new}))  # type: ignore[call-arg]
-        cache[name] = (search, derived, prover)
-    return cache[name]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_an_evaluated_or_saturated_refutation_is_found_where_the_former_search_was_not(
-        searched: dict[str, tuple[Any, dict[str, Any], Any]], tmp_path_factory: pytest.TempPathFactory,
-        name: str) -> None:
-    search, derived, prover = _search(searched, tmp_path_factory.mktemp("witnesses"), name)
-    _, former, new = CASES[name]
-    ran = closed(search.log)
-    assert {strategy: ran.get(strategy) for strategy in (*former, new)} == {
-        **{strategy: False for strategy in former}, new: True}, search.log[-2000:]
-    assert set(search.certificates) == {AUDIT_FALSE}, search.log[-2000:]
-    verdict = verify_candidate(derived[AUDIT_FALSE], prover, search.certificates[AUDIT_FALSE].encode())
-    assert verdict.accepted, verdict.reason
+        searched: Searched, tmp_path_factory: pytest.TempPathFactory, shared_prover_cache: Path, name: str) -> None:
+    template, former, new = CASES[name]
+    text = template or require_path(PUTNAM / "coq" / "src" / f"{name}.v", "PutnamBench").read_text()
+    found = search_case(searched, tmp_path_factory.mktemp("witnesses"), name, text, frozenset({*former, new}),
+                        shared_prover_cache)
+    assert_the_new_strategy_certifies(found, former, new, AUDIT_FALSE, None)

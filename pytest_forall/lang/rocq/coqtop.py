@@ -27,8 +27,13 @@ SENTINEL = "forall_probe_loaded_sentinel"
 #: A tactic's budget is CPU time of the coqtop process; Coq's own ``Timeout`` (wall clock) is only a backstop
 #: this many times longer, so that on a loaded machine a script gets the computation an idle one gives it.
 WALL_FACTOR = 8
-#: How often (seconds) the CPU time of a running tactic is read.
+#: How often (seconds) the CPU time of a running tactic is read at most: near its budget's end, or once interrupted.
 POLL = 0.05
+#: CPU seconds a process tree can use per second of wall at most (its cores): a tactic with ``r`` seconds of budget
+#: left cannot spend them in less than ``r / CORES`` seconds, so the probe waits that long before it reads ``/proc``
+#: again (reading it every ``POLL`` cost the Python process about 1 s of CPU per 20 s search on a loaded machine,
+#: where a search takes several times its CPU in wall time).
+CORES = os.cpu_count() or 1
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -301,9 +306,10 @@ class TacticProbe:
         child.send(f"Timeout {max(1, math.ceil(wall))} solve [ {tactic} ].\n")
         limit = time.monotonic() + wall + 10
         interrupted = False
+        wait = max(POLL, seconds / CORES) if base is not None else wall + 10
         while True:
             try:
-                child.expect(PROMPT, timeout=POLL if base is not None else wall + 10)
+                child.expect(PROMPT, timeout=wait)  # returns as soon as the prompt comes, however long ``wait`` is
                 return child.before or ""
             except pexpect.TIMEOUT:
                 if time.monotonic() >= limit:
@@ -313,6 +319,11 @@ class TacticProbe:
                 interrupt(child.pid)
                 interrupted = True
                 limit = min(limit, time.monotonic() + 10)
+            if base is not None and used is not None and not interrupted:
+                # the budget left cannot be spent sooner than this (CORES): no reading of /proc before
+                wait = max(POLL, min((seconds - (used - base)) / CORES, limit - time.monotonic()))
+            else:
+                wait = POLL
 
 
 # --- a warm session for the actor's goals/try/query tools -------------------------------------------------------
