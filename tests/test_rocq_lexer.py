@@ -201,3 +201,56 @@ def test_lexer_errors_are_coqs(tmp_path: Path, text: str) -> None:
     with pytest.raises(LexError, match=LEXER_ERRORS[text].lower()):
         sentences(text)
     assert lexer.mask(text)  # the lenient mask still answers (Coq refuses the file itself)
+
+
+# --- the fast paths against the per-character rules ---------------------------------------------------------
+
+def _comment_end_by_character(text: str, start: int) -> int:
+    """cLexer's ``comment`` one character at a time (what :func:`lexer.comment_end` jumps through with a regex)."""
+    depth, i = 0, start
+    while i < len(text):
+        if text.startswith("(*", i):
+            depth, i = depth + 1, i + 2
+        elif text.startswith("*)", i):
+            depth, i = depth - 1, i + 2
+            if depth == 0:
+                return i
+        elif text[i] == '"':
+            i = lexer.string_end(text, i, strict=False)
+        else:
+            i += 1
+    return len(text)
+
+
+def _continues_name(text: str, j: int) -> bool:
+    return j < len(text) and (lexer.ident_trailing(text[j]) or (
+        text[j] == "." and j + 1 < len(text) and lexer.ident_initial(text[j + 1])))
+
+
+def test_the_lexers_runs_are_the_per_character_rules() -> None:
+    """The lexer jumps over identifier tails, symbol runs and comment insides with regular expressions (the
+    retrieval index of the installed libraries lexes 1 600 files): on random text over the characters that matter,
+    every identifier and symbol run is exactly the maximal run the per-character tests (``ident_trailing``, a
+    ``.`` before an ``ident_initial``, ``_symbol_char``) give, and every comment ends where the per-character
+    reading ends it. Was: the per-character loops themselves (that index: 16.1 CPU-s, now 10.0)."""
+    import random
+
+    alphabet = [*" \t\n\r\x0c()[]{}\"*.-_'aZ09xe+:=<>|\\~@", NBSP, "\u03b1", "\u2200", "\u2192", "\u0301", "\u2080",
+                "\U0001d400", "(*", "*)", "...", "Coq.Init", "a.\u00e9", "\u00e9.b", ".\u03b1", "\u200b"]
+    rnd = random.Random(33)
+    for _ in range(4000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 40)))
+        covered = [False] * len(text)
+        for lexeme in scan(text, strict=False):
+            covered[lexeme.start:lexeme.end] = [True] * (lexeme.end - lexeme.start)
+            body = range(lexeme.start + 1, lexeme.end)
+            if lexeme.kind == "ident":
+                assert lexer.ident_initial(text[lexeme.start]), text
+                assert all(_continues_name(text, j) for j in body) and not _continues_name(text, lexeme.end), text
+            elif lexeme.kind == "symbol":
+                assert all(lexer._symbol_char(text[j]) for j in range(lexeme.start, lexeme.end)), text
+                after = text[lexeme.end:lexeme.end + 1]
+                assert not after or not lexer._symbol_char(after) or after == ".", text  # "." only as an end
+            elif lexeme.kind == "comment":
+                assert lexeme.end == _comment_end_by_character(text, lexeme.start), text
+        assert all(c or text[k] in lexer.BLANKS for k, c in enumerate(covered)), text  # blanks alone are skipped
