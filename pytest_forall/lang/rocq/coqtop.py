@@ -149,21 +149,11 @@ class TacticProbe:
         log = []
         deadline = time.monotonic() + timeout
         base = cpu_seconds(child.pid) if cpu_budget is not None else None
-        interrupted = False
         while True:
-            if base is None:
+            if base is None or cpu_budget is None:
                 child.expect(PROMPT, timeout=max(1.0, deadline - time.monotonic()))
             else:
-                try:
-                    child.expect(PROMPT, timeout=POLL)
-                except pexpect.TIMEOUT:
-                    if time.monotonic() >= deadline:
-                        raise
-                    used = cpu_seconds(child.pid)
-                    if cpu_budget is not None and used is not None and used - base >= cpu_budget and not interrupted:
-                        interrupt(child.pid)
-                        interrupted = True
-                    continue
+                _await_prompt(child, base, cpu_budget, deadline)
             log.append(child.before or "")
             if SENTINEL in (child.before or ""):
                 errors = [chunk for chunk in log[:-1] if "Error:" in chunk]
@@ -337,20 +327,31 @@ class TacticProbe:
         base = cpu_seconds(child.pid)
         wall = seconds if base is None else seconds * WALL_FACTOR
         child.send(f"Timeout {max(1, math.ceil(wall))} solve [ {tactic} ].\n")
-        limit = time.monotonic() + wall + 10
-        interrupted = False
-        while True:
-            try:
-                child.expect(PROMPT, timeout=POLL if base is not None else wall + 10)
-                return child.before or ""
-            except pexpect.TIMEOUT:
-                if time.monotonic() >= limit:
-                    raise
-            used = cpu_seconds(child.pid)
-            if base is not None and used is not None and used - base >= seconds and not interrupted:
-                interrupt(child.pid)
-                interrupted = True
-                limit = min(limit, time.monotonic() + 10)
+        if base is None:
+            child.expect(PROMPT, timeout=wall + 10)
+        else:
+            _await_prompt(child, base, seconds, time.monotonic() + wall + 10, grace=10)
+        return child.before or ""
+
+
+def _await_prompt(child: pexpect.spawn, base: float, seconds: float, limit: float, grace: float | None = None) -> None:
+    """Wait for coqtop's next prompt, reading its CPU time: once it has used ``seconds`` since ``base`` it is
+    interrupted (once; then it has ``grace`` wall seconds more at most to answer). Raises ``pexpect.TIMEOUT`` past
+    ``limit`` (a ``time.monotonic()`` value): the wall-clock backstop."""
+    interrupted = False
+    while True:
+        try:
+            child.expect(PROMPT, timeout=POLL)
+            return
+        except pexpect.TIMEOUT:
+            if time.monotonic() >= limit:
+                raise
+        used = cpu_seconds(child.pid)
+        if used is not None and used - base >= seconds and not interrupted:
+            interrupt(child.pid)
+            interrupted = True
+            if grace is not None:
+                limit = min(limit, time.monotonic() + grace)
 
 
 # --- a warm session for the actor's goals/try/query tools -------------------------------------------------------
