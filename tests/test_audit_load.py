@@ -7,6 +7,7 @@ the computation under test, as a descheduled process on a loaded machine is.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -44,7 +45,8 @@ def _stop_during_load(session: TacticProbe, theorem: str, seconds: float) -> lis
                 done.wait(seconds)
                 time.sleep(max(0.0, seconds - (time.monotonic() - began)))
                 for current in tree:
-                    os.kill(current, signal.SIGCONT)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(current, signal.SIGCONT)
                 stopped.append(time.monotonic() - began)
                 return
             time.sleep(0.005)
@@ -89,9 +91,7 @@ VACUOUS = "Theorem t (n : nat) (h : n < 0) : n = 5.\nProof. Admitted.\n"
 
 def _search(tmp_path: Path, cache: Path, wall: float, stall: float = 0.0) -> Any:
     """The Rocq audit's search on :data:`VACUOUS` with ``wall`` seconds of wall clock and 20 of CPU, its coqtop
-    stopped for ``stall`` seconds half a second after it starts (inside the preamble's load)."""
-    from test_audit_search import _pause_coqtop
-
+    stopped for ``stall`` seconds once it has spent 0.1 s of CPU (inside the preamble's load)."""
     from pytest_forall.core.audit import audit_pack, derived_tasks
     from pytest_forall.lang.rocq.backend import RocqProver
     from pytest_forall.lang.rocq.problem import parse_coq
@@ -103,12 +103,47 @@ def _search(tmp_path: Path, cache: Path, wall: float, stall: float = 0.0) -> Any
     assert pack is not None
     workspace = tmp_path / f"ws{wall:.0f}-{stall:.0f}"
     workspace.mkdir()
-    pause = _pause_coqtop(stall, after=0.5) if stall else None
+    stopped: list[float] = []
+    pause = threading.Thread(target=_stop_new_coqtop, args=(stall, stopped), daemon=True) if stall else None
+    if pause is not None:
+        pause.start()
     search = pack.search(task, derived_tasks(task), RocqProver({"cache_dir": str(cache)}), workspace,
                          time.monotonic() + wall, cpu_seconds=20.0)
     if pause is not None:
         pause.join()
+        assert stopped, search.log[-2000:]  # the stall happened (while the preamble loaded)
     return search
+
+
+def _stop_new_coqtop(seconds: float, stopped: list[float]) -> None:
+    """Stop the first coqtop this process starts from now on for ``seconds``, once it has spent 0.1 s of CPU (in
+    its preamble's load); append the stop's length to ``stopped``. A coqtop already running (or a zombie of one)
+    is not it."""
+    def coqtops() -> set[int]:
+        found = set()
+        for pid in process_tree(os.getpid()):
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            if stat.split("(", 1)[1].startswith("coqtop") and stat.rsplit(")", 1)[1].split()[0] != "Z":
+                found.add(pid)
+        return found
+
+    before = coqtops()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for pid in coqtops() - before:
+            used = cpu_seconds(pid)
+            if used is not None and used >= 0.1:
+                began = time.monotonic()
+                os.kill(pid, signal.SIGSTOP)
+                time.sleep(seconds)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+                stopped.append(time.monotonic() - began)
+                return
+        time.sleep(0.005)
 
 
 def test_a_search_its_wall_clock_backstop_ended_says_timed_out_not_nothing_found(tmp_path: Path,
