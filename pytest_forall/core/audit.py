@@ -89,6 +89,9 @@ class Search:
     certificates: dict[str, str]
     attempts: int
     log: str
+    #: what a wall-clock limit ended (a loaded machine), "" when none did: the search is then not what its CPU
+    #: budget gives, so finding nothing is "not searched: timed out", not "unknown"
+    timed_out: str = ""
 
 
 class AuditPack(Protocol):

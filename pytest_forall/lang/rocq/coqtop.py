@@ -24,9 +24,12 @@ from pytest_forall.core.prover import SessionDied, SessionTimeout
 
 PROMPT = re.compile(r"<prompt>(?P<text>.*?)</prompt>")
 SENTINEL = "forall_probe_loaded_sentinel"
-#: A tactic's budget is CPU time of the coqtop process; Coq's own ``Timeout`` (wall clock) is only a backstop
-#: this many times longer, so that on a loaded machine a script gets the computation an idle one gives it.
-WALL_FACTOR = 8
+#: A tactic's budget is CPU time of the coqtop process; Coq's own ``Timeout`` (wall clock: Coq 8.16's
+#: ``Control.timeout``, ``lib/control.ml`` of coq-core, arms ``setitimer ITIMER_REAL``, so time coqtop spends
+#: descheduled counts) is only a backstop this many times longer, so that on a loaded machine (load 24 on 2 cores
+#: gives coqtop about 1/12 of a core) a script gets the computation an idle one gives it. A backstop that expires
+#: anyway is reported (``TacticProbe.timed_out``), never read as the script failing.
+WALL_FACTOR = 20
 #: How often (seconds) the CPU time of a running tactic is read at most: near its budget's end, or once interrupted.
 POLL = 0.05
 #: CPU seconds a process tree can use per second of wall at most (its cores): a tactic with ``r`` seconds of budget
@@ -90,8 +93,13 @@ class Goal:
     tactics: list[tuple[str, float]]
     #: False for a query about the environment (not an attempt on the problem; not charged as a compile)
     counted: bool = True
+    #: CPU seconds the statement's own computation may take to load (an audit tie's conversion): past them coqtop
+    #: is interrupted and the goal does not load; None: only the load's wall-clock limit
+    load_cpu: float | None = None
 
 
+#: Coq's answer when its ``Timeout`` (wall clock) expired (coq-core ``vernac/himsg.ml``: ``CErrors.Timeout``)
+_WALL_TIMEOUT = re.compile(r"Error:\s*Timeout!")
 #: How much of a closed goal's proof term ``TacticProbe.show_proof`` keeps.
 PROOF_CHARS = 200_000
 
@@ -131,9 +139,11 @@ class TacticProbe:
         return child
 
     def _load(self, child: pexpect.spawn, statement: str, theorem: str, timeout: float,
-              fresh: bool = True) -> tuple[bool, str]:
+              fresh: bool = True, cpu_budget: float | None = None) -> tuple[bool, str]:
         """Send the statement; True when it loaded without error and, if ``theorem`` is named, coqtop ends up
         in proof mode of it. ``fresh``: the first prompt of a newly started coqtop is still to be read.
+        ``cpu_budget``: CPU seconds the loading may take, past them coqtop is interrupted (the sentence it runs fails
+        with "User interrupt", so the statement does not load); ``timeout`` stays the wall-clock limit.
 
         The statement's sentence count is unknown, so a sentinel that always fails with its own name
         marks the end of loading; from there on every sentence sent yields exactly one prompt.
@@ -143,8 +153,12 @@ class TacticProbe:
         child.send(statement.rstrip() + f"\nCheck {SENTINEL}.\n")
         log = []
         deadline = time.monotonic() + timeout
+        base = cpu_seconds(child.pid) if cpu_budget is not None else None
         while True:
-            child.expect(PROMPT, timeout=max(1.0, deadline - time.monotonic()))
+            if base is None or cpu_budget is None:
+                child.expect(PROMPT, timeout=max(1.0, deadline - time.monotonic()))
+            else:
+                _await_prompt(child, base, cpu_budget, deadline)
             log.append(child.before or "")
             if SENTINEL in (child.before or ""):
                 errors = [chunk for chunk in log[:-1] if "Error:" in chunk]
@@ -174,8 +188,11 @@ class TacticProbe:
         sessions together, loading included). Each tactic's seconds are CPU seconds (see ``WALL_FACTOR``);
         ``self.cpu_used`` and ``self.wall_used`` are what the call spent. ``on_attempt`` is called as each counted
         attempt starts (the item's live compile count: ``forall watch`` shows it while the search runs).
+        ``self.timed_out`` names what a wall-clock limit ended (``deadline``, a load's or Coq's ``Timeout``
+        backstop) rather than a CPU budget or Coq: on a loaded machine, what an idle one would have tried or found.
         """
         self.cpu_used, self.wall_used = 0.0, 0.0
+        self.timed_out: list[str] = []
         #: the goals whose statement loaded (a generator of goals may depend on it)
         self.loaded: set[str] = set()
         began = time.monotonic()
@@ -216,6 +233,7 @@ class TacticProbe:
                 for tactic, timeout in goal.tactics:
                     if deadline is not None and time.monotonic() >= deadline:
                         log.append(f"{goal.theorem}: deadline reached")
+                        self.timed_out.append(f"the search's wall-clock deadline, at CPU {cpu():.1f} s")
                         return winners, attempts, "\n".join(log)
                     if cpu_budget is not None and cpu() >= cpu_budget:
                         log.append(f"{goal.theorem}: CPU budget of {cpu_budget:.0f} s reached")
@@ -231,19 +249,26 @@ class TacticProbe:
                             fresh = fresh and not preamble
                         except (pexpect.EOF, pexpect.TIMEOUT) as exc:
                             log.append(f"load failed: {type(exc).__name__}")
+                            if isinstance(exc, pexpect.TIMEOUT):
+                                self.timed_out.append("loading the preamble (120 s wall)")
                             return winners, attempts, "\n".join(log)
                         if not loaded:
                             log.append("load failed: " + text[-1500:])
                             return winners, attempts, "\n".join(log)
                     if not stated:
                         try:
-                            loaded, text = self._load(child, goal.statement, goal.theorem, timeout=120, fresh=fresh)
+                            loaded, text = self._load(child, goal.statement, goal.theorem, timeout=120, fresh=fresh,
+                                                      cpu_budget=goal.load_cpu)
                             fresh = False
                         except (pexpect.EOF, pexpect.TIMEOUT) as exc:
                             log.append(f"{goal.theorem}: load failed: {type(exc).__name__}")
+                            if isinstance(exc, pexpect.TIMEOUT):
+                                self.timed_out.append(f"loading {goal.theorem} (120 s wall)")
                             end()
                             break
                         if not loaded:
+                            if _WALL_TIMEOUT.search(text):  # a ``Timeout`` in the statement: a wall-clock backstop
+                                self.timed_out.append(f"loading {goal.theorem} (Coq's Timeout, wall clock)")
                             log.append(f"{goal.theorem}: load failed: " + text[-1500:])
                             end()
                             break
@@ -261,8 +286,11 @@ class TacticProbe:
                         continue
                     except pexpect.TIMEOUT:
                         log.append(f"{tactic}: no answer within {timeout * WALL_FACTOR + 10:.0f} s")
+                        self.timed_out.append(f"a script of {goal.theorem} (no answer, wall clock)")
                         end()
                         continue
+                    if _WALL_TIMEOUT.search(reply):  # Coq's backstop, not the CPU budget (that answers "User interrupt")
+                        self.timed_out.append(f"a script of {goal.theorem} (Coq's Timeout, wall clock)")
                     if self.show_goals and "Error:" not in reply:
                         child.send("Show.\n")
                         try:
@@ -304,26 +332,38 @@ class TacticProbe:
         base = cpu_seconds(child.pid)
         wall = seconds if base is None else seconds * WALL_FACTOR
         child.send(f"Timeout {max(1, math.ceil(wall))} solve [ {tactic} ].\n")
-        limit = time.monotonic() + wall + 10
-        interrupted = False
-        wait = max(POLL, seconds / CORES) if base is not None else wall + 10
-        while True:
-            try:
-                child.expect(PROMPT, timeout=wait)  # returns as soon as the prompt comes, however long ``wait`` is
-                return child.before or ""
-            except pexpect.TIMEOUT:
-                if time.monotonic() >= limit:
-                    raise
-            used = cpu_seconds(child.pid)
-            if base is not None and used is not None and used - base >= seconds and not interrupted:
-                interrupt(child.pid)
-                interrupted = True
-                limit = min(limit, time.monotonic() + 10)
-            if base is not None and used is not None and not interrupted:
-                # the budget left cannot be spent sooner than this (CORES): no reading of /proc before
-                wait = max(POLL, min((seconds - (used - base)) / CORES, limit - time.monotonic()))
-            else:
-                wait = POLL
+        if base is None:
+            child.expect(PROMPT, timeout=wall + 10)
+        else:
+            _await_prompt(child, base, seconds, time.monotonic() + wall + 10, grace=10)
+        return child.before or ""
+
+
+def _await_prompt(child: pexpect.spawn, base: float, seconds: float, limit: float, grace: float | None = None) -> None:
+    """Wait for coqtop's next prompt, reading its CPU time: once it has used ``seconds`` since ``base`` it is
+    interrupted (once; then it has ``grace`` wall seconds more at most to answer). Raises ``pexpect.TIMEOUT`` past
+    ``limit`` (a ``time.monotonic()`` value): the wall-clock backstop. Until the budget could have been spent
+    (``CORES``), ``/proc`` is not read."""
+    interrupted = False
+    wait = max(POLL, min(seconds / CORES, limit - time.monotonic()))
+    while True:
+        try:
+            child.expect(PROMPT, timeout=wait)  # returns as soon as the prompt comes, however long ``wait`` is
+            return
+        except pexpect.TIMEOUT:
+            if time.monotonic() >= limit:
+                raise
+        used = cpu_seconds(child.pid)
+        if used is not None and used - base >= seconds and not interrupted:
+            interrupt(child.pid)
+            interrupted = True
+            if grace is not None:
+                limit = min(limit, time.monotonic() + grace)
+        if used is not None and not interrupted:
+            # the budget left cannot be spent sooner than this (CORES): no reading of /proc before
+            wait = max(POLL, min((seconds - (used - base)) / CORES, limit - time.monotonic()))
+        else:
+            wait = POLL
 
 
 # --- a warm session for the actor's goals/try/query tools -------------------------------------------------------

@@ -34,10 +34,15 @@ from pytest_forall.lang.rocq.audit.tactics import FEATURES, SCOPES, TRIVIAL
 from pytest_forall.lang.rocq.certificate import certificate_header
 from pytest_forall.lang.rocq.tactics import HAMMER_PRELUDE, PRELUDE, contrib_installed, hammer_installed
 
-#: Wall seconds a tie check may take to load (``Timeout``): a tie is checked by conversion, which a ``let`` of a
+#: CPU seconds a tie check may take to load (``Goal.load_cpu``): a tie is checked by conversion, which a ``let`` of a
 #: recursive function at a big numeral made unfold without end (past the CPU budget, then coqtop's memory
-#: limit); a tie that does not load in time is not accepted, so no flag can rest on it
+#: limit); a tie that does not load in time is not accepted, so no flag can rest on it. It was Coq's ``Timeout 10``,
+#: which counts wall time (Coq 8.16's ``Control.timeout``, coq-core ``lib/control.ml``, arms ``setitimer
+#: ITIMER_REAL``): on a loaded machine a tie failed and nothing was searched ("audit strategies: none").
 TIE_SECONDS = 10
+#: Coq's ``Timeout`` on a tie, kept as a wall-clock backstop (10 CPU s at 1/10 of a core), below the 120 s a load
+#: may take by the wall clock (coqtop then keeps its session); its expiry is reported (``TacticProbe.timed_out``).
+TIE_WALL_SECONDS = 100
 #: Libraries loaded before a mathcomp file (chosen from the preamble's text; a certificate that depends on
 #: them still has to pass the verifier): ``lia`` through mathcomp's arithmetic, ``ring``/``field`` on its rings.
 MATHCOMP_PRELUDE = "From mathcomp Require Import zify ring.\n"
@@ -90,9 +95,10 @@ def tie_check(template: str, theorem: str, ties: tuple[str, ...]) -> Any:
     # ``@<theorem>`` ends with a space, or with ``)`` when the tie applies it to nothing (let-binders only)
     text = re.sub(rf"@{re.escape(theorem)}(?![\w'])", f"@{stub}", "".join(sentences))
     for tie in ties:
-        text = text.replace(f"Definition {tie}", f"Timeout {TIE_SECONDS} Definition {tie}")
+        text = text.replace(f"Definition {tie}", f"Timeout {TIE_WALL_SECONDS} Definition {tie}")
         text = text.replace(tie, f"{tie}_check")
-    return Goal(f"{text}Lemma {name} : Coq.Init.Logic.True.\nProof.\n", name, [(TRIVIAL, SEARCH_SECONDS)], counted=False)
+    return Goal(f"{text}Lemma {name} : Coq.Init.Logic.True.\nProof.\n", name, [(TRIVIAL, SEARCH_SECONDS)], counted=False,
+                load_cpu=TIE_SECONDS)
 
 
 #: The tie sentence after the hole of each derived task (:func:`tie_check`).
@@ -173,7 +179,10 @@ class RocqAudit:
         _, attempts, log = probe.run_goals(preamble, goals(), workspace, deadline=deadline, winners=winners,
                                            max_attempts=max_attempts, cpu_budget=cpu_seconds,
                                            on_attempt=on_attempt)
-        log += "\naudit strategies: " + strategy_spend(log)
+        # a wall-clock limit that ended part of the search: on a loaded machine, not what the CPU budget gives
+        timed_out = "; ".join(dict.fromkeys(getattr(probe, "timed_out", [])))
+        log += "\naudit strategies: " + strategy_spend(log) + (f" (not searched: timed out: {timed_out})"
+                                                               if timed_out else "")
         described: dict[str, str] = {}
         for finding, sub in derived.items():
             if sub.theorem_name in winners:
@@ -188,7 +197,7 @@ class RocqAudit:
             if script:
                 certificates[finding] = (certificate_header(task, finding, sub, described.get(finding, "")) + prelude
                                          + sub.frozen + f"{script}.\nQed.\n" + _trailer(sub.template))
-        return Search(certificates, attempts, log)
+        return Search(certificates, attempts, log, timed_out=timed_out)
 
 
 _TOOK = re.compile(r"\(([0-9.]+) s, CPU ([0-9.]+) s\)$")
