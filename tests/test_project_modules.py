@@ -6,6 +6,7 @@ proof in a plain module of a file without one stays strict, the advisories cover
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,7 +37,11 @@ Lemma is_false : RES'.G.bug = false. Proof. reflexivity. Qed.
 Definition contradiction : False :=
   match eq_trans (eq_trans (eq_sym is_true) same) is_false in _ = b return if b then True else False with eq_refl => I end.
 """
-USE = "Require Import Mods.Bad.\n\nLemma zero_is_one : 0 = 1.\nProof. destruct contradiction. Qed.\n"
+USE = ("Require Import Mods.Bad.\n\nLemma zero_is_one : 0 = 1.\nProof. destruct contradiction. Qed.\n\n"
+       # its statement alone names the other file's constant (the proof term is `I`)
+       "Lemma stated : (fun _ : False => True) contradiction.\nProof. exact I. Qed.\n")
+#: the project's root, once the module's fixture made it
+PROJECT: list[Path] = []
 GOOD = "Module Plain.\n  Lemma honest : 1 + 1 = 2.\n  Proof. reflexivity. Qed.\nEnd Plain.\n"
 
 
@@ -50,6 +55,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdict]:
     (root / "theories" / "Bad.v").write_text(EXPLOIT)
     (root / "theories" / "Use.v").write_text(USE)
     (root / "theories" / "Good.v").write_text(GOOD)
+    PROJECT.append(root)
     prover = ProjectRocqProver({"cache_dir": str(root.parent / "cache"), "timeout": 300})
     return {task.task_id: verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
             for task in load_project(root, {})}
@@ -74,7 +80,11 @@ def test_a_proof_through_a_functor_exploit_is_not_strict_and_its_module_advisori
         assert "Mods.Bad." in coverage[advisory]
     advice = next(layer for layer in verdict.layers if layer.name == "kernel_advisories")
     assert "NOT covered: rocq#" in advice.evidence["guarantee"]
-    # the file's own lemmas too: the whole file is walked, as for a benchmark candidate
+    # a statement that alone rests on the exploit's file (Coq's traversal follows bodies; the walk reads types too)
+    stated = verdicts["Mods__Use__stated"]
+    assert stated.verdict == "accept" and not stated.strict, stated.reason
+    assert _coverage(stated)["rocq#21051"].startswith("NOT covered")
+    # the file's own lemmas after its functor too: the file is walked up to the target
     same = verdicts["Mods__Bad__same"]
     assert same.verdict == "accept" and not same.strict, same.reason
     assert _coverage(same)["rocq#21051"].startswith("NOT covered")
@@ -87,3 +97,27 @@ def test_an_honest_proof_in_a_plain_module_stays_strict_with_the_advisories_cove
     coverage = _coverage(verdict)
     assert coverage["rocq#21051"].startswith("detector (functor): kernel_advisories: the judge's module walk")
     assert not any(how.startswith("NOT") for how in coverage.values()), coverage
+
+
+class Screenless(ProjectRocqProver):
+    """The text screen off (defence in depth): the kernel judge alone decides."""
+
+    def static_layers(self, task: Any, text: str) -> list[Any]:
+        return []
+
+
+HELPERS = ("Module Type TT. Parameter n : nat. End TT.\nModule Two. Definition n := 1. End Two.\n"
+           "Module App (X : TT). Definition m := X.n. End App.\nModule A2 := App Two.\n")
+
+
+def test_a_functor_the_candidate_brings_is_refused_at_kernel_advisories(verdicts: dict[str, Verdict],
+                                                                       tmp_path: Path) -> None:
+    """The project's own modules are its maintainer's; a module the build's file does not have is the candidate's and
+    is refused, as a benchmark candidate's (the screen, which refuses it first, off)."""
+    task = next(t for t in load_project(PROJECT[0], {}) if t.task_id == "Mods__Good__Plain__honest")
+    prover = Screenless({"cache_dir": str(PROJECT[0].parent / "cache"), "timeout": 300})
+    text = prover.candidate_with_prelude(task, HELPERS, "pose proof A2.m. reflexivity.\nQed.")
+    verdict = verify_candidate(task, prover, text.encode(), timeout=300)
+    failed = next(layer for layer in verdict.layers if layer.ok is False)
+    assert verdict.verdict == "reject" and failed.name == "kernel_advisories", verdict.reason
+    assert "rocq#21051" in failed.reason and "Mods.Good.Plain.App" in failed.reason, failed.reason
