@@ -121,3 +121,34 @@ def test_a_functor_the_candidate_brings_is_refused_at_kernel_advisories(verdicts
     failed = next(layer for layer in verdict.layers if layer.ok is False)
     assert verdict.verdict == "reject" and failed.name == "kernel_advisories", verdict.reason
     assert "rocq#21051" in failed.reason and "Mods.Good.Plain.App" in failed.reason, failed.reason
+
+
+#: a functor applied, whose module's constant another file's statement alone names (rocq#21051 is fixed in 9.2.0, so
+#: no exploit here: the rows still in force on every kernel, rocq#12155, #16646 and #22387, are `functor` rows)
+APPLIED = EXPLOIT.split("Lemma same")[0] + "Definition flag := RES.F.bug.\n"
+NAMES = "Require Import Mods.Bad.\n\nLemma names : flag = true.\nProof. reflexivity. Qed.\n"
+
+
+@pytest.mark.parametrize("suite", ["trixie", "sid"])
+def test_the_project_module_walk_on_other_kernels(suite: str, tmp_path: Path) -> None:
+    """The plugin's walk on Coq 8.20.1 and Rocq 9.2.0: the item whose statement names the applied functor's constant
+    (its proof term, `eq_refl true`, does not) is rules-only with the functor rows in force NOT covered; the honest
+    one in a plain module strict."""
+    from test_toolchains import root
+
+    spec = str(root(suite))
+    project = tmp_path / "proj"
+    (project / "theories").mkdir(parents=True)
+    (project / "_CoqProject").write_text("-R theories Mods\ntheories/Bad.v\ntheories/Use.v\ntheories/Good.v\n")
+    for name, text in (("Bad.v", APPLIED), ("Use.v", NAMES), ("Good.v", GOOD)):
+        (project / "theories" / name).write_text(text)
+    prover = ProjectRocqProver({"rocq_toolchain": spec, "cache_dir": str(tmp_path / "cache"), "timeout": 600})
+    tasks = {t.task_id: t for t in load_project(project, {"rocq_toolchain": spec})}
+    judged = {name: verify_candidate(tasks[name], prover, tasks[name].meta["own_candidate"].encode(), timeout=600)
+              for name in ("Mods__Use__names", "Mods__Good__Plain__honest")}
+    names, honest = judged["Mods__Use__names"], judged["Mods__Good__Plain__honest"]
+    assert names.verdict == "accept" and not names.strict, names.reason
+    uncovered = {a for a, how in _coverage(names).items() if how.startswith("NOT covered (functor)")}
+    assert {"rocq#12155", "rocq#16646", "rocq#22387"} <= uncovered, _coverage(names)
+    assert honest.verdict == "accept" and honest.strict, honest.reason
+    assert not any(how.startswith("NOT") for how in _coverage(honest).values())
