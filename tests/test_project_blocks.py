@@ -59,7 +59,7 @@ def test_proofs_in_sections_and_modules_are_items(tmp_path: Path) -> None:
 
 def test_section_items_are_stated_as_the_project_states_them(tmp_path: Path,
                                                             built_project_cache: Callable[[Path], Path]) -> None:
-    """Honest proofs are strict; the candidate's lemma after `End` must have the project's type as a kernel term,
+    """Honest proofs are strict (rules-only after the file's functor); the candidate's lemma after `End` must have the project's type as a kernel term,
     so a proof generalised over fewer section variables than the project's lemma is not that lemma."""
     require_tool("coqc")
     project = tmp_path / "proj"
@@ -74,7 +74,11 @@ def test_section_items_are_stated_as_the_project_states_them(tmp_path: Path,
         task = tasks[task_id]
         candidate = prover.candidate_with_proof(task, f"{proof}\nQed.")
         verdict = verify_candidate(task, prover, candidate.encode(), timeout=300)
-        assert verdict.verdict == "accept" and verdict.strict, (task_id, verdict.reason)
+        # `top` follows the module type `Shape` and the functor `Doubled`: the module advisories are not covered for
+        # it (docs/verifier.md, "The module walk"), rules-only; the others come before them, strict
+        after = task_id == "Sec__Blocks__top"
+        assert verdict.verdict == "accept" and verdict.strict is not after, (task_id, verdict.reason)
+        assert after is any(how.startswith("NOT covered (functor)") for how in verdict.kernel["coverage"].values())
     task = tasks["Sec__Blocks__n_le_m"]
     fewer = prover.candidate_with_proof(task, "unfold m. lia.\nQed.").replace("Proof using All.", "Proof.")
     verdict = verify_candidate(task, prover, fewer.encode(), timeout=300)

@@ -1,6 +1,7 @@
 """Library mode on Rocq constructs beyond plain lemmas (issue 18, part 2): proof-mode instances, modules checked
-against a signature (`<:`), lemmas about a functor's application and about `Program` definitions are items that
-end strict on their honest proofs; proofs in a `Module Type`, a functor, a sealed module and `Program` obligations
+against a signature (`<:`), lemmas about a functor's application and about `Program` definitions are items whose
+honest proofs are accepted (rules-only: the file's module type and functor before them leave the module advisories
+uncovered, docs/verifier.md); proofs in a `Module Type`, a functor, a sealed module and `Program` obligations
 are listed once each with the reason. Under pytest-xdist the listing appears once and the items are the same."""
 
 from __future__ import annotations
@@ -59,14 +60,19 @@ def test_constructs_are_items_or_listed_once_with_the_reason(project: Path) -> N
     assert "numbers its constant" not in dict(listed)["theories/Kinds.v:41 Obligation"]  # `Obligation 1 of shift`
 
 
-def test_honest_proofs_of_these_kinds_end_strict(project: Path, tmp_path: Path) -> None:
-    """The judge compares kernel terms of the project's own build: every item's own proof is strict; an admitted
+def test_honest_proofs_of_these_kinds_are_accepted(project: Path, tmp_path: Path) -> None:
+    """The judge compares kernel terms of the project's own build: every item's own proof is accepted; an admitted
     obligation, which is not an item, still counts for the items that use it (rules-only, not strict)."""
     require_tool("coqc")
     prover = ProjectRocqProver({"cache_dir": str(tmp_path / "cache"), "timeout": 300})
     for task in load_project(project, {}):
         verdict = verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
-        assert verdict.verdict == "accept" and verdict.strict, (task.task_id, verdict.reason)
+        # every item of Kinds.v follows its module type `T` and functor `F`: the module advisories are not covered
+        # for them (docs/verifier.md, "The module walk"), so they are rules-only, the verdict naming them so
+        assert verdict.verdict == "accept" and not verdict.strict, (task.task_id, verdict.reason)
+        assert any(how.startswith("NOT covered (functor)") for how in verdict.kernel["coverage"].values())
+        audit = next(layer for layer in verdict.layers if layer.name == "axiom_audit")
+        assert "Cons.Kinds.F" in audit.reason, (task.task_id, audit.reason)
     kinds = project / "theories" / "Kinds.v"
     kinds.write_text(kinds.read_text().replace(
         "Next Obligation. intros; rewrite <- plus_n_O; apply Nat.add_comm. Qed.", "Next Obligation. Admitted."))
@@ -91,12 +97,13 @@ def test_under_xdist_the_listing_appears_once_and_the_items_are_the_same(pyteste
     assert sum("`Program` generates its statement" in line for line in plain.outlines) == 2, plain.outlines
 
     run = pytester.runpytest(*BASE, "-n", "2", "--forall-project", "cons", "--forall-frontend", "replay",
-                             "--forall-run-id", "xd", "--forall-require", "strict", "-v")
+                             "--forall-run-id", "xd", "-v")
     out = run.outlines
     assert out.count(header) == 1, "\n".join(out)  # the controller's report, not one per worker
     for name in LISTED:
         assert sum(line.startswith(f"  {name}: ") for line in out) == 1, name
     rows = [json.loads(line) for line in (pytester.path / "reports" / "xd" / "results.jsonl").read_text().splitlines()]
     assert sorted(r["task_id"] for r in rows) == ITEMS  # the same items, each run once
-    assert {r["outcome"] for r in rows} == {"strict"}, [(r["task_id"], r["reason"][:200]) for r in rows]
+    # rules-only: Kinds.v's module type and functor come before its items (the module advisories are not covered)
+    assert {r["outcome"] for r in rows} == {"rules_only"}, [(r["task_id"], r["reason"][:200]) for r in rows]
     assert run.ret == 0

@@ -96,6 +96,11 @@ def verify_candidate(task: Task, prover: Prover, data: bytes, *, builddir: Path 
             kernel = prover.kernel()
         except Exception as exc:  # noqa: BLE001 - a kernel that cannot be named is said so, never guessed
             kernel = {"problem": f"{type(exc).__name__}: {exc}"}
+    # a layer that knows an advisory is not kept out of this proof says so (``not_covered``: id -> why): the verdict
+    # never claims the backend's general coverage for it
+    uncovered = {k: str(v) for layer in verdict.layers for k, v in (layer.evidence.get("not_covered") or {}).items()}
+    if uncovered and "coverage" in kernel:
+        kernel = {**kernel, "coverage": {**kernel["coverage"], **uncovered}}
     toolchain = toolchain_of(prover)
     if toolchain:
         kernel = {**kernel, "toolchain": toolchain}

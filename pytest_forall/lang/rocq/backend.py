@@ -54,6 +54,7 @@ from pytest_forall.lang.rocq.judge import (
     plugin_dir,
     reparse,
     run_dump,
+    uncovered_findings,
 )
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.problem import ALIASES, NAME, outside_sections
@@ -724,11 +725,18 @@ class RocqProver:
                              + (f"; {', '.join(ids)} in force" if ids else ""))
         if refused:
             return Layer("kernel_advisories", False, "; ".join(sorted(set(refused))), evidence)
+        modules = getattr(judgement, "project_modules", [])  # project mode: the project's own non-plain modules
+        if modules and (ids := [a.id for a in advisories if a.feature == "functor"]):
+            why = (f"NOT covered (functor): the project's own modules outside the module walk's plain `Module M. … "
+                   f"End M.` in the files this proof reaches: {uncovered_findings(tuple(modules[:8]), (), '')}")
+            evidence["not_covered"] = {advisory: why for advisory in ids}
         if needs:
             evidence["requires_independent_check"] = "; ".join(sorted(set(needs)))
         return Layer("kernel_advisories", True, "", {**evidence, "guarantee": f"{ADVISORY_CLAUSE} "
                                                      f"({evidence['kernel']}; in force: "
-                                                     f"{', '.join(kernel['advisories']) or 'none'})"})
+                                                     f"{', '.join(kernel['advisories']) or 'none'}"
+                                                     + (f"; NOT covered: {', '.join(evidence['not_covered'])}"
+                                                        if evidence.get("not_covered") else "") + ")"})
 
     def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
         """Clause 3: ``coqchk -norec`` on the compiled candidate with its own kernel (no bytecode VM: a

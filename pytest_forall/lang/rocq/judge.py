@@ -444,6 +444,12 @@ class FileDump:
     #: per target, its statement's universe levels by first occurrence ("ulevels 1 2 1") and the relations the
     #: kernel entails between them and Set ("uconstraint 1 <= 2"; a polymorphic constant's from its own context)
     universes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: per target, the other library files its closure reaches that have a module-walk finding
+    reaches: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: per target, the module walk of its own file up to the target's top-level field
+    module_findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: per such file, its whole-file module walk: "functor <module path> module <digest> <why>"
+    file_findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def parse_file_dump(text: str, nonce: str) -> FileDump | str:
@@ -458,6 +464,9 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
     missing: set[str] = set()
     findings: dict[str, list[str]] = {}
     universes: dict[str, list[str]] = {}
+    reaches: dict[str, list[str]] = {}
+    file_findings: dict[str, list[str]] = {}
+    module_findings: dict[str, list[str]] = {}
     for line in lines[1:-1]:
         kind, _, rest = line.partition(" ")
         if kind == "universes-of":
@@ -468,6 +477,19 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
             if not found.startswith("finding ") or not _FINDING.fullmatch(found.removeprefix("finding ")):
                 return f"malformed judge finding {line[:200]!r}"
             findings.setdefault(path, []).append(found.removeprefix("finding "))
+        elif kind == "module-finding-of":
+            path, _, found = rest.partition(" ")
+            if not found.startswith("finding functor ") or not _FINDING.fullmatch(found.removeprefix("finding ")):
+                return f"malformed judge finding {line[:200]!r}"
+            module_findings.setdefault(path, []).append(found.removeprefix("finding "))
+        elif kind == "reaches":
+            path, _, library = rest.partition(" ")
+            reaches.setdefault(path, []).append(library)
+        elif kind == "file-finding":
+            library, _, found = rest.partition(" ")
+            if not found.startswith("finding functor ") or not _FINDING.fullmatch(found.removeprefix("finding ")):
+                return f"malformed judge finding {line[:200]!r}"
+            file_findings.setdefault(library, []).append(found.removeprefix("finding "))
         elif kind == "field":
             path, _, entry = rest.partition(" ")
             fields.append((path, entry))
@@ -487,7 +509,10 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
             return f"unexpected judge output line {line[:200]!r}"
     return FileDump(tuple(fields), tuple(opaque), frozenset(targets),
                     {k: tuple(v) for k, v in assumptions.items()}, frozenset(missing),
-                    {k: tuple(v) for k, v in findings.items()}, {k: tuple(v) for k, v in universes.items()})
+                    {k: tuple(v) for k, v in findings.items()}, {k: tuple(v) for k, v in universes.items()},
+                    reaches={k: tuple(v) for k, v in reaches.items()},
+                    module_findings={k: tuple(v) for k, v in module_findings.items()},
+                    file_findings={k: tuple(v) for k, v in file_findings.items()})
 
 
 def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str, each: bool = False) -> str:
@@ -589,6 +614,18 @@ class ProjectJudgement:
     findings: list[str] = field(default_factory=list)
     #: the maintainer's declared project axioms (``--forall-project-axioms``) the target rests on: strict
     project_axioms: list[str] = field(default_factory=list)
+    #: the project's own module-walk findings (functors, module types, sealed, aliased, applied or declared modules,
+    #: included fields) in the files the target reaches: the module advisories are not covered for it, so it is not
+    #: strict (``kernel_advisories`` names them not covered)
+    project_modules: list[str] = field(default_factory=list)
+
+
+def reached_module_findings(dump: FileDump, target: str, project_roots: tuple[str, ...]) -> list[str]:
+    """The module walk's findings of its own file up to ``target`` and of the project's other files it reaches in
+    ``dump``; an installed library's are not the project's (installed libraries are trusted, as everywhere)."""
+    return sorted({*dump.module_findings.get(target, ()),
+                   *(found for library in dump.reaches.get(target, ()) if (library + ".").startswith(project_roots)
+                     for found in dump.file_findings.get(library, ()))})
 
 
 def _ulevels(dump: FileDump, target: str) -> str:
@@ -688,10 +725,19 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
             strict_bad.append(name)
         else:
             rules_bad.append(name)
+    # the module walk (docs/verifier.md): a finding the build's file does not have is the candidate's, refused at
+    # kernel_advisories as a benchmark candidate's; the project's own keep the target from strict
+    base_modules = set(reached_module_findings(baseline, target, project_roots))
+    cand_modules = reached_module_findings(candidate, target, project_roots)
+    project_modules = [found for found in cand_modules if found in base_modules]
     reason = (f"assumptions outside the rule: {rules_bad}" if rules_bad else
               f"axioms outside the strict allow-list (the project's own axioms and admitted lemmas count here): "
-              f"{strict_bad}" if strict_bad else "")
+              f"{strict_bad}" if strict_bad else
+              f"the project's own modules the module walk does not cover (the module advisories are not covered "
+              f"for what rests on them): {uncovered_findings(tuple(project_modules[:8]), (), '')}"
+              if project_modules else "")
     brought = uncovered_findings(candidate.findings.get(target, ()), baseline.findings.get(target, ()),
                                  _entry_name(base_target or cand_target))
-    return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad), not rules_bad,
-                            len(base_before) + 1, brought, sorted(set(used)))
+    brought += uncovered_findings(tuple(found for found in cand_modules if found not in base_modules), (), "")
+    return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad or project_modules),
+                            not rules_bad, len(base_before) + 1, brought, sorted(set(used)), project_modules)

@@ -66,7 +66,11 @@ def stored_dump(dump: Any) -> str:
     for target in sorted(dump.targets):
         lines += [f"target {target}", *(f"assumption {target} {a}" for a in dump.assumptions.get(target, ())),
                   *(f"finding-of {target} finding {f}" for f in dump.findings.get(target, ())),
-                  *(f"universes-of {target} {u}" for u in dump.universes.get(target, ()))]
+                  *(f"universes-of {target} {u}" for u in dump.universes.get(target, ())),
+                  *(f"module-finding-of {target} finding {f}" for f in dump.module_findings.get(target, ())),
+                  *(f"reaches {target} {library}" for library in dump.reaches.get(target, ()))]
+    lines += [f"file-finding {library} finding {f}" for library, found in sorted(dump.file_findings.items())
+              for f in found]
     return "\n".join([*lines, *(f"missing-target {m}" for m in sorted(dump.missing)), "end stored"]) + "\n"
 
 
