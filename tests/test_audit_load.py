@@ -164,6 +164,21 @@ def test_a_search_its_wall_clock_backstop_ended_says_timed_out_not_nothing_found
     assert "(not searched: timed out: " in cut.log, cut.log[-2000:]
 
 
+def _fake_search(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Make the portfolio's audit derive one finding and "search" by returning the list's first ``Search``."""
+    from pytest_forall.agents import portfolio
+
+    found: list[Any] = []
+
+    class Pack:
+        def search(self, *args: Any, **kwargs: Any) -> Any:
+            return found[0]
+
+    monkeypatch.setattr(portfolio, "audit_pack", lambda prover: Pack())
+    monkeypatch.setattr(portfolio, "derived_tasks", lambda task: {"vacuous": task})
+    return found
+
+
 def test_the_audit_frontend_reports_a_timed_out_search_as_infra(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A search a wall-clock limit ended found nothing because of the machine, not the statement: the audit
@@ -174,14 +189,7 @@ def test_the_audit_frontend_reports_a_timed_out_search_as_infra(tmp_path: Path,
     from pytest_forall.agents import portfolio
     from pytest_forall.core.audit import Search
 
-    found: list[Search] = []
-
-    class Pack:
-        def search(self, *args: Any, **kwargs: Any) -> Search:
-            return found[0]
-
-    monkeypatch.setattr(portfolio, "audit_pack", lambda prover: Pack())
-    monkeypatch.setattr(portfolio, "derived_tasks", lambda task: {"vacuous": task})
+    found = _fake_search(monkeypatch)
     ctx = SimpleNamespace(task=SimpleNamespace(prover="rocq"), prover=None, workspace=tmp_path, audit_dir=tmp_path,
                           budget=SimpleNamespace(compiles=None), charge_compile=None, progress=None)
     found.append(Search({}, 3, "log", timed_out="the search's wall-clock deadline, at CPU 7.0 s"))
@@ -207,14 +215,7 @@ def test_the_portfolio_reports_a_timed_out_search_in_the_row_not_as_unknown(tmp_
     from pytest_forall.core.model import Task
 
     monkeypatch.setenv("PATH", f"{STANDIN}:{BASE_PATH}")
-    found: list[Search] = []
-
-    class Pack:
-        def search(self, *args: Any, **kwargs: Any) -> Search:
-            return found[0]
-
-    monkeypatch.setattr(portfolio, "audit_pack", lambda prover: Pack())
-    monkeypatch.setattr(portfolio, "derived_tasks", lambda task: {"vacuous": task})
+    found = _fake_search(monkeypatch)
     project = standin_lean_project(tmp_path / "project")
     path = tmp_path / "orderly.lean"
     path.write_text(ORDERLY)
