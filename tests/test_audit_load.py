@@ -164,6 +164,21 @@ def test_a_search_its_wall_clock_backstop_ended_says_timed_out_not_nothing_found
     assert "(not searched: timed out: " in cut.log, cut.log[-2000:]
 
 
+def _fake_search(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Make the portfolio's audit derive one finding and "search" by returning the list's first ``Search``."""
+    from pytest_forall.agents import portfolio
+
+    found: list[Any] = []
+
+    class Pack:
+        def search(self, *args: Any, **kwargs: Any) -> Any:
+            return found[0]
+
+    monkeypatch.setattr(portfolio, "audit_pack", lambda prover: Pack())
+    monkeypatch.setattr(portfolio, "derived_tasks", lambda task: {"vacuous": task})
+    return found
+
+
 def test_the_audit_frontend_reports_a_timed_out_search_as_infra(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A search a wall-clock limit ended found nothing because of the machine, not the statement: the audit
@@ -174,19 +189,43 @@ def test_the_audit_frontend_reports_a_timed_out_search_as_infra(tmp_path: Path,
     from pytest_forall.agents import portfolio
     from pytest_forall.core.audit import Search
 
-    found: list[Search] = []
-
-    class Pack:
-        def search(self, *args: Any, **kwargs: Any) -> Search:
-            return found[0]
-
-    monkeypatch.setattr(portfolio, "audit_pack", lambda prover: Pack())
-    monkeypatch.setattr(portfolio, "derived_tasks", lambda task: {"vacuous": task})
+    found = _fake_search(monkeypatch)
     ctx = SimpleNamespace(task=SimpleNamespace(prover="rocq"), prover=None, workspace=tmp_path, audit_dir=tmp_path,
                           budget=SimpleNamespace(compiles=None), charge_compile=None, progress=None)
     found.append(Search({}, 3, "log", timed_out="the search's wall-clock deadline, at CPU 7.0 s"))
     turn = portfolio.AuditFrontend({}).start(ctx).turn("", timeout=None)  # type: ignore[arg-type]
     assert turn.infra == "statement audit not searched: timed out (the search's wall-clock deadline, at CPU 7.0 s)"
+    assert turn.audit_not_searched == "timed out (the search's wall-clock deadline, at CPU 7.0 s)"  # the row's value
     found[0] = Search({}, 3, "log")
     turn = portfolio.AuditFrontend({}).start(ctx).turn("", timeout=None)  # type: ignore[arg-type]
     assert not turn.infra and "statement_audit=unknown" in turn.gave_up, turn
+
+
+def test_the_portfolio_reports_a_timed_out_search_in_the_row_not_as_unknown(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a ladder, the portfolio goes on to its closing tactics after a search a wall-clock limit ended; the
+    row's ``statement_audit`` then read "unknown" (searched, found nothing): the machine's load recorded as an audit
+    result. It reads ``not_searched`` and a notice names the timeout; a search not timed out stays ``unknown``. (The
+    Lean stand-in judges the ladder: no Coq, no real search.)"""
+    from test_lean_audit import ORDERLY, run_lean_item
+    from test_verifier_lean import BASE_PATH, STANDIN, standin_lean_project
+
+    from pytest_forall.agents import portfolio
+    from pytest_forall.core.audit import AUDIT_NOT_SEARCHED, AUDIT_UNKNOWN, Search
+    from pytest_forall.core.model import Task
+
+    monkeypatch.setenv("PATH", f"{STANDIN}:{BASE_PATH}")
+    found = _fake_search(monkeypatch)
+    project = standin_lean_project(tmp_path / "project")
+    path = tmp_path / "orderly.lean"
+    path.write_text(ORDERLY)
+    task = Task(task_id="orderly", suite="s", track="lean4", prover="lean", source_path=str(path), template=ORDERLY,
+                frozen=ORDERLY[:ORDERLY.rindex("sorry")], theorem_name="orderly")
+    found.append(Search({}, 3, "log", timed_out="the search's wall-clock deadline, at CPU 7.0 s"))
+    row, _ = run_lean_item(tmp_path / "cut", task, portfolio.PortfolioFrontend({}), project)
+    assert row["statement_audit"] == AUDIT_NOT_SEARCHED != AUDIT_UNKNOWN, row
+    assert any("statement audit not searched: timed out (the search's wall-clock deadline, at CPU 7.0 s)" in notice
+               for notice in row["notices"]), row["notices"]
+    found[0] = Search({}, 3, "log")
+    row, _ = run_lean_item(tmp_path / "whole", task, portfolio.PortfolioFrontend({}), project)
+    assert row["statement_audit"] == AUDIT_UNKNOWN and not any("not searched" in n for n in row["notices"]), row

@@ -40,6 +40,8 @@ class PortfolioSession:
         self.spent = 0
         #: attempts of the current search already charged one by one as they started (seen live by forall watch)
         self.live = 0
+        #: why this session's audit did not search ("" when it did): the turn that ran it reports it to the row
+        self.not_searched = ""
 
     def _say(self, activity: str) -> None:
         if self.ctx.progress is not None:
@@ -75,6 +77,7 @@ class PortfolioSession:
         _task, prover = self.ctx.task, self.ctx.prover
         result = self._interactive(timeout) if hasattr(prover, "try_tactics") else self._generic()
         result.compiles += audited
+        result.audit_not_searched = self.not_searched  # the ladder runs once, after the session's only search
         return result
 
     def _audit(self, timeout: float | None) -> TurnResult | None:
@@ -94,10 +97,12 @@ class PortfolioSession:
         self.spent += search.attempts
         self._charge_rest(search.attempts)
         (self.ctx.audit_dir / "audit.log").write_text(search.log, encoding="utf-8")
-        if not search.certificates and search.timed_out and not self.ladder:
+        if not search.certificates and search.timed_out:
             # a wall-clock limit, not the CPU budget, ended the search: "unknown" would be the machine's load
-            return TurnResult(infra=f"statement audit not searched: timed out ({search.timed_out})",
-                              compiles=search.attempts)
+            self.not_searched = f"timed out ({search.timed_out})"
+            if not self.ladder:
+                return TurnResult(infra=f"statement audit not searched: {self.not_searched}", compiles=search.attempts,
+                                  audit_not_searched=self.not_searched)
         if not search.certificates:
             return None
         for claim in CLAIMS:

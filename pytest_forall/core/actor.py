@@ -71,6 +71,9 @@ class TurnResult:
     timed_out: bool = False
     #: the actor says the statement is false (it should have proved ``False``-style refutation in the workspace)
     claims_false: bool = False
+    #: why the statement audit the frontend ran did not search (``"timed out (…)"``: a wall-clock limit, not the CPU
+    #: budget, ended it), "" when it searched or ran none: the row then reads ``statement_audit = not_searched``
+    audit_not_searched: str = ""
     transcript: str = ""           # path of the raw event stream in the audit dir
     #: per-turn compile count done inside the frontend (e.g. portfolio, or an agent running ``coqc``)
     compiles: int = 0

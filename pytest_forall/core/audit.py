@@ -39,7 +39,10 @@ AUDIT_VACUOUS = "vacuous"
 AUDIT_FALSE = "false"
 AUDIT_INNER = "inner_vacuous"
 AUDIT_UNKNOWN = "unknown"
-AUDIT_VALUES = (AUDIT_VACUOUS, AUDIT_FALSE, AUDIT_INNER, AUDIT_UNKNOWN)
+#: the search a frontend ran was ended by a wall-clock limit (a loaded machine), not by its CPU budget: finding
+#: nothing then says nothing about the search either (``Search.timed_out``); a rerun searches again, as for unknown
+AUDIT_NOT_SEARCHED = "not_searched"
+AUDIT_VALUES = (AUDIT_VACUOUS, AUDIT_FALSE, AUDIT_INNER, AUDIT_UNKNOWN, AUDIT_NOT_SEARCHED)
 #: Where a checked claim's derived template is kept next to the accepted certificate (for ``forall verify``).
 DERIVED_DIR = "derived"
 

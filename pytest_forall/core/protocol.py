@@ -41,6 +41,7 @@ from pytest_forall.core.actor import (
 )
 from pytest_forall.core.audit import (
     AUDIT_FALSE,
+    AUDIT_NOT_SEARCHED,
     AUDIT_UNKNOWN,
     CLAIMS,
     DERIVED_DIR,
@@ -304,6 +305,10 @@ class ItemRun:
             own_fault=turn.own_fault, usage_disputed=turn.usage_disputed, traffic=turn.traffic)
         if turn.usage_disputed:
             self.notices.append(f"{role} turn {tag}: {turn.usage_disputed}")
+        if turn.audit_not_searched and role == ACTOR and self.statement_audit == AUDIT_UNKNOWN:
+            # the frontend's audit ended by a wall-clock limit (load): not "searched, nothing found"
+            self.statement_audit = AUDIT_NOT_SEARCHED
+            self.notices.append(f"{role} turn {tag}: statement audit not searched: {turn.audit_not_searched}")
         if role == ACTOR:
             self._step_saved()
         else:
