@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_project_blocks import kernel_statement

@@ -742,11 +742,13 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     brought = uncovered_findings(found, baseline.findings.get(target, ()), theorem)
     project_findings = [f for f in uncovered_findings(found, (), theorem)
                         if f not in brought and f.partition(" ")[0] in DETECTED]
-    own_terms = [*(["the project's own modules the module walk does not cover (the module advisories are not "
-                    f"covered for what rests on them): {uncovered_findings(tuple(project_modules[:8]), (), '')}"]
-                   if project_modules else []),
-                 *([f"the project's own terms outside the judge's conservative criteria (their advisories are not "
-                    f"covered for what rests on them): {project_findings[:8]}"] if project_findings else [])]
+    own_terms: list[str] = []
+    if project_modules:
+        own_terms.append(f"the project's own modules the module walk does not cover (the module advisories are not "
+                         f"covered for what rests on them): {uncovered_findings(tuple(project_modules[:8]), (), '')}")
+    if project_findings:
+        own_terms.append(f"the project's own terms outside the judge's conservative criteria (their advisories are "
+                         f"not covered for what rests on them): {project_findings[:8]}")
     reason = (f"assumptions outside the rule: {rules_bad}" if rules_bad else
               f"axioms outside the strict allow-list (the project's own axioms and admitted lemmas count here): "
               f"{strict_bad}" if strict_bad else "; ".join(own_terms))
