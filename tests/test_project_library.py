@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_project_blocks import kernel_statement
@@ -44,6 +45,11 @@ DECLARED_AXIOMS = {"hott": {"HT.Basics.Overture.Funext", "HT.Basics.Overture.ise
                             "HT.Types.Universe.Univalence", "HT.Types.Universe.isequiv_equiv_path",
                             "HT.Types.Universe.Univalence_implies_Funext"}}
 #: what the listing says is not an item (file:line kind, or the name), for the libraries where it was read
+#: the detectors' features of each library's own terms outside the judge's conservative criteria (docs/verifier.md,
+#: "The project's own detector findings"): a proof reaching one is rules-only with those advisories NOT covered
+#: (mathcomp: div's `edivn_rec`, `gcdn_rec`, `modn_rec` recurse on `m - d`, not a strict subterm; HoTT and Equations:
+#: universe-polymorphic transparent constants, and HoTT's cumulative inductives), every other proof strict
+OWN_FINDINGS = {"mathcomp": {"fix"}, "hott": {"upoly", "variance"}, "equations": {"upoly"}}
 LISTED = {"hott": {"Basics/Equivalences.v:97 Let"}, "equations": {"EqDec.v:142 Let"}}
 
 
@@ -85,24 +91,32 @@ def results(root: Path, run_id: str) -> dict[str, dict]:
 @pytest.mark.parametrize("library", sorted(LIBRARIES))
 def test_library_mode_rechecks_every_own_proof_strict(pytester: pytest.Pytester, library: str) -> None:
     """`--forall-project` + replay without `--forall-proofs`: every proof of the library is an item and passes
-    `strict` (its uses of the library's other proved lemmas too); none fails; what is not an item is listed."""
+    `strict` (its uses of the library's other proved lemmas too) unless it reaches the library's own terms outside the
+    detectors' criteria (:data:`OWN_FINDINGS`: rules-only); none fails; what is not an item is listed."""
     project = pytester.path / "proj"
     copy_library(library, project)
     tasks = load_project(project, {})
     pytester.makeini("[pytest]\n")
     declared = DECLARED_AXIOMS.get(library, set())
     run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
-                             "--forall-run-id", "own", "-m", "not admitted", "--forall-require", "strict",
+                             "--forall-run-id", "own", "-m", "not admitted",
+                             "--forall-require", "any" if library in OWN_FINDINGS else "strict",
                              *[arg for name in sorted(declared) for arg in ("--forall-project-axioms", name)])
     rows = results(pytester.path, "own")
     proved = [t.task_id for t in tasks if not t.meta["admitted"]]
     assert len(proved) >= 20 and sorted(rows) == sorted(proved), run.stdout.str()[-3000:]
     if library in LISTED:
         assert {name for name, _ in NOT_ITEMS[str(project)]} == LISTED[library], NOT_ITEMS[str(project)]
-    # every proof strict; one through the library's declared foundations names them (and rests on nothing else)
-    unexpected = {k: (r["outcome"], r["reason"][:300], r["axioms"]) for k, r in rows.items()
-                  if r["outcome"] != "strict" or set(r["project_axioms"]) != set(r["axioms"]) & declared}
+    # every proof strict but one reaching the library's own terms outside the detectors' criteria (rules-only, only
+    # the advisories of those features NOT covered); one through the declared foundations names them (and only them)
+    def uncovered(row: dict[str, Any]) -> set[str]:
+        return {how.rpartition("(")[2].rstrip(")") for how in row["advisory_coverage"] if " NOT covered (" in how}
+    unexpected = {k: (r["outcome"], r["reason"][:300], r["axioms"], sorted(uncovered(r))) for k, r in rows.items()
+                  if r["outcome"] != ("rules_only" if uncovered(r) else "strict")
+                  or not uncovered(r) <= OWN_FINDINGS.get(library, set())
+                  or set(r["project_axioms"]) != set(r["axioms"]) & declared}
     assert not unexpected, unexpected
+    assert {feature for r in rows.values() for feature in uncovered(r)} == OWN_FINDINGS.get(library, set())
     assert all(r["independent"] is True for r in rows.values())
     if declared:
         assert any(r["project_axioms"] for r in rows.values())

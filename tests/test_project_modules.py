@@ -43,6 +43,20 @@ USE = ("Require Import Mods.Bad.\n\nLemma zero_is_one : 0 = 1.\nProof. destruct 
 #: the project's root, once the module's fixture made it
 PROJECT: list[Path] = []
 GOOD = "Module Plain.\n  Lemma honest : 1 + 1 = 2.\n  Proof. reflexivity. Qed.\nEnd Plain.\n"
+#: rocq#20413's fixpoint (tests/cheats/cheat/advisory_20413_unchecked_argument): passed unapplied to an opaque lemma,
+#: outside the judge's conservative criterion (its `fix` detector flags it); the guard checker of 8.16.1 accepts it,
+#: so `zero_is_one` is a proof of `0 = 1` through the project's own unsafe fixpoint. The dump's detector findings are
+#: of the target's own file (the project's other files are not walked by the detectors), so the fixpoint is here.
+FIX = """Definition T (n : nat) : Type := match n with 0 => unit -> False | S _ => unit end.
+Lemma h (p : nat) (g : forall n, T n -> False) : T p.
+Proof. destruct p as [|q]. - exact (fun _ => g 1 tt). - exact tt. Qed.
+Fixpoint f (n : nat) (x : T n) {struct n} : False :=
+  (match n as k return T k -> False with 0 => fun y => y tt | S p => fun _ => f p (h p f) end) x.
+Lemma zero_is_one : 0 = 1.
+Proof. destruct (f 1 tt). Qed.
+Lemma honest : 2 + 2 = 4.
+Proof. reflexivity. Qed.
+"""
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +65,10 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdict]:
     require_tool("coqc")
     root = tmp_path_factory.mktemp("mods") / "proj"
     (root / "theories").mkdir(parents=True)
-    (root / "_CoqProject").write_text("-R theories Mods\ntheories/Bad.v\ntheories/Use.v\ntheories/Good.v\n")
+    (root / "_CoqProject").write_text("-R theories Mods\ntheories/Bad.v\ntheories/Use.v\ntheories/Good.v\n"
+                                      "theories/Fix.v\n")
     (root / "theories" / "Bad.v").write_text(EXPLOIT)
+    (root / "theories" / "Fix.v").write_text(FIX)
     (root / "theories" / "Use.v").write_text(USE)
     (root / "theories" / "Good.v").write_text(GOOD)
     PROJECT.append(root)
@@ -97,6 +113,30 @@ def test_an_honest_proof_in_a_plain_module_stays_strict_with_the_advisories_cove
     coverage = _coverage(verdict)
     assert coverage["rocq#21051"].startswith("detector (functor): kernel_advisories: the judge's module walk")
     assert not any(how.startswith("NOT") for how in coverage.values()), coverage
+
+
+def test_a_proof_through_the_projects_own_unsafe_fixpoint_is_not_strict_and_the_fix_advisories_not_covered(
+        verdicts: dict[str, Verdict]) -> None:
+    """The project's own detector findings are excused as the baseline's (the candidate did not bring them), but
+    they are the project's code, which is what is judged: before, `zero_is_one` (a proof of `0 = 1` through
+    rocq#20413) was accepted strict with the `fix` advisories "covered" by the detector. The file's honest lemmas,
+    which do not reach the fixpoint, stay strict with the advisories covered."""
+    verdict = verdicts["Mods__Fix__zero_is_one"]
+    assert verdict.verdict == "accept" and not verdict.strict, verdict.reason
+    audit = next(layer for layer in verdict.layers if layer.name == "axiom_audit")
+    assert "outside the judge's conservative criteria" in audit.reason and "fix Mods.Fix.f " in audit.reason, \
+        audit.reason
+    coverage = _coverage(verdict)
+    assert "rocq#20413" in verdict.kernel["advisories"], verdict.kernel  # in force on 8.16.1
+    fix_rows = [a for a, how in coverage.items() if how.startswith("NOT covered (fix)")]
+    assert "rocq#20413" in fix_rows and all("Mods.Fix.f" in coverage[a] for a in fix_rows), coverage
+    assert not any(how.startswith("NOT covered (functor)") for how in coverage.values()), coverage
+    advice = next(layer for layer in verdict.layers if layer.name == "kernel_advisories")
+    assert advice.ok and "NOT covered: " in advice.evidence["guarantee"] and "rocq#20413" in advice.evidence["guarantee"]
+    for honest in ("Mods__Fix__honest", "Mods__Fix__h"):
+        verdict = verdicts[honest]
+        assert verdict.verdict == "accept" and verdict.strict, (honest, verdict.reason)
+        assert not any(how.startswith("NOT") for how in _coverage(verdict).values()), _coverage(verdict)
 
 
 class Screenless(ProjectRocqProver):

@@ -725,11 +725,19 @@ class RocqProver:
                              + (f"; {', '.join(ids)} in force" if ids else ""))
         if refused:
             return Layer("kernel_advisories", False, "; ".join(sorted(set(refused))), evidence)
-        modules = getattr(judgement, "project_modules", [])  # project mode: the project's own non-plain modules
-        if modules and (ids := [a.id for a in advisories if a.feature == "functor"]):
-            why = (f"NOT covered (functor): the project's own modules outside the module walk's plain `Module M. … "
-                   f"End M.` in the files this proof reaches: {uncovered_findings(tuple(modules[:8]), (), '')}")
-            evidence["not_covered"] = {advisory: why for advisory in ids}
+        # project mode: the project's own non-plain modules and detector findings this proof reaches (the baseline's
+        # too, so not refused): their advisories are not covered for it
+        modules = getattr(judgement, "project_modules", [])
+        own: dict[str, str] = {"functor": "the project's own modules outside the module walk's plain `Module M. … "
+                                          f"End M.` in the files this proof reaches: "
+                                          f"{uncovered_findings(tuple(modules[:8]), (), '')}"} if modules else {}
+        found = getattr(judgement, "project_findings", [])
+        for feature in sorted({finding.partition(" ")[0] for finding in found}):
+            own[feature] = (f"the project's own terms this proof reaches outside the judge's conservative criterion: "
+                            f"{[finding for finding in found if finding.partition(' ')[0] == feature][:8]}")
+        not_covered = {a.id: f"NOT covered ({a.feature}): {own[a.feature]}" for a in advisories if a.feature in own}
+        if not_covered:
+            evidence["not_covered"] = not_covered
         if needs:
             evidence["requires_independent_check"] = "; ".join(sorted(set(needs)))
         return Layer("kernel_advisories", True, "", {**evidence, "guarantee": f"{ADVISORY_CLAUSE} "

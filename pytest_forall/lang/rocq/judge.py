@@ -27,6 +27,7 @@ from filelock import FileLock
 
 from pytest_forall.core.model import sha256_bytes
 from pytest_forall.core.proc import ProcResult
+from pytest_forall.lang.rocq.advisories import DETECTED
 from pytest_forall.lang.rocq.toolchain import Toolchain, probe, run_in, version_info
 
 PROBLEM_ROOT = "ForallProblem"
@@ -618,6 +619,10 @@ class ProjectJudgement:
     #: included fields) in the files the target reaches: the module advisories are not covered for it, so it is not
     #: strict (``kernel_advisories`` names them not covered)
     project_modules: list[str] = field(default_factory=list)
+    #: the detectors' findings (``fix``, ``cofix``, ``letin``, ``variance``, ``upoly``) on the project's own terms the
+    #: target reaches, excused as the baseline's: the project's code is what is judged, so no detector covers their
+    #: advisories and the target is not strict (``kernel_advisories`` names those advisories not covered)
+    project_findings: list[str] = field(default_factory=list)
 
 
 def reached_module_findings(dump: FileDump, target: str, project_roots: tuple[str, ...]) -> list[str]:
@@ -730,14 +735,24 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     base_modules = set(reached_module_findings(baseline, target, project_roots))
     cand_modules = reached_module_findings(candidate, target, project_roots)
     project_modules = [found for found in cand_modules if found in base_modules]
+    # the detectors likewise: a finding the baseline has is not the candidate's, but it is the project's own code,
+    # which is what is judged, so its advisories stay possible for the target (docs/verifier.md)
+    theorem = _entry_name(base_target or cand_target)
+    found = candidate.findings.get(target, ())
+    brought = uncovered_findings(found, baseline.findings.get(target, ()), theorem)
+    project_findings = [f for f in uncovered_findings(found, (), theorem)
+                        if f not in brought and f.partition(" ")[0] in DETECTED]
+    own_terms: list[str] = []
+    if project_modules:
+        own_terms.append(f"the project's own modules the module walk does not cover (the module advisories are not "
+                         f"covered for what rests on them): {uncovered_findings(tuple(project_modules[:8]), (), '')}")
+    if project_findings:
+        own_terms.append(f"the project's own terms outside the judge's conservative criteria (their advisories are "
+                         f"not covered for what rests on them): {project_findings[:8]}")
     reason = (f"assumptions outside the rule: {rules_bad}" if rules_bad else
               f"axioms outside the strict allow-list (the project's own axioms and admitted lemmas count here): "
-              f"{strict_bad}" if strict_bad else
-              f"the project's own modules the module walk does not cover (the module advisories are not covered "
-              f"for what rests on them): {uncovered_findings(tuple(project_modules[:8]), (), '')}"
-              if project_modules else "")
-    brought = uncovered_findings(candidate.findings.get(target, ()), baseline.findings.get(target, ()),
-                                 _entry_name(base_target or cand_target))
+              f"{strict_bad}" if strict_bad else "; ".join(own_terms))
     brought += uncovered_findings(tuple(found for found in cand_modules if found not in base_modules), (), "")
-    return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad or project_modules),
-                            not rules_bad, len(base_before) + 1, brought, sorted(set(used)), project_modules)
+    return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad or own_terms),
+                            not rules_bad, len(base_before) + 1, brought, sorted(set(used)), project_modules,
+                            project_findings)
