@@ -14,6 +14,7 @@ import pytest
 from test_project_blocks import kernel_statement
 
 from conftest import require_path, require_tool
+from pytest_forall.core.model import Verdict
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
 from pytest_forall.suites.project import NOT_ITEMS, load_project
@@ -123,6 +124,18 @@ def test_library_mode_rechecks_every_own_proof_strict(pytester: pytest.Pytester,
     assert run.ret == 0, run.stdout.str()[-3000:]
 
 
+def assert_accepted_strict_unless_own_upoly(verdict: Verdict, name: str) -> None:
+    """An honest proof is accepted; strict unless the project's own universe-polymorphic terms keep the `upoly`
+    advisories from being covered for it (docs/verifier.md, the project's own detector findings): then the verdict
+    says so, advisory by advisory, and the reason names the finding."""
+    assert verdict.verdict == "accept", (name, verdict.reason)
+    if not verdict.strict:
+        coverage = dict(verdict.kernel.get("coverage") or {})
+        assert any(str(why).startswith("NOT covered (upoly)") for why in coverage.values()), (name, coverage)
+        audit = " ".join(layer.reason for layer in verdict.layers)
+        assert "upoly" in audit, (name, audit)
+
+
 def test_a_scoping_attack_is_refused_in_a_module_and_in_a_section(tmp_path: Path) -> None:
     """A proof of the statement as it reads with another module's scope open (where `<=` is trivial) is not a
     proof of the lemma: for a lemma inside a `Module`, and one inside a `Section` with `Implicit Types` and a
@@ -159,7 +172,7 @@ def test_hott_a_proof_adding_a_universe_constraint_or_read_monomorphic_is_refuse
     task = tasks["equiv_inverse"]
     honest = "intro e.\n  exists (e^-1).\n  apply isequiv_inverse.\nDefined."
     verdict = verify_candidate(task, prover, prover.candidate_with_proof(task, honest).encode(), timeout=300)
-    assert verdict.verdict == "accept" and verdict.strict, verdict.reason
+    assert_accepted_strict_unless_own_upoly(verdict, "equiv_inverse")
     narrower = prover.candidate_with_proof(task, "intro e.\n  let t := type of B in pose (X := (A : t)).\n  clear X.\n"
                                                  "  exists (e^-1).\n  apply isequiv_inverse.\nDefined.")
     verdict = verify_candidate(task, prover, narrower.encode(), timeout=300)
@@ -243,7 +256,11 @@ def test_a_proof_that_adds_a_universe_constraint_to_the_statement_is_refused(tmp
     for name, (honest, narrower) in cases.items():
         task = tasks[name]
         verdict = verify_candidate(task, prover, prover.candidate_with_proof(task, honest).encode(), timeout=300)
-        assert verdict.verdict == "accept" and verdict.strict, (name, verdict.reason)
+        if name == "poly_pair":  # a transparent polymorphic definition: the project's own `upoly` term
+            assert_accepted_strict_unless_own_upoly(verdict, name)
+            assert not verdict.strict, "poly_pair is `Defined` and universe-polymorphic: its upoly advisories"
+        else:
+            assert verdict.verdict == "accept" and verdict.strict, (name, verdict.reason)
         attack = prover.candidate_with_proof(task, narrower)
         verdict = verify_candidate(task, prover, attack.encode(), timeout=300)
         assert verdict.verdict == "reject", (name, verdict.reason)

@@ -143,12 +143,16 @@ LATER_LAYER_CASES = {
 }
 
 
+#: cases the text screen no longer refuses: the kernel judge alone rejects them
+KERNEL_JUDGED_ONLY = frozenset({"notation_override"})
+
 @pytest.mark.parametrize("case", sorted(LATER_LAYER_CASES))
 def test_later_layer_rejects_with_the_static_layers_off(case: str) -> None:
     problem, text, layer_name, mention = LATER_LAYER_CASES[case]
-    # the static layers reject every one of these first (the corpus test names the layer)
+    # the static layers reject every one of these first (the corpus test names the layer), except what the screen
+    # leaves to the kernel judge (a notation: session 14, docs/verifier-static.md), where the judge is the only guard
     static = RocqProver().static_layers(task(problem), text)
-    assert any(layer.ok is False for layer in static), case
+    assert any(layer.ok is False for layer in static) is (case not in KERNEL_JUDGED_ONLY), case
     verdict = run(problem, text)
     layer = failing(verdict)
     assert verdict.verdict == "reject" and not verdict.strict
