@@ -19,24 +19,8 @@ from pytest_forall.suites.project import load_project
 
 #: rocq#21051's functor-strengthening exploit (tests/cheats/cheat/advisory_21051_functor_strengthening): a proof of
 #: False that coqc, the assumption walk and coqchk 8.16.1 all accept
-EXPLOIT = """Module Type T. Parameter n : bool. End T.
-Module M. Definition n := true. End M.
-Module M'. Definition n := false. End M'.
-Module MAKE.
-  Module FUN (E : T).
-    Module F. Definition bug := E.n. End F.
-    Module G := F.
-  End FUN.
-End MAKE.
-Include MAKE.
-Module RES := FUN M.
-Module RES' := FUN M'.
-Lemma same : RES.G.bug = RES'.G.bug. Proof. reflexivity. Qed.
-Lemma is_true : RES.G.bug = true. Proof. reflexivity. Qed.
-Lemma is_false : RES'.G.bug = false. Proof. reflexivity. Qed.
-Definition contradiction : False :=
-  match eq_trans (eq_trans (eq_sym is_true) same) is_false in _ = b return if b then True else False with eq_refl => I end.
-"""
+EXPLOIT = (Path(__file__).parent / "cheats" / "cheat" / "advisory_21051_functor_strengthening" / "candidate.v") \
+    .read_text(encoding="utf-8").split("RelationClasses.\n", 1)[1].split("Theorem putnam_2001_a1", 1)[0]
 USE = ("Require Import Mods.Bad.\n\nLemma zero_is_one : 0 = 1.\nProof. destruct contradiction. Qed.\n\n"
        # its statement alone names the other file's constant (the proof term is `I`)
        "Lemma stated : (fun _ : False => True) contradiction.\nProof. exact I. Qed.\n")
