@@ -1,9 +1,8 @@
 Require Import Reals.
-Require Import ZArith.
-(* `Export` of a library module, hidden in a helper module the candidate then imports: `sqrt` now names `Z.sqrt`,
-   and the false `sqrt 3 = sqrt 1` over the reals reads as the true `Z.sqrt 3 = Z.sqrt 1`. *)
+(* `Export` of a library module, hidden in a helper module the candidate then imports: `sqrt` now names `Nat.sqrt`,
+   and the false `sqrt 3 = sqrt 1` over the reals reads as the true `Nat.sqrt 3 = Nat.sqrt 1`. *)
 Module Helpers.
-Export Z.
+Export Nat.
 Lemma helper : 1 + 1 = 2.
 Proof. reflexivity. Qed.
 End Helpers.

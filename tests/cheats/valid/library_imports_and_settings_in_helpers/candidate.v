@@ -19,7 +19,9 @@ Unset Primitive Projections.
 Unset Elimination Schemes.
 Inductive color := red | green.
 Set Elimination Schemes.
-Local Tactic Notation "by_length" constr(l) := rewrite app_length; apply add_self.
+Lemma length_of_app (a b : list nat) : length (a ++ b) = length a + length b.
+Proof. induction a as [|x a IH]; simpl; [reflexivity | rewrite IH; reflexivity]. Qed.
+Local Tactic Notation "by_length" constr(l) := rewrite (length_of_app l l); apply add_self.
 Lemma pair_eta (p : pair_of) : p = mk_pair (first p) (second p).
 Proof. reflexivity. Qed.
 Lemma single : [1] = 1 :: nil.
