@@ -76,13 +76,13 @@ ELABORATION_OPTIONS = frozenset({("Implicit", "Arguments"), ("Strict", "Implicit
 #: ``#[universes(polymorphic)]`` on each later declaration (a template constant made polymorphic differs:
 #: ``cheat/universe_polymorphism_on_template_definition``; the candidate's own are the ``upoly`` detector's), each
 #: rejected by ``elaborated_statement`` with the static layers off. ``Warnings`` changes which messages print (no
-#: layer reads a warning), the rest how tactics and unification search.
+#: layer reads a warning), the rest how tactics and unification search. Not ``Universe Minimization ToSet``: it
+#: changes universe levels inside the closure, which the judge compares only as sorts (docs/verifier.md).
 KERNEL_JUDGED_OPTIONS = frozenset({
     ("Primitive", "Projections"), ("Elimination", "Schemes"), ("Case", "Analysis", "Schemes"),
     ("Nonrecursive", "Elimination", "Schemes"), ("Rewriting", "Schemes"), ("Decidable", "Equality", "Schemes"),
     ("Boolean", "Equality", "Schemes"), ("Universe", "Polymorphism"), ("Warnings",), ("Keyed", "Unification"),
-    ("Asymmetric", "Patterns"), ("Regular", "Subst", "Tactic"), ("SsrOldRewriteGoalsOrder",),
-    ("Universe", "Minimization", "ToSet")})
+    ("Asymmetric", "Patterns"), ("Regular", "Subst", "Tactic"), ("SsrOldRewriteGoalsOrder",)})
 #: Attributes a top-level sentence may carry (``#[local]`` …); any other (``bypass_check`` …) is refused.
 ALLOWED_ATTRIBUTES = frozenset({"local", "global", "export", "program", "refine", "universes(polymorphic)",
                                 "universes(monomorphic)"})
