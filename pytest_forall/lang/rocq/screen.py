@@ -73,8 +73,8 @@ ELABORATION_OPTIONS = frozenset({("Implicit", "Arguments"), ("Strict", "Implicit
 #: ``cheat/primitive_projections_on_template_record``), the scheme options decide which ``_rect``/``_ind``/… constants
 #: an inductive generates (a candidate's own ``two_rect`` in their place is another constant:
 #: ``cheat/elimination_schemes_unset_template_recursor``), ``Universe Polymorphism`` is the allowed
-#: ``#[universes(polymorphic)]`` on each later declaration (a template constant made polymorphic differs:
-#: ``cheat/universe_polymorphism_on_template_definition``; the candidate's own are the ``upoly`` detector's), each
+#: ``#[universes(polymorphic)]`` on each later declaration (the theorem or a template constant made polymorphic
+#: differs: ``cheat/universe_polymorphism_switched_on``; the candidate's own are the ``upoly`` detector's), each
 #: rejected by ``elaborated_statement`` with the static layers off. ``Warnings`` changes which messages print (no
 #: layer reads a warning), the rest how tactics and unification search. Not ``Universe Minimization ToSet``: it
 #: changes universe levels inside the closure, which the judge compares only as sorts (docs/verifier.md).
