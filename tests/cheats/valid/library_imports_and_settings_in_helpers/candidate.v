@@ -19,6 +19,9 @@ Unset Primitive Projections.
 Unset Elimination Schemes.
 Inductive color := red | green.
 Set Elimination Schemes.
+Set Universe Polymorphism.
+Definition poly_id (A : Type) (a : A) := a.
+Unset Universe Polymorphism.
 Lemma length_of_app (a b : list nat) : length (a ++ b) = length a + length b.
 Proof. induction a as [|x a IH]; simpl; [reflexivity | rewrite IH; reflexivity]. Qed.
 Local Tactic Notation "by_length" constr(l) := rewrite (length_of_app l l); apply add_self.
