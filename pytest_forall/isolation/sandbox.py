@@ -31,7 +31,7 @@ from typing import Any
 
 from pytest_forall.core.binds import RESERVED_INSIDE, RUN_DIR_INSIDE, check_inside_path, parse_ro_binds
 from pytest_forall.core.cache import cache_root
-from pytest_forall.core.proc import ProcResult, kill_group, run_command, tracked
+from pytest_forall.core.proc import CpuWatch, ProcResult, kill_group, run_command, tracked
 from pytest_forall.isolation import confine, seccomp
 
 BWRAP = "/usr/bin/bwrap"
@@ -83,6 +83,9 @@ class SandboxPolicy:
     #: ``host:port`` endpoints reachable through the proxy; empty means no network at all.
     allow: tuple[str, ...] = ()
     wall_seconds: float | None = None
+    #: CPU seconds of the run's process tree, killed (``timed_out``) once spent; ``wall_seconds`` is then its backstop
+    #: (see :func:`pytest_forall.core.proc.run_command`'s ``cpu_s``)
+    cpu_seconds: float | None = None
     #: Seconds without a byte on stdout after which the run is killed like at its wall limit (``stalled``)
     stall_seconds: float | None = None
     memory_mb: int | None = None
@@ -112,7 +115,7 @@ class SandboxPolicy:
             parse_endpoint(endpoint)
         for inside in (self.workspace_inside, *(dest for _, dest in (*self.ro_binds, *self.rw_binds))):
             check_inside_path(inside)
-        for name in ("wall_seconds", "stall_seconds", "memory_mb", "max_processes"):
+        for name in ("wall_seconds", "cpu_seconds", "stall_seconds", "memory_mb", "max_processes"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive, not {value!r}")
@@ -123,7 +126,8 @@ class SandboxPolicy:
                 "workspace_inside": self.workspace_inside,
                 "ro_binds": [[str(src), dest] for src, dest in self.ro_binds],
                 "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
-                "wall_seconds": self.wall_seconds, "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
+                "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds,
+                "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
                 "max_processes": self.max_processes, "env_keys": sorted(self.env),
                 "confine_shells": self.confine_shells,
                 **({"exec_beneath": list(self.exec_beneath)} if self.exec_beneath is not None else {}),
@@ -180,7 +184,7 @@ def _run_unsandboxed(argv: Sequence[str], policy: SandboxPolicy, workspace: Path
         raise ValueError(f"without a sandbox, cwd must be inside the workspace, not {cwd_inside!r}")
     cwd = workspace / inside.relative_to(policy.workspace_inside)
     env = {"PATH": DEFAULT_PATH, "HOME": str(workspace), **policy.env}
-    result = run_command(argv, cwd=cwd, timeout=policy.wall_seconds, env=env, stdin=stdin)
+    result = run_command(argv, cwd=cwd, timeout=policy.wall_seconds, env=env, stdin=stdin, cpu_s=policy.cpu_seconds)
     result.extra.update(sandbox="none", timed_out=result.timed_out, oom=None, pids_limit_hit=None,
                         leftovers_killed=None, survivors=None, access_log=None,
                         limits={"memory": None, "pids": None, "network": "unrestricted", "seccomp": False})
@@ -256,7 +260,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
             owned_fds.remove(fd)
         supervisor = _Supervisor(proc, stdout_fd, stderr_fd, info_read, status_read, cgroups)
         with tracked(supervisor.cancel):  # a cancelled scope kills the sandbox as its time limit would
-            supervisor.run(policy.wall_seconds, policy.stall_seconds)
+            supervisor.run(policy.wall_seconds, policy.stall_seconds, policy.cpu_seconds)
         duration = time.monotonic() - start
         survivors = cgroups.reap_survivors()
         if not supervisor.timed_out and not supervisor.init_started and proc.returncode != 0:
@@ -268,6 +272,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         report = supervisor.init_report or {}
         extra = {"sandbox": "bwrap", "sandbox_pid": supervisor.sandbox_pid,
                  "timed_out": supervisor.timed_out, "stalled": supervisor.stalled,
+                 **(supervisor.cpu.wire(supervisor.cpu_spent) if supervisor.cpu is not None else {}),
                  "stopped_at_stall": supervisor.stopped_at_stall,
                  # the command died of a signal the harness did not send (it kills PID 1, and then no report
                  # comes): sent from inside the sandbox, or the kernel's (the memory cgroup's OOM killer)
@@ -511,6 +516,9 @@ class _Supervisor:
         self.killed_at_timeout: int | None = None
         #: processes of the run that were stopped (SIGSTOP, traced) when the stall fired: silence not the provider's
         self.stopped_at_stall: int | None = None
+        #: the run's CPU budget (``SandboxPolicy.cpu_seconds``), and whether it ended the run
+        self.cpu: CpuWatch | None = None
+        self.cpu_spent = False
 
     @property
     def init_started(self) -> bool:
@@ -523,8 +531,10 @@ class _Supervisor:
         reports = [json.loads(line) for line in self._status.splitlines()]
         return next((report for report in reports if "exit_code" in report), None)
 
-    def run(self, wall_seconds: float | None, stall_seconds: float | None = None) -> None:
+    def run(self, wall_seconds: float | None, stall_seconds: float | None = None,
+            cpu_seconds: float | None = None) -> None:
         deadline = None if wall_seconds is None else time.monotonic() + wall_seconds
+        self.cpu = CpuWatch(self.proc.pid, cpu_seconds) if cpu_seconds is not None else None
         stdout_fd = self._stdout_fd
         last_output = time.monotonic()
         with selectors.DefaultSelector() as selector:
@@ -537,14 +547,20 @@ class _Supervisor:
                     self.stalled = True
                     self.stopped_at_stall = self.cgroups.stopped()
                     deadline = now
+                if self.cpu is not None and not self.timed_out and self.cpu.spent(now):
+                    self.cpu_spent = True
+                    deadline = now
                 if deadline is not None and now >= deadline:
                     if self.timed_out:  # the pid namespace is gone but something still holds our pipes
                         self._kill_everything()
                         break
+                    if self.cpu is not None and not self.cpu_spent:  # what the tree had spent when the backstop came
+                        self.cpu_spent = self.cpu.read(now)
                     self.timed_out = True
                     self._kill_sandbox()
                     deadline = now + KILL_GRACE
-                wake = min((t for t in (deadline, silent_until) if t is not None), default=None)
+                cpu_read = self.cpu.next_read if self.cpu is not None and not self.timed_out else None
+                wake = min((t for t in (deadline, silent_until, cpu_read) if t is not None), default=None)
                 for key, _ in selector.select(None if wake is None else max(0.0, wake - now)):
                     try:
                         chunk = os.read(key.fd, CHUNK)
@@ -867,10 +883,11 @@ def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) ->
     root, binds = split_root(ro_binds)
 
     def run(argv: Sequence[str], *, cwd: Path | str, timeout: float | None, env: dict[str, str] | None = None,
-            stdin: str | None = None, mem_mb: int | None = None, rss_mb: int | None = None) -> ProcResult:
+            stdin: str | None = None, mem_mb: int | None = None, rss_mb: int | None = None,
+            cpu_s: float | None = None) -> ProcResult:
         # the run's memory cgroup charges resident pages (reclaimable file pages included), which is what
         # either limit asks for here
-        policy = SandboxPolicy(workspace=Path(cwd), ro_binds=binds, wall_seconds=timeout, root=root,
+        policy = SandboxPolicy(workspace=Path(cwd), ro_binds=binds, wall_seconds=timeout, cpu_seconds=cpu_s, root=root,
                                memory_mb=rss_mb or mem_mb, env=dict(env or {"PATH": DEFAULT_PATH}))
         try:
             return run_sandboxed(argv, policy, audit_dir=audit_dir, stdin=stdin)

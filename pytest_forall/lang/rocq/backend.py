@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pytest_forall.core.binds import option_binds
 from pytest_forall.core.cache import cache_root
 from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Layer, Task, sha256_bytes
-from pytest_forall.core.proc import ProcResult, run_command
+from pytest_forall.core.proc import CPU_WALL_FACTOR, ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult, ProofTools
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.rocq.advisories import (
@@ -315,9 +315,13 @@ def read_compile(coqc: str, result: ProcResult, source: Path, timeout: float, re
     vo = source.with_suffix(".vo")
     if result.returncode == 127 and not vo.exists():
         return CompileResult(ok=False, infra=f"{coqc} could not be started: {result.stderr.strip()}", output=output)
+    if result.starved:  # the machine's load or a stopped coqc, not the proof: no verdict on it (infra, resumable)
+        return CompileResult(ok=False, infra=f"coqc was {result.starved}", duration=result.duration, timed_out=True,
+                             accident=result.accident, output=output)
     ok = result.returncode == 0 and not result.timed_out and vo.is_file()
     if result.timed_out:
-        messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s"})
+        spent = " of CPU" if result.extra.get("cpu_spent") else ""
+        messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s{spent}"})
     elif not ok and not any(m["severity"] == "error" for m in messages):
         why = f"coqc exited with {result.returncode}" if result.returncode else "coqc left no .vo"
         messages.insert(0, {"severity": "error", "line": None, "data": f"{why}: {output[-500:]}"})
@@ -427,7 +431,11 @@ class RocqProver:
     def _has(self, tool: str) -> bool:
         return os.path.isfile(self.toolchain.root + tool) if self.toolchain.root else shutil.which(tool) is not None
 
-    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> ProcResult:
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+             cpu_budget: bool = False) -> ProcResult:
+        """``argv`` through the runner; with ``cpu_budget``, ``timeout`` is CPU seconds of its process tree and the
+        wall clock only a backstop :data:`~pytest_forall.core.proc.CPU_WALL_FACTOR` times longer (a compile starved by
+        the machine's load is then told apart from one that spent its budget: ``ProcResult.starved``)."""
         if self.load and argv and argv[0] in (self.coqc, self.coqchk):
             argv = [argv[0], *self.load, *argv[1:]]
         environment = {**clean_env(), **self.ocaml_env, **(env or {})}
@@ -437,6 +445,9 @@ class RocqProver:
                 binds = [(p, str(p) if inside == PLUGIN_INSIDE else inside) for p, inside in self.sandbox_binds
                          if inside != "/" and p.exists()]
                 argv = [*root_prefix(self.toolchain.root, Path(cwd).absolute(), binds), "--", *argv]
+        if cpu_budget:
+            return self.runner(argv, cwd=cwd, timeout=timeout * CPU_WALL_FACTOR, cpu_s=timeout, mem_mb=self.mem_mb,
+                               env=environment)
         return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env=environment)
 
     def toolchain_label(self) -> str:
@@ -499,7 +510,7 @@ class RocqProver:
             source.write_bytes(data)
             argv = [self.coqc, "-q", *self.info.compile_flags, *(["-time"] if report_sentences else []), "-Q", "p",
                     PROBLEM_ROOT, f"p/{module}.v"]
-            result = self._run(argv, run, timeout)
+            result = self._run(argv, run, timeout, cpu_budget=True)
             compiled_result = read_compile(self.coqc, result, source, timeout, report_sentences)
             if not compiled_result.ok:
                 return compiled_result, None

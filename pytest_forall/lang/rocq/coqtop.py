@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pexpect
 
+from pytest_forall.core.proc import CORES, POLL, child_pids, cpu_seconds, process_tree
 from pytest_forall.core.prover import SessionDied, SessionTimeout
 
 PROMPT = re.compile(r"<prompt>(?P<text>.*?)</prompt>")
@@ -30,54 +31,13 @@ SENTINEL = "forall_probe_loaded_sentinel"
 #: gives coqtop about 1/12 of a core) a script gets the computation an idle one gives it. A backstop that expires
 #: anyway is reported (``TacticProbe.timed_out``), never read as the script failing.
 WALL_FACTOR = 20
-#: How often (seconds) the CPU time of a running tactic is read at most: near its budget's end, or once interrupted.
-POLL = 0.05
-#: CPU seconds a process tree can use per second of wall at most (its cores): a tactic with ``r`` seconds of budget
-#: left cannot spend them in less than ``r / CORES`` seconds, so the probe waits that long before it reads ``/proc``
-#: again (reading it every ``POLL`` cost the Python process about 1 s of CPU per 20 s search on a loaded machine,
-#: where a search takes several times its CPU in wall time).
-CORES = os.cpu_count() or 1
-TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        try:
-            found.extend(int(child) for child in task.read_text().split())
-        except OSError:
-            continue
-    return found
-
-
-def process_tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (a sandbox wrapper's coqtop is one of them), from ``/proc``."""
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo.extend(_children(current))
-    return found
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """CPU time (user + system) used so far by ``pid`` and its descendants, or None without ``/proc``."""
-    total, seen = 0.0, False
-    for current in process_tree(pid):
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        total += (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14 and 15 of stat)
-        seen = True
-    return total if seen else None
 
 
 def interrupt(pid: int) -> None:
     """``SIGINT`` to the leaves of ``pid``'s tree (coqtop, not a sandbox wrapper around it): coqtop answers
     "User interrupt" and keeps its state, as after a ``Timeout``."""
     for current in process_tree(pid):
-        if not _children(current):
+        if not child_pids(current):
             try:
                 os.kill(current, signal.SIGINT)
             except OSError:
