@@ -9,6 +9,7 @@ its proof was too slow.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -117,3 +118,69 @@ def test_a_candidate_that_spends_its_cpu_budget_is_rejected(machine: tuple[Any, 
     assert elaboration.ok is False and not elaboration.infra, elaboration
     assert elaboration.evidence["accident"] == "timed out" and "of CPU" in elaboration.reason, elaboration
     assert not list((tmp_path / "verdicts").glob("*/*.json")), "an accident was stored"
+
+
+# --- a question to the toolchain that gets no answer is infra, never "not installed" ------------------------------
+
+@pytest.fixture
+def fake_coqc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Installs a ``coqc`` first on PATH that runs ``body`` (sh); the probes' per-process answers are forgotten before
+    and after the test, and their CPU budget is 0.2 s (a 2 s wall backstop)."""
+    from pytest_forall.lang.rocq import tactics, toolchain
+
+    def forget() -> None:
+        tactics.contrib_installed.cache_clear()
+        toolchain.coqc_where.cache_clear()
+
+    def install(body: str) -> Path:
+        tool = tmp_path / "bin" / "coqc"
+        tool.parent.mkdir(exist_ok=True)
+        tool.write_text(f"#!/bin/sh\n{body}\n")
+        tool.chmod(0o755)
+        return tool
+
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setattr(toolchain, "PROBE_CPU_SECONDS", 0.2)
+    forget()
+    yield install
+    forget()
+
+
+@pytest.mark.parametrize("body, why", [("kill -STOP $$", "wall-clock backstop"), ("kill -SEGV $$", "killed by signal 11"),
+                                       ("exit 2", "exit 2")])
+def test_a_library_probe_without_an_answer_is_infra_never_not_installed(fake_coqc: Any, body: str, why: str) -> None:
+    """``coqc -where`` stalled (stopped by the machine), crashed or failing: before, "hammer not installed" for the
+    whole process (a 30 s wall timeout, answer cached), so the portfolio's ladder silently lost CoqHammer's tactics.
+    Now the probe raises (the portfolio's turn is then ``probe`` infra), and is asked again on the next call."""
+    from pytest_forall.core.prover import ToolchainProbeFailed
+    from pytest_forall.lang.rocq.tactics import contrib_installed, hammer_installed
+
+    fake_coqc(body)
+    with pytest.raises(ToolchainProbeFailed, match=why):
+        hammer_installed()
+    library = fake_coqc("").parent / "lib"
+    (library / "user-contrib" / "Hammer" / "Tactics").mkdir(parents=True)
+    answering = fake_coqc(f"echo {library}")
+    assert hammer_installed() and not contrib_installed("Interval", "Tactic.vo")  # asked again, answered
+    answering.write_text("#!/bin/sh\nexit 2\n")
+    assert hammer_installed(), "an answer is kept for the process"
+
+
+def test_a_portfolio_turn_whose_library_probe_fails_is_probe_infra(fake_coqc: Any, tmp_path: Path) -> None:
+    """The portfolio's ladder asks whether CoqHammer is installed; no answer ends the turn as ``probe`` infra (the
+    protocol's item outcome infra, resumable), not a ladder without CoqHammer's tactics that found nothing."""
+    from types import SimpleNamespace
+
+    from pytest_forall.agents.portfolio import PortfolioSession
+    from pytest_forall.core.outcomes import infra_stop, outcome_of
+
+    fake_coqc("kill -STOP $$")
+    task = SimpleNamespace(prover="rocq")
+    prover = SimpleNamespace(try_tactics=lambda *a, **k: pytest.fail("the ladder ran without its probe's answer"))
+    ctx = SimpleNamespace(task=task, prover=prover, workspace=tmp_path, audit_dir=tmp_path, budget=SimpleNamespace(
+        compiles=None), charge_compile=None, say=None)
+    session = PortfolioSession(ctx, 1.0, ladder=True)  # type: ignore[arg-type]
+    session.audited = True  # the search is the audit's (tests/test_audit_*.py); here the ladder alone
+    turn = session.turn("", timeout=None)
+    assert turn.infra.startswith("probe: ") and "wall-clock backstop" in turn.infra, turn
+    assert outcome_of(infra_stop(turn.infra)) == "infra"

@@ -225,8 +225,9 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
         return _decide(layers, digest, (), False, 1)
     if not compiled.ok:
         accident = compiled.accident or ("timed out" if compiled.timed_out else "")
-        if accident:  # a verdict, but one this machine's load made: the cache must not keep it
+        if accident:  # past its CPU budget, or killed: the candidate's failure, but not one to keep (cache)
             evidence["accident"] = accident
+        # a compile the machine starved (the wall backstop came, its CPU budget unspent) or could not start: infra
         reason = compiled.infra or compiled.first_error_at(task.candidate_name)
         layers.append(Layer("elaboration", False, reason, evidence,
                             infra=bool(compiled.infra)))

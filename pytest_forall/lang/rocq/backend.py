@@ -34,7 +34,7 @@ from pytest_forall.core.binds import option_binds
 from pytest_forall.core.cache import cache_root
 from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Layer, Task, sha256_bytes
 from pytest_forall.core.proc import CPU_WALL_FACTOR, ProcResult, run_command
-from pytest_forall.core.prover import AxiomAudit, CompileResult, ProofTools
+from pytest_forall.core.prover import AxiomAudit, CompileResult, ProofTools, ToolchainProbeFailed
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.rocq.advisories import (
     DETECTED,
@@ -59,8 +59,11 @@ from pytest_forall.lang.rocq.judge import (
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.problem import ALIASES, NAME, outside_sections
 from pytest_forall.lang.rocq.toolchain import (
+    PROBE_CPU_SECONDS,
+    PROBE_TIMED_OUT,
     Toolchain,
     VersionInfo,
+    coqc_where,
     label,
     probe,
     resolve,
@@ -261,14 +264,19 @@ def host_tool(name: str) -> str:
 def coq_library_dirs(coqc: str, root: str = "") -> tuple[Path, ...]:
     """``coqc -where`` (the standard library and every installed library) and its sibling ``coq-core`` (the
     plugins), the directories a compile reads: fingerprinted, and bound into the sandbox when outside /usr.
-    With a ``root`` filesystem: those directories inside it, as host paths."""
+    With a ``root`` filesystem: those directories inside it, as host paths.
+    With no answer (timed out, killed, failed) it raises :class:`ToolchainProbeFailed`, never an empty tuple (a
+    sandbox without the libraries, a fingerprint of none); not cached, so the next call asks again."""
     if root:
-        where = run_in(Toolchain(root, root=root), [os.path.basename(coqc), "-where"], Path(tempfile.gettempdir()),
-                       timeout=60).stdout.strip()
-        return (Path(root + where), Path(root + where).parent / "coq-core",
-                Path(root + where).parent / "rocq-runtime") if where else ()
-    where = run_command([coqc, "-where"], cwd=tempfile.gettempdir(), timeout=30).stdout.strip()
-    return (Path(where), Path(where).parent / "coq-core") if where else ()
+        ran = run_in(Toolchain(root, root=root), [os.path.basename(coqc), "-where"], Path(tempfile.gettempdir()),
+                     timeout=60)
+        where = ran.stdout.strip()
+        if ran.returncode != 0 or not where:
+            raise ToolchainProbeFailed(f"`{coqc} -where` in {root} gave no answer (exit {ran.returncode}): "
+                                       f"{(ran.stdout + ran.stderr).strip()[-300:]}")
+        return (Path(root + where), Path(root + where).parent / "coq-core", Path(root + where).parent / "rocq-runtime")
+    where = coqc_where(coqc)
+    return (Path(where), Path(where).parent / "coq-core")
 
 
 @functools.cache
@@ -284,7 +292,13 @@ def toolchain_fingerprint(coqc: str, coqchk: str, root: str = "") -> dict[str, s
     if root:
         line = probe(Toolchain(root, root=root))[0] + f" root:{root}"
     else:
-        line = " ".join(run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=30).stdout.split())
+        ran = run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=PROBE_CPU_SECONDS * CPU_WALL_FACTOR,
+                          cpu_s=PROBE_CPU_SECONDS)
+        line = " ".join(ran.stdout.split())
+        if ran.returncode != 0 or not line:  # never a fingerprint (a cache key) without the version
+            why = ran.starved or ran.accident or f"exit {ran.returncode}"
+            raise ToolchainProbeFailed(f"`{coqc} --version` gave no answer ({why}): "
+                                       f"{(ran.stdout + ran.stderr).strip()[-300:]}")
     tools = []
     for tool in (coqc, coqchk):
         path = (root + tool if os.path.isfile(root + tool) else None) if root else shutil.which(tool)
@@ -362,8 +376,9 @@ class RocqProver:
         self.toolchain = found if isinstance(found, Toolchain) else Toolchain(spec)
         self.toolchain_problem = found if isinstance(found, str) else ""
         line, info = probe(self.toolchain) if not self.toolchain_problem else ("", None)
-        if not self.toolchain_problem and info is None and self.toolchain.spec:
-            self.toolchain_problem = f"the toolchain {self.toolchain.spec!r} does not run coqc --version: {line}"
+        if not self.toolchain_problem and info is None and (self.toolchain.spec or line.startswith(PROBE_TIMED_OUT)):
+            # a probe with no answer in time is infra, never a toolchain read as Coq 8.16 for the whole run
+            self.toolchain_problem = f"the toolchain {self.toolchain.spec or 'on PATH'!r} does not run coqc --version: {line}"
         #: the version knowledge of this toolchain (flags, stdlib prefix, axiom names, plugin shim)
         self.info: VersionInfo = info or version_info((8, 16))
         #: OCaml 5 reserves address space for the minor heaps of every possible domain (128) at start: under the
@@ -404,9 +419,12 @@ class RocqProver:
             from pytest_forall.isolation.sandbox import host_binds
 
             tools = [tool for tool in (self.coqc, self.coqchk, self.coqtop) if os.path.isabs(tool)]
-            if not root:
-                self.sandbox_binds += tuple((p, str(p)) for p in host_binds(tools, coq_library_dirs(self.coqc)))
-            self.plugin, self.plugin_problem = plugin_dir(cache / "rocq-judge", self.version(), self.toolchain)
+            try:
+                if not root:
+                    self.sandbox_binds += tuple((p, str(p)) for p in host_binds(tools, coq_library_dirs(self.coqc)))
+                self.plugin, self.plugin_problem = plugin_dir(cache / "rocq-judge", self.version(), self.toolchain)
+            except ToolchainProbeFailed as exc:  # infra at the verifier's probe, this backend's every verdict
+                self.toolchain_problem = str(exc)
         if self.plugin is not None:
             self.sandbox_binds += ((self.plugin, PLUGIN_INSIDE),)
         self.sandbox_binds += option_binds(opts)
