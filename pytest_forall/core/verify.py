@@ -423,7 +423,8 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--theorem", default="", help="Theorem name (default: found in the template)")
     parser.add_argument("--static-only", action="store_true", help="Only the layers that need no prover")
     parser.add_argument("--json", action="store_true", help="Print the verdict as JSON")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="Seconds per prover call")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                        help="Seconds per prover call (a Rocq compile: CPU seconds, with a 10x wall-clock backstop)")
     parser.add_argument("--cache-dir", default="", help="Where compiled templates are cached")
     parser.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap",
                         help="Run every prover process in the bubblewrap sandbox (default) or unsandboxed")

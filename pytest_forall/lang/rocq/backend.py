@@ -50,6 +50,7 @@ from pytest_forall.lang.rocq.judge import (
     Judgement,
     cached_entry,
     judge,
+    killed_from_outside,
     plugin_digest,
     plugin_dir,
     reparse,
@@ -238,11 +239,15 @@ def coqchk_layer(argv: list[str], result: ProcResult, budget: float, *, killed: 
     if infra_accident and result.accident:
         return Layer("independent_check", False, f"{infra_accident} was {result.accident}",
                      {**evidence, "accident": result.accident}, infra=True)
+    if killed_from_outside(result):  # SIGKILL/SIGTERM (the memory cgroup, the machine): the checker's run, not the proof
+        return Layer("independent_check", False, f"coqchk was {killed_from_outside(result)}: not judged",
+                     {**evidence, "accident": result.accident}, infra=True)
     if result.returncode == 127:
         return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
                      infra=True)
-    if result.returncode != 0:
-        return Layer("independent_check", False, f"coqchk rejected the compiled proof: {output[-400:]}", evidence)
+    if result.returncode != 0:  # a crash (SIGSEGV, an anomaly) the candidate's terms may cause fails closed, not kept
+        return Layer("independent_check", False, f"coqchk rejected the compiled proof: {output[-400:]}",
+                     {**evidence, **({"accident": result.accident} if result.accident else {})})
     sections = parse_coqchk_summary(output)
     if sections is None:
         return Layer("independent_check", False, "coqchk printed no context summary", evidence)

@@ -7,6 +7,7 @@ A winning tactic is only a *suggestion*: the candidate built from it goes throug
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -242,6 +243,9 @@ class TacticProbe:
                         reply = self._attempt(child, tactic, timeout)
                     except pexpect.EOF:
                         log.append(f"{tactic}: coqtop died ({(child.before or '')[-200:].strip()})")
+                        killed = killed_from_outside(child)
+                        if killed:  # not the script's failure: the search did not try it (never "nothing found")
+                            self.timed_out.append(f"a script of {goal.theorem} (coqtop {killed})")
                         end()
                         continue
                     except pexpect.TIMEOUT:
@@ -297,6 +301,18 @@ class TacticProbe:
         else:
             _await_prompt(child, base, seconds, time.monotonic() + wall + 10, grace=10)
         return child.before or ""
+
+
+def killed_from_outside(child: pexpect.spawn, wait: float = 2.0) -> str:
+    """How a coqtop that closed its terminal ended, when it was killed from outside (SIGKILL or SIGTERM, directly or
+    as a sandbox reports it, 128 + N: the memory cgroup, the machine), else "": a crash of its own (a stack overflow's
+    SIGSEGV, an exit) is the script's failure. Waits at most ``wait`` seconds for it to be reaped."""
+    limit = time.monotonic() + wait
+    with contextlib.suppress(pexpect.ExceptionPexpect, OSError):
+        while child.isalive() and time.monotonic() < limit:
+            time.sleep(POLL)
+    signal_number = child.signalstatus or ((child.exitstatus or 0) - 128 if (child.exitstatus or 0) > 128 else 0)
+    return f"killed by signal {signal_number}" if signal_number in (signal.SIGKILL, signal.SIGTERM) else ""
 
 
 def _await_prompt(child: pexpect.spawn, base: float, seconds: float, limit: float, grace: float | None = None) -> None:
