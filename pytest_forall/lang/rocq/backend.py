@@ -239,13 +239,15 @@ def coqchk_layer(argv: list[str], result: ProcResult, budget: float, *, killed: 
     if infra_accident and result.accident:
         return Layer("independent_check", False, f"{infra_accident} was {result.accident}",
                      {**evidence, "accident": result.accident}, infra=True)
-    if killed_from_outside(result):  # SIGKILL/SIGTERM (the memory cgroup, the machine): the checker's run, not the proof
+    own_limit = result.extra.get("oom") or result.extra.get("rss_exceeded")  # its own memory limit: its own cost
+    if killed_from_outside(result) and not own_limit:  # SIGKILL/SIGTERM from the machine (its OOM killer, the run's end)
         return Layer("independent_check", False, f"coqchk was {killed_from_outside(result)}: not judged",
                      {**evidence, "accident": result.accident}, infra=True)
     if result.returncode == 127:
         return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
                      infra=True)
-    if result.returncode != 0:  # a crash (SIGSEGV, an anomaly) the candidate's terms may cause fails closed, not kept
+    if result.returncode != 0:  # a crash (SIGSEGV, an anomaly), its memory limit: the candidate's terms may cause them;
+        # fails closed, and a death by a signal is not kept (the verdict cache)
         return Layer("independent_check", False, f"coqchk rejected the compiled proof: {output[-400:]}",
                      {**evidence, **({"accident": result.accident} if result.accident else {})})
     sections = parse_coqchk_summary(output)
