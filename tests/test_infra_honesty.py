@@ -54,6 +54,15 @@ def test_a_cpu_budget_tells_a_spent_budget_from_a_starved_run(sandbox: str, tmp_
     assert plain.timed_out and not plain.starved
 
 
+def test_the_cpu_of_a_child_that_ended_counts_against_the_budget(tmp_path: Path) -> None:
+    """A child that computed and ended (``native_compute``'s compiler under coqc) is the tree's cost too: its parent's
+    ``cutime`` is read with the tree. Before, only live processes counted, and a candidate's work in short-lived
+    children was free."""
+    burn_then_sleep = ["/bin/sh", "-c", "(i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done); exec sleep 60"]
+    result = run_command(burn_then_sleep, cwd=tmp_path, timeout=8, cpu_s=60)
+    assert result.timed_out and result.extra["cpu_used_s"] >= 0.1, result.extra
+
+
 class Machine:
     """The real tools, except the candidate's compile (``-time``): ``stopped`` runs coqc SIGSTOPped under a 2 s wall
     backstop (its CPU budget unchanged), ``budget`` gives it ``budget`` CPU seconds (its backstop unchanged)."""

@@ -99,14 +99,18 @@ def process_tree(pid: int) -> list[int]:
 
 
 def cpu_seconds(pid: int) -> float | None:
-    """CPU time (user + system) used so far by ``pid`` and its descendants, or None without ``/proc``."""
+    """CPU time (user + system) used so far by ``pid`` and its descendants, the ended ones a process of the tree waited
+    for included (``native_compute``'s compiler under coqc: its cost is the candidate's too), or None without
+    ``/proc``."""
     total, seen = 0.0, False
     for current in process_tree(pid):
         try:
             fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        total += (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14 and 15 of stat)
+        # utime, stime, cutime, cstime (fields 14-17 of stat): a live child is counted by itself, an ended one in its
+        # parent's cutime/cstime once waited for, so none twice
+        total += sum(int(field) for field in fields[11:15]) / TICK
         seen = True
     return total if seen else None
 
