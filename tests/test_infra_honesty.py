@@ -135,7 +135,7 @@ def test_a_candidate_that_spends_its_cpu_budget_is_rejected(machine: tuple[Any, 
 def fake_coqc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Installs a ``coqc`` first on PATH that runs ``body`` (sh); the probes' per-process answers are forgotten before
     and after the test, and their CPU budget is 0.2 s (a 2 s wall backstop)."""
-    from pytest_forall.lang.rocq import tactics, toolchain
+    from pytest_forall.lang.rocq import backend, tactics, toolchain
 
     def forget() -> None:
         tactics.contrib_installed.cache_clear()
@@ -150,6 +150,7 @@ def fake_coqc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
     monkeypatch.setattr(toolchain, "PROBE_CPU_SECONDS", 0.2)
+    monkeypatch.setattr(backend, "PROBE_CPU_SECONDS", 0.2)  # its copy (the fingerprint's coqc --version)
     forget()
     yield install
     forget()
@@ -193,3 +194,25 @@ def test_a_portfolio_turn_whose_library_probe_fails_is_probe_infra(fake_coqc: An
     turn = session.turn("", timeout=None)
     assert turn.infra.startswith("probe: ") and "wall-clock backstop" in turn.infra, turn
     assert outcome_of(infra_stop(turn.infra)) == "infra"
+
+
+def test_a_version_probe_that_stalls_is_infra_for_the_verifier_and_asked_again(fake_coqc: Any, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``coqc --version`` stopped past its wall limit: before, the failed answer was kept for the process and the coqc
+    on PATH was silently read as Coq 8.16 (its flags, its axiom names) for the whole run. Now the backend's probe layer
+    says so (the verdict is infra, "toolchain"), and the next probe asks again."""
+    from pytest_forall.core.model import INFRA
+    from pytest_forall.core.verify import verify_candidate
+    from pytest_forall.lang.rocq import toolchain
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    monkeypatch.setattr(toolchain, "VERSION_WALL_SECONDS", 1.0)
+    monkeypatch.setattr(toolchain, "_PROBED", {})
+    fake_coqc("kill -STOP $$")
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache")})
+    assert "coqc --version timed out" in prover.probe(tmp_path), prover.probe(tmp_path)
+    assert not toolchain._PROBED, "a probe without an answer was kept"
+    task = task_from_template("rocq", require_path(PUTNAM / "coq" / "src" / "putnam_2001_a1.v", "PutnamBench"))
+    verdict = verify_candidate(task, prover, PROOF.read_bytes(), builddir=tmp_path / "build")
+    assert verdict.verdict == INFRA and verdict.layers[-1].name == "toolchain", verdict.to_wire()
+    assert "gave no answer" in verdict.kernel.get("problem", ""), verdict.kernel  # the kernel is not named either

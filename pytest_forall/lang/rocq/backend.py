@@ -385,7 +385,8 @@ class RocqProver:
         line, info = probe(self.toolchain) if not self.toolchain_problem else ("", None)
         if not self.toolchain_problem and info is None and (self.toolchain.spec or line.startswith(PROBE_TIMED_OUT)):
             # a probe with no answer in time is infra, never a toolchain read as Coq 8.16 for the whole run
-            self.toolchain_problem = f"the toolchain {self.toolchain.spec or 'on PATH'!r} does not run coqc --version: {line}"
+            which = f"the toolchain {self.toolchain.spec!r}" if self.toolchain.spec else "the coqc on PATH"
+            self.toolchain_problem = f"{which} does not run coqc --version: {line}"
         #: the version knowledge of this toolchain (flags, stdlib prefix, axiom names, plugin shim)
         self.info: VersionInfo = info or version_info((8, 16))
         #: OCaml 5 reserves address space for the minor heaps of every possible domain (128) at start: under the

@@ -212,6 +212,8 @@ def coqc_where(coqc: str) -> str:
     return where
 
 
+#: Wall seconds :func:`probe` waits for ``coqc --version`` (a run inside a root filesystem has no CPU reading here)
+VERSION_WALL_SECONDS = 60.0
 #: :func:`probe`'s answers, once per process; a probe that timed out is not kept (the next call asks again)
 _PROBED: dict[Toolchain, tuple[str, VersionInfo | None]] = {}
 #: the start of :func:`probe`'s line when ``coqc --version`` gave no answer in time (the machine's, not the toolchain's)
@@ -223,7 +225,7 @@ def probe(toolchain: Toolchain) -> tuple[str, VersionInfo | None]:
     or (:data:`PROBE_TIMED_OUT` …, None) when it did not answer in time: that answer is not kept for the process."""
     if toolchain in _PROBED:
         return _PROBED[toolchain]
-    result = run_in(toolchain, ["coqc", "--version"], Path(tempfile.gettempdir()), timeout=60)
+    result = run_in(toolchain, ["coqc", "--version"], Path(tempfile.gettempdir()), timeout=VERSION_WALL_SECONDS)
     if result.returncode == 124:
         return f"{PROBE_TIMED_OUT}: {result.stderr.strip()[-300:]}", None
     line = " ".join(result.stdout.split())
