@@ -240,7 +240,7 @@ JUDGE_COULD_NOT_RUN = "the judge could not run: "
 _KILLED_STATUSES = (-9, -15, 128 + 9, 128 + 15)
 
 
-def _killed(result: ProcResult) -> str:
+def killed_from_outside(result: ProcResult) -> str:
     """Why the judge's process was stopped from outside (a timeout, the memory watch, a kill), or ""."""
     if result.timed_out or result.extra.get("rss_exceeded"):
         return str(result.accident)
@@ -281,7 +281,7 @@ def run_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, vo: Pat
         if result.timed_out:
             return None, "", "timed out"
         output = (result.stdout + result.stderr).strip()
-        killed = _killed(result)
+        killed = killed_from_outside(result)
         if result.returncode != 0 and (killed or _PLUGIN_NOT_LOADED.search(output)):
             return None, "", f"{JUDGE_COULD_NOT_RUN}{killed or output[-600:]}"
         if result.returncode != 0:

@@ -640,7 +640,7 @@ class ProjectBuilds(RocqProver):
         source.write_bytes(data)
         argv = [self.coqc, "-q", *(["-time"] if report_sentences else []), *self._load(project, tree, True, tree),
                 str(source.relative_to(tree))]
-        result = self._run(argv, tree, timeout)
+        result = self._run(argv, tree, timeout, cpu_budget=True)  # a starved compile is infra (read_compile)
         outcome = read_compile(self.coqc, result, source, timeout, report_sentences)
         refused = re.search(r"(?:Unknown option|unknown option|Illegal option|bad option)[^\n]*", outcome.output)
         if result.returncode != 0 and refused and not outcome.sentences:
