@@ -216,3 +216,94 @@ def test_a_version_probe_that_stalls_is_infra_for_the_verifier_and_asked_again(f
     verdict = verify_candidate(task, prover, PROOF.read_bytes(), builddir=tmp_path / "build")
     assert verdict.verdict == INFRA and verdict.layers[-1].name == "toolchain", verdict.to_wire()
     assert "gave no answer" in verdict.kernel.get("problem", ""), verdict.kernel  # the kernel is not named either
+
+
+# --- the judge's and coqchk's budgets are CPU seconds too ---------------------------------------------------------
+
+#: stops itself for ``$1`` seconds (a background sleeper sends SIGCONT), then runs the tool: a process the loaded
+#: machine did not schedule for a while
+PAUSE = ["/bin/sh", "-c", '(sleep "$0"; kill -CONT $$) </dev/null >/dev/null 2>&1 & kill -STOP $$; exec "$@"']
+
+
+class Stalling:
+    """The real tools, except the judge's coqc (``audit.v``) or coqchk (``tool``), which is stopped for ``pause``
+    seconds (``None``: until its wall backstop ends it) or replaced by a CPU-burning loop (``burn``), under the
+    prover's own budget and backstop (``cpu_s``, ``timeout``)."""
+
+    def __init__(self, tool: str, pause: float | None = None, burn: bool = False) -> None:
+        self.tool, self.pause, self.burn = tool, pause, burn
+        self.calls: list[dict[str, Any]] = []
+
+    def __call__(self, argv: Sequence[str], *, cwd: Path | str, timeout: float | None, **kw: Any) -> ProcResult:
+        target = "audit.v" in argv if self.tool == "judge" else os.path.basename(argv[0]) == "coqchk"
+        if not target:
+            return run_command(argv, cwd=cwd, timeout=timeout, **kw)
+        self.calls.append({"timeout": timeout, **kw})
+        if self.burn:
+            return run_command(BURN, cwd=cwd, timeout=timeout, **kw)
+        if self.pause is None:
+            return run_command(STOP, cwd=cwd, timeout=timeout, **kw)
+        return run_command([*PAUSE, str(self.pause), *argv], cwd=cwd, timeout=timeout, **kw)
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path, Path]:
+    """putnam_2001_a1's honest proof compiled into a workspace, its template's judge record in the template cache
+    (the layers below then run only the candidate's judge and coqchk)."""
+    require_tool("coqc")
+    require_tool("coqchk")
+    template = require_path(PUTNAM / "coq" / "src" / "putnam_2001_a1.v", "PutnamBench")
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    where = tmp_path_factory.mktemp("infra-cpu")
+    task = task_from_template("rocq", template)
+    prover = RocqProver({"cache_dir": str(where / "templates")})
+    assert prover.compile(task, where / "ws", PROOF, 300).ok
+    assert prover.statement_check(task, where / "ws", 300).ok, "the honest proof's judge"
+    return task, where / "ws", where / "templates"
+
+
+def _layer(compiled: tuple[Any, Path, Path], runner: Stalling, budget: float) -> Any:
+    """The judge's statement layer or the independent check, by a fresh backend (nothing judged yet) on ``runner``."""
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    task, workspace, templates = compiled
+    prover = RocqProver({"cache_dir": str(templates)}, runner=runner)
+    if runner.tool == "judge":
+        return prover.statement_check(task, workspace, budget)
+    return prover.independent_check(task, workspace, PROOF, budget)
+
+
+@pytest.mark.parametrize("tool", ["judge", "coqchk"])
+def test_a_judge_or_coqchk_the_machine_stopped_for_a_while_still_judges(compiled: tuple[Any, Path, Path],
+                                                                        tool: str) -> None:
+    """Stopped for longer than its budget (a loaded machine that did not run it), then run: the layer is what an idle
+    machine gives (passed), because the budget is CPU seconds of its process tree and the wall clock only a backstop
+    CPU_WALL_FACTOR times longer. Before, the wall budget ran out: the judge "timed out" (infra), coqchk "not judged"."""
+    runner = Stalling(tool, pause=4)
+    layer = _layer(compiled, runner, 3)
+    assert layer.ok is True and not layer.infra, layer
+    assert runner.calls[-1].get("cpu_s") == 3 and runner.calls[-1]["timeout"] == 30, runner.calls
+
+
+@pytest.mark.parametrize("tool", ["judge", "coqchk"])
+def test_a_stalled_judge_or_coqchk_is_infra_named_by_its_backstop(compiled: tuple[Any, Path, Path], tool: str) -> None:
+    """Stopped until the wall backstop ends it, its CPU budget unspent: infra, the reason naming the backstop (the
+    machine's, never the candidate's: not "not judged", which a candidate can cause, nor a rejection)."""
+    layer = _layer(compiled, Stalling(tool), 0.3)
+    assert layer.ok is False and layer.infra, layer
+    assert "wall-clock backstop" in layer.reason and "of its 0.3 s CPU budget" in layer.reason, layer.reason
+
+
+@pytest.mark.parametrize("tool", ["judge", "coqchk"])
+def test_a_judge_or_coqchk_that_spends_its_cpu_budget_keeps_its_outcome(compiled: tuple[Any, Path, Path],
+                                                                        tool: str) -> None:
+    """Its CPU budget spent (the candidate's cost, however loaded the machine): the judge timed out (infra, as before),
+    coqchk "not judged" (as before: a candidate that makes coqchk run out cannot choose a weaker guarantee where it
+    matters, tests/test_judge_attacks_v2.py)."""
+    layer = _layer(compiled, Stalling(tool, burn=True), 0.5)
+    if tool == "judge":
+        assert layer.ok is False and layer.infra and layer.reason.endswith("timed out"), layer
+    else:
+        assert layer.ok is None and not layer.infra and "not judged" in layer.reason, layer
+        assert "CPU budget" in layer.reason, layer.reason
