@@ -226,15 +226,20 @@ def coqchk_layer(argv: list[str], result: ProcResult, budget: float, *, killed: 
                  infra_accident: str = "",
                  summary: Callable[[dict[str, list[str]], dict[str, Any]], Layer | None] | None = None) -> Layer:
     """The ``independent_check`` layer of a ``coqchk -norec`` run (the benchmark's and a project's, one reading):
-    killed past its budget, "not judged" (``killed``: more evidence); not started, infra; any other failure or no
-    context summary, a rejection; else ``summary`` (what the caller reads in the summary's sections, adding to the
-    evidence) or a pass. ``infra_accident``: what was checked, when a killed check of it (the run ending, the
+    killed past its CPU budget (the candidate's cost), "not judged" (``killed``: more evidence); ended by its
+    wall-clock backstop with that budget unspent (:attr:`ProcResult.starved`: the machine), infra; not started, infra;
+    any other failure or no context summary, a rejection; else ``summary`` (what the caller reads in the summary's
+    sections, adding to the evidence) or a pass. ``infra_accident``: what was checked, when a killed check of it (the run ending, the
     machine) is infra, never a rejection (a project's own build; a candidate must not choose its layer)."""
     output = (result.stdout + result.stderr).strip()
     evidence: dict[str, Any] = {"checker": "coqchk", "argv": argv, "output": output[-4000:],
                                 "returncode": result.returncode, "duration_s": round(result.duration, 3)}
-    if result.timed_out:
-        return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:.0f} s "
+    if result.starved:  # the machine's load or a stopped coqchk, not the candidate's terms: infra, not "not judged"
+        return Layer("independent_check", False, f"coqchk was {result.starved}: not judged",
+                     {**evidence, "budget_s": budget, "accident": result.accident}, infra=True)
+    if result.timed_out:  # its CPU budget spent (or a plain wall limit): the candidate's cost, "not judged"
+        spent = " CPU" if result.extra.get("cpu_spent") else ""
+        return Layer("independent_check", None, f"not judged: coqchk did not finish within its {budget:g} s{spent} "
                      "budget and was killed", {**evidence, "budget_s": budget, **(killed or {})})
     if infra_accident and result.accident:
         return Layer("independent_check", False, f"{infra_accident} was {result.accident}",
@@ -550,9 +555,10 @@ class RocqProver:
             shutil.rmtree(run, ignore_errors=True)
 
     def _judge_run(self, timeout: float) -> Callable[[list[str], Path], ProcResult]:
-        """How the judge's audit runs coqc: the plugin on findlib's path (inside the sandbox, its read-only bind)."""
+        """How the judge's audit runs coqc: the plugin on findlib's path (inside the sandbox, its read-only bind);
+        ``timeout`` is CPU seconds, the wall clock a backstop (a starved judge is named so: :func:`timed_out_problem`)."""
         path = PLUGIN_INSIDE if self.sandboxed else str(self.plugin)
-        return lambda args, cwd: self._run([self.coqc, *args], cwd, timeout, env={"OCAMLPATH": path})
+        return lambda args, cwd: self._run([self.coqc, *args], cwd, timeout, env={"OCAMLPATH": path}, cpu_budget=True)
 
     def _roots(self, task: Task) -> list[str]:
         """Every name the template declares (definitions, theorems, parameters): the judge's starting points."""
@@ -785,8 +791,9 @@ class RocqProver:
 
     def independent_check(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> Layer:
         """Clause 3: ``coqchk -norec`` on the compiled candidate with its own kernel (no bytecode VM: a
-        ``vm_compute`` bug in coqc is not trusted twice). Installed libraries are trusted, not re-checked. Past its
-        budget coqchk is killed and the check is "not judged"."""
+        ``vm_compute`` bug in coqc is not trusted twice). Installed libraries are trusted, not re-checked. The budget
+        is CPU seconds of coqchk's process tree: past it coqchk is killed and the check is "not judged"; stopped by the
+        wall-clock backstop with it unspent (a loaded machine), the check is infra (:func:`coqchk_layer`)."""
         if not self._has(self.coqchk):
             return Layer("independent_check", None, f"not judged: {self.coqchk} is not installed")
         module = coq_module_name(task.task_id)
@@ -796,7 +803,7 @@ class RocqProver:
             (run / "p").mkdir()
             shutil.copyfile(workspace / "cand" / f"{module}.vo", run / "p" / f"{module}.vo")
             argv = [self.coqchk, "-silent", "-o", "-Q", "p", PROBLEM_ROOT, "-norec", f"{PROBLEM_ROOT}.{module}"]
-            result = self._run(argv, run, budget)
+            result = self._run(argv, run, budget, cpu_budget=True)
         finally:
             shutil.rmtree(run, ignore_errors=True)
         own = f"{PROBLEM_ROOT}.{module}."

@@ -240,6 +240,13 @@ JUDGE_COULD_NOT_RUN = "the judge could not run: "
 _KILLED_STATUSES = (-9, -15, 128 + 9, 128 + 15)
 
 
+def timed_out_problem(result: ProcResult) -> str:
+    """Why a judge run that timed out has no dump (both infra for the callers): its CPU budget spent ("timed out"), or
+    its wall-clock backstop ended it with the budget unspent (:attr:`ProcResult.starved`: the machine's load or a
+    stopped process), named so."""
+    return f"{JUDGE_COULD_NOT_RUN}coqc was {result.starved}" if result.starved else "timed out"
+
+
 def killed_from_outside(result: ProcResult) -> str:
     """Why the judge's process was stopped from outside (a timeout, the memory watch, a kill), or ""."""
     if result.timed_out or result.extra.get("rss_exceeded"):
@@ -279,7 +286,7 @@ def run_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, vo: Pat
         (work / "audit.v").write_text(source, encoding="utf-8")
         result = run(["-q", "-Q", "p", PROBLEM_ROOT, "audit.v"], work)
         if result.timed_out:
-            return None, "", "timed out"
+            return None, "", timed_out_problem(result)
         output = (result.stdout + result.stderr).strip()
         killed = killed_from_outside(result)
         if result.returncode != 0 and (killed or _PLUGIN_NOT_LOADED.search(output)):
@@ -570,7 +577,7 @@ def run_files_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, l
         (work / f"{name}.v").write_text(source, encoding="utf-8")
         result = run(["-q", *load, f"{name}.v"], work)
         if result.timed_out:
-            return {}, "timed out"
+            return {}, timed_out_problem(result)
         if result.returncode != 0:
             return {}, f"the audit exited with {result.returncode}: {(result.stdout + result.stderr).strip()[-600:]}"
         dumps: dict[str, FileDump | str] = {}

@@ -35,7 +35,7 @@ class ProjectChecks(ProjectBuilds):
             if len(todo) > 1:
                 argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False),
                         *(x for _, module in todo for x in ("-norec", module))]
-                result = self._run(argv, src, budget * len(todo))
+                result = self._run(argv, src, budget * len(todo), cpu_budget=True)
                 layer = self._checker_layer(argv, result, budget * len(todo))
                 if layer.ok is True:
                     for rel, _ in todo:
@@ -63,7 +63,7 @@ class ProjectChecks(ProjectBuilds):
                 self._shared_checks[str(stored)] = text
                 return Layer("independent_check", record["ok"], record["reason"], record["evidence"])
             argv = [self.coqchk, "-silent", "-o", *self._load(project, src, False), "-norec", module]
-            result = self._run(argv, src, budget)
+            result = self._run(argv, src, budget, cpu_budget=True)
             layer = self._checker_layer(argv, result, budget, build=True)
             if layer.ok is not None and not layer.infra:
                 stored.write_text(json.dumps({"ok": layer.ok, "reason": layer.reason, "evidence": layer.evidence}),

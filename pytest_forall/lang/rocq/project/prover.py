@@ -339,7 +339,7 @@ class ProjectRocqProver(ProjectSessions):
             return self._check_build_file(task, budget)
         tree = workspace / "tree"
         argv = [self.coqchk, "-silent", "-o", *self._load(project, tree, False, tree), "-norec", module]
-        result = self._run(argv, tree, budget)
+        result = self._run(argv, tree, budget, cpu_budget=True)
         return self._checker_layer(argv, result, budget)
 
     def _check_build_file(self, task: Task, budget: float) -> Layer:
