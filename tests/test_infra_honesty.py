@@ -135,7 +135,7 @@ def test_a_candidate_that_spends_its_cpu_budget_is_rejected(machine: tuple[Any, 
 def fake_coqc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Installs a ``coqc`` first on PATH that runs ``body`` (sh); the probes' per-process answers are forgotten before
     and after the test, and their CPU budget is 0.2 s (a 2 s wall backstop)."""
-    from pytest_forall.lang.rocq import backend, tactics, toolchain
+    from pytest_forall.lang.rocq import tactics, toolchain
 
     def forget() -> None:
         tactics.contrib_installed.cache_clear()
@@ -150,7 +150,6 @@ def fake_coqc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
     monkeypatch.setattr(toolchain, "PROBE_CPU_SECONDS", 0.2)
-    monkeypatch.setattr(backend, "PROBE_CPU_SECONDS", 0.2)  # its copy (the fingerprint's coqc --version)
     forget()
     yield install
     forget()
@@ -307,3 +306,47 @@ def test_a_judge_or_coqchk_that_spends_its_cpu_budget_keeps_its_outcome(compiled
     else:
         assert layer.ok is None and not layer.infra and "not judged" in layer.reason, layer
         assert "CPU budget" in layer.reason, layer.reason
+
+
+@pytest.mark.parametrize("body", ["kill -STOP $$", "exit 0"])
+def test_a_collection_key_never_holds_an_empty_coqc_version(fake_coqc: Any, body: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project's items are keyed by the toolchain's version. ``coqc --version`` stalled (or silent) made the key
+    hold an empty version (the ``coqc`` option) or "coqc --version timed out" (the PATH's toolchain): items keyed by a
+    machine accident. Now both raise ToolchainProbeFailed (infra), and the next collection asks again."""
+    from pytest_forall.core.prover import ToolchainProbeFailed
+    from pytest_forall.lang.rocq import toolchain
+    from pytest_forall.lang.rocq.project.build import toolchain_version
+
+    monkeypatch.setattr(toolchain, "VERSION_WALL_SECONDS", 1.0)
+    monkeypatch.setattr(toolchain, "_PROBED", {})
+    tool = fake_coqc(body)
+    with pytest.raises(ToolchainProbeFailed, match="wall-clock backstop" if "STOP" in body else "exit 0"):
+        toolchain_version({"coqc": str(tool)})
+    if "STOP" in body:  # the PATH's toolchain: probe()'s wall limit
+        with pytest.raises(ToolchainProbeFailed, match="coqc --version timed out"):
+            toolchain_version({})
+    fake_coqc("echo 'The Coq Proof Assistant, version 8.16.1'")
+    assert toolchain_version({"coqc": str(tool)}) == "The Coq Proof Assistant, version 8.16.1"
+    assert "version 8.16.1" in toolchain_version({}), "asked again, answered"
+
+
+def test_a_project_whose_toolchain_gives_no_version_is_a_collection_error_naming_infra(
+        fake_coqc: Any, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The collection of ``--forall-project`` reports the unanswered version as one error naming the project and
+    infra (no traceback, no items with a broken key)."""
+    from pytest_forall.lang.rocq import toolchain
+
+    monkeypatch.setattr(toolchain, "VERSION_WALL_SECONDS", 1.0)
+    monkeypatch.setattr(toolchain, "_PROBED", {})
+    fake_coqc("kill -STOP $$")
+    root = pytester.path / "lib"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-R . Lib\nA.v\n")
+    (root / "A.v").write_text("Lemma l : 0 = 0.\nProof. reflexivity. Qed.\n")
+    pytester.makeini("[pytest]\n")
+    run = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--forall-project", "lib",
+                             "--collect-only")
+    output = run.stdout.str() + run.stderr.str()
+    assert "infra, the toolchain gave no version" in output and "coqc --version timed out" in output, output
+    assert "Traceback" not in output, output

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_forall.core.errors import UsageError
 from pytest_forall.core.model import RULES_ONLY, STRICT, Task
+from pytest_forall.core.prover import ToolchainProbeFailed
 from pytest_forall.lang.project import SUITE, project_root
 
 
@@ -33,6 +34,9 @@ def _suite_collector() -> Any:
                 tasks = self.ihook.pytest_forall_load_tasks(path=self.path, manifest=self.manifest, options=options)
             except UsageError as exc:
                 raise self.CollectError(f"--forall-project {self.path}: {exc}") from None
+            except ToolchainProbeFailed as exc:  # the items' keys need the toolchain's version: none is infra
+                raise self.CollectError(f"--forall-project {self.path}: infra, the toolchain gave no version for the "
+                                        f"items' keys (asked again on the next run): {exc}") from None
             return sorted(tasks or [], key=lambda t: (t.track, t.task_id))
 
     return ProjectSuite

@@ -60,10 +60,10 @@ from pytest_forall.lang.rocq.judge import (
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.problem import ALIASES, NAME, outside_sections
 from pytest_forall.lang.rocq.toolchain import (
-    PROBE_CPU_SECONDS,
     PROBE_TIMED_OUT,
     Toolchain,
     VersionInfo,
+    coqc_answer,
     coqc_where,
     label,
     probe,
@@ -304,13 +304,7 @@ def toolchain_fingerprint(coqc: str, coqchk: str, root: str = "") -> dict[str, s
     if root:
         line = probe(Toolchain(root, root=root))[0] + f" root:{root}"
     else:
-        ran = run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=PROBE_CPU_SECONDS * CPU_WALL_FACTOR,
-                          cpu_s=PROBE_CPU_SECONDS)
-        line = " ".join(ran.stdout.split())
-        if ran.returncode != 0 or not line:  # never a fingerprint (a cache key) without the version
-            why = ran.starved or ran.accident or f"exit {ran.returncode}"
-            raise ToolchainProbeFailed(f"`{coqc} --version` gave no answer ({why}): "
-                                       f"{(ran.stdout + ran.stderr).strip()[-300:]}")
+        line = " ".join(coqc_answer(coqc, "--version").split())  # never a fingerprint (a cache key) without it
     tools = []
     for tool in (coqc, coqchk):
         path = (root + tool if os.path.isfile(root + tool) else None) if root else shutil.which(tool)

@@ -197,19 +197,25 @@ def run_in(toolchain: Toolchain, argv: Sequence[str], cwd: Path, timeout: float 
 PROBE_CPU_SECONDS = 10.0
 
 
+def coqc_answer(coqc: str, flag: str) -> str:
+    """``coqc <flag>``'s answer (``-where``, ``--version``), asked under :data:`PROBE_CPU_SECONDS` of CPU. A run that
+    gives none (timed out, killed, failed, empty) raises :class:`ToolchainProbeFailed`, never an empty answer read as
+    "nothing installed" or used as a cache key."""
+    result = run_command([coqc, flag], cwd=tempfile.gettempdir(), timeout=PROBE_CPU_SECONDS * CPU_WALL_FACTOR,
+                         cpu_s=PROBE_CPU_SECONDS)
+    answer = result.stdout.strip()
+    if result.returncode != 0 or result.timed_out or not answer:
+        why = result.starved or result.accident or f"exit {result.returncode}"
+        raise ToolchainProbeFailed(f"`{coqc} {flag}` gave no answer ({why}): "
+                                   f"{(result.stdout + result.stderr).strip()[-300:]}")
+    return answer
+
+
 @functools.cache
 def coqc_where(coqc: str) -> str:
-    """``coqc -where`` (its standard library's directory), once per process. A run that gives no directory (timed
-    out, killed, failed) raises :class:`ToolchainProbeFailed`, never an empty answer read as "nothing installed";
-    an exception is not cached, so the next call asks again."""
-    result = run_command([coqc, "-where"], cwd=tempfile.gettempdir(), timeout=PROBE_CPU_SECONDS * CPU_WALL_FACTOR,
-                         cpu_s=PROBE_CPU_SECONDS)
-    where = result.stdout.strip()
-    if result.returncode != 0 or result.timed_out or not where:
-        why = result.starved or result.accident or f"exit {result.returncode}"
-        raise ToolchainProbeFailed(f"`{coqc} -where` gave no answer ({why}): "
-                                   f"{(result.stdout + result.stderr).strip()[-300:]}")
-    return where
+    """``coqc -where`` (its standard library's directory), once per process (:func:`coqc_answer`); an exception is
+    not cached, so the next call asks again."""
+    return coqc_answer(coqc, "-where")
 
 
 #: Wall seconds :func:`probe` waits for ``coqc --version`` (a run inside a root filesystem has no CPU reading here)

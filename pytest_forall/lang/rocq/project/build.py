@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -23,11 +22,21 @@ from filelock import FileLock
 from pytest_forall.core.cache import cache_root
 from pytest_forall.core.model import Task
 from pytest_forall.core.proc import run_command
+from pytest_forall.core.prover import ToolchainProbeFailed
 from pytest_forall.lang.project import source_files
 from pytest_forall.lang.rocq.backend import RocqProver, clean_env, read_compile
 from pytest_forall.lang.rocq.project.ahead import start_ahead, worker_share
 from pytest_forall.lang.rocq.project.layout import CoqProject, declared_axioms, read_coqproject
-from pytest_forall.lang.rocq.toolchain import Toolchain, label, probe, resolve, root_prefix, run_in
+from pytest_forall.lang.rocq.toolchain import (
+    PROBE_TIMED_OUT,
+    Toolchain,
+    coqc_answer,
+    label,
+    probe,
+    resolve,
+    root_prefix,
+    run_in,
+)
 
 #: What a build makes (compiled Coq and OCaml files): never copied from the project's own tree into the copy, where a
 #: stale one newer than its copied source would be taken as up to date by make.
@@ -184,10 +193,10 @@ def first_error_lines(log: str) -> str:
 
 
 def coqc_version(coqc: str = "coqc") -> str:
+    """``coqc --version`` for the collection's keys; none (stalled, killed, failed) raises ToolchainProbeFailed."""
     if shutil.which(coqc) is None:
         return "<no coqc>"
-    result = run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=60)
-    return result.stdout.strip()
+    return coqc_answer(coqc, "--version")
 
 
 def project_toolchain(options: dict[str, Any]) -> Toolchain:
@@ -203,7 +212,10 @@ def toolchain_version(options: dict[str, Any]) -> str:
     if options.get("coqc"):
         return coqc_version(str(options["coqc"]))
     toolchain = project_toolchain(options)
-    return f"{label(toolchain)} {probe(toolchain)[0]}"
+    line = probe(toolchain)[0]
+    if line.startswith(PROBE_TIMED_OUT):  # the machine's: never a key (asked again on the next collection)
+        raise ToolchainProbeFailed(f"{label(toolchain)}: {line}")
+    return f"{label(toolchain)} {line}"
 
 
 # --- Rocq: the prover in the project's own build -----------------------------------------------------------
