@@ -350,3 +350,42 @@ def test_a_project_whose_toolchain_gives_no_version_is_a_collection_error_naming
     output = run.stdout.str() + run.stderr.str()
     assert "infra, the toolchain gave no version" in output and "coqc --version timed out" in output, output
     assert "Traceback" not in output, output
+
+
+def test_a_judge_plugin_build_that_times_out_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build step that got no answer in time (``coqpp`` stopped here) is the machine's: the problem says it timed
+    out, not that packages are missing (before: "it needs libcoq-core-ocaml-dev … apt-get install"), and nothing is
+    cached."""
+    require_tool("coqc")
+    from pytest_forall.lang.rocq import judge
+
+    tool = tmp_path / "bin" / "coqpp"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\nkill -STOP $$\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool.parent}:{os.environ['PATH']}")
+    monkeypatch.setattr(judge, "PLUGIN_BUILD_WALL_SECONDS", 1.0)
+    plugin, problem = judge.plugin_dir(tmp_path / "cache", "a version no cache holds")
+    assert plugin is None and problem.startswith(judge.PLUGIN_BUILD_TIMED_OUT), problem
+    assert "coqpp" in problem and "apt-get" not in problem, problem
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.is_dir()], "a failed build was kept"
+
+
+def test_a_project_prover_whose_probe_got_no_answer_is_asked_again_on_the_next_item(
+        fake_coqc: Any, compiled: tuple[Any, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Project mode keeps one prover per run as the prototype of every item's (#18). One made while ``coqc --version``
+    was stalled (its every verdict infra) was that prototype for the whole run; now it is not kept, and the next item
+    gets a prover that asked again (here answered by the real coqc)."""
+    from pytest_forall.lang.rocq import toolchain
+    from pytest_forall.lang.rocq.project.prover import project_rocq_prover
+
+    monkeypatch.setattr(toolchain, "VERSION_WALL_SECONDS", 1.0)
+    monkeypatch.setattr(toolchain, "_PROBED", {})
+    stalled = fake_coqc("kill -STOP $$")
+    options = {"cache_dir": str(compiled[2]), "sandbox": "none"}
+    first = project_rocq_prover(options)
+    assert "coqc --version timed out" in first.probe(compiled[1]), first.probe(compiled[1])
+    stalled.unlink()  # the machine answers again: the coqc on PATH is the real one
+    toolchain.coqc_where.cache_clear()
+    second = project_rocq_prover(options)
+    assert second.probe(compiled[1]) == "", second.probe(compiled[1])

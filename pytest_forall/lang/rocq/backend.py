@@ -45,6 +45,7 @@ from pytest_forall.lang.rocq.advisories import (
 )
 from pytest_forall.lang.rocq.judge import (
     JUDGE_COULD_NOT_RUN,
+    PLUGIN_BUILD_TIMED_OUT,
     PLUGIN_INSIDE,
     PROBLEM_ROOT,
     Judgement,
@@ -382,6 +383,9 @@ class RocqProver:
         self.toolchain = found if isinstance(found, Toolchain) else Toolchain(spec)
         self.toolchain_problem = found if isinstance(found, str) else ""
         line, info = probe(self.toolchain) if not self.toolchain_problem else ("", None)
+        #: a question to the toolchain got no answer here (the machine's: a stalled probe, a plugin build that timed
+        #: out): this backend's verdicts are infra, and it is never kept for another item (``project_rocq_prover``)
+        self.unanswered = line.startswith(PROBE_TIMED_OUT)
         if not self.toolchain_problem and info is None and (self.toolchain.spec or line.startswith(PROBE_TIMED_OUT)):
             # a probe with no answer in time is infra, never a toolchain read as Coq 8.16 for the whole run
             which = f"the toolchain {self.toolchain.spec!r}" if self.toolchain.spec else "the coqc on PATH"
@@ -430,8 +434,9 @@ class RocqProver:
                 if not root:
                     self.sandbox_binds += tuple((p, str(p)) for p in host_binds(tools, coq_library_dirs(self.coqc)))
                 self.plugin, self.plugin_problem = plugin_dir(cache / "rocq-judge", self.version(), self.toolchain)
+                self.unanswered = self.plugin_problem.startswith(PLUGIN_BUILD_TIMED_OUT)
             except ToolchainProbeFailed as exc:  # infra at the verifier's probe, this backend's every verdict
-                self.toolchain_problem = str(exc)
+                self.toolchain_problem, self.unanswered = str(exc), True
         if self.plugin is not None:
             self.sandbox_binds += ((self.plugin, PLUGIN_INSIDE),)
         self.sandbox_binds += option_binds(opts)

@@ -128,6 +128,13 @@ def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | 
     return entry, ""
 
 
+#: Wall seconds each step of the judge plugin's build (coqpp, ocamlopt) may take
+PLUGIN_BUILD_WALL_SECONDS = 300.0
+#: The start of :func:`plugin_dir`'s problem when a build step got no answer in time: the machine's (a loaded or
+#: stalled build), not missing packages; nothing is cached, and a backend that met it is not kept (asked again)
+PLUGIN_BUILD_TIMED_OUT = "building the judge plugin timed out"
+
+
 def plugin_dir(cache_dir: Path, coq_version: str, toolchain: Toolchain | None = None) -> tuple[Path | None, str]:
     """The findlib directory holding the judge plugin, built by the harness (never by a candidate) once per
     plugin source and Coq installation, against that installation's own coq-core/rocq-runtime (inside its root
@@ -151,7 +158,11 @@ def plugin_dir(cache_dir: Path, coq_version: str, toolchain: Toolchain | None = 
                  ["ocamlfind", "ocamlopt", "-thread", "-shared", "-rectypes", "-w", "-a", "-package",
                   info.judge_packages, "forall_compat.ml", "forall_judge.ml", "-o", "forall_judge.cmxs"]]
         for argv in steps:
-            result = run_in(toolchain, argv, work, timeout=300, env=env if not toolchain.root else None)
+            result = run_in(toolchain, argv, work, timeout=PLUGIN_BUILD_WALL_SECONDS,
+                            env=env if not toolchain.root else None)
+            if result.returncode == 124:  # run_in's timeout: no verdict on the installation
+                return (f"{PLUGIN_BUILD_TIMED_OUT} ({' '.join(argv[:2])} did not finish within "
+                        f"{PLUGIN_BUILD_WALL_SECONDS:g} s of wall time: a loaded or stalled machine; asked again)")
             if result.returncode != 0:
                 return (f"building the judge plugin failed ({' '.join(argv[:2])} exited {result.returncode}): "
                         f"{(result.stdout + result.stderr).strip()[-600:]}; it needs libcoq-core-ocaml-dev, "

@@ -447,7 +447,7 @@ def project_rocq_prover(options: dict[str, Any]) -> ProjectRocqProver:
     if key is None:  # an option that is not plain data: nothing to compare it by
         return ProjectRocqProver(options)
     known = _PROTOTYPES.get(key)
-    if (known is None or type(known) is not ProjectRocqProver
+    if (known is None or type(known) is not ProjectRocqProver or known.unanswered  # a probe without an answer: again
             or (known.plugin is not None and not known.plugin.is_dir())):
         known = _PROTOTYPES[key] = ProjectRocqProver(options)
     if known.sandboxed:  # it put itself in a sandbox of its own (``forall verify``): its sandbox log is its own too
