@@ -424,7 +424,8 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--static-only", action="store_true", help="Only the layers that need no prover")
     parser.add_argument("--json", action="store_true", help="Print the verdict as JSON")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                        help="Seconds per prover call (a Rocq compile: CPU seconds, with a 10x wall-clock backstop)")
+                        help="Seconds per prover call (a Rocq compile, judge or coqchk: CPU seconds, with a 10x wall-clock "
+                             "backstop)")
     parser.add_argument("--cache-dir", default="", help="Where compiled templates are cached")
     parser.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap",
                         help="Run every prover process in the bubblewrap sandbox (default) or unsandboxed")
@@ -435,7 +436,7 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="The prover installation every prover process runs from: a root filesystem, an opam "
                              "switch prefix or a bin/ directory (default: PATH); see docs/toolchains.md")
     parser.add_argument("--checker-timeout", type=float, default=0.0,
-                        help="Seconds for the independent checker (default: --timeout); past it: not judged")
+                        help="CPU seconds for the independent checker (default: --timeout); past them: not judged")
     parser.set_defaults(func=run_verify)
 
 
