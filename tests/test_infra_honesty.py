@@ -389,3 +389,19 @@ def test_a_project_prover_whose_probe_got_no_answer_is_asked_again_on_the_next_i
     toolchain.coqc_where.cache_clear()
     second = project_rocq_prover(options)
     assert second.probe(compiled[1]) == "", second.probe(compiled[1])
+
+
+@pytest.mark.parametrize("spent", [True, False])
+def test_project_modes_readings_tell_a_spent_budget_from_a_starved_run(tmp_path: Path, spent: bool) -> None:
+    """Project mode reads its coqchk runs (the build's files: ``infra_accident``) and its judge sessions
+    (``run_files_dump``) through the same functions: a spent CPU budget keeps its outcome ("not judged"; the judge
+    "timed out"), a run the backstop ended with it unspent is infra naming the backstop."""
+    from pytest_forall.lang.rocq.backend import coqchk_layer
+    from pytest_forall.lang.rocq.judge import JUDGE_COULD_NOT_RUN, run_files_dump
+
+    ran = ProcResult(["coqchk"], 124, "", "", 30.0, True, {"cpu_budget_s": 3.0, "cpu_used_s": 0.2, "cpu_spent": spent})
+    layer = coqchk_layer(["coqchk"], ran, 3.0, infra_accident="coqchk of the project's build")
+    assert (layer.ok is None and not layer.infra) if spent else (layer.ok is False and layer.infra), layer
+    assert ("CPU budget" if spent else "wall-clock backstop") in layer.reason, layer.reason
+    _, problem = run_files_dump(lambda args, cwd: ran, tmp_path, [], [("P.A", ["a"])])
+    assert problem == "timed out" if spent else problem.startswith(f"{JUDGE_COULD_NOT_RUN}coqc was stopped"), problem
