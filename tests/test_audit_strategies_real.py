@@ -41,23 +41,23 @@ CASES = {
                  ("function-witness", "same-value", "backtracking", "generated-backtracking"), "sequence-witness",
                  "u := fun n : nat => 2 ^ n, n := 2%nat"),
     # a real at a rational multiple of pi: |sin x + cos x| vanishes at 3 pi / 4 only, a point no former grid has
-    "trig": ((f"Require Import Reals.\nOpen Scope R_scope.\n"
+    "trig": (("Require Import Reals.\nOpen Scope R_scope.\n"
               "Theorem trig (x : R) (hx : 0 <= x <= 4) : Rabs (sin x + cos x) > 1 / 100.\nProof. Admitted.\n"),
              ("same-value", "backtracking", "generated-backtracking"), "pi-points", "x := 3 * PI / 4"),
 }
 #: Sound controls, one per kind, the same shapes made true: never flagged by the new strategy
 CONTROLS = {
-    "rt_function_ok": (f"{MATHCOMP_ANALYSIS}Theorem rt_function_ok (f : R -> R) (hf : continuous f) (h0 : f 0 = 0)\n"
-                       "    : exists x : R, f x = 0.\nProof. Admitted.\n", "realtype-witness"),
-    "rt_sequence_ok": (f"{MATHCOMP_ANALYSIS}Definition rt_sequence_ok_solution : set R := [set x : R | x > 0].\n"
+    "rt_function_ok": ((f"{MATHCOMP_ANALYSIS}Theorem rt_function_ok (f : R -> R) (hf : continuous f) (h0 : f 0 = 0)\n"
+                       "    : exists x : R, f x = 0.\nProof. Admitted.\n"), "realtype-witness"),
+    "rt_sequence_ok": ((f"{MATHCOMP_ANALYSIS}Definition rt_sequence_ok_solution : set R := [set x : R | x > 0].\n"
                        "Theorem rt_sequence_ok (a : R) (u : R ^nat) (hu : forall n : nat, u n = a)\n"
-                       "    : (forall n : nat, u n > 0) <-> a \\in rt_sequence_ok_solution.\nProof. Admitted.\n",
+                       "    : (forall n : nat, u n > 0) <-> a \\in rt_sequence_ok_solution.\nProof. Admitted.\n"),
                        "realtype-witness"),
-    "sequence_ok": (f"{REALS}Theorem sequence_ok (u : nat -> R) (h0 : u 0%nat = 1)\n"
-                    "    (hu : forall n : nat, u (S n) = 2 * u n) : forall n : nat, u n > 0.\nProof. Admitted.\n",
+    "sequence_ok": ((f"{REALS}Theorem sequence_ok (u : nat -> R) (h0 : u 0%nat = 1)\n"
+                    "    (hu : forall n : nat, u (S n) = 2 * u n) : forall n : nat, u n > 0.\nProof. Admitted.\n"),
                     "sequence-witness"),
-    "trig_ok": ("Require Import Reals.\nOpen Scope R_scope.\n"
-                "Theorem trig_ok (x : R) (hx : 0 <= x <= 4) : sin x + cos x > -2.\nProof. Admitted.\n", "pi-points"),
+    "trig_ok": (("Require Import Reals.\nOpen Scope R_scope.\n"
+                "Theorem trig_ok (x : R) (hx : 0 <= x <= 4) : sin x + cos x > -2.\nProof. Admitted.\n"), "pi-points"),
 }
 
 

@@ -13,8 +13,8 @@ from pytest_forall.lang.rocq.audit.tactics import (
     MC_DERIVE,
     MC_TOPOLOGY,
     NUM,
-    REALS,
     NUMERALS,
+    REALS,
     SSR,
     prove,
     rational,
@@ -54,19 +54,18 @@ MC_FUNCTIONS = ("fun _ => 0%R", "fun _ => 1%R", "fun _ => 2%R", "fun x => x", "f
                 "fun n => (n%:R)%R", "fun n => (2 ^+ n)%R", "fun n => ((n == 0)%:R)%R")
 #: ... and the number candidates: ring zero and one, then the naturals up to the third term of a sequence
 MC_NUMBERS = ("0%R", "1%R", "0%N", "1%N", "2%N")
-#: The side conditions of those candidates, per mathcomp-analysis library (fully qualified), each picked by the
-#: function's shape: continuity of a constant and of the identity (also within a set), differentiability of a constant,
-#: derivability (``is_derive`` instances: constants, the identity, a linear function) and a constant's derivative.
-#: Tried on any function, ``exact: cvg_id`` unified filters for 2.5 s of CPU before failing on ``fun x => 2 * x``.
 TOP, DER = "mathcomp.analysis.topology", "mathcomp.analysis.derive"
-#: The goal mentions a constant function, or the identity (``continuous`` is a notation: the goal is its unfolding)
-#: (and not a linear one: ``continuous``'s unfolding has constant functions of its own, and on ``fun x => 2 * x`` the
-#: constants' lemmas unified filters for 2.4 s of CPU before failing)
+#: Guards on the goal's function (``continuous`` is a notation: the goal is its unfolding, which has constant functions
+#: of its own): a linear one, a constant one that is neither linear nor the identity, the identity. Unguarded, the
+#: constants' lemmas unified filters for 2.4 s of CPU before failing on ``continuous (fun x => 2 * x)``.
 LINEAR = "match goal with |- context [fun x => _ * x] => idtac end"
-CONSTANT, IDENTITY = (f"lazymatch goal with |- context [fun x => _ * x] => fail | |- context [fun x => x] => fail "
-                      "| _ => idtac end; match goal with |- context [fun _ => ?c] => idtac end",
-                      f"lazymatch goal with |- context [fun x => _ * x] => fail | _ => idtac end; "
-                      "match goal with |- context [fun x => x] => idtac end")
+CONSTANT, IDENTITY = (("lazymatch goal with |- context [fun x => _ * x] => fail | |- context [fun x => x] => fail "
+                       "| _ => idtac end; match goal with |- context [fun _ => ?c] => idtac end"),
+                      ("lazymatch goal with |- context [fun x => _ * x] => fail | _ => idtac end; "
+                       "match goal with |- context [fun x => x] => idtac end"))
+#: The side conditions of those candidates, per mathcomp-analysis library (fully qualified), each behind its guard:
+#: continuity of a constant, the identity and a linear function (also within a set), derivability (``is_derive``
+#: instances), differentiability and the derivative of a constant
 MC_FACTS = {MC_TOPOLOGY: (f"{CONSTANT}; exact: {TOP}.cst_continuous",
                           f"{IDENTITY}; move=> ?; exact: {TOP}.cvg_id",
                           f"{CONSTANT}; apply: {TOP}.continuous_subspaceT; exact: {TOP}.cst_continuous",
@@ -74,10 +73,10 @@ MC_FACTS = {MC_TOPOLOGY: (f"{CONSTANT}; exact: {TOP}.cst_continuous",
                           f"{LINEAR}; exact: mathcomp.analysis.normedtype.mulrl_continuous",
                           f"{LINEAR}; apply: {TOP}.continuous_subspaceT; exact: mathcomp.analysis.normedtype.mulrl_continuous"),
             MC_DERIVE: (f"lazymatch goal with |- derivable _ _ _ => idtac end; exact: {DER}.ex_derive",
-                        f"lazymatch goal with |- differentiable _ _ => idtac end; {CONSTANT}; "
-                        f"exact: {DER}.differentiable_cst",
-                        f"lazymatch goal with |- context [{DER}.derive1 _] => idtac end; {CONSTANT}; "
-                        f"exact: {DER}.derive1_cst")}
+                        (f"lazymatch goal with |- differentiable _ _ => idtac end; {CONSTANT}; "
+                        f"exact: {DER}.differentiable_cst"),
+                        (f"lazymatch goal with |- context [{DER}.derive1 _] => idtac end; {CONSTANT}; "
+                        f"exact: {DER}.derive1_cst"))}
 #: A set's membership read as its predicate, the set's definition unfolded first (``a \\in sol`` with
 #: ``sol := [set x | x >= 3]`` is ``3 <= a``), everything reverted so that the rewrite reaches each hypothesis
 MEMBERSHIP = ("repeat match goal with H : context [?c] |- _ => is_const c; lazymatch type of c with "
