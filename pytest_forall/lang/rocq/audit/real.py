@@ -30,14 +30,13 @@ def instantiate(functions: list[str], numbers: list[str], side: str, leaf: str, 
     (``R ^nat`` is ``sequence R``, a function type). ``guard``: a ``lazymatch`` on the statement
     that fails at once where the strategy does not apply."""
     def tries(values: list[str]) -> str:
-        return " | ".join(f"forall_try uconstr:({v})" for v in values)
+        return f"first [ {' | '.join(f'forall_try uconstr:({v})' for v in values)} ]" if values else "fail"
 
     return (f"intro {H}; try cbv zeta in {H}; {guard}; "
             f"let rec go u := lazymatch type of {H} with forall _ : ?T, _ => lazymatch type of T with "
             f"Prop => let p := fresh in assert (p : T) by {side}; specialize ({H} p); go () "
             f"| _ => let forall_try v := specialize ({H} v); go () in let T' := eval hnf in T in lazymatch T' with "
-            f"| forall _ : _, _ => {tries(functions) and f'first [ {tries(functions)} ]' or 'fail'} "
-            f"| _ => first [ {tries(numbers)} ] end end "
+            f"| forall _ : _, _ => {tries(functions)} | _ => {tries(numbers)} end end "
             f"| _ => {leaf} end in go ()")
 
 
@@ -97,12 +96,12 @@ MC_APPLY = ("repeat match goal with H : ?B -> _ |- _ => lazymatch type of B with
 
 def mc_prove(features: tuple[str, ...]) -> str:
     """A side condition of a mathcomp witness: the library lemma for a constant, the identity or a linear function
-    (:data:`MC_FACTS`), a recurrence of ``2 ^+ n`` (``exprS``), positivity of a power, or :func:`prove`."""
+    (:data:`MC_FACTS`), or a comparison: a recurrence of ``2 ^+ n`` (``exprS``), positivity of a power, the rational
+    decider."""
     facts = [f"({fact})" for key, names in MC_FACTS.items() if key in features for fact in names]
     lemma = f"solve [ intros; first [ {' | '.join(facts)} ] ] | " if facts else ""
     # not :func:`prove`: its ``vm_compute`` on a comparison of an abstract real type ran past the script's ``Timeout``
-    # (coqtop did not answer; the wall-clock backstop ended the search)
-    # and only on a comparison: on ``continuous (fun x => 2 * x)`` they took 2.6 s of CPU to fail
+    # (coqtop did not answer; the wall-clock backstop ended the search); the arithmetic only on a comparison
     algebra = ("solve [ intros; lazymatch goal with |- is_true _ => idtac | |- @Coq.Init.Logic.eq _ _ _ => idtac end; "
                "rewrite ?GRing.exprS; first [ done | lia | (rewrite Num.Theory.exprn_gt0 // Num.Theory.ltr0n) "
                f"| {rational(features)} ] ]")
@@ -112,7 +111,7 @@ def mc_prove(features: tuple[str, ...]) -> str:
 def realtype_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
     """A mathcomp statement's function and sequence variables at :data:`MC_FUNCTIONS`, its numbers at
     :data:`MC_NUMBERS`, the side conditions proved by :func:`mc_prove`, then the instance broken up, a set membership
-    read (:data:`MEMBERSHIP`) and refuted by the closers or the rational decider (:data:`MC_COMPARE`): ``u := fun _ =>
+    read (:data:`MEMBERSHIP`) and refuted by ``NUMERALS`` or the rational decider (:data:`MC_COMPARE`): ``u := fun _ =>
     1``, ``a := 0`` against ``(forall n, u n > 0) <-> a \\in [set x | x >= 3]``, where ``function-witness``'s
     ``lra``/``nra`` do not read mathcomp's reals and Coquelicot's lemmas do not apply. Needs ssreflect's syntax and
     mathcomp's ordered rings (``num``); fails at once on a statement without a function variable."""
