@@ -22,6 +22,7 @@ from pytest_forall.lang.rocq.audit.generated import (
     witness_instance,
     zero_witness,
 )
+from pytest_forall.lang.rocq.audit.real import REAL_STRATEGIES, real_scripts
 from pytest_forall.lang.rocq.audit.tactics import (
     BREAK,
     DESTRUCT,
@@ -174,6 +175,9 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             # issue 34, session 14: function variables at constants, their calculus side conditions proved by the
             # libraries' lemmas and their derivatives evaluated, a list the conclusion asks for taken to its head
             named("function-witness", function_witness(scopes, features), SEARCH_SECONDS / 2),
+            # issue 34, session 15: function and sequence witnesses over a mathcomp realType, sequences over Coq's
+            # reals, Coq's reals at rational multiples of pi (lang/rocq/audit/real.py)
+            *(named(name, script, seconds) for name, script, seconds in real_scripts(scopes, features, SEARCH_SECONDS / 2)),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
             # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
             # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``);
@@ -212,14 +216,14 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
-                       "witness-instance", "function-witness"})
+                       "witness-instance", "function-witness"}) | REAL_STRATEGIES
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
 #: without what they need (``function-witness``: a function variable), and where they apply the former strategies
 #: spent an item's whole budget first (the seed-38 ``shift_bound`` of ``putnam_2015_b1``: 20.5 s of 20 in the
 #: vacuity searches and the first refutations, so the constant function that refutes it was never tried).
-EARLY = frozenset({"function-witness"})
+EARLY = frozenset({"function-witness", "realtype-witness", "sequence-witness"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
