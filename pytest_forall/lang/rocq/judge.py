@@ -516,22 +516,36 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
                     file_findings={k: tuple(v) for k, v in file_findings.items()})
 
 
-def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str, each: bool = False) -> str:
+def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str, each: bool = False,
+                      roots: tuple[str, ...] = ()) -> str:
     """The audit file of project mode: load the plugin, ``Require`` the project's compiled file, dump it. The
     targets' assumptions come from one shared walk of the file's closure; ``each``: from one Coq
     ``Assumptions.assumptions`` per target (the reference the shared walk is tested against)."""
-    return files_audit_source([(module, targets, out_name)], nonce, each)
+    return files_audit_source([(module, targets, out_name)], nonce, each, roots)
 
 
-def files_audit_source(files: list[tuple[str, list[str], str]], nonce: str, each: bool = False) -> str:
+def project_roots_of(load: list[str]) -> tuple[str, ...]:
+    """The logical roots a coqc load path maps (``-Q``/``-R dir Root``): the project's own files, whose constants the
+    detectors walk wherever a target reaches them (an installed library is found without a mapping)."""
+    return tuple(dict.fromkeys(load[i + 2] for i, flag in enumerate(load[:-2])
+                               if flag in ("-Q", "-R") and load[i + 2]))
+
+
+def files_audit_source(files: list[tuple[str, list[str], str]], nonce: str, each: bool = False,
+                       roots: tuple[str, ...] = ()) -> str:
     """The audit file of several compiled files of one build, (module, targets, output file) each: the plugin loaded
     once, then per file its ``Require`` and its dump, in that order (a file is dumped before the next is loaded, as
     its own session would dump it), except its targets' assumptions: those are fixed once a target is declared, so
     with several files they come from one walk over every file's targets at the end (``ForallJudgeFlush``; one walk
-    per file went over the libraries they share again each time)."""
+    per file went over the libraries they share again each time). ``roots``: the project's logical roots, whose
+    files' constants the detectors walk when a target reaches them (``ForallJudgeProjectRoots``)."""
     later = len(files) > 1 and not each
     command = "ForallJudgeFileEach" if each else "ForallJudgeFileLater" if later else "ForallJudgeFile"
     lines = [f'Declare ML Module "{PLUGIN_PACKAGE}.plugin".\n']
+    if roots:
+        if not all(re.fullmatch(r"[^\W\d][\w']*(\.[^\W\d][\w']*)*", root) for root in roots):
+            raise ValueError(f"not a Coq logical root: {roots!r}")
+        lines.append(f'ForallJudgeProjectRoots "{" ".join(roots)}".\n')
     for module, targets, out_name in files:
         for path in targets:
             if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in path.split(".")):
@@ -564,7 +578,8 @@ def run_files_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, l
     outs = {module: f"{name}_{i}.txt" for i, (module, _) in enumerate(files)}
     try:
         try:
-            source = files_audit_source([(module, targets, outs[module]) for module, targets in files], nonce, each)
+            source = files_audit_source([(module, targets, outs[module]) for module, targets in files], nonce, each,
+                                        project_roots_of(load))
         except ValueError as exc:
             return {}, str(exc)
         (work / f"{name}.v").write_text(source, encoding="utf-8")
