@@ -39,7 +39,7 @@ FEATS = _exploit("advisory_22386_cofix_let_type") + (
     "Polymorphic Definition pid@{u} (A : Type@{u}) (a : A) : A := a.\n"
     "Polymorphic Cumulative Inductive box@{u} (A : Type@{u}) : Type@{u} := Box : A -> box A.\n")
 #: file A'': rocq#19402, the 8.16 VM's wrong addmuldiv (coqchk, which has no VM, rejects the file)
-VM = "From Coq Require Import Uint63.\n" + _exploit("advisory_19402_vm_addmuldiv")
+VM = _exploit("advisory_19402_vm_addmuldiv")
 #: file B: the items; each reaches one construct of the other files, or none
 USE = """From Cross Require Import Fix Feats Vm.
 
@@ -67,6 +67,8 @@ Proof. exists (Box nat 0). reflexivity. Qed.
 Lemma by_vm : 0 = 1.
 Proof. pose proof (eq_trans (eq_sym vm_says) cbv_says) as H. discriminate H. Qed.
 """
+#: the project's root, once the module's fixture made it
+PROJECT: list[Path] = []
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +81,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdict]:
                                       "theories/Use.v\n")
     for name, text in (("Fix.v", FIX), ("Feats.v", FEATS), ("Vm.v", VM), ("Use.v", USE)):
         (root / "theories" / name).write_text(text)
+    PROJECT.append(root)
     prover = ProjectRocqProver({"cache_dir": str(root.parent / "cache"), "timeout": 300})
     return {task.task_id: verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
             for task in load_project(root, {}) if task.task_id.startswith(("Cross__Use__", "Cross__Fix__"))}
@@ -143,3 +146,17 @@ def test_a_vm_conversion_of_another_file_requires_the_independent_check_of_that_
     assert verdict.verdict == "reject", verdict.reason
     check = next(layer for layer in verdict.layers if layer.name == "independent_check")
     assert check.ok is False and not check.infra and "Cross.Vm" in check.reason, check.reason
+
+
+def test_a_candidates_proof_through_another_files_vm_conversion_is_rejected_by_coqchk_of_that_file(
+        verdicts: dict[str, Verdict]) -> None:
+    """The same through a candidate's own proof (compiled, its independent check beside the judge's layers): coqchk
+    of the candidate's file passes, that of the file whose VM conversion it reaches does not."""
+    task = next(t for t in load_project(PROJECT[0], {}) if t.task_id == "Cross__Use__by_vm")
+    prover = ProjectRocqProver({"cache_dir": str(PROJECT[0].parent / "cache"), "timeout": 300})
+    text = prover.candidate_with_prelude(task, "", "exfalso. pose proof (eq_trans (eq_sym vm_says) cbv_says) as H.\n"
+                                                   "discriminate H.\nQed.")
+    verdict = verify_candidate(task, prover, text.encode(), timeout=300)
+    check = next(layer for layer in verdict.layers if layer.name == "independent_check")
+    assert verdict.verdict == "reject" and check.ok is False and not check.infra, verdict.reason
+    assert "coqchk of `Cross.Vm`" in check.reason, check.reason

@@ -27,7 +27,7 @@ from filelock import FileLock
 
 from pytest_forall.core.model import sha256_bytes
 from pytest_forall.core.proc import ProcResult
-from pytest_forall.lang.rocq.advisories import DETECTED
+from pytest_forall.lang.rocq.advisories import DETECTED, NEEDS_CHECKER
 from pytest_forall.lang.rocq.toolchain import Toolchain, probe, run_in, version_info
 
 PROBLEM_ROOT = "ForallProblem"
@@ -638,6 +638,10 @@ class ProjectJudgement:
     #: target reaches, excused as the baseline's: the project's code is what is judged, so no detector covers their
     #: advisories and the target is not strict (``kernel_advisories`` names those advisories not covered)
     project_findings: list[str] = field(default_factory=list)
+    #: the project's own VM and native conversions (``vm``, ``native`` findings) the target reaches, excused as the
+    #: baseline's: they are still checked by no one but coqc's VM or compiler, so the independent check is required and
+    #: covers the files that have them (coqchk ``-norec`` of the target's file loads the others, it does not check them)
+    project_checks: list[str] = field(default_factory=list)
 
 
 def reached_module_findings(dump: FileDump, target: str, project_roots: tuple[str, ...]) -> list[str]:
@@ -755,8 +759,9 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     theorem = _entry_name(base_target or cand_target)
     found = candidate.findings.get(target, ())
     brought = uncovered_findings(found, baseline.findings.get(target, ()), theorem)
-    project_findings = [f for f in uncovered_findings(found, (), theorem)
-                        if f not in brought and f.partition(" ")[0] in DETECTED]
+    excused = [f for f in uncovered_findings(found, (), theorem) if f not in brought]
+    project_findings = [f for f in excused if f.partition(" ")[0] in DETECTED]
+    project_checks = [f for f in excused if f.partition(" ")[0] in NEEDS_CHECKER]
     own_terms: list[str] = []
     if project_modules:
         own_terms.append(f"the project's own modules the module walk does not cover (the module advisories are not "
@@ -770,4 +775,4 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     brought += uncovered_findings(tuple(found for found in cand_modules if found not in base_modules), (), "")
     return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad or own_terms),
                             not rules_bad, len(base_before) + 1, brought, sorted(set(used)), project_modules,
-                            project_findings)
+                            project_findings, project_checks)
