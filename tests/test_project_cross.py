@@ -8,11 +8,10 @@ that do not reach them stay strict, the advisories covered."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
+from test_project_modules import PROJECTS, _coverage, assert_rules_only_with_fix_not_covered, own_verdicts
 
-from conftest import require_tool
 from pytest_forall.core.model import Verdict
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.project.prover import ProjectRocqProver
@@ -67,44 +66,17 @@ Proof. exists (Box nat 0). reflexivity. Qed.
 Lemma by_vm : 0 = 1.
 Proof. pose proof (eq_trans (eq_sym vm_says) cbv_says) as H. discriminate H. Qed.
 """
-#: the project's root, once the module's fixture made it
-PROJECT: list[Path] = []
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdict]:
-    """Every item's own proof judged once (one build, one judge session per file)."""
-    require_tool("coqc")
-    root = tmp_path_factory.mktemp("cross") / "proj"
-    (root / "theories").mkdir(parents=True)
-    (root / "_CoqProject").write_text("-R theories Cross\ntheories/Fix.v\ntheories/Feats.v\ntheories/Vm.v\n"
-                                      "theories/Use.v\n")
-    for name, text in (("Fix.v", FIX), ("Feats.v", FEATS), ("Vm.v", VM), ("Use.v", USE)):
-        (root / "theories" / name).write_text(text)
-    PROJECT.append(root)
-    prover = ProjectRocqProver({"cache_dir": str(root.parent / "cache"), "timeout": 300})
-    return {task.task_id: verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
-            for task in load_project(root, {}) if task.task_id.startswith(("Cross__Use__", "Cross__Fix__"))}
-
-
-def _coverage(verdict: Verdict) -> dict[str, Any]:
-    return dict(verdict.kernel.get("coverage", {}))
+    """Every item's own proof of Use.v and Fix.v judged once (one build, one judge session per file)."""
+    return own_verdicts(tmp_path_factory.mktemp("cross") / "proj", "Cross",
+                        {"Fix.v": FIX, "Feats.v": FEATS, "Vm.v": VM, "Use.v": USE}, ("Cross__Use__", "Cross__Fix__"))
 
 
 def test_a_proof_of_0_eq_1_through_another_files_unsafe_fixpoint_is_not_strict(verdicts: dict[str, Verdict]) -> None:
     """The attack: `zero_is_one` in Use.v proves `0 = 1` through rocq#20413's fixpoint of Fix.v. While the detectors
     walked only the item's own file it was accepted strict, with the `fix` advisories "covered" by the detector."""
-    verdict = verdicts["Cross__Use__zero_is_one"]
-    assert verdict.verdict == "accept" and not verdict.strict, verdict.reason
-    audit = next(layer for layer in verdict.layers if layer.name == "axiom_audit")
-    assert "outside the judge's conservative criteria" in audit.reason and "fix Cross.Fix.f " in audit.reason, \
-        audit.reason
-    coverage = _coverage(verdict)
-    assert "rocq#20413" in verdict.kernel["advisories"], verdict.kernel  # in force on 8.16.1
-    fix_rows = [a for a, how in coverage.items() if how.startswith("NOT covered (fix)")]
-    assert "rocq#20413" in fix_rows and all("Cross.Fix.f" in coverage[a] for a in fix_rows), coverage
-    advice = next(layer for layer in verdict.layers if layer.name == "kernel_advisories")
-    assert advice.ok and "rocq#20413" in advice.evidence["guarantee"].partition("NOT covered: ")[2], advice.evidence
+    assert_rules_only_with_fix_not_covered(verdicts["Cross__Use__zero_is_one"], "Cross.Fix.f")
 
 
 @pytest.mark.parametrize("item", ["Cross__Use__by_double", "Cross__Use__unrelated", "Cross__Fix__double_two"])
@@ -152,8 +124,8 @@ def test_a_candidates_proof_through_another_files_vm_conversion_is_rejected_by_c
         verdicts: dict[str, Verdict]) -> None:
     """The same through a candidate's own proof (compiled, its independent check beside the judge's layers): coqchk
     of the candidate's file passes, that of the file whose VM conversion it reaches does not."""
-    task = next(t for t in load_project(PROJECT[0], {}) if t.task_id == "Cross__Use__by_vm")
-    prover = ProjectRocqProver({"cache_dir": str(PROJECT[0].parent / "cache"), "timeout": 300})
+    task = next(t for t in load_project(PROJECTS["Cross"], {}) if t.task_id == "Cross__Use__by_vm")
+    prover = ProjectRocqProver({"cache_dir": str(PROJECTS["Cross"].parent / "cache"), "timeout": 300})
     text = prover.candidate_with_prelude(task, "", "exfalso. pose proof (eq_trans (eq_sym vm_says) cbv_says) as H.\n"
                                                    "discriminate H.\nQed.")
     verdict = verify_candidate(task, prover, text.encode(), timeout=300)
