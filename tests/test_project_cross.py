@@ -132,3 +132,15 @@ def test_a_candidates_proof_through_another_files_vm_conversion_is_rejected_by_c
     check = next(layer for layer in verdict.layers if layer.name == "independent_check")
     assert verdict.verdict == "reject" and check.ok is False and not check.infra, verdict.reason
     assert "coqchk of `Cross.Vm`" in check.reason, check.reason
+
+
+def test_a_candidate_reaching_another_files_construct_its_original_proof_does_not_is_not_refused(
+        verdicts: dict[str, Verdict]) -> None:
+    """Another file's terms are the build's whatever the candidate's proof reaches (a candidate compiles its own file
+    only; a kernel name of its file starts with the file's name): a new proof of `unrelated` through Fix.v's unsafe
+    fixpoint, which the project's own proof does not reach, is accepted rules-only with the `fix` rows NOT covered,
+    not refused as a construct the candidate brought (and not strict)."""
+    task = next(t for t in load_project(PROJECTS["Cross"], {}) if t.task_id == "Cross__Use__unrelated")
+    prover = ProjectRocqProver({"cache_dir": str(PROJECTS["Cross"].parent / "cache"), "timeout": 300})
+    text = prover.candidate_with_prelude(task, "", "destruct (f 1 tt).\nQed.")
+    assert_rules_only_with_fix_not_covered(verify_candidate(task, prover, text.encode(), timeout=300), "Cross.Fix.f")

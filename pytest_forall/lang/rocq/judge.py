@@ -758,7 +758,11 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     # which is what is judged, so its advisories stay possible for the target (docs/verifier.md)
     theorem = _entry_name(base_target or cand_target)
     found = candidate.findings.get(target, ())
-    brought = uncovered_findings(found, baseline.findings.get(target, ()), theorem)
+    # a finding on another file's term is the build's whatever the candidate's proof reaches: the candidate compiles
+    # its own file only, and every kernel name of that file starts with the file's name (one of a module `C` of this
+    # file is `<module>.C.…`, so it never passes for another file's)
+    others = tuple(f for f in found if not f.split(" ", 2)[1].startswith(file_prefix))
+    brought = uncovered_findings(found, baseline.findings.get(target, ()) + others, theorem)
     excused = [f for f in uncovered_findings(found, (), theorem) if f not in brought]
     project_findings = [f for f in excused if f.partition(" ")[0] in DETECTED]
     project_checks = [f for f in excused if f.partition(" ")[0] in NEEDS_CHECKER]
