@@ -37,8 +37,10 @@ FEATS = _exploit("advisory_22386_cofix_let_type") + (
     "Inductive L : Type := mkL : let x := nat in x -> L.\nDefinition lval : L := mkL 0.\n"
     "Polymorphic Definition pid@{u} (A : Type@{u}) (a : A) : A := a.\n"
     "Polymorphic Cumulative Inductive box@{u} (A : Type@{u}) : Type@{u} := Box : A -> box A.\n")
-#: file A'': rocq#19402, the 8.16 VM's wrong addmuldiv (coqchk, which has no VM, rejects the file)
-VM = _exploit("advisory_19402_vm_addmuldiv")
+#: file A'': rocq#19402, the 8.16 VM's wrong addmuldiv (coqchk, which has no VM, rejects the file), and a lemma of
+#: the same file that uses it
+VM = _exploit("advisory_19402_vm_addmuldiv") + (
+    "Lemma uses_vm : (addmuldiv 64 42 42 =? 42)%uint63 = true.\nProof. exact vm_says. Qed.\n")
 #: file B: the items; each reaches one construct of the other files, or none
 USE = """From Cross Require Import Fix Feats Vm.
 
@@ -68,9 +70,9 @@ Proof. pose proof (eq_trans (eq_sym vm_says) cbv_says) as H. discriminate H. Qed
 """
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdict]:
-    """Every item's own proof of Use.v and Fix.v judged once (one build, one judge session per file)."""
+    """Every item's own proof of Use.v and Fix.v (and Vm.v's `uses_vm`) judged once (one build, one judge session per file)."""
     return own_verdicts(tmp_path_factory.mktemp("cross") / "proj", "Cross",
-                        {"Fix.v": FIX, "Feats.v": FEATS, "Vm.v": VM, "Use.v": USE}, ("Cross__Use__", "Cross__Fix__"))
+                        {"Fix.v": FIX, "Feats.v": FEATS, "Vm.v": VM, "Use.v": USE}, ("Cross__Use__", "Cross__Fix__", "Cross__Vm__uses_vm"))
 
 
 def test_a_proof_of_0_eq_1_through_another_files_unsafe_fixpoint_is_not_strict(verdicts: dict[str, Verdict]) -> None:
@@ -144,3 +146,14 @@ def test_a_candidate_reaching_another_files_construct_its_original_proof_does_no
     prover = ProjectRocqProver({"cache_dir": str(PROJECTS["Cross"].parent / "cache"), "timeout": 300})
     text = prover.candidate_with_prelude(task, "", "destruct (f 1 tt).\nQed.")
     assert_rules_only_with_fix_not_covered(verify_candidate(task, prover, text.encode(), timeout=300), "Cross.Fix.f")
+
+
+def test_a_vm_conversion_of_the_items_own_file_requires_the_independent_check(verdicts: dict[str, Verdict]) -> None:
+    """The same file: `uses_vm` reaches `vm_says` before it (excused as the build's, it required no check before);
+    coqchk of the file, the item's own check, rejects it."""
+    verdict = verdicts["Cross__Vm__uses_vm"]
+    advice = next(layer for layer in verdict.layers if layer.name == "kernel_advisories")
+    assert "VM conversion in `Cross.Vm.vm_says`" in advice.evidence.get("requires_independent_check", ""), \
+        advice.evidence
+    check = next(layer for layer in verdict.layers if layer.name == "independent_check")
+    assert verdict.verdict == "reject" and check.ok is False and not check.infra, verdict.reason
