@@ -4,6 +4,7 @@ spend), the vacuity, refutation and inner-premise scripts, and the order the sea
 from __future__ import annotations
 
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
+from pytest_forall.lang.rocq.audit.evaluation import evaluated_grid
 from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
@@ -195,6 +196,10 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             named("refute-saturation", f"intro {h}; try cbv zeta in {h}; {saturated}", SEARCH_SECONDS),
             named("evaluated-backtracking", backtracking(scopes, features, evaluated), 2 * SEARCH_SECONDS),
             named("generated-backtracking", fine_search(scopes, features), 2 * SEARCH_SECONDS),
+            # issue 34, session 15: the variables by total cost, premises decided and the instance refuted once evaluated
+            # (floors, finite sums, binomials, integer division); early only on a statement that names one (1 s)
+            named("evaluated-grid-early", evaluated_grid(scopes, features, True), SEARCH_SECONDS / 2),
+            named("evaluated-grid", evaluated_grid(scopes, features, False), SEARCH_SECONDS),
             named("backtracking-deep", backtracking(scopes, features, deep), SEARCH_SECONDS)]
 
 
@@ -212,14 +217,14 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
-                       "witness-instance", "function-witness"})
+                       "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid"})
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
 #: without what they need (``function-witness``: a function variable), and where they apply the former strategies
 #: spent an item's whole budget first (the seed-38 ``shift_bound`` of ``putnam_2015_b1``: 20.5 s of 20 in the
 #: vacuity searches and the first refutations, so the constant function that refutes it was never tried).
-EARLY = frozenset({"function-witness"})
+EARLY = frozenset({"function-witness", "evaluated-grid-early"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
