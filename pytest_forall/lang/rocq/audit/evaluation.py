@@ -12,7 +12,7 @@ its proof, never a verdict of its own."""
 
 from __future__ import annotations
 
-from pytest_forall.lang.rocq.audit.tactics import BINOMIAL, BREAK, REALS, SUMS, closer, peano
+from pytest_forall.lang.rocq.audit.tactics import BINOMIAL, BREAK, REALS, SUMS, peano
 
 DT, BN = "Coq.Init.Datatypes", "Coq.Numbers.BinNums"
 #: ``forall_num t``: ``t`` is a numeral of ``nat``, ``Z`` or ``positive``, or a boolean (names qualified: a template may
@@ -27,11 +27,20 @@ POW_LIMIT, UNARY_LIMIT, ARGUMENT_LIMIT, EXPONENT_LIMIT = 100000, 9, 1000, 4096
 ZB = "Coq.ZArith.BinInt.Z"
 
 
+def _z(n: int) -> str:
+    """The positive integer ``n`` as a term of ``Z`` built from its constructors (a file without ``ZArith`` has no ``%Z``
+    key, and a bare numeral is read in the file's open scope)."""
+    def positive(k: int) -> str:
+        return f"{BN}.xH" if k == 1 else f"({BN}.{'xI' if k % 2 else 'xO'} {positive(k // 2)})"
+
+    return f"({BN}.Zpos {positive(n)})"
+
+
 def _below(limit: int) -> str:
     """``forall_small{limit} a``: the numeral ``a`` (``nat`` or ``Z``; a boolean passes) is below ``limit``."""
     return (f"let forall_small{limit} a := let A := type of a in lazymatch A with "
-            f"| {DT}.nat => let ok := eval vm_compute in (Coq.Init.Nat.ltb a {limit}) in lazymatch ok with {DT}.true => idtac end "
-            f"| {BN}.Z => let ok := eval vm_compute in ({ZB}.ltb a {limit}%Z) in lazymatch ok with {DT}.true => idtac end "
+            f"| {DT}.nat => let ok := eval vm_compute in (Coq.Init.Nat.ltb a {limit}%nat) in lazymatch ok with {DT}.true => idtac end "
+            f"| {BN}.Z => let ok := eval vm_compute in ({ZB}.ltb a {_z(limit)}) in lazymatch ok with {DT}.true => idtac end "
             f"| {DT}.bool => idtac end in ")
 
 
@@ -46,7 +55,7 @@ EVALUABLE = (
     "lazymatch t with ?f ?a ?b => forall_num a; forall_num b | ?f ?a => forall_num a end; "
     "lazymatch t with "
     f"| Coq.Init.Nat.pow ?a ?b => let ok := eval vm_compute in ({ZB}.leb ({ZB}.pow "
-    f"({ZB}.of_nat a) ({ZB}.of_nat b)) {POW_LIMIT}%Z) in lazymatch ok with {DT}.true => idtac end "
+    f"({ZB}.of_nat a) ({ZB}.of_nat b)) {_z(POW_LIMIT)}) in lazymatch ok with {DT}.true => idtac end "
     f"| {ZB}.pow _ ?b => forall_small{EXPONENT_LIMIT} b "
     f"| _ => lazymatch T with {DT}.nat => lazymatch t with ?f ?a ?b => forall_small{ARGUMENT_LIMIT} a; "
     f"forall_small{ARGUMENT_LIMIT} b | ?f ?a => forall_small{UNARY_LIMIT} a end | _ => idtac end end in ")
@@ -111,7 +120,7 @@ def definitions(features: tuple[str, ...]) -> str:
             "| (vm_compute; first [ easy | lia ]) ]) ] in "
             # an instance: broken up, evaluated, then arithmetic, an unknown natural's cases, or the grid's closers
             + f"let forall_leaf u := solve [ {BREAK}; forall_evaluate (); {BREAK}; first [ easy | lia | lra | nra{integral} "
-            f"| {closer(features)} ] ] in ")
+            "] ] in ")
 
 
 #: Candidate values per numeral scope with their cost (an integer's size, a fraction's numerator and denominator)
@@ -170,3 +179,10 @@ def evaluable(features: tuple[str, ...]) -> str:
 def evaluated_grid(scopes: tuple[str, ...], features: tuple[str, ...], early: bool) -> str:
     """:func:`cost_grid`, gated on :func:`evaluable` when ``early``."""
     return cost_grid(scopes, features, evaluable(features) if early else "")
+
+
+def evaluated_leaf(features: tuple[str, ...]) -> str:
+    """The vacuity search's leaf (a hypothesis instantiated at literals, :func:`generated.fine_specialise`): the context
+    evaluated and refuted as an instance is (``forall_leaf``, :func:`definitions`), so a hypothesis about a floor, a sum
+    or an integer division that fails at a small value contradicts itself."""
+    return f"{definitions(features)}forall_leaf ()"

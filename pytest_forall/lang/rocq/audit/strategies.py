@@ -4,7 +4,7 @@ spend), the vacuity, refutation and inner-premise scripts, and the order the sea
 from __future__ import annotations
 
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
-from pytest_forall.lang.rocq.audit.evaluation import evaluated_grid
+from pytest_forall.lang.rocq.audit.evaluation import evaluated_grid, evaluated_leaf
 from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
@@ -108,7 +108,10 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              named("generated-specialise", f"{DESTRUCT}; {fine_specialise(scopes, features, 2)}", SEARCH_SECONDS),
              # issue 34, session 13: with Znumtheory, an instance's gcd and divisibility facts unfolded into equations
              *([named("divisibility", f"{DESTRUCT}; {fine_specialise(scopes, features, 1, divisible_instance(features))}",
-                      SEARCH_SECONDS)] if DIVISORS in features else [])]
+                      SEARCH_SECONDS)] if DIVISORS in features else []),
+             # issue 34, session 15: one hypothesis at literals, the instance evaluated (floors, sums, integer division)
+             named("evaluated-specialise", f"{DESTRUCT}; {fine_specialise(scopes, features, 2, evaluated_leaf(features))}",
+                   SEARCH_SECONDS / 2)]
     return cheap, ([named(f"automation-{tactic}", f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS)
                     for tactic in heavy]
                    + [named(f"automation-{tactic}-literals", f"{DESTRUCT}; {literal_instances(scopes)}; {tactic}",
@@ -217,7 +220,8 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
-                       "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid"})
+                       "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid",
+                       "evaluated-specialise"})
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
