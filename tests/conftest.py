@@ -119,9 +119,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 #: Files whose module-scoped fixtures cost much (a library run and its replay, a prover session, an index of the
-#: installed libraries, the templates of a module's runs): split over two workers, both would build them.
-ONE_WORKER = frozenset({"tests/test_project_apply.py", "tests/test_proof_tools.py", "tests/test_protocol_e2e.py",
-                        "tests/test_retrieval.py"})
+#: installed libraries, the templates of a module's runs, the judge's dump of each PutnamBench template holding a
+#: fixpoint): split over two workers, both would build them — or, where the fixture's entries are built under a file
+#: lock (``test_judge_masking``'s ``masked``: 36 template checks), both would walk them in step, one worker's core
+#: idle while it waits on the other's lock.
+ONE_WORKER = frozenset({"tests/test_judge_masking.py", "tests/test_project_apply.py", "tests/test_proof_tools.py",
+                        "tests/test_protocol_e2e.py", "tests/test_retrieval.py"})
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
