@@ -765,6 +765,12 @@ class RocqProver:
             if feature in NEEDS_CHECKER:
                 needs.append(f"{'VM' if feature == 'vm' else 'native'} conversion in `{constant}`"
                              + (f"; {', '.join(ids)} in force" if ids else ""))
+        # project mode: the project's own VM and native conversions this proof reaches, excused as the baseline's, are
+        # still checked by no kernel without a VM: the independent check is required (and covers their files)
+        for finding in getattr(judgement, "project_checks", []):
+            feature, _, rest = finding.partition(" ")
+            needs.append(f"the project's own {'VM' if feature == 'vm' else 'native'} conversion in "
+                         f"`{rest.partition(' ')[0]}`")
         if refused:
             return Layer("kernel_advisories", False, "; ".join(sorted(set(refused))), evidence)
         # project mode: the project's own non-plain modules and detector findings this proof reaches (the baseline's

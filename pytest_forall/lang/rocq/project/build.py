@@ -292,6 +292,8 @@ class ProjectBuilds(RocqProver):
         self._lock = self._shared_lock
         self._keys = self._shared_keys
         self._judged_project: dict[tuple[str, str], tuple[Any, str, bool]] = {}
+        #: per verification directory, held while its candidate is judged (the independent check reads the judgement)
+        self._judge_locks: dict[str, threading.Lock] = {}
         self._tactic_load: dict[str, list[str]] = {}
         #: verification directories whose candidate is the project's own proof (digest), judged from the build
         self._own: dict[str, str] = {}
