@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pytest_forall.lang.rocq.judge import parse_file_dump, plugin_dir
+from pytest_forall.lang.rocq.judge import FileDump, parse_file_dump, plugin_dir
 
 PACKAGES = ["libcoq-mathcomp-ssreflect", "libcoq-mathcomp-fingroup", "libcoq-mathcomp-algebra",
             "libcoq-mathcomp-solvable", "libcoq-mathcomp-field", "libcoq-mathcomp-character",
@@ -38,7 +38,7 @@ def modules(package: str, contrib: Path) -> list[str]:
                   if p.endswith(".vo") and Path(p).is_relative_to(contrib))
 
 
-def dump(module: str, targets: list[str], work: Path, env: dict[str, str]) -> tuple[object, str]:
+def dump(module: str, targets: list[str], work: Path, env: dict[str, str]) -> tuple[FileDump | str | None, str]:
     """One file's project-mode dump (its fields, and the detectors' findings per target)."""
     out = work / "out.txt"
     out.unlink(missing_ok=True)
@@ -71,12 +71,12 @@ def main(argv: list[str]) -> None:
             if listing is None or isinstance(listing, str):
                 print(f"{package} {module}: no listing: {problem or listing}", flush=True)
                 continue
-            consts = [path for path, entry in listing.fields if entry.startswith("const ")]  # type: ignore[attr-defined]
+            consts = [path for path, entry in listing.fields if entry.startswith("const ")]
             found, problem = dump(module, consts, work, env) if consts else (listing, "")
             if found is None or isinstance(found, str):
                 print(f"{package} {module}: no dump: {problem or found}", flush=True)
                 continue
-            for items in found.findings.values():  # type: ignore[attr-defined]
+            for items in found.findings.values():
                 for finding in items:
                     feature, owner, place, _digest, why = finding.split(" ", 4)
                     if feature == "fix":
