@@ -482,17 +482,22 @@ Fixpoint minus_mom (a : nat) (b : bool) (x : nat) {struct a} : nat :=
   match n with 0 => n | S k => if b then minus_bigger (S n) false else n end.
 #[bypass_check(guard)] Fixpoint via_unsafe_inner (n : nat) : nat :=
   match minus_bigger n true with 0 => 0 | S k => via_unsafe_inner k end.
+Fixpoint minus_same (n m : nat) {struct n} : nat :=
+  match n with 0 => n | S k => match m with 0 => n | S l => minus_same k l end end.
+#[bypass_check(guard)] Fixpoint via_equal (n : nat) : nat := match n with 0 => 0 | S _ => via_equal (minus_same n 0) end.
 """
 #: the unsafe shapes; the `via_*` ones recurse on a pattern variable of a match on a fixpoint's result (rule 5 of
 #: docs/verifier.md's criterion, the shape of mathcomp's `edivn_rec`) where that fixpoint returns something that is no
 #: subterm of its decreasing argument in one branch: a constructor application, a variable of the context, its other
 #: argument, a cast along an equality (rocq#21053), a pattern variable of a match on a match (rocq#20455); or is
-#: applied to a match that is not smaller; or is itself unsafe (`minus_bigger` recurses on a bigger term)
+#: applied to a match that is not smaller; or is itself unsafe (`minus_bigger` recurses on a bigger term); and
+#: `via_equal` recurses on the honest `minus_same n 0` itself, which is `n` (subterm *or equal*: only a pattern
+#: variable of a match on it is strictly smaller)
 UNSAFE_NAMES = ("cast_sub", "norec_applied", "method_no_descent", "instance_grows", "nested_not_subterm",
                 "nested_inner_loops", "acc_no_descent", "eta_passed", "unguarded_alias", "match_on_match_in_helper",
                 "one_branch_not_smaller", "cut_cast", "type_index_cast", "cross_call", "via_constructor",
                 "via_outer_variable", "via_other_argument", "via_cast", "via_match_on_match", "via_match_argument",
-                "via_unsafe_inner")
+                "via_unsafe_inner", "via_equal")
 
 
 def test_the_widened_criterion_refuses_unsafe_recursion_of_the_same_shapes(tmp_path: Path) -> None:
