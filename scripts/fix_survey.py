@@ -4,10 +4,12 @@ the file a target, as library mode dumps a project's file), and each ``fix`` fin
 constant of that file — is counted once per (constant, place), by the criterion's reason. Never std++ or Iris (kept
 for independent evaluation; not installed here anyway); HoTT is left out (its own prelude, ``-noinit``).
 
-    PYTHONPATH=$PWD nice -n 10 python scripts/fix_survey.py [PACKAGE ...] [--list]
+    PYTHONPATH=$PWD nice -n 10 python scripts/fix_survey.py [--list] [--source FILE.mlg] [PACKAGE ...]
 
-``--list`` prints each refused constant with its reason. The plugin is the working tree's (built into a temporary
-cache), run by the host's coqc.
+``--list`` prints each refused constant with its reason; ``--source`` builds the plugin from another
+``forall_judge.mlg`` (a base revision's, ``git show REV:pytest_forall/lang/rocq/forall_judge.mlg``), else the working
+tree's; either is built into a temporary cache and run by the host's coqc. Two coqc sessions per package: one lists
+every file's declarations, one dumps them all with their constants as targets (the assumptions in one walk).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from pytest_forall.lang.rocq.judge import FileDump, parse_file_dump, plugin_dir
+from pytest_forall.lang.rocq import judge as judge_module
+from pytest_forall.lang.rocq.judge import FileDump, files_audit_source, parse_file_dump, plugin_dir
 
 PACKAGES = ["libcoq-mathcomp-ssreflect", "libcoq-mathcomp-fingroup", "libcoq-mathcomp-algebra",
             "libcoq-mathcomp-solvable", "libcoq-mathcomp-field", "libcoq-mathcomp-character",
@@ -38,21 +42,28 @@ def modules(package: str, contrib: Path) -> list[str]:
                   if p.endswith(".vo") and Path(p).is_relative_to(contrib))
 
 
-def dump(module: str, targets: list[str], work: Path, env: dict[str, str]) -> tuple[FileDump | str | None, str]:
-    """One file's project-mode dump (its fields, and the detectors' findings per target)."""
-    out = work / "out.txt"
-    out.unlink(missing_ok=True)
-    (work / "Survey.v").write_text(f'Declare ML Module "forall-judge.plugin".\nRequire {module}.\n'
-                                   f'ForallJudgeFile "{out}" "{NONCE}" "{module}" "{" ".join(targets)}".\n')
+def dumps(files: list[tuple[str, list[str]]], work: Path, env: dict[str, str]) -> dict[str, FileDump | str]:
+    """The project-mode dumps of several files in one coqc session (``files_audit_source``: the judge's own)."""
+    outs = [(module, targets, str(work / f"out_{i}.txt")) for i, (module, targets) in enumerate(files)]
+    for _, _, out in outs:
+        Path(out).unlink(missing_ok=True)
+    (work / "Survey.v").write_text(files_audit_source(outs, NONCE), encoding="utf-8")
     result = subprocess.run(["coqc", "-q", "Survey.v"], cwd=work, env=env, capture_output=True, text=True,
-                            timeout=1800, check=False)
-    if result.returncode != 0:
-        return None, (result.stdout + result.stderr).strip()[-300:]
-    return parse_file_dump(out.read_text(encoding="utf-8"), NONCE), ""
+                            timeout=7200, check=False)
+    found: dict[str, FileDump | str] = {}
+    for module, _, out in outs:
+        try:
+            found[module] = parse_file_dump(Path(out).read_text(encoding="utf-8"), NONCE)
+        except OSError:
+            found[module] = f"no output (coqc exited {result.returncode}: {result.stderr.strip()[-300:]})"
+    return found
 
 
 def main(argv: list[str]) -> None:
     show = "--list" in argv
+    if "--source" in argv:
+        judge_module.PLUGIN_SOURCE = Path(argv[argv.index("--source") + 1]).absolute()
+        argv = argv[:argv.index("--source")] + argv[argv.index("--source") + 2:]
     packages = [a for a in argv if not a.startswith("--")] or PACKAGES
     where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, check=True).stdout.strip()
     contrib = Path(where) / "user-contrib"
@@ -64,17 +75,20 @@ def main(argv: list[str]) -> None:
     env = {**os.environ, "OCAMLPATH": str(plugin)}
     reasons: collections.Counter[str] = collections.Counter()
     for package in packages:
+        started = time.monotonic()
         refused: dict[tuple[str, str], str] = {}
         files = modules(package, contrib)
+        listings = dumps([(module, []) for module in files], work, env)
+        targets = []
         for module in files:
-            listing, problem = dump(module, [], work, env)
-            if listing is None or isinstance(listing, str):
-                print(f"{package} {module}: no listing: {problem or listing}", flush=True)
+            listing = listings[module]
+            if isinstance(listing, str):
+                print(f"{package} {module}: no listing: {listing}", flush=True)
                 continue
-            consts = [path for path, entry in listing.fields if entry.startswith("const ")]
-            found, problem = dump(module, consts, work, env) if consts else (listing, "")
-            if found is None or isinstance(found, str):
-                print(f"{package} {module}: no dump: {problem or found}", flush=True)
+            targets.append((module, [path for path, entry in listing.fields if entry.startswith("const ")]))
+        for module, found in dumps(targets, work, env).items():
+            if isinstance(found, str):
+                print(f"{package} {module}: no dump: {found}", flush=True)
                 continue
             for items in found.findings.values():
                 for finding in items:
@@ -85,7 +99,8 @@ def main(argv: list[str]) -> None:
             reasons[why] += 1
             if show:
                 print(f"  {owner} ({place}): {why}")
-        print(f"{package}: {len(files)} files, {len(refused)} refused fixpoint owners", flush=True)
+        print(f"{package}: {len(files)} files, {len(refused)} refused fixpoint owners "
+              f"({time.monotonic() - started:.0f} s)", flush=True)
     for why, n in reasons.most_common():
         print(f"{n:5d}  {why}")
 
