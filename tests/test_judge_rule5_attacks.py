@@ -5,12 +5,14 @@ when that fixpoint's every return is its decreasing variable, a strict subterm o
 Each attack is unsafe recursion compiled with the guard switched off (``#[bypass_check(guard)]``), in the shape of
 ``match m - d with S m' => loop m' end``, where the inner fixpoint's value is *not* its decreasing argument or a
 subterm of it, or the match is not on such a value: a return under a ``let`` or a beta-redex, a fixpoint returning
-a function (partial application, extra abstractions), a type family, the inner fixpoint calling the outer function,
+a function (partial application, extra abstractions), the inner fixpoint calling the outer function,
 a mutual inner block (either body), a constructor handed to the inner fixpoint, a nested ``list rose`` position, an
 ``Acc`` proof returned as it is, a class method whose instance is a growing fixpoint, a helper's parameter that whd
 substitutes into a return, rocq#21053's cast by a commutative cut handed to an honest rule-5 identity, an opaque
-helper, a primitive projection, an index family, the root at the wrong position, and a ``let``-bound alias. The
-judge must refuse every one: the file is compiled once and dumped once (project mode, every constant a target), and
+helper, a primitive projection, an index family, the root at the wrong position, a ``let``-bound alias,
+rocq#21053's cast made by ``eq_rect`` (an application, no leaf), a leaf that is a pattern variable of a match on a
+growing fixpoint's result, and a head that reduces to a growing fixpoint. The judge
+must refuse every one: the file is compiled once and dumped once (project mode, every constant a target), and
 each unsafe definition must carry a ``fix`` finding. Sound recursion of the same shapes (a dead branch whd removes,
 a mutual block's forest returned from a tree, a family whose value is the argument) must carry none, and a chain of
 matches on fixpoints' results, each fixpoint matching on the one before, is judged in linear time, not 4^n.
@@ -100,6 +102,18 @@ Fixpoint sub_r (m n : nat) {struct n} : nat := match n with 0 => n | S k => sub_
   match sub_r n (S n) with 0 => 0 | S k => via_wrong_position (S k) end.
 #[bypass_check(guard)] Fixpoint via_alias (n : nat) : nat :=
   let y := grow n in match y with 0 => 0 | S k => via_alias k end.
+Fixpoint ret_rect (H : (False -> True2) = True2) (x : True2) {struct x} : True2 :=
+  match x with I2 f => eq_rect (False -> True2) (fun T : Prop => T) f True2 H end.
+#[bypass_check(guard)] Fixpoint via_eq_rect (H : (False -> True2) = True2) (x : True2) (z : False) {struct x}
+  : False := match ret_rect H x with I2 g => via_eq_rect H (g z) z end.
+Fixpoint succ2 (x : nat) {struct x} : nat := match x with 0 => S (S x) | S k => S (succ2 k) end.
+Fixpoint ret_inner_grow (x : nat) {struct x} : nat := match succ2 x with 0 => x | S p => p end.
+#[bypass_check(guard)] Fixpoint via_inner_grow (n : nat) : nat :=
+  match ret_inner_grow n with 0 => 0 | S k => via_inner_grow k end.
+#[bypass_check(guard)] Fixpoint via_if_head (n : nat) : nat :=
+  match (if true then fun a (_ : nat) => grow a else sub_h) n 0 with 0 => 0 | S k => via_if_head k end.
+Fixpoint via_if_head_sound (n : nat) : nat :=
+  match (if true then sub_h else fun a (_ : nat) => grow a) n 0 with 0 => 0 | S k => via_if_head_sound k end.
 """
 #: sound too: each link matches on the one before, applied to its own argument (`h1 x := match h0 x with ...`); rule
 #: 5 judged each fixpoint met in a scrutinee again for each branch at each level, 4^16 judgements for the last link
@@ -111,12 +125,13 @@ CHAIN_TEXT = "Fixpoint h0 (x : nat) {struct x} : nat := match x with 0 => x | S 
 #: each recurses on something no smaller than its decreasing argument (or on a value a growing fixpoint returns)
 UNSAFE = ("via_let", "via_beta", "via_fun", "via_eta", "via_outer_call", "via_mutual", "via_mutual2",
           "via_constructor_arg", "via_list", "via_acc", "via_method", "via_param", "via_param_root",
-          "via_cut_cast", "via_opaque", "via_proj", "via_vec", "via_wrong_position", "via_alias")
+          "via_cut_cast", "via_opaque", "via_proj", "via_vec", "via_wrong_position", "via_alias", "via_eq_rect",
+          "via_inner_grow", "via_if_head")
 #: sound: `ret_dead`'s unsafe call is in a branch whd removes (its value is its argument's subterm); `via_fam` matches
 #: on `ret_fam (S n)`, whose reduct `ret_fam n` returns `n` at `F true` (= nat); `size` recurses on a tree of the
 #: forest `kids` returns (a strict subterm in the mutual block); `honest` is the shape of mathcomp's `edivn_rec`;
-#: `acc_same` does not recurse (its guard was switched off for nothing)
-SOUND = ("honest", "ret_dead", "via_dead", "via_fam", "size", "acc_same")
+#: `acc_same` does not recurse; `via_if_head_sound`'s head reduces to `sub_h` (whd finds rule 5's fixpoint)
+SOUND = ("honest", "ret_dead", "via_dead", "via_fam", "size", "acc_same", "via_if_head_sound")
 
 
 @pytest.fixture(scope="module")
