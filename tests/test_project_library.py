@@ -48,9 +48,10 @@ DECLARED_AXIOMS = {"hott": {"HT.Basics.Overture.Funext", "HT.Basics.Overture.ise
 #: what the listing says is not an item (file:line kind, or the name), for the libraries where it was read
 #: the detectors' features of each library's own terms outside the judge's conservative criteria (docs/verifier.md,
 #: "The project's own detector findings"): a proof reaching one is rules-only with those advisories NOT covered
-#: (mathcomp: div's `edivn_rec`, `gcdn_rec`, `modn_rec` recurse on `m - d`, not a strict subterm; HoTT and Equations:
-#: universe-polymorphic transparent constants, and HoTT's cumulative inductives), every other proof strict
-OWN_FINDINGS = {"mathcomp": {"fix"}, "hott": {"upoly", "variance"}, "equations": {"upoly"}}
+#: (HoTT and Equations: universe-polymorphic transparent constants, and HoTT's cumulative inductives), every other
+#: proof strict. mathcomp's div, rules-only until session 15 (`edivn_rec`, `gcdn_rec`, `modn_rec` recurse on a pattern
+#: variable of a match on `m - d`), is strict: rule 5 of the criterion (a match on a fixpoint's result).
+OWN_FINDINGS = {"hott": {"upoly", "variance"}, "equations": {"upoly"}}
 LISTED = {"hott": {"Basics/Equivalences.v:97 Let"}, "equations": {"EqDec.v:142 Let"}}
 
 
