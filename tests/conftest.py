@@ -119,9 +119,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 #: Files whose module-scoped fixtures cost much (a library run and its replay, a prover session, an index of the
-#: installed libraries, the templates of a module's runs): split over two workers, both would build them.
-ONE_WORKER = frozenset({"tests/test_project_apply.py", "tests/test_proof_tools.py", "tests/test_protocol_e2e.py",
-                        "tests/test_retrieval.py"})
+#: installed libraries, the templates of a module's runs, the judge's dump of each PutnamBench template holding a
+#: fixpoint): split over two workers, both would build them — or, where the fixture's entries are built under a file
+#: lock (``test_judge_masking``'s ``masked``: 36 template checks), both would walk them in step, one worker's core
+#: idle while it waits on the other's lock.
+ONE_WORKER = frozenset({"tests/test_judge_masking.py", "tests/test_project_apply.py", "tests/test_proof_tools.py",
+                        "tests/test_protocol_e2e.py", "tests/test_retrieval.py"})
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -228,19 +231,32 @@ def _built_and_judged(project: Path, where: Path) -> Path:
 @pytest.fixture(scope="session")
 def built_project_cache(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Path]:
     """``built_project_cache(project)``: the cache directory of a fixture project (``tests/fixtures/...``) as its
-    first items leave it (:func:`_built_and_judged`), made once per test process, for the tests whose claims are
-    about a *later* item or a candidate's own judgement. Each test copies it (:func:`copy_project_cache`), never
-    uses it in place. The build is keyed by the sources' contents, so a copy of the project anywhere finds it. A
-    test about the first item's cold path (the build, the sessions ahead, their failures) builds its own."""
+    first items leave it (:func:`_built_and_judged`), made once per test run (:func:`run_shared_dir`: the first
+    xdist worker that asks builds it under a file lock, the other waits for it; a file's tests go to both workers,
+    so made once per process it was built twice), for the tests whose claims are about a *later* item or a
+    candidate's own judgement. Each test copies it (:func:`copy_project_cache`), never uses it in place. The build
+    is keyed by the sources' contents, so a copy of the project anywhere finds it. A test about the first item's
+    cold path (the build, the sessions ahead, their failures) builds its own."""
+    import fcntl
+    import hashlib
+
     made: dict[Path, Path] = {}
 
     def built(project: Path) -> Path:
         require_tool("coqc")
         require_tool("coqchk")
         if project not in made:
-            where = tmp_path_factory.mktemp(f"built-{project.name}")
-            shutil.copytree(project, where / "proj")
-            made[project] = _built_and_judged(where / "proj", where / "cache")
+            shared = run_shared_dir(tmp_path_factory, "built-projects")
+            name = f"{project.name}-{hashlib.sha256(str(project).encode()).hexdigest()[:8]}"
+            where, done = shared / name, shared / f"{name}.done"
+            with open(shared / f"{name}.lock", "w", encoding="utf-8") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not done.is_file():  # a worker that failed half-way left no marker: built again, from nothing
+                    shutil.rmtree(where, ignore_errors=True)
+                    shutil.copytree(project, where / "proj")
+                    _built_and_judged(where / "proj", where / "cache")
+                    done.touch()
+            made[project] = where / "cache"
         return made[project]
     return built
 

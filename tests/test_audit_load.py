@@ -229,3 +229,38 @@ def test_the_portfolio_reports_a_timed_out_search_in_the_row_not_as_unknown(tmp_
     found[0] = Search({}, 3, "log")
     row, _ = run_lean_item(tmp_path / "whole", task, portfolio.PortfolioFrontend({}), project)
     assert row["statement_audit"] == AUDIT_UNKNOWN and not any("not searched" in n for n in row["notices"]), row
+
+
+def test_a_coqtop_killed_from_outside_is_not_searched_never_a_failed_script(tmp_path: Path,
+                                                                            shared_prover_cache: Path) -> None:
+    """coqtop SIGKILLed in the middle of a script (the memory cgroup, the machine) was logged "coqtop died" and counted
+    as the script failing: a search that ended so said "nothing found" (``unknown``). Now the kill is a reason the
+    search did not search (``TacticProbe.timed_out``, the audit's ``not_searched``), as a wall-clock backstop is."""
+    from pytest_forall.lang.rocq.coqtop import Goal
+
+    session = probe(tmp_path, shared_prover_cache)
+    attempt = session._attempt
+    killed: list[int] = []
+
+    def killing(child: Any, tactic: str, seconds: float) -> str:
+        def kill() -> None:
+            base = cpu_seconds(child.pid) or 0.0
+            while (cpu_seconds(child.pid) or 0.0) - base < 0.2:  # inside the script's computation
+                time.sleep(0.01)
+            leaf = process_tree(child.pid)[-1]
+            os.kill(leaf, signal.SIGKILL)
+            killed.append(leaf)
+
+        thread = threading.Thread(target=kill, daemon=True)
+        thread.start()
+        try:
+            return attempt(child, tactic, seconds)
+        finally:
+            thread.join()
+
+    session._attempt = killing  # type: ignore[method-assign]
+    goal = Goal("Theorem t : True.\nProof.\n", "t", [("do 100000000 (do 100000000 idtac); exact I", 30.0)])
+    winners, attempts, log = session.run_goals("", [goal], tmp_path)
+    assert killed and winners == {} and attempts == 1, log
+    assert "coqtop died" in log
+    assert any("killed by signal 9" in why for why in session.timed_out), (session.timed_out, log)

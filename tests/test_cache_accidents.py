@@ -15,7 +15,7 @@ import pytest
 
 from conftest import REPO, require_tool
 from pytest_forall.core import cache as vcache
-from pytest_forall.core.model import ACCEPT, REJECT
+from pytest_forall.core.model import ACCEPT, INFRA, REJECT
 from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.core.verify import task_from_template
 
@@ -43,9 +43,11 @@ class LoadedMachine:
 
 @pytest.mark.parametrize("accident", ["timeout", "killed"])
 def test_a_timed_out_or_killed_compile_is_not_cached(tmp_path: Path, putnam_root: Path, accident: str) -> None:
-    """The same proof, the same key (same ``timeout`` policy): first its compile gets a tiny time limit (or is
-    killed), then the normal one. The first verdict is a reject marked as an accident and is not stored; the
-    second is the real verdict (accept), judged by coqc, not served from the cache; then it is cached."""
+    """The same proof, the same key (same ``timeout`` policy): first its compile gets a tiny wall-clock backstop (or
+    is killed), then the normal one. The first verdict is not stored: a compile the backstop ended with its CPU
+    budget unspent is infra (the machine starved it, tests/test_infra_honesty.py), a killed one a reject marked as
+    an accident; the second is the real verdict (accept), judged by coqc, not served from the cache; then it is
+    cached."""
     require_tool("coqc")
     from pytest_forall.lang.rocq.backend import RocqProver
 
@@ -57,7 +59,7 @@ def test_a_timed_out_or_killed_compile_is_not_cached(tmp_path: Path, putnam_root
 
     first, hit = vcache.verify_cached(cache, task, prover, data, timeout=NORMAL)
     assert machine.hit == 1 and not hit
-    assert first.verdict == REJECT, first.to_wire()
+    assert first.verdict == (INFRA if accident == "timeout" else REJECT), first.to_wire()
     assert not list((tmp_path / "verdicts").glob("*/*.json")), "an accident was stored"
 
     second, hit = vcache.verify_cached(cache, task, prover, data, timeout=NORMAL)
@@ -65,6 +67,7 @@ def test_a_timed_out_or_killed_compile_is_not_cached(tmp_path: Path, putnam_root
     elaboration = next(layer for layer in first.layers if layer.name == "elaboration")
     expected = "timed out" if accident == "timeout" else "killed by signal 9"
     assert elaboration.ok is False and elaboration.evidence["accident"] == expected
+    assert elaboration.infra == (accident == "timeout"), elaboration
     third, hit = vcache.verify_cached(cache, task, prover, data, timeout=NORMAL)
     assert hit and third.verdict == ACCEPT   # a judgement is cached as before
 

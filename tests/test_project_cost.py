@@ -467,7 +467,8 @@ def test_a_killed_coqchk_of_the_build_is_infra_and_not_kept(tmp_path: Path) -> N
     """``coqchk`` of a build's file killed under the run (its end, Ctrl-C, the machine) says nothing about the file:
     the layer is infra with the accident, never a rejection, and no record of it is kept (the next item runs it
     again), so killing the checks still running ahead at exit never leaves a false verdict. A candidate's own coqchk
-    killed stays a rejection (a candidate must not choose to be "not judged")."""
+    killed from outside is infra too (never "not judged", which would accept); killed by its own memory limit it
+    stays a rejection (a candidate must not choose its layer), not kept."""
     from pytest_forall.core.proc import ProcResult
 
     require_tool("coqc")
@@ -485,8 +486,10 @@ def test_a_killed_coqchk_of_the_build_is_infra_and_not_kept(tmp_path: Path) -> N
     layer = prover._file_check(project_, build, rel, module, 300)
     assert layer.ok is False and layer.infra and layer.evidence.get("accident") == "killed by signal 9", layer
     killed = ProcResult(["coqchk"], -9, "", "", 0.1)
-    assert prover._checker_layer(["coqchk"], killed, 300).ok is False and not prover._checker_layer(
-        ["coqchk"], killed, 300).infra  # a candidate's: as before
+    assert prover._checker_layer(["coqchk"], killed, 300).infra  # a candidate's, killed by the machine
+    own_limit = ProcResult(["coqchk"], 137, "", "", 0.1, extra={"oom": True})  # the sandbox's memory cgroup
+    layer = prover._checker_layer(["coqchk"], own_limit, 300)
+    assert layer.ok is False and not layer.infra and layer.evidence["accident"] == "killed by signal 9", layer
     assert not list((tmp_path / "cache" / "project-rocq" / "by-vo").glob("*.coqchk.json"))
     prover._run = run  # type: ignore[method-assign]
     assert prover._file_check(project_, build, rel, module, 300).ok is True

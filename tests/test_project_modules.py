@@ -24,8 +24,8 @@ EXPLOIT = (Path(__file__).parent / "cheats" / "cheat" / "advisory_21051_functor_
 USE = ("Require Import Mods.Bad.\n\nLemma zero_is_one : 0 = 1.\nProof. destruct contradiction. Qed.\n\n"
        # its statement alone names the other file's constant (the proof term is `I`)
        "Lemma stated : (fun _ : False => True) contradiction.\nProof. exact I. Qed.\n")
-#: the project's root, once the module's fixture made it
-PROJECT: list[Path] = []
+#: each project's root by its logical name, once its module's fixture made it
+PROJECTS: dict[str, Path] = {}
 GOOD = "Module Plain.\n  Lemma honest : 1 + 1 = 2.\n  Proof. reflexivity. Qed.\nEnd Plain.\n"
 #: rocq#20413's fixpoint (tests/cheats/cheat/advisory_20413_unchecked_argument): passed unapplied to an opaque lemma,
 #: outside the judge's conservative criterion (its `fix` detector flags it); the guard checker of 8.16.1 accepts it,
@@ -43,26 +43,44 @@ Proof. reflexivity. Qed.
 """
 
 
+def own_verdicts(root: Path, logical: str, files: dict[str, str], only: tuple[str, ...] = ()) -> dict[str, Verdict]:
+    """A project of ``files`` (in ``theories/``, mapped to ``logical``, in that order) at ``root``; each item's own
+    proof judged once (one build, one judge session per file); ``only``: the items whose ids start so."""
+    require_tool("coqc")
+    (root / "theories").mkdir(parents=True)
+    (root / "_CoqProject").write_text(f"-R theories {logical}\n" + "".join(f"theories/{name}\n" for name in files))
+    for name, text in files.items():
+        (root / "theories" / name).write_text(text)
+    PROJECTS[logical] = root
+    prover = ProjectRocqProver({"cache_dir": str(root.parent / "cache"), "timeout": 300})
+    return {task.task_id: verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
+            for task in load_project(root, {}) if task.task_id.startswith(only or ("",))}
+
+
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdict]:
     """Every item's own proof judged once (one build, one judge session per file)."""
-    require_tool("coqc")
-    root = tmp_path_factory.mktemp("mods") / "proj"
-    (root / "theories").mkdir(parents=True)
-    (root / "_CoqProject").write_text("-R theories Mods\ntheories/Bad.v\ntheories/Use.v\ntheories/Good.v\n"
-                                      "theories/Fix.v\n")
-    (root / "theories" / "Bad.v").write_text(EXPLOIT)
-    (root / "theories" / "Fix.v").write_text(FIX)
-    (root / "theories" / "Use.v").write_text(USE)
-    (root / "theories" / "Good.v").write_text(GOOD)
-    PROJECT.append(root)
-    prover = ProjectRocqProver({"cache_dir": str(root.parent / "cache"), "timeout": 300})
-    return {task.task_id: verify_candidate(task, prover, task.meta["own_candidate"].encode(), timeout=300)
-            for task in load_project(root, {})}
+    return own_verdicts(tmp_path_factory.mktemp("mods") / "proj", "Mods",
+                        {"Bad.v": EXPLOIT, "Use.v": USE, "Good.v": GOOD, "Fix.v": FIX})
 
 
 def _coverage(verdict: Verdict) -> dict[str, Any]:
     return dict(verdict.kernel.get("coverage", {}))
+
+
+def assert_rules_only_with_fix_not_covered(verdict: Verdict, constant: str) -> None:
+    """A proof of `0 = 1` through rocq#20413's fixpoint ``constant`` of the project: accepted, never strict (the axiom
+    audit names the finding), the `fix` rows in force NOT covered, each naming the fixpoint."""
+    assert verdict.verdict == "accept" and not verdict.strict, verdict.reason
+    audit = next(layer for layer in verdict.layers if layer.name == "axiom_audit")
+    assert "outside the judge's conservative criteria" in audit.reason and f"fix {constant} " in audit.reason, \
+        audit.reason
+    coverage = _coverage(verdict)
+    assert "rocq#20413" in verdict.kernel["advisories"], verdict.kernel  # in force on 8.16.1
+    fix_rows = [a for a, how in coverage.items() if how.startswith("NOT covered (fix)")]
+    assert "rocq#20413" in fix_rows and all(constant in coverage[a] for a in fix_rows), coverage
+    advice = next(layer for layer in verdict.layers if layer.name == "kernel_advisories")
+    assert advice.ok and "rocq#20413" in advice.evidence["guarantee"].partition("NOT covered: ")[2], advice.evidence
 
 
 def test_a_proof_through_a_functor_exploit_is_not_strict_and_its_module_advisories_are_not_covered(
@@ -106,17 +124,8 @@ def test_a_proof_through_the_projects_own_unsafe_fixpoint_is_not_strict_and_the_
     rocq#20413) was accepted strict with the `fix` advisories "covered" by the detector. The file's honest lemmas,
     which do not reach the fixpoint, stay strict with the advisories covered."""
     verdict = verdicts["Mods__Fix__zero_is_one"]
-    assert verdict.verdict == "accept" and not verdict.strict, verdict.reason
-    audit = next(layer for layer in verdict.layers if layer.name == "axiom_audit")
-    assert "outside the judge's conservative criteria" in audit.reason and "fix Mods.Fix.f " in audit.reason, \
-        audit.reason
-    coverage = _coverage(verdict)
-    assert "rocq#20413" in verdict.kernel["advisories"], verdict.kernel  # in force on 8.16.1
-    fix_rows = [a for a, how in coverage.items() if how.startswith("NOT covered (fix)")]
-    assert "rocq#20413" in fix_rows and all("Mods.Fix.f" in coverage[a] for a in fix_rows), coverage
-    assert not any(how.startswith("NOT covered (functor)") for how in coverage.values()), coverage
-    advice = next(layer for layer in verdict.layers if layer.name == "kernel_advisories")
-    assert advice.ok and "NOT covered: " in advice.evidence["guarantee"] and "rocq#20413" in advice.evidence["guarantee"]
+    assert_rules_only_with_fix_not_covered(verdict, "Mods.Fix.f")
+    assert not any(how.startswith("NOT covered (functor)") for how in _coverage(verdict).values()), _coverage(verdict)
     for honest in ("Mods__Fix__honest", "Mods__Fix__h"):
         verdict = verdicts[honest]
         assert verdict.verdict == "accept" and verdict.strict, (honest, verdict.reason)
@@ -138,8 +147,8 @@ def test_a_functor_the_candidate_brings_is_refused_at_kernel_advisories(verdicts
                                                                        tmp_path: Path) -> None:
     """The project's own modules are its maintainer's; a module the build's file does not have is the candidate's and
     is refused, as a benchmark candidate's (the screen, which refuses it first, off)."""
-    task = next(t for t in load_project(PROJECT[0], {}) if t.task_id == "Mods__Good__Plain__honest")
-    prover = Screenless({"cache_dir": str(PROJECT[0].parent / "cache"), "timeout": 300})
+    task = next(t for t in load_project(PROJECTS["Mods"], {}) if t.task_id == "Mods__Good__Plain__honest")
+    prover = Screenless({"cache_dir": str(PROJECTS["Mods"].parent / "cache"), "timeout": 300})
     text = prover.candidate_with_prelude(task, HELPERS, "pose proof A2.m. reflexivity.\nQed.")
     verdict = verify_candidate(task, prover, text.encode(), timeout=300)
     failed = next(layer for layer in verdict.layers if layer.ok is False)

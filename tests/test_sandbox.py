@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import PUTNAM, require_tool
+from pytest_forall.cli import sandbox as sandbox_cli
 from pytest_forall.core.proc import ProcResult
 from pytest_forall.core.workspace import read_candidate as safe_read
 from pytest_forall.isolation import sandbox
@@ -450,7 +451,7 @@ def test_policy_validation_and_wire_form(workspace: Path, tmp_path: Path) -> Non
 
 def _cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    sandbox.add_cli(parser.add_subparsers(dest="command", required=True))
+    sandbox_cli.add_cli(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     status: int = args.func(args)
     return status

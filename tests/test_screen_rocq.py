@@ -159,7 +159,7 @@ SHADOWING_CHEATS = {
     "helper_lemma_named_like_frozen": (MATHCOMP, lambda: fill(
         MATHCOMP, "exact I. Qed.", "Lemma mu : True.\nProof. exact I. Qed.")),
     "ltac_named_like_frozen": (REALS, lambda: fill(REALS, "exact I. Qed.", "Ltac filterlim := idtac.")),
-    "import_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Import Nat.")),
+    "import_module_filtered": (REALS, lambda: fill(REALS, "exact I. Qed.", "Import (notations) Nat.")),
     "module_named_like_frozen": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Rabs.\nEnd Rabs.")),
     "functor_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Module Type T. End T.\nModule F (X : T).\nEnd F.")),
     "existing_instance": (REALS, lambda: fill(REALS, "exact I. Qed.", "Existing Instance cheat.")),
@@ -167,13 +167,12 @@ SHADOWING_CHEATS = {
     "local_typeclass_hint": (REALS, lambda: fill(REALS, "exact I. Qed.",
                                                  "#[local] Hint Extern 0 => exact I : typeclass_instances.")),
     "opaque_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Opaque Rabs.")),
-    "tactic_notation": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Tactic Notation "cheat" := idtac.')),
 }
 
 #: Resolution changes left to the kernel judge (session 14): what they change in the frozen text is its elaboration,
 #: which ``elaborated_statement`` compares as kernel terms (tests/cheats: notation_override,
 #: notation_redefines_statement_operator, canonical_instance_of_template_structure, coercion_of_template_function,
-#: arguments_scope_on_template_constant,
+#: arguments_scope_on_template_constant, import_library_module_renames_statement_function, tactic_notation_hides_no_check,
 #: rejected there with the static layers off); the static layers do not refuse them by text.
 KERNEL_JUDGED = {
     "notation_redefined": (REALS, lambda: fill(REALS, "exact I. Qed.",
@@ -183,6 +182,8 @@ KERNEL_JUDGED = {
     "coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Coercion IZR : Z >-> R.")),
     "local_coercion_added": (REALS, lambda: fill(REALS, "exact I. Qed.", "Local Coercion INR : nat >-> R.")),
     "arguments_rename": (REALS, lambda: fill(REALS, "exact I. Qed.", "Arguments Rabs x%nat : rename.")),
+    "import_module": (REALS, lambda: fill(REALS, "exact I. Qed.", "Import Nat.")),
+    "tactic_notation": (REALS, lambda: fill(REALS, "exact I. Qed.", 'Tactic Notation "cheat" := idtac.')),
 }
 
 

@@ -3,7 +3,9 @@
 End to end on real coqc (``tests/cheats``, run by ``tests/test_verify_cli.py``): ``valid/section_variable_reuses_
 frozen_name`` and ``valid/import_own_helper_module`` are accepted; ``cheat/section_variable_captures_frozen_name``
 and ``cheat/imported_module_captures_frozen_name`` change the statement and are rejected by
-``elaborated_statement`` with the static screen off. Here: the text refusals that stay.
+``elaborated_statement`` with the static screen off (also ``cheat/import_library_module_renames_statement_function``
+and the other session-15 attacks named below). Here: what the text screen leaves to the judge, and the refusals
+that stay.
 """
 
 from __future__ import annotations
@@ -39,6 +41,21 @@ def guard(inserted: str, template: str = TEMPLATE, preamble: str = "Require Impo
     # a packed class's Exports, by its qualified name or imported at its End (mathcomp, Coquelicot)
     "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport P.Exports.\n",
     "Module P.\nModule Import Exports.\nEnd Exports.\nModule Q.\nExport Exports.\nEnd Q.\nEnd P.\n",
+    # Import/Export of any module by name, a library's too (session 15: cheat/import_library_module_renames_
+    # statement_function and cheat/export_in_helper_module_renames_statement_function are rejected by the kernel
+    # judge with the static layers off); a name that is no module yet is coqc's error, not the screen's
+    "Import Nat.\n", "Export ListNotations.\n", "Import Nat.\nModule M.\nEnd M.\nImport M Nat.\n",
+    "Import M.\nModule M.\nEnd M.\n", "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Exports.\n",
+    "Global Import Coq.Lists.List.ListNotations.\n",
+    # options that decide what later declarations generate, or how tactics, unification and messages behave
+    # (cheat/primitive_projections_on_template_record, cheat/elimination_schemes_unset_template_recursor,
+    # cheat/universe_polymorphism_switched_on: a template declaration after them differs as a kernel term)
+    "Set Primitive Projections.\nUnset Primitive Projections.\nUnset Elimination Schemes.\n",
+    "Set Universe Polymorphism.\nSet Warnings \"-notation-overridden\".\nLocal Set Keyed Unification.\n",
+    "Global Set Asymmetric Patterns.\nSet Strongly Strict Implicit.\nUnset SsrOldRewriteGoalsOrder.\n",
+    # tactic notations: their bodies are screened as tactic text, the terms they build are the kernel's
+    'Local Tactic Notation "elift" constr(lm) ":" ident(x) := idtac.\n',
+    'Tactic Notation (at level 0) "finish" := reflexivity.\n',
     # settings that change only how later text parses or elaborates (the statement's kernel term is compared)
     "Open Scope nat_scope.\nLocal Open Scope Z_scope.\nClose Scope Z_scope.\n",
     "Implicit Types a b : nat.\nSet Implicit Arguments.\nUnset Strict Implicit.\n",
@@ -70,13 +87,12 @@ def test_forms_the_kernel_judges_are_not_refused_by_text(inserted: str) -> None:
 
 
 @pytest.mark.parametrize("inserted", [
-    "Import Nat.\n",                                 # a library module: not the candidate's own
-    "Import M.\nModule M.\nEnd M.\n",                # not declared yet when imported
-    "Module M.\nEnd M.\nImport M Nat.\n",            # one of them is not the candidate's
     "Module M.\nEnd M.\nImport (notations) M.\n",    # an import category
     "Module M.\nEnd M.\nImport -(coercions) M.\n",
-    "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Exports.\n",  # names no module of the candidate's
-    "Module P.\nModule Exports.\nEnd Exports.\nEnd P.\nExport Q.Exports.\n",
+    "Import Nat(sqrt).\n",                           # a filter
+    # options that change what the kernel checks, or what obligations it is given
+    "Unset Guard Checking.\n", "Unset Positivity Checking.\n", "Unset Universe Checking.\n",
+    "Set Definitional UIP.\n", "Set Program Mode.\n",
     "Definition for := True.\nDerive f SuchThat for As h.\n",  # Rocq's own Derive opens a proof
     # Hierarchy Builder: a file written, section variables anywhere, a sealed module, a log of commands
     'HB.graph "hierarchy.dot".\n',

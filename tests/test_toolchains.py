@@ -380,6 +380,45 @@ def test_project_judges_shared_walk_equals_one_walk_per_target_on_toolchain(prov
 
 
 @pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_project_judges_detectors_walk_the_projects_other_files_on_toolchain(provers: Provers, toolchain: str,
+                                                                              tmp_path: Path) -> None:
+    """`ForallJudgeProjectRoots` on 8.20 and 9.2: a target's detector findings include the constructs of another file
+    of the project that it reaches (test_project_cross.py's file of them), not those it does not reach, nor any of an
+    installed library; in one session over two files, the second file's targets see the findings too (the
+    detectors' readings are kept for the session)."""
+    from test_project_cross import FEATS
+
+    from pytest_forall.lang.rocq.judge import run_file_dump, run_files_dump
+
+    run, work = _coqc_with_judge_plugin(provers, toolchain, tmp_path)
+    use = ("From P Require Import Feats.\nLemma by_cofix : 0 = 1.\nProof. destruct (ab cyc). Qed.\n"
+           "Lemma by_letin : exists l : L, l = l.\nProof. exists lval. reflexivity. Qed.\n"
+           "Lemma by_upoly : pid nat 0 = 0.\nProof. reflexivity. Qed.\n"
+           "Lemma by_variance : exists b : box nat, b = b.\nProof. exists (Box nat 0). reflexivity. Qed.\n"
+           "Lemma plain : 2 + 2 = 4.\nProof. reflexivity. Qed.\n")
+    for name, text in (("Feats.v", FEATS), ("Use.v", use), ("Use2.v", use.replace("Lemma ", "Lemma u2_"))):
+        (work / name).write_text(text, encoding="utf-8")
+        compiled = run(["-q", "-Q", ".", "P", name], work)
+        assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    targets = ["by_cofix", "by_letin", "by_upoly", "by_variance", "plain"]
+    dump, problem = run_file_dump(run, work, ["-Q", str(work), "P"], "P.Use", targets, fresh=False)
+    assert dump is not None, problem
+    expected = {"by_cofix": "cofix P.Feats.cyc ", "by_letin": "letin P.Feats.L ", "by_upoly": "upoly P.Feats.pid ",
+                "by_variance": "variance P.Feats.box "}
+    for target, found in expected.items():
+        assert any(f.startswith(found) for f in dump.findings.get(target, ())), (target, dump.findings)
+    assert not dump.findings.get("plain"), dump.findings
+    assert all(f.split()[1].startswith("P.") for fs in dump.findings.values() for f in fs), dump.findings
+    both, problem = run_files_dump(run, work, ["-Q", str(work), "P"],
+                                   [("P.Use", targets), ("P.Use2", [f"u2_{t}" for t in targets])], fresh=False)
+    assert not problem, problem
+    second = both["P.Use2"]
+    assert not isinstance(second, str), second
+    assert both["P.Use"] == dump
+    assert {t: second.findings.get(f"u2_{t}") for t in targets} == {t: dump.findings.get(t) for t in targets}
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
 def test_project_judge_reads_a_lemmas_statement_universes_on_toolchain(provers: Provers, toolchain: str,
                                                                        tmp_path: Path) -> None:
     """`ForallJudgeFile`'s statement universes through each version's compat shim (`push_universes`): a

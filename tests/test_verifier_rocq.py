@@ -254,11 +254,13 @@ GOOD = (CORPUS / "valid" / "putnam_2001_a1" / "candidate.v").read_bytes()
 
 
 @pytest.mark.parametrize("odd", ["judge_crash", "judge_garbled", "judge_no_output", "judge_timeout",
-                                 "coqc_ok_without_vo", "coqchk_fails", "checker_timeout", "coqchk_no_summary",
-                                 "compile_timeout", "sentences_unreported"])
+                                 "coqc_ok_without_vo", "coqchk_fails", "coqchk_killed", "checker_timeout", "coqchk_no_summary",
+                                 "compile_timeout", "compile_starved", "sentences_unreported"])
 def test_odd_tool_behaviour_never_accepts(odd: str, tmp_path: Path) -> None:
     """The runner rewrites what the real tools did; nothing odd is ever an accept. A coqchk that runs out of its
-    budget is the one exception by design: accepted, with "independent check: not judged" in the guarantee."""
+    budget is the one exception by design: accepted, with "independent check: not judged" in the guarantee. Infra
+    only where the machine, not the candidate, decided: a judge that timed out, a compile its wall-clock backstop
+    ended with its CPU budget unspent, a coqchk killed from outside (before: "coqchk rejected", and cached)."""
     def rewrite(argv: list[str], result: ProcResult, cwd: Path) -> ProcResult:
         judging, compiling = "audit.v" in argv, "-time" in argv
         if odd == "judge_crash" and judging:
@@ -274,12 +276,18 @@ def test_odd_tool_behaviour_never_accepts(odd: str, tmp_path: Path) -> None:
             (cwd / "p" / "putnam_2001_a1.vo").unlink()
         elif odd == "coqchk_fails" and "coqchk" in argv[0]:
             result.returncode = 1
+        elif odd == "coqchk_killed" and "coqchk" in argv[0]:  # SIGKILL from outside, as a sandbox's PID 1 reports it
+            result.returncode = 137
         elif odd == "checker_timeout" and "coqchk" in argv[0]:
             result.timed_out, result.returncode = True, 124
         elif odd == "coqchk_no_summary" and "coqchk" in argv[0]:
             result.stdout = result.stderr = ""
-        elif odd == "compile_timeout" and compiling:
+        elif odd == "compile_timeout" and compiling:  # its CPU budget spent: the candidate's failure
             result.timed_out, result.returncode = True, 124
+            result.extra["cpu_spent"] = True
+        elif odd == "compile_starved" and compiling:  # the wall backstop, its CPU budget unspent: the machine's
+            result.timed_out, result.returncode = True, 124
+            result.extra["cpu_spent"] = False
         elif odd == "sentences_unreported" and compiling:
             result.stdout = "\n".join(result.stdout.splitlines()[1:])
         return result
@@ -290,7 +298,7 @@ def test_odd_tool_behaviour_never_accepts(odd: str, tmp_path: Path) -> None:
         assert any(g.startswith("independent check: not judged") for g in verdict.guarantee), verdict.guarantee
         return
     assert verdict.verdict != "accept", verdict.layers
-    assert (verdict.verdict == "infra") is (odd == "judge_timeout"), verdict.reason
+    assert (verdict.verdict == "infra") is (odd in ("judge_timeout", "compile_starved", "coqchk_killed")), verdict.reason
 
 
 # --- parsers on real output -------------------------------------------------------------------------

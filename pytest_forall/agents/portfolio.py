@@ -17,6 +17,7 @@ from typing import Any
 from pytest_forall.core.actor import AgentSession, SessionContext, TurnResult
 from pytest_forall.core.audit import CLAIMS, audit_pack, claim_name, derived_tasks
 from pytest_forall.core.language import language_or_plain
+from pytest_forall.core.prover import ToolchainProbeFailed
 from pytest_forall.core.registry import hookimpl
 
 #: Seconds the statement audit's search may take per item (within the item's wall budget); the scripts are
@@ -60,6 +61,15 @@ class PortfolioSession:
             self.ctx.charge_compile(rest)
 
     def turn(self, prompt: str, *, timeout: float | None) -> TurnResult:
+        """The audit's search (once), then the ladder. A question to the toolchain that got no answer (whether a
+        library the ladder or the search uses is installed) ends the turn as infra (``probe``), never as a search or
+        ladder run without that library."""
+        try:
+            return self._turn(timeout)
+        except ToolchainProbeFailed as exc:
+            return TurnResult(infra=f"probe: {exc}", compiles=self.spent)
+
+    def _turn(self, timeout: float | None) -> TurnResult:
         audited = 0  # this turn's audit attempts: they are compiles the turn made (never "tried nothing")
         if not self.audited:
             self.audited = True

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 SUBCOMMANDS = {
     "verify": "pytest_forall.core.verify",
     "doctor": "pytest_forall.cli.doctor",
-    "sandbox": "pytest_forall.isolation.sandbox",
+    "sandbox": "pytest_forall.cli.sandbox",
     "toolchain": "pytest_forall.lang.rocq.toolchain",
     "mcp": "pytest_forall.cli.mcp",
     "start": "pytest_forall.tools.shell",

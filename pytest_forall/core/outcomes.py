@@ -55,7 +55,7 @@ STOPS: dict[str, tuple[str, str]] = {
     "sandbox": (INFRA, "the sandbox could not be built"),
     "probe": (INFRA, "the prover, frontend or reviewer is not usable here"),
     "template": (INFRA, "the unmodified problem does not compile here"),
-    "verifier": (INFRA, "a verifier layer failed for a toolchain reason"),
+    "verifier": (INFRA, "a verifier layer failed for a toolchain or machine reason"),
     "frontend-error": (INFRA, "the frontend failed for a reason of its own, not a proof failure"),
     "worker-crashed": (INFRA, "the process running the item died (xdist worker crash)"),
 }

@@ -43,10 +43,129 @@ class ProcResult:
             return f"killed by signal {-code if code < 0 else code - 128}"
         return ""
 
+    @property
+    def starved(self) -> str:
+        """Why a run with a CPU budget (``cpu_s``) that the wall-clock backstop ended, its budget unspent, says
+        nothing about its input ("" otherwise): the machine's load or a stopped process took the time, not the
+        input's computation, so the caller's outcome is infra, never the input's failure."""
+        budget = self.extra.get("cpu_budget_s")
+        if not self.timed_out or budget is None or self.extra.get("cpu_spent"):
+            return ""
+        used = self.extra.get("cpu_used_s")
+        spent = "an unknown part" if used is None else f"{used:.1f} s"
+        return (f"stopped by its wall-clock backstop after {self.duration:.0f} s with {spent} of its {budget:g} s "
+                "CPU budget used (a loaded machine or a stalled process, not the input)")
+
     def to_wire(self) -> dict[str, Any]:
         return {"argv": self.argv, "returncode": self.returncode, "duration": round(self.duration, 3),
                 "timed_out": self.timed_out, "stdout": self.stdout[-20000:], "stderr": self.stderr[-20000:],
                 **self.extra}
+
+
+#: How often (seconds) the CPU time of a running process tree is read at most: near its budget's end, or once stopped.
+POLL = 0.05
+#: CPU seconds a process tree can use per second of wall at most (its cores): a tree with ``r`` seconds of budget
+#: left cannot spend them in less than ``r / CORES`` seconds, so a watcher waits that long before it reads ``/proc``
+#: again (reading it every ``POLL`` cost the Python process about 1 s of CPU per 20 s search on a loaded machine,
+#: where a search takes several times its CPU in wall time).
+CORES = os.cpu_count() or 1
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+#: A run with a CPU budget (``cpu_s``) is killed by the wall clock only this many times its budget later: on a loaded
+#: machine (load 20 on 2 cores gives a process about 1/10 of a core) it still gets the computation an idle one gives
+#: it; one the backstop ends anyway, its budget unspent, was starved or stalled (:attr:`ProcResult.starved`): the
+#: machine's, never its input's (the audit's ties and tactics measure their budgets the same way).
+CPU_WALL_FACTOR = 10
+
+
+def child_pids(pid: int) -> list[int]:
+    """The direct children of ``pid``, from ``/proc`` (every thread's ``children`` file)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found.extend(int(child) for child in task.read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (a sandbox wrapper's prover is one of them), from ``/proc``."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(child_pids(current))
+    return found
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) used so far by ``pid`` and its descendants, the ended ones a process of the tree waited
+    for included (``native_compute``'s compiler under coqc: its cost is the candidate's too), or None without
+    ``/proc``."""
+    total, seen = 0.0, False
+    for current in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # utime, stime, cutime, cstime (fields 14-17 of stat): a live child is counted by itself, an ended one in its
+        # parent's cutime/cstime once waited for, so none twice
+        total += sum(int(field) for field in fields[11:15]) / TICK
+        seen = True
+    return total if seen else None
+
+
+class CpuWatch:
+    """A process tree's CPU time against its budget: :meth:`spent` reads ``/proc`` only when the budget could have
+    been spent since the last reading (``CORES``), so a watch costs a few reads per run, not one per ``POLL``.
+
+    The last reading (``used``) is what a run killed at its wall-clock backstop had spent: spent budget, the input's
+    own cost; unspent, the machine starved or stopped it."""
+
+    def __init__(self, pid: int, budget: float) -> None:
+        self.pid, self.budget = pid, budget
+        self.used: float | None = None
+        self.next_read = time.monotonic() + budget / CORES
+
+    def spent(self, now: float | None = None) -> bool:
+        """Whether the tree has used its budget (read now only when it could have)."""
+        now = time.monotonic() if now is None else now
+        if now < self.next_read:
+            return False
+        return self.read(now)
+
+    def read(self, now: float | None = None) -> bool:
+        """Read the tree's CPU now; whether the budget is spent."""
+        used = cpu_seconds(self.pid)
+        now = time.monotonic() if now is None else now
+        if used is None:
+            self.next_read = now + POLL
+            return False
+        self.used = used
+        self.next_read = now + max(POLL, (self.budget - used) / CORES)
+        return used >= self.budget
+
+    def wire(self, killed_by_budget: bool) -> dict[str, Any]:
+        """The run's record of its budget (``ProcResult.extra``): :attr:`ProcResult.starved` reads it."""
+        return {"cpu_budget_s": self.budget, "cpu_used_s": None if self.used is None else round(self.used, 2),
+                "cpu_spent": killed_by_budget}
+
+
+class _CpuKill(threading.Thread):
+    """Kills ``proc``'s group once the tree has spent its CPU budget (:class:`CpuWatch`)."""
+
+    def __init__(self, proc: subprocess.Popen[Any], budget: float) -> None:
+        super().__init__(daemon=True)
+        self.proc, self.watch = proc, CpuWatch(proc.pid, budget)
+        self.killed = False
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(max(0.0, self.watch.next_read - time.monotonic())):
+            if self.watch.read():
+                self.killed = True
+                kill_group(self.proc)
+                return
 
 
 def kill_group(proc: subprocess.Popen[Any]) -> None:
@@ -183,11 +302,13 @@ class _RssWatch(threading.Thread):
 
 def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
                 env: dict[str, str] | None = None, stdin: str | None = None,
-                mem_mb: int | None = None, rss_mb: int | None = None) -> ProcResult:
+                mem_mb: int | None = None, rss_mb: int | None = None, cpu_s: float | None = None) -> ProcResult:
     """Run ``argv`` in a new session; on timeout kill the whole group. Never raises for the tool's own failure.
 
     ``mem_mb`` caps the address space (RLIMIT_AS) so a runaway evaluation fails instead of taking the machine;
     ``rss_mb`` instead bounds the group's anonymous resident memory (killed past it, ``extra["rss_exceeded"]``).
+    ``cpu_s``: a budget of CPU seconds for the process tree, killed (``timed_out``) once spent; ``timeout`` is then
+    the wall-clock backstop, and a run it ends with the budget unspent is :attr:`ProcResult.starved`.
     """
     start = time.monotonic()
     command = ["/bin/sh", "-c", _ULIMIT_SHIM, "forall-limit", str(mem_mb * 1024), *argv] if mem_mb else list(argv)
@@ -200,11 +321,18 @@ def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
     watch = _RssWatch(proc, rss_mb) if rss_mb else None
     if watch is not None:
         watch.start()
+    cpu = _CpuKill(proc, cpu_s) if cpu_s is not None else None
+    if cpu is not None:
+        cpu.start()
     with tracked(lambda: kill_group(proc)):  # a cancelled scope kills the group; communicate() then returns
         try:
             out, err = proc.communicate(stdin, timeout=timeout)
             timed_out = False
         except subprocess.TimeoutExpired:
+            if cpu is not None:
+                cpu.done.set()
+                cpu.join()
+                cpu.killed = cpu.killed or cpu.watch.read()  # what the tree had spent when the backstop came
             kill_group(proc)
             try:
                 out, err = proc.communicate(timeout=5)
@@ -218,9 +346,15 @@ def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
         finally:
             if watch is not None:
                 watch.done.set()
+            if cpu is not None:
+                cpu.done.set()
+                cpu.join()
             kill_group(proc)  # stragglers that stayed in the group after the leader exited
+    timed_out = timed_out or bool(cpu is not None and cpu.killed)
     rc = proc.returncode if not timed_out else 124
     result = ProcResult(list(argv), rc, out or "", err or "", time.monotonic() - start, timed_out)
+    if cpu is not None:
+        result.extra.update(cpu.watch.wire(cpu.killed))
     if watch is not None:
         result.extra.update(rss_limit_mb=rss_mb, rss_peak_mb=watch.peak_kb // 1024, rss_exceeded=watch.exceeded)
     return result

@@ -215,6 +215,12 @@ class SessionAnswer:
     restarted: str = ""
 
 
+class ToolchainProbeFailed(Exception):
+    """A question to the toolchain (where its libraries are, whether one is installed) got no answer: it timed out, was
+    killed or failed. The machine's or the installation's problem (infra, asked again next time), never an answer
+    such as "not installed", which would silently change what a run tries."""
+
+
 class SessionDied(Exception):
     """The session's prover process ended, or its replies stopped matching what was sent: it is restarted (infra)."""
 

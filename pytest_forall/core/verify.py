@@ -225,8 +225,9 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
         return _decide(layers, digest, (), False, 1)
     if not compiled.ok:
         accident = compiled.accident or ("timed out" if compiled.timed_out else "")
-        if accident:  # a verdict, but one this machine's load made: the cache must not keep it
+        if accident:  # past its CPU budget, or killed: the candidate's failure, but not one to keep (cache)
             evidence["accident"] = accident
+        # a compile the machine starved (the wall backstop came, its CPU budget unspent) or could not start: infra
         reason = compiled.infra or compiled.first_error_at(task.candidate_name)
         layers.append(Layer("elaboration", False, reason, evidence,
                             infra=bool(compiled.infra)))
@@ -422,7 +423,8 @@ def add_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--theorem", default="", help="Theorem name (default: found in the template)")
     parser.add_argument("--static-only", action="store_true", help="Only the layers that need no prover")
     parser.add_argument("--json", action="store_true", help="Print the verdict as JSON")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="Seconds per prover call")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                        help="Seconds per prover call (a Rocq compile: CPU seconds, with a 10x wall-clock backstop)")
     parser.add_argument("--cache-dir", default="", help="Where compiled templates are cached")
     parser.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap",
                         help="Run every prover process in the bubblewrap sandbox (default) or unsandboxed")

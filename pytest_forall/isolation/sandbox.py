@@ -10,7 +10,6 @@ PID 1 so nothing outlives the command. ``docs/sandbox.md`` lists what is enforce
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import os
@@ -19,7 +18,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -29,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_forall.core.binds import RESERVED_INSIDE, RUN_DIR_INSIDE, check_inside_path, parse_ro_binds
+from pytest_forall.core.binds import RESERVED_INSIDE, RUN_DIR_INSIDE, check_inside_path
 from pytest_forall.core.cache import cache_root
-from pytest_forall.core.proc import ProcResult, kill_group, run_command, tracked
+from pytest_forall.core.proc import CpuWatch, ProcResult, kill_group, run_command, tracked
 from pytest_forall.isolation import confine, seccomp
 
 BWRAP = "/usr/bin/bwrap"
@@ -83,6 +81,9 @@ class SandboxPolicy:
     #: ``host:port`` endpoints reachable through the proxy; empty means no network at all.
     allow: tuple[str, ...] = ()
     wall_seconds: float | None = None
+    #: CPU seconds of the run's process tree, killed (``timed_out``) once spent; ``wall_seconds`` is then its backstop
+    #: (see :func:`pytest_forall.core.proc.run_command`'s ``cpu_s``)
+    cpu_seconds: float | None = None
     #: Seconds without a byte on stdout after which the run is killed like at its wall limit (``stalled``)
     stall_seconds: float | None = None
     memory_mb: int | None = None
@@ -112,7 +113,7 @@ class SandboxPolicy:
             parse_endpoint(endpoint)
         for inside in (self.workspace_inside, *(dest for _, dest in (*self.ro_binds, *self.rw_binds))):
             check_inside_path(inside)
-        for name in ("wall_seconds", "stall_seconds", "memory_mb", "max_processes"):
+        for name in ("wall_seconds", "cpu_seconds", "stall_seconds", "memory_mb", "max_processes"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive, not {value!r}")
@@ -123,7 +124,8 @@ class SandboxPolicy:
                 "workspace_inside": self.workspace_inside,
                 "ro_binds": [[str(src), dest] for src, dest in self.ro_binds],
                 "rw_binds": [[str(src), dest] for src, dest in self.rw_binds], "allow": list(self.allow),
-                "wall_seconds": self.wall_seconds, "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
+                "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds,
+                "stall_seconds": self.stall_seconds, "memory_mb": self.memory_mb,
                 "max_processes": self.max_processes, "env_keys": sorted(self.env),
                 "confine_shells": self.confine_shells,
                 **({"exec_beneath": list(self.exec_beneath)} if self.exec_beneath is not None else {}),
@@ -180,7 +182,7 @@ def _run_unsandboxed(argv: Sequence[str], policy: SandboxPolicy, workspace: Path
         raise ValueError(f"without a sandbox, cwd must be inside the workspace, not {cwd_inside!r}")
     cwd = workspace / inside.relative_to(policy.workspace_inside)
     env = {"PATH": DEFAULT_PATH, "HOME": str(workspace), **policy.env}
-    result = run_command(argv, cwd=cwd, timeout=policy.wall_seconds, env=env, stdin=stdin)
+    result = run_command(argv, cwd=cwd, timeout=policy.wall_seconds, env=env, stdin=stdin, cpu_s=policy.cpu_seconds)
     result.extra.update(sandbox="none", timed_out=result.timed_out, oom=None, pids_limit_hit=None,
                         leftovers_killed=None, survivors=None, access_log=None,
                         limits={"memory": None, "pids": None, "network": "unrestricted", "seccomp": False})
@@ -256,7 +258,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
             owned_fds.remove(fd)
         supervisor = _Supervisor(proc, stdout_fd, stderr_fd, info_read, status_read, cgroups)
         with tracked(supervisor.cancel):  # a cancelled scope kills the sandbox as its time limit would
-            supervisor.run(policy.wall_seconds, policy.stall_seconds)
+            supervisor.run(policy.wall_seconds, policy.stall_seconds, policy.cpu_seconds)
         duration = time.monotonic() - start
         survivors = cgroups.reap_survivors()
         if not supervisor.timed_out and not supervisor.init_started and proc.returncode != 0:
@@ -268,6 +270,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         report = supervisor.init_report or {}
         extra = {"sandbox": "bwrap", "sandbox_pid": supervisor.sandbox_pid,
                  "timed_out": supervisor.timed_out, "stalled": supervisor.stalled,
+                 **(supervisor.cpu.wire(supervisor.cpu_spent) if supervisor.cpu is not None else {}),
                  "stopped_at_stall": supervisor.stopped_at_stall,
                  # the command died of a signal the harness did not send (it kills PID 1, and then no report
                  # comes): sent from inside the sandbox, or the kernel's (the memory cgroup's OOM killer)
@@ -511,6 +514,9 @@ class _Supervisor:
         self.killed_at_timeout: int | None = None
         #: processes of the run that were stopped (SIGSTOP, traced) when the stall fired: silence not the provider's
         self.stopped_at_stall: int | None = None
+        #: the run's CPU budget (``SandboxPolicy.cpu_seconds``), and whether it ended the run
+        self.cpu: CpuWatch | None = None
+        self.cpu_spent = False
 
     @property
     def init_started(self) -> bool:
@@ -523,8 +529,10 @@ class _Supervisor:
         reports = [json.loads(line) for line in self._status.splitlines()]
         return next((report for report in reports if "exit_code" in report), None)
 
-    def run(self, wall_seconds: float | None, stall_seconds: float | None = None) -> None:
+    def run(self, wall_seconds: float | None, stall_seconds: float | None = None,
+            cpu_seconds: float | None = None) -> None:
         deadline = None if wall_seconds is None else time.monotonic() + wall_seconds
+        self.cpu = CpuWatch(self.proc.pid, cpu_seconds) if cpu_seconds is not None else None
         stdout_fd = self._stdout_fd
         last_output = time.monotonic()
         with selectors.DefaultSelector() as selector:
@@ -537,14 +545,20 @@ class _Supervisor:
                     self.stalled = True
                     self.stopped_at_stall = self.cgroups.stopped()
                     deadline = now
+                if self.cpu is not None and not self.timed_out and self.cpu.spent(now):
+                    self.cpu_spent = True
+                    deadline = now
                 if deadline is not None and now >= deadline:
                     if self.timed_out:  # the pid namespace is gone but something still holds our pipes
                         self._kill_everything()
                         break
+                    if self.cpu is not None and not self.cpu_spent:  # what the tree had spent when the backstop came
+                        self.cpu_spent = self.cpu.read(now)
                     self.timed_out = True
                     self._kill_sandbox()
                     deadline = now + KILL_GRACE
-                wake = min((t for t in (deadline, silent_until) if t is not None), default=None)
+                cpu_read = self.cpu.next_read if self.cpu is not None and not self.timed_out else None
+                wake = min((t for t in (deadline, silent_until, cpu_read) if t is not None), default=None)
                 for key, _ in selector.select(None if wake is None else max(0.0, wake - now)):
                     try:
                         chunk = os.read(key.fd, CHUNK)
@@ -762,49 +776,6 @@ def probe_sandbox() -> str:
     return ""
 
 
-def add_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``forall sandbox``: run one command in exactly the sandbox a benchmark task would get."""
-    parser = subparsers.add_parser(
-        "sandbox", help="Run a command inside a workspace sandbox",
-        description="Run one command in exactly the sandbox a benchmark task gets; exit with its status "
-                    "(124 on timeout).")
-    parser.add_argument("--workspace", type=Path, required=True, help="The only writable directory")
-    parser.add_argument("--allow", action="append", default=[], metavar="HOST:PORT",
-                        help="Reachable through the proxy (repeatable); none means no network")
-    parser.add_argument("--ro-bind", action="append", default=[], metavar="SRC[:DEST]",
-                        help="Read-only bind (repeatable); DEST defaults to SRC")
-    parser.add_argument("--wall", type=float, default=None, metavar="S", help="Wall-clock limit in seconds")
-    parser.add_argument("--mem", type=int, default=None, metavar="MB", help="Memory limit in MiB")
-    parser.add_argument("--pids", type=int, default=1024, metavar="N", help="Task limit (default 1024)")
-    parser.add_argument("--audit-dir", type=Path, default=None,
-                        help="Where sandbox.jsonl and access.jsonl go (default: WORKSPACE.audit next to it)")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD...")
-    parser.set_defaults(func=_cli_main)
-
-
-def _cli_main(args: argparse.Namespace) -> int:
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        print("forall sandbox: no command given (forall sandbox --workspace DIR -- CMD...)", file=sys.stderr)
-        return 2
-    workspace: Path = args.workspace.resolve()
-    try:
-        specs = parse_ro_binds(args.ro_bind, Path.cwd())
-    except ValueError as exc:
-        print(f"forall sandbox: --ro-bind {exc}", file=sys.stderr)
-        return 2
-    ro_binds = [(Path(src), dest) for src, _, dest in (spec.partition(":") for spec in specs)]
-    policy = SandboxPolicy(workspace=workspace, ro_binds=tuple(ro_binds), allow=tuple(args.allow),
-                           wall_seconds=args.wall, memory_mb=args.mem, max_processes=args.pids)
-    audit_dir = args.audit_dir or workspace.with_name(workspace.name + ".audit")
-    result = run_sandboxed(command, policy, audit_dir=audit_dir)
-    sys.stdout.write(result.stdout)
-    sys.stderr.write(result.stderr)
-    access = result.extra["access_log"] or "none (no network allowed)"
-    print(f"forall sandbox: audit {audit_dir / 'sandbox.jsonl'}; access log {access}", file=sys.stderr)
-    return result.returncode
-
-
 def host_binds(programs: Iterable[str], directories: Iterable[Path] = ()) -> list[Path]:
     """Host paths to bind read-only at their own paths so that ``programs`` (absolute host paths) run inside and
     ``directories`` can be read: each program's install prefix (``<prefix>/bin/<tool>``, for the path and for its
@@ -867,10 +838,11 @@ def prover_runner(audit_dir: Path, ro_binds: Sequence[tuple[Path, str]] = ()) ->
     root, binds = split_root(ro_binds)
 
     def run(argv: Sequence[str], *, cwd: Path | str, timeout: float | None, env: dict[str, str] | None = None,
-            stdin: str | None = None, mem_mb: int | None = None, rss_mb: int | None = None) -> ProcResult:
+            stdin: str | None = None, mem_mb: int | None = None, rss_mb: int | None = None,
+            cpu_s: float | None = None) -> ProcResult:
         # the run's memory cgroup charges resident pages (reclaimable file pages included), which is what
         # either limit asks for here
-        policy = SandboxPolicy(workspace=Path(cwd), ro_binds=binds, wall_seconds=timeout, root=root,
+        policy = SandboxPolicy(workspace=Path(cwd), ro_binds=binds, wall_seconds=timeout, cpu_seconds=cpu_s, root=root,
                                memory_mb=rss_mb or mem_mb, env=dict(env or {"PATH": DEFAULT_PATH}))
         try:
             return run_sandboxed(argv, policy, audit_dir=audit_dir, stdin=stdin)

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pytest_forall.core.binds import option_binds
 from pytest_forall.core.cache import cache_root
 from pytest_forall.core.model import MAX_CANDIDATE_BYTES, Layer, Task, sha256_bytes
-from pytest_forall.core.proc import ProcResult, run_command
-from pytest_forall.core.prover import AxiomAudit, CompileResult, ProofTools
+from pytest_forall.core.proc import CPU_WALL_FACTOR, ProcResult, run_command
+from pytest_forall.core.prover import AxiomAudit, CompileResult, ProofTools, ToolchainProbeFailed
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.rocq.advisories import (
     DETECTED,
@@ -50,6 +50,7 @@ from pytest_forall.lang.rocq.judge import (
     Judgement,
     cached_entry,
     judge,
+    killed_from_outside,
     plugin_digest,
     plugin_dir,
     reparse,
@@ -59,8 +60,11 @@ from pytest_forall.lang.rocq.judge import (
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.problem import ALIASES, NAME, outside_sections
 from pytest_forall.lang.rocq.toolchain import (
+    PROBE_CPU_SECONDS,
+    PROBE_TIMED_OUT,
     Toolchain,
     VersionInfo,
+    coqc_where,
     label,
     probe,
     resolve,
@@ -235,11 +239,17 @@ def coqchk_layer(argv: list[str], result: ProcResult, budget: float, *, killed: 
     if infra_accident and result.accident:
         return Layer("independent_check", False, f"{infra_accident} was {result.accident}",
                      {**evidence, "accident": result.accident}, infra=True)
+    own_limit = result.extra.get("oom") or result.extra.get("rss_exceeded")  # its own memory limit: its own cost
+    if killed_from_outside(result) and not own_limit:  # SIGKILL/SIGTERM from the machine (its OOM killer, the run's end)
+        return Layer("independent_check", False, f"coqchk was {killed_from_outside(result)}: not judged",
+                     {**evidence, "accident": result.accident}, infra=True)
     if result.returncode == 127:
         return Layer("independent_check", False, f"coqchk could not be started: {output[-300:]}", evidence,
                      infra=True)
-    if result.returncode != 0:
-        return Layer("independent_check", False, f"coqchk rejected the compiled proof: {output[-400:]}", evidence)
+    if result.returncode != 0:  # a crash (SIGSEGV, an anomaly), its memory limit: the candidate's terms may cause them;
+        # fails closed, and a death by a signal is not kept (the verdict cache)
+        return Layer("independent_check", False, f"coqchk rejected the compiled proof: {output[-400:]}",
+                     {**evidence, **({"accident": result.accident} if result.accident else {})})
     sections = parse_coqchk_summary(output)
     if sections is None:
         return Layer("independent_check", False, "coqchk printed no context summary", evidence)
@@ -261,14 +271,19 @@ def host_tool(name: str) -> str:
 def coq_library_dirs(coqc: str, root: str = "") -> tuple[Path, ...]:
     """``coqc -where`` (the standard library and every installed library) and its sibling ``coq-core`` (the
     plugins), the directories a compile reads: fingerprinted, and bound into the sandbox when outside /usr.
-    With a ``root`` filesystem: those directories inside it, as host paths."""
+    With a ``root`` filesystem: those directories inside it, as host paths.
+    With no answer (timed out, killed, failed) it raises :class:`ToolchainProbeFailed`, never an empty tuple (a
+    sandbox without the libraries, a fingerprint of none); not cached, so the next call asks again."""
     if root:
-        where = run_in(Toolchain(root, root=root), [os.path.basename(coqc), "-where"], Path(tempfile.gettempdir()),
-                       timeout=60).stdout.strip()
-        return (Path(root + where), Path(root + where).parent / "coq-core",
-                Path(root + where).parent / "rocq-runtime") if where else ()
-    where = run_command([coqc, "-where"], cwd=tempfile.gettempdir(), timeout=30).stdout.strip()
-    return (Path(where), Path(where).parent / "coq-core") if where else ()
+        ran = run_in(Toolchain(root, root=root), [os.path.basename(coqc), "-where"], Path(tempfile.gettempdir()),
+                     timeout=60)
+        where = ran.stdout.strip()
+        if ran.returncode != 0 or not where:
+            raise ToolchainProbeFailed(f"`{coqc} -where` in {root} gave no answer (exit {ran.returncode}): "
+                                       f"{(ran.stdout + ran.stderr).strip()[-300:]}")
+        return (Path(root + where), Path(root + where).parent / "coq-core", Path(root + where).parent / "rocq-runtime")
+    where = coqc_where(coqc)
+    return (Path(where), Path(where).parent / "coq-core")
 
 
 @functools.cache
@@ -284,7 +299,13 @@ def toolchain_fingerprint(coqc: str, coqchk: str, root: str = "") -> dict[str, s
     if root:
         line = probe(Toolchain(root, root=root))[0] + f" root:{root}"
     else:
-        line = " ".join(run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=30).stdout.split())
+        ran = run_command([coqc, "--version"], cwd=tempfile.gettempdir(), timeout=PROBE_CPU_SECONDS * CPU_WALL_FACTOR,
+                          cpu_s=PROBE_CPU_SECONDS)
+        line = " ".join(ran.stdout.split())
+        if ran.returncode != 0 or not line:  # never a fingerprint (a cache key) without the version
+            why = ran.starved or ran.accident or f"exit {ran.returncode}"
+            raise ToolchainProbeFailed(f"`{coqc} --version` gave no answer ({why}): "
+                                       f"{(ran.stdout + ran.stderr).strip()[-300:]}")
     tools = []
     for tool in (coqc, coqchk):
         path = (root + tool if os.path.isfile(root + tool) else None) if root else shutil.which(tool)
@@ -315,9 +336,13 @@ def read_compile(coqc: str, result: ProcResult, source: Path, timeout: float, re
     vo = source.with_suffix(".vo")
     if result.returncode == 127 and not vo.exists():
         return CompileResult(ok=False, infra=f"{coqc} could not be started: {result.stderr.strip()}", output=output)
+    if result.starved:  # the machine's load or a stopped coqc, not the proof: no verdict on it (infra, resumable)
+        return CompileResult(ok=False, infra=f"coqc was {result.starved}", duration=result.duration, timed_out=True,
+                             accident=result.accident, output=output)
     ok = result.returncode == 0 and not result.timed_out and vo.is_file()
     if result.timed_out:
-        messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s"})
+        spent = " of CPU" if result.extra.get("cpu_spent") else ""
+        messages.insert(0, {"severity": "error", "line": None, "data": f"timed out after {timeout:.0f} s{spent}"})
     elif not ok and not any(m["severity"] == "error" for m in messages):
         why = f"coqc exited with {result.returncode}" if result.returncode else "coqc left no .vo"
         messages.insert(0, {"severity": "error", "line": None, "data": f"{why}: {output[-500:]}"})
@@ -358,8 +383,10 @@ class RocqProver:
         self.toolchain = found if isinstance(found, Toolchain) else Toolchain(spec)
         self.toolchain_problem = found if isinstance(found, str) else ""
         line, info = probe(self.toolchain) if not self.toolchain_problem else ("", None)
-        if not self.toolchain_problem and info is None and self.toolchain.spec:
-            self.toolchain_problem = f"the toolchain {self.toolchain.spec!r} does not run coqc --version: {line}"
+        if not self.toolchain_problem and info is None and (self.toolchain.spec or line.startswith(PROBE_TIMED_OUT)):
+            # a probe with no answer in time is infra, never a toolchain read as Coq 8.16 for the whole run
+            which = f"the toolchain {self.toolchain.spec!r}" if self.toolchain.spec else "the coqc on PATH"
+            self.toolchain_problem = f"{which} does not run coqc --version: {line}"
         #: the version knowledge of this toolchain (flags, stdlib prefix, axiom names, plugin shim)
         self.info: VersionInfo = info or version_info((8, 16))
         #: OCaml 5 reserves address space for the minor heaps of every possible domain (128) at start: under the
@@ -400,9 +427,12 @@ class RocqProver:
             from pytest_forall.isolation.sandbox import host_binds
 
             tools = [tool for tool in (self.coqc, self.coqchk, self.coqtop) if os.path.isabs(tool)]
-            if not root:
-                self.sandbox_binds += tuple((p, str(p)) for p in host_binds(tools, coq_library_dirs(self.coqc)))
-            self.plugin, self.plugin_problem = plugin_dir(cache / "rocq-judge", self.version(), self.toolchain)
+            try:
+                if not root:
+                    self.sandbox_binds += tuple((p, str(p)) for p in host_binds(tools, coq_library_dirs(self.coqc)))
+                self.plugin, self.plugin_problem = plugin_dir(cache / "rocq-judge", self.version(), self.toolchain)
+            except ToolchainProbeFailed as exc:  # infra at the verifier's probe, this backend's every verdict
+                self.toolchain_problem = str(exc)
         if self.plugin is not None:
             self.sandbox_binds += ((self.plugin, PLUGIN_INSIDE),)
         self.sandbox_binds += option_binds(opts)
@@ -427,7 +457,11 @@ class RocqProver:
     def _has(self, tool: str) -> bool:
         return os.path.isfile(self.toolchain.root + tool) if self.toolchain.root else shutil.which(tool) is not None
 
-    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> ProcResult:
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+             cpu_budget: bool = False) -> ProcResult:
+        """``argv`` through the runner; with ``cpu_budget``, ``timeout`` is CPU seconds of its process tree and the
+        wall clock only a backstop :data:`~pytest_forall.core.proc.CPU_WALL_FACTOR` times longer (a compile starved by
+        the machine's load is then told apart from one that spent its budget: ``ProcResult.starved``)."""
         if self.load and argv and argv[0] in (self.coqc, self.coqchk):
             argv = [argv[0], *self.load, *argv[1:]]
         environment = {**clean_env(), **self.ocaml_env, **(env or {})}
@@ -437,6 +471,9 @@ class RocqProver:
                 binds = [(p, str(p) if inside == PLUGIN_INSIDE else inside) for p, inside in self.sandbox_binds
                          if inside != "/" and p.exists()]
                 argv = [*root_prefix(self.toolchain.root, Path(cwd).absolute(), binds), "--", *argv]
+        if cpu_budget:
+            return self.runner(argv, cwd=cwd, timeout=timeout * CPU_WALL_FACTOR, cpu_s=timeout, mem_mb=self.mem_mb,
+                               env=environment)
         return self.runner(argv, cwd=cwd, timeout=timeout, mem_mb=self.mem_mb, env=environment)
 
     def toolchain_label(self) -> str:
@@ -499,7 +536,7 @@ class RocqProver:
             source.write_bytes(data)
             argv = [self.coqc, "-q", *self.info.compile_flags, *(["-time"] if report_sentences else []), "-Q", "p",
                     PROBLEM_ROOT, f"p/{module}.v"]
-            result = self._run(argv, run, timeout)
+            result = self._run(argv, run, timeout, cpu_budget=True)
             compiled_result = read_compile(self.coqc, result, source, timeout, report_sentences)
             if not compiled_result.ok:
                 return compiled_result, None
@@ -723,6 +760,12 @@ class RocqProver:
             if feature in NEEDS_CHECKER:
                 needs.append(f"{'VM' if feature == 'vm' else 'native'} conversion in `{constant}`"
                              + (f"; {', '.join(ids)} in force" if ids else ""))
+        # project mode: the project's own VM and native conversions this proof reaches, excused as the baseline's, are
+        # still checked by no kernel without a VM: the independent check is required (and covers their files)
+        for finding in getattr(judgement, "project_checks", []):
+            feature, _, rest = finding.partition(" ")
+            needs.append(f"the project's own {'VM' if feature == 'vm' else 'native'} conversion in "
+                         f"`{rest.partition(' ')[0]}`")
         if refused:
             return Layer("kernel_advisories", False, "; ".join(sorted(set(refused))), evidence)
         # project mode: the project's own non-plain modules and detector findings this proof reaches (the baseline's

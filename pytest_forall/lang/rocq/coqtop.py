@@ -7,6 +7,7 @@ A winning tactic is only a *suggestion*: the candidate built from it goes throug
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pexpect
 
+from pytest_forall.core.proc import CORES, POLL, child_pids, cpu_seconds, process_tree
 from pytest_forall.core.prover import SessionDied, SessionTimeout
 
 PROMPT = re.compile(r"<prompt>(?P<text>.*?)</prompt>")
@@ -30,54 +32,13 @@ SENTINEL = "forall_probe_loaded_sentinel"
 #: gives coqtop about 1/12 of a core) a script gets the computation an idle one gives it. A backstop that expires
 #: anyway is reported (``TacticProbe.timed_out``), never read as the script failing.
 WALL_FACTOR = 20
-#: How often (seconds) the CPU time of a running tactic is read at most: near its budget's end, or once interrupted.
-POLL = 0.05
-#: CPU seconds a process tree can use per second of wall at most (its cores): a tactic with ``r`` seconds of budget
-#: left cannot spend them in less than ``r / CORES`` seconds, so the probe waits that long before it reads ``/proc``
-#: again (reading it every ``POLL`` cost the Python process about 1 s of CPU per 20 s search on a loaded machine,
-#: where a search takes several times its CPU in wall time).
-CORES = os.cpu_count() or 1
-TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        try:
-            found.extend(int(child) for child in task.read_text().split())
-        except OSError:
-            continue
-    return found
-
-
-def process_tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (a sandbox wrapper's coqtop is one of them), from ``/proc``."""
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo.extend(_children(current))
-    return found
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """CPU time (user + system) used so far by ``pid`` and its descendants, or None without ``/proc``."""
-    total, seen = 0.0, False
-    for current in process_tree(pid):
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        total += (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14 and 15 of stat)
-        seen = True
-    return total if seen else None
 
 
 def interrupt(pid: int) -> None:
     """``SIGINT`` to the leaves of ``pid``'s tree (coqtop, not a sandbox wrapper around it): coqtop answers
     "User interrupt" and keeps its state, as after a ``Timeout``."""
     for current in process_tree(pid):
-        if not _children(current):
+        if not child_pids(current):
             try:
                 os.kill(current, signal.SIGINT)
             except OSError:
@@ -282,6 +243,9 @@ class TacticProbe:
                         reply = self._attempt(child, tactic, timeout)
                     except pexpect.EOF:
                         log.append(f"{tactic}: coqtop died ({(child.before or '')[-200:].strip()})")
+                        killed = killed_from_outside(child)
+                        if killed:  # not the script's failure: the search did not try it (never "nothing found")
+                            self.timed_out.append(f"a script of {goal.theorem} (coqtop {killed})")
                         end()
                         continue
                     except pexpect.TIMEOUT:
@@ -337,6 +301,18 @@ class TacticProbe:
         else:
             _await_prompt(child, base, seconds, time.monotonic() + wall + 10, grace=10)
         return child.before or ""
+
+
+def killed_from_outside(child: pexpect.spawn, wait: float = 2.0) -> str:
+    """How a coqtop that closed its terminal ended, when it was killed from outside (SIGKILL or SIGTERM, directly or
+    as a sandbox reports it, 128 + N: the memory cgroup, the machine), else "": a crash of its own (a stack overflow's
+    SIGSEGV, an exit) is the script's failure. Waits at most ``wait`` seconds for it to be reaped."""
+    limit = time.monotonic() + wait
+    with contextlib.suppress(pexpect.ExceptionPexpect, OSError):
+        while child.isalive() and time.monotonic() < limit:
+            time.sleep(POLL)
+    signal_number = child.signalstatus or ((child.exitstatus or 0) - 128 if (child.exitstatus or 0) > 128 else 0)
+    return f"killed by signal {signal_number}" if signal_number in (signal.SIGKILL, signal.SIGTERM) else ""
 
 
 def _await_prompt(child: pexpect.spawn, base: float, seconds: float, limit: float, grace: float | None = None) -> None:

@@ -27,7 +27,7 @@ from filelock import FileLock
 
 from pytest_forall.core.model import sha256_bytes
 from pytest_forall.core.proc import ProcResult
-from pytest_forall.lang.rocq.advisories import DETECTED
+from pytest_forall.lang.rocq.advisories import DETECTED, NEEDS_CHECKER
 from pytest_forall.lang.rocq.toolchain import Toolchain, probe, run_in, version_info
 
 PROBLEM_ROOT = "ForallProblem"
@@ -240,7 +240,7 @@ JUDGE_COULD_NOT_RUN = "the judge could not run: "
 _KILLED_STATUSES = (-9, -15, 128 + 9, 128 + 15)
 
 
-def _killed(result: ProcResult) -> str:
+def killed_from_outside(result: ProcResult) -> str:
     """Why the judge's process was stopped from outside (a timeout, the memory watch, a kill), or ""."""
     if result.timed_out or result.extra.get("rss_exceeded"):
         return str(result.accident)
@@ -281,7 +281,7 @@ def run_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, vo: Pat
         if result.timed_out:
             return None, "", "timed out"
         output = (result.stdout + result.stderr).strip()
-        killed = _killed(result)
+        killed = killed_from_outside(result)
         if result.returncode != 0 and (killed or _PLUGIN_NOT_LOADED.search(output)):
             return None, "", f"{JUDGE_COULD_NOT_RUN}{killed or output[-600:]}"
         if result.returncode != 0:
@@ -516,22 +516,36 @@ def parse_file_dump(text: str, nonce: str) -> FileDump | str:
                     file_findings={k: tuple(v) for k, v in file_findings.items()})
 
 
-def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str, each: bool = False) -> str:
+def file_audit_source(module: str, targets: list[str], out_name: str, nonce: str, each: bool = False,
+                      roots: tuple[str, ...] = ()) -> str:
     """The audit file of project mode: load the plugin, ``Require`` the project's compiled file, dump it. The
     targets' assumptions come from one shared walk of the file's closure; ``each``: from one Coq
     ``Assumptions.assumptions`` per target (the reference the shared walk is tested against)."""
-    return files_audit_source([(module, targets, out_name)], nonce, each)
+    return files_audit_source([(module, targets, out_name)], nonce, each, roots)
 
 
-def files_audit_source(files: list[tuple[str, list[str], str]], nonce: str, each: bool = False) -> str:
+def project_roots_of(load: list[str]) -> tuple[str, ...]:
+    """The logical roots a coqc load path maps (``-Q``/``-R dir Root``): the project's own files, whose constants the
+    detectors walk wherever a target reaches them (an installed library is found without a mapping)."""
+    return tuple(dict.fromkeys(load[i + 2] for i, flag in enumerate(load[:-2])
+                               if flag in ("-Q", "-R") and load[i + 2]))
+
+
+def files_audit_source(files: list[tuple[str, list[str], str]], nonce: str, each: bool = False,
+                       roots: tuple[str, ...] = ()) -> str:
     """The audit file of several compiled files of one build, (module, targets, output file) each: the plugin loaded
     once, then per file its ``Require`` and its dump, in that order (a file is dumped before the next is loaded, as
     its own session would dump it), except its targets' assumptions: those are fixed once a target is declared, so
     with several files they come from one walk over every file's targets at the end (``ForallJudgeFlush``; one walk
-    per file went over the libraries they share again each time)."""
+    per file went over the libraries they share again each time). ``roots``: the project's logical roots, whose
+    files' constants the detectors walk when a target reaches them (``ForallJudgeProjectRoots``)."""
     later = len(files) > 1 and not each
     command = "ForallJudgeFileEach" if each else "ForallJudgeFileLater" if later else "ForallJudgeFile"
     lines = [f'Declare ML Module "{PLUGIN_PACKAGE}.plugin".\n']
+    if roots:
+        if not all(re.fullmatch(r"[^\W\d][\w']*(\.[^\W\d][\w']*)*", root) for root in roots):
+            raise ValueError(f"not a Coq logical root: {roots!r}")
+        lines.append(f'ForallJudgeProjectRoots "{" ".join(roots)}".\n')
     for module, targets, out_name in files:
         for path in targets:
             if not all(re.fullmatch(r"[^\W\d][\w']*", part) for part in path.split(".")):
@@ -564,7 +578,8 @@ def run_files_dump(run: Callable[[list[str], Path], ProcResult], parent: Path, l
     outs = {module: f"{name}_{i}.txt" for i, (module, _) in enumerate(files)}
     try:
         try:
-            source = files_audit_source([(module, targets, outs[module]) for module, targets in files], nonce, each)
+            source = files_audit_source([(module, targets, outs[module]) for module, targets in files], nonce, each,
+                                        project_roots_of(load))
         except ValueError as exc:
             return {}, str(exc)
         (work / f"{name}.v").write_text(source, encoding="utf-8")
@@ -623,6 +638,10 @@ class ProjectJudgement:
     #: target reaches, excused as the baseline's: the project's code is what is judged, so no detector covers their
     #: advisories and the target is not strict (``kernel_advisories`` names those advisories not covered)
     project_findings: list[str] = field(default_factory=list)
+    #: the project's own VM and native conversions (``vm``, ``native`` findings) the target reaches, excused as the
+    #: baseline's: they are still checked by no one but coqc's VM or compiler, so the independent check is required and
+    #: covers the files that have them (coqchk ``-norec`` of the target's file loads the others, it does not check them)
+    project_checks: list[str] = field(default_factory=list)
 
 
 def reached_module_findings(dump: FileDump, target: str, project_roots: tuple[str, ...]) -> list[str]:
@@ -739,9 +758,14 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     # which is what is judged, so its advisories stay possible for the target (docs/verifier.md)
     theorem = _entry_name(base_target or cand_target)
     found = candidate.findings.get(target, ())
-    brought = uncovered_findings(found, baseline.findings.get(target, ()), theorem)
-    project_findings = [f for f in uncovered_findings(found, (), theorem)
-                        if f not in brought and f.partition(" ")[0] in DETECTED]
+    # a finding on another file's term is the build's whatever the candidate's proof reaches: the candidate compiles
+    # its own file only, and every kernel name of that file starts with the file's name (one of a module `C` of this
+    # file is `<module>.C.…`, so it never passes for another file's)
+    others = tuple(f for f in found if not f.split(" ", 2)[1].startswith(file_prefix))
+    brought = uncovered_findings(found, baseline.findings.get(target, ()) + others, theorem)
+    excused = [f for f in uncovered_findings(found, (), theorem) if f not in brought]
+    project_findings = [f for f in excused if f.partition(" ")[0] in DETECTED]
+    project_checks = [f for f in excused if f.partition(" ")[0] in NEEDS_CHECKER]
     own_terms: list[str] = []
     if project_modules:
         own_terms.append(f"the project's own modules the module walk does not cover (the module advisories are not "
@@ -755,4 +779,4 @@ def judge_project_file(baseline: FileDump, candidate: FileDump, module: str, tar
     brought += uncovered_findings(tuple(found for found in cand_modules if found not in base_modules), (), "")
     return ProjectJudgement(statement, axioms, reason, not (strict_bad or rules_bad or own_terms),
                             not rules_bad, len(base_before) + 1, brought, sorted(set(used)), project_modules,
-                            project_findings)
+                            project_findings, project_checks)

@@ -64,7 +64,25 @@ ALLOWED_OPTIONS = frozenset({("Default", "Goal", "Selector"), ("Bullet", "Behavi
 #: no part of a kernel term: if it changed how the frozen statement or a template constant elaborates, their kernel
 #: terms would differ, and ``elaborated_statement`` rejects that; an unchanged elaboration is honest.
 ELABORATION_OPTIONS = frozenset({("Implicit", "Arguments"), ("Strict", "Implicit"), ("Contextual", "Implicit"),
-                                 ("Maximal", "Implicit", "Insertion"), ("Reversible", "Pattern", "Implicit")})
+                                 ("Maximal", "Implicit", "Insertion"), ("Reversible", "Pattern", "Implicit"),
+                                 ("Strongly", "Strict", "Implicit")})
+#: ``Set``/``Unset`` options that change what later declarations generate, or only how tactics, unification or
+#: messages behave: none is a typing flag of the kernel (``Guard``/``Positivity``/``Universe Checking``,
+#: ``Definitional UIP`` stay refused). What they change in a template declaration after them is judged:
+#: ``Primitive Projections`` makes a record primitive (its record kind and every projection term differ:
+#: ``cheat/primitive_projections_on_template_record``), the scheme options decide which ``_rect``/``_ind``/… constants
+#: an inductive generates (a candidate's own ``two_rect`` in their place is another constant:
+#: ``cheat/elimination_schemes_unset_template_recursor``), ``Universe Polymorphism`` is the allowed
+#: ``#[universes(polymorphic)]`` on each later declaration (the theorem or a template constant made polymorphic
+#: differs: ``cheat/universe_polymorphism_switched_on``; the candidate's own are the ``upoly`` detector's), each
+#: rejected by ``elaborated_statement`` with the static layers off. ``Warnings`` changes which messages print (no
+#: layer reads a warning), the rest how tactics and unification search. Not ``Universe Minimization ToSet``: it
+#: changes universe levels inside the closure, which the judge compares only as sorts (docs/verifier.md).
+KERNEL_JUDGED_OPTIONS = frozenset({
+    ("Primitive", "Projections"), ("Elimination", "Schemes"), ("Case", "Analysis", "Schemes"),
+    ("Nonrecursive", "Elimination", "Schemes"), ("Rewriting", "Schemes"), ("Decidable", "Equality", "Schemes"),
+    ("Boolean", "Equality", "Schemes"), ("Universe", "Polymorphism"), ("Warnings",), ("Keyed", "Unification"),
+    ("Asymmetric", "Patterns"), ("Regular", "Subst", "Tactic"), ("SsrOldRewriteGoalsOrder",)})
 #: Attributes a top-level sentence may carry (``#[local]`` …); any other (``bypass_check`` …) is refused.
 ALLOWED_ATTRIBUTES = frozenset({"local", "global", "export", "program", "refine", "universes(polymorphic)",
                                 "universes(monomorphic)"})
@@ -460,9 +478,10 @@ def _top_level_finding(sentence: Sentence, in_section: bool = False) -> Finding 
         return None
     if head in ("Set", "Unset"):
         option = tuple(words[1:])
-        if option not in ALLOWED_OPTIONS | ELABORATION_OPTIONS:
+        allowed = ALLOWED_OPTIONS | ELABORATION_OPTIONS | KERNEL_JUDGED_OPTIONS
+        if option not in allowed:
             return Finding(sentence.line, f"`{head} {' '.join(option)}` is not an allowed option "
-                                          f"(allowed: {sorted(' '.join(o) for o in ALLOWED_OPTIONS | ELABORATION_OPTIONS)})",
+                                          f"(allowed: {sorted(' '.join(o) for o in allowed)})",
                            {"sentence": sentence.text[:200]})
         return None
     if head in ("Require", "From"):
@@ -683,44 +702,33 @@ def shadowing_guard(analysis: Analysis) -> Layer:
     It defers to the kernel judge (layer ``elaborated_statement``, which compares the statement and the problem
     file's closure as kernel terms) where that judge decides: a section's own hypotheses (``Variable A`` in a
     Section the candidate opened, gone at its ``End``; the syntax screen allows them nowhere else) and ``Import``/
-    ``Export`` of a module the candidate itself declared earlier (whatever it brings into scope is the candidate's
-    own screened text; a frozen name it captures elaborates to another kernel term), new typeclass instances
+    ``Export`` of any module, the candidate's or a library's (:func:`_imports_modules`: a frozen name it captures
+    elaborates to another kernel term), new typeclass instances
     (``KERNEL_JUDGED_HEADS``, and a ``Canonical`` that defines its instance), notations with a string and
-    ``Canonical``/``Coercion``/``Arguments``/``Prenex Implicits`` on any constant (:func:`_kernel_judged_resolution`),
+    ``Canonical``/``Coercion``/``Arguments``/``Prenex Implicits`` on any constant and ``Tactic Notation``
+    (:func:`_kernel_judged_resolution`),
     and settings that change only how later text
     parses or elaborates (``KERNEL_JUDGED_SETTINGS``: scopes, ``Implicit Types``, ``Reserved Notation``). Text
     refusals stay for the other resolution commands (issue 22).
     """
     findings = []
-    own_paths: set[tuple[str, ...]] = set()  # the candidate's modules, by their path from the file's top
-    sections: list[bool] = []  # per open Module/Section: is it a Section
-    path: list[str] = []  # the open Modules' names (a Section adds no path component)
     kept = set(analysis.preamble_match.values())
     for index, block in enumerate(analysis.candidate.before):
         sentence = block.head
         words = sentence.command_words()
         head = words[0] if words else ""
         structure = _structure_command(sentence)
-        module_import = _module_import(sentence)
-        if structure in ("Section", "Module") or _opens_scope(sentence):
-            sections.append(head == "Section")
-            if head == "Module":
-                path.append(_scope_name(sentence))
-        elif structure == "End" and sections and not sections.pop():
-            path.pop()
         if index in kept:
             continue
-        if structure in ("Section", "Module") or module_import:
+        if structure in ("Section", "Module") or _module_import(sentence):
             name = _scope_name(sentence)
             if name_clashes(name, analysis.frozen_parts_after(index)):
                 findings.append(Finding(sentence.line, f"`{head} {name}` shadows a name the frozen text after it "
                                                        f"uses", {}))
-            if head == "Module":
-                own_paths.add(tuple(path))
             continue
         if structure or _allowed_hint(sentence, words) or head in SECTION_HEADS:
             continue
-        if _imports_own_modules(sentence, own_paths, path):
+        if _imports_modules(sentence):
             continue
         if tuple(words[:2]) in KERNEL_JUDGED_SETTINGS:
             continue
@@ -760,13 +768,15 @@ def _kernel_judged_resolution(sentence: Sentence, words: list[str]) -> bool:
     instance or coercion path the frozen text then takes changes its term: ``cheat/canonical_instance_of_template_
     structure``, ``cheat/coercion_of_template_function``), and ``Arguments``/``Prenex Implicits`` on any constant
     (implicits, scopes, renamings: ``cheat/arguments_scope_on_template_constant``), each rejected with the static
-    layers off. None of them
-    declares an axiom, runs code or touches a file; one that also defines a constant faces the name check."""
+    layers off; and ``Tactic Notation`` (tactic grammar: its body is screened like any tactic text, and the term a
+    tactic builds is the kernel's to check: ``cheat/tactic_notation_hides_no_check``, rejected by coqc's kernel at
+    ``Qed`` with the static layers off; a keyword it adds that re-reads the frozen text changes its term). None of
+    them declares an axiom, runs code or touches a file; one that also defines a constant faces the name check."""
     body = without_prefixes(list(sentence.tokens[sentence._attribute_end():]))
     if len(body) > 2 and body[0].text in ("Notation", "Infix") and body[1].kind == "string":
         return True
     return words[:1] in (["Canonical"], ["Coercion"], ["Arguments"]) \
-        or words[:2] in (["Identity", "Coercion"], ["Prenex", "Implicits"])
+        or words[:2] in (["Identity", "Coercion"], ["Prenex", "Implicits"], ["Tactic", "Notation"])
 
 
 def _coercion_definition(sentence: Sentence, words: list[str]) -> bool:
@@ -780,19 +790,17 @@ def _canonical_definition(sentence: Sentence, words: list[str]) -> bool:
     return words[:1] == ["Canonical"] and sentence.defines_inline()
 
 
-def _imports_own_modules(sentence: Sentence, own_paths: set[tuple[str, ...]], path: Sequence[str]) -> bool:
-    """``Import M.`` / ``Export M N.`` naming only modules the candidate declared before (no filters, no
-    categories): each name, read from the current Module or an enclosing one as Coq resolves it, is the path of one
-    of them (``Import M.`` after ``Module M. … End M.``; a packed class's ``Export Packed.Exports.``; not
-    ``Exports`` alone there, which names no module of the candidate's)."""
+def _imports_modules(sentence: Sentence) -> bool:
+    """``Import M.`` / ``Export M N.`` naming modules only (no categories or filters), the candidate's own or a
+    library's: what it brings into scope (names, notations, coercions, canonical and typeclass instances, hints,
+    exported settings) changes how later text resolves or elaborates, or how tactics search, and nothing the kernel
+    checks; a frozen name it captures elaborates to another kernel term, which ``elaborated_statement`` rejects
+    (``cheat/import_library_module_renames_statement_function``: ``Import Nat.`` makes the statement's ``sqrt``
+    ``Nat.sqrt``; ``cheat/export_in_helper_module_renames_statement_function``;
+    ``cheat/imported_module_captures_frozen_name``; each with the static layers off too). A module that does not
+    exist is coqc's error."""
     body = without_prefixes(list(sentence.tokens[sentence._attribute_end():-1]))
-
-    def own_module(name: str) -> bool:
-        parts = tuple(name.split("."))
-        return any(tuple(path[:k]) + parts in own_paths for k in range(len(path) + 1))
-
-    return (len(body) > 1 and body[0].text in ("Import", "Export")
-            and all(t.kind == "ident" and own_module(t.text) for t in body[1:]))
+    return len(body) > 1 and body[0].text in ("Import", "Export") and all(t.kind == "ident" for t in body[1:])
 
 
 def _module_import(sentence: Sentence) -> bool:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import functools
 import shutil
-import tempfile
 from pathlib import Path
 
-from pytest_forall.core.proc import run_command
+from pytest_forall.lang.rocq.toolchain import coqc_where
 
 #: ``nra``, not ``psatz``: psatz needs its domain as an argument and the external ``csdp`` prover (not installed)
 LADDER = ["lia", "nia", "nra", "ring", "field", "auto", "intuition", "firstorder", "easy", "trivial",
@@ -19,12 +18,12 @@ HAMMER_PRELUDE = "From Hammer Require Import Tactics.\n"
 
 @functools.cache
 def contrib_installed(*path: str) -> bool:
-    """``path`` exists under the ``user-contrib`` of ``coqc -where`` (an installed library)."""
-    where = shutil.which("coqc")
-    if where is None:
+    """``path`` exists under the ``user-contrib`` of ``coqc -where`` (an installed library). No ``coqc``: False; a
+    ``coqc -where`` that gives no answer raises :class:`ToolchainProbeFailed` (not cached: asked again next time)."""
+    coqc = shutil.which("coqc")
+    if coqc is None:
         return False
-    result = run_command([where, "-where"], cwd=tempfile.gettempdir(), timeout=30)
-    return result.returncode == 0 and Path(result.stdout.strip(), "user-contrib", *path).exists()
+    return Path(coqc_where(coqc), "user-contrib", *path).exists()
 
 
 def hammer_installed() -> bool:

@@ -34,6 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_forall.core.proc import CPU_WALL_FACTOR, run_command
+from pytest_forall.core.prover import ToolchainProbeFailed
+
 #: What a root filesystem for the Rocq track holds (Debian package names); python3 runs the sandbox's init.
 ROOT_PACKAGES = ("coq", "libcoq-stdlib", "libcoq-mathcomp", "libcoq-coquelicot", "libcoq-mathcomp-analysis",
                  "libcoq-mathcomp-real-closed", "libcoq-mathcomp-zify", "libcoq-mathcomp-algebra-tactics",
@@ -183,17 +186,53 @@ def run_in(toolchain: Toolchain, argv: Sequence[str], cwd: Path, timeout: float 
     try:
         return subprocess.run(full, cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout,
                               check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except subprocess.TimeoutExpired as exc:  # no answer in time: not "it does not run" (124, as run_command's)
+        return subprocess.CompletedProcess(full, 124, "", str(exc))
+    except OSError as exc:
         return subprocess.CompletedProcess(full, 127, "", str(exc))
 
 
+#: CPU seconds a question to the toolchain (``coqc -where``) may use; the wall clock is only a backstop
+#: ``CPU_WALL_FACTOR`` times longer, so a loaded machine still gets its answer
+PROBE_CPU_SECONDS = 10.0
+
+
 @functools.cache
+def coqc_where(coqc: str) -> str:
+    """``coqc -where`` (its standard library's directory), once per process. A run that gives no directory (timed
+    out, killed, failed) raises :class:`ToolchainProbeFailed`, never an empty answer read as "nothing installed";
+    an exception is not cached, so the next call asks again."""
+    result = run_command([coqc, "-where"], cwd=tempfile.gettempdir(), timeout=PROBE_CPU_SECONDS * CPU_WALL_FACTOR,
+                         cpu_s=PROBE_CPU_SECONDS)
+    where = result.stdout.strip()
+    if result.returncode != 0 or result.timed_out or not where:
+        why = result.starved or result.accident or f"exit {result.returncode}"
+        raise ToolchainProbeFailed(f"`{coqc} -where` gave no answer ({why}): "
+                                   f"{(result.stdout + result.stderr).strip()[-300:]}")
+    return where
+
+
+#: Wall seconds :func:`probe` waits for ``coqc --version`` (a run inside a root filesystem has no CPU reading here)
+VERSION_WALL_SECONDS = 60.0
+#: :func:`probe`'s answers, once per process; a probe that timed out is not kept (the next call asks again)
+_PROBED: dict[Toolchain, tuple[str, VersionInfo | None]] = {}
+#: the start of :func:`probe`'s line when ``coqc --version`` gave no answer in time (the machine's, not the toolchain's)
+PROBE_TIMED_OUT = "coqc --version timed out"
+
+
 def probe(toolchain: Toolchain) -> tuple[str, VersionInfo | None]:
-    """``coqc --version`` of the toolchain (one line) and its version knowledge; ("", None) when it does not run."""
-    result = run_in(toolchain, ["coqc", "--version"], Path(tempfile.gettempdir()), timeout=60)
+    """``coqc --version`` of the toolchain (one line) and its version knowledge; (why, None) when it does not run,
+    or (:data:`PROBE_TIMED_OUT` …, None) when it did not answer in time: that answer is not kept for the process."""
+    if toolchain in _PROBED:
+        return _PROBED[toolchain]
+    result = run_in(toolchain, ["coqc", "--version"], Path(tempfile.gettempdir()), timeout=VERSION_WALL_SECONDS)
+    if result.returncode == 124:
+        return f"{PROBE_TIMED_OUT}: {result.stderr.strip()[-300:]}", None
     line = " ".join(result.stdout.split())
     found = parse_version(line) if result.returncode == 0 else None
-    return (line, version_info(found)) if found else ((result.stdout + result.stderr).strip()[-300:], None)
+    answer = (line, version_info(found)) if found else ((result.stdout + result.stderr).strip()[-300:], None)
+    _PROBED[toolchain] = answer
+    return answer
 
 
 def label(toolchain: Toolchain) -> str:

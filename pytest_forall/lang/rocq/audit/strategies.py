@@ -4,6 +4,7 @@ spend), the vacuity, refutation and inner-premise scripts, and the order the sea
 from __future__ import annotations
 
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
+from pytest_forall.lang.rocq.audit.evaluation import evaluated_grid, evaluated_leaf
 from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
@@ -22,6 +23,7 @@ from pytest_forall.lang.rocq.audit.generated import (
     witness_instance,
     zero_witness,
 )
+from pytest_forall.lang.rocq.audit.real import REAL_STRATEGIES, real_scripts
 from pytest_forall.lang.rocq.audit.tactics import (
     BREAK,
     DESTRUCT,
@@ -107,7 +109,10 @@ def vacuity_scripts(scopes: tuple[str, ...], hammer: bool,
              named("generated-specialise", f"{DESTRUCT}; {fine_specialise(scopes, features, 2)}", SEARCH_SECONDS),
              # issue 34, session 13: with Znumtheory, an instance's gcd and divisibility facts unfolded into equations
              *([named("divisibility", f"{DESTRUCT}; {fine_specialise(scopes, features, 1, divisible_instance(features))}",
-                      SEARCH_SECONDS)] if DIVISORS in features else [])]
+                      SEARCH_SECONDS)] if DIVISORS in features else []),
+             # issue 34, session 15: one hypothesis at literals, the instance evaluated (floors, sums, integer division)
+             named("evaluated-specialise", f"{DESTRUCT}; {fine_specialise(scopes, features, 2, evaluated_leaf(features))}",
+                   SEARCH_SECONDS / 2)]
     return cheap, ([named(f"automation-{tactic}", f"{DESTRUCT}; {context_instances()}; {tactic}", AUTOMATION_SECONDS)
                     for tactic in heavy]
                    + [named(f"automation-{tactic}-literals", f"{DESTRUCT}; {literal_instances(scopes)}; {tactic}",
@@ -174,6 +179,9 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             # issue 34, session 14: function variables at constants, their calculus side conditions proved by the
             # libraries' lemmas and their derivatives evaluated, a list the conclusion asks for taken to its head
             named("function-witness", function_witness(scopes, features), SEARCH_SECONDS / 2),
+            # issue 34, session 15: function and sequence witnesses over a mathcomp realType, sequences over Coq's
+            # reals, Coq's reals at rational multiples of pi (lang/rocq/audit/real.py)
+            *(named(name, script, seconds) for name, script, seconds in real_scripts(scopes, features, SEARCH_SECONDS / 2)),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
             # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
             # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``);
@@ -195,6 +203,10 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             named("refute-saturation", f"intro {h}; try cbv zeta in {h}; {saturated}", SEARCH_SECONDS),
             named("evaluated-backtracking", backtracking(scopes, features, evaluated), 2 * SEARCH_SECONDS),
             named("generated-backtracking", fine_search(scopes, features), 2 * SEARCH_SECONDS),
+            # issue 34, session 15: the variables by total cost, premises decided and the instance refuted once evaluated
+            # (floors, finite sums, binomials, integer division); early only on a statement that names one (1 s)
+            named("evaluated-grid-early", evaluated_grid(scopes, features, True), SEARCH_SECONDS / 2),
+            named("evaluated-grid", evaluated_grid(scopes, features, False), SEARCH_SECONDS),
             named("backtracking-deep", backtracking(scopes, features, deep), SEARCH_SECONDS)]
 
 
@@ -212,14 +224,15 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
-                       "witness-instance", "function-witness"})
+                       "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid",
+                       "evaluated-specialise"}) | REAL_STRATEGIES
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
 #: without what they need (``function-witness``: a function variable), and where they apply the former strategies
 #: spent an item's whole budget first (the seed-38 ``shift_bound`` of ``putnam_2015_b1``: 20.5 s of 20 in the
 #: vacuity searches and the first refutations, so the constant function that refutes it was never tried).
-EARLY = frozenset({"function-witness"})
+EARLY = frozenset({"function-witness", "realtype-witness", "sequence-witness", "evaluated-grid-early"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],

@@ -48,6 +48,12 @@ FEATURES = {**{scope: f"let x := uconstr:(0%{scope}) in {TRIVIAL}" for scope in 
             DERIVE: f"let x := uconstr:(Coquelicot.Derive.Derive_n_const) in {TRIVIAL}",
             RANALYSIS: f"let x := uconstr:(Coq.Reals.Ranalysis1.continuity_const) in {TRIVIAL}",
             LISTS: f"let x := uconstr:(Coq.Lists.List.In) in {TRIVIAL}"}
+#: issue 34, session 15: mathcomp-analysis's topology (``cst_continuous``, ``cvg_id``) and derivatives (``ex_derive``,
+#: ``derive1_cst``), each loaded by what the file requires: the side conditions of a function witness over a
+#: ``realType`` (:mod:`.real`)
+MC_TOPOLOGY, MC_DERIVE = "mc_topology", "mc_derive"
+FEATURES.update({MC_TOPOLOGY: f"let x := uconstr:(mathcomp.analysis.topology.cst_continuous) in {SSR_SYNTAX}; {TRIVIAL}",
+                 MC_DERIVE: f"let x := uconstr:(mathcomp.analysis.derive.ex_derive) in {SSR_SYNTAX}; {TRIVIAL}"})
 #: Every implication of the context whose premise is decided (or in the context) applied, until none is: the
 #: instances of an equivalence (split by BREAK) combined, where ``intuition`` on a hundred instances ran out of
 #: time (two instances of one hypothesis that disagree: ``A 0`` from one, ``A 0 -> 1 = 0`` from the other).

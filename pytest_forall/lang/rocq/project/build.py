@@ -280,6 +280,8 @@ class ProjectBuilds(RocqProver):
         self._lock = self._shared_lock
         self._keys = self._shared_keys
         self._judged_project: dict[tuple[str, str], tuple[Any, str, bool]] = {}
+        #: per verification directory, held while its candidate is judged (the independent check reads the judgement)
+        self._judge_locks: dict[str, threading.Lock] = {}
         self._tactic_load: dict[str, list[str]] = {}
         #: verification directories whose candidate is the project's own proof (digest), judged from the build
         self._own: dict[str, str] = {}
@@ -640,7 +642,7 @@ class ProjectBuilds(RocqProver):
         source.write_bytes(data)
         argv = [self.coqc, "-q", *(["-time"] if report_sentences else []), *self._load(project, tree, True, tree),
                 str(source.relative_to(tree))]
-        result = self._run(argv, tree, timeout)
+        result = self._run(argv, tree, timeout, cpu_budget=True)  # a starved compile is infra (read_compile)
         outcome = read_compile(self.coqc, result, source, timeout, report_sentences)
         refused = re.search(r"(?:Unknown option|unknown option|Illegal option|bad option)[^\n]*", outcome.output)
         if result.returncode != 0 and refused and not outcome.sentences:

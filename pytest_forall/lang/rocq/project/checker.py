@@ -73,5 +73,10 @@ class ProjectChecks(ProjectBuilds):
     def _checker_layer(self, argv: list[str], result: Any, budget: float, build: bool = False) -> Layer:
         """The ``coqchk`` layer of ``result``; ``build``: of a file of the project's build (the project's own, not a
         candidate's), where a killed check (the run ending under it, the machine) is infra, never a rejection and
-        never stored. (A candidate's killed check stays what it was: a candidate must not choose its layer.)"""
-        return coqchk_layer(argv, result, budget, infra_accident="coqchk of the project's build" if build else "")
+        never stored. A candidate's check killed from outside is infra too (:func:`coqchk_layer`); killed by its own
+        memory limit it is a rejection: a candidate must not choose its layer. coqchk's own fatal error on an anomaly
+        exits 129, which reads as signal 1 from a sandbox: with its "Fatal Error:" printed, it is coqchk's verdict on
+        the file (rocq#19402's VM conversion, checked without a VM), not an accident."""
+        verdict = result.returncode == 129 and "Fatal Error:" in result.stderr + result.stdout and not result.timed_out
+        return coqchk_layer(argv, result, budget,
+                            infra_accident="coqchk of the project's build" if build and not verdict else "")

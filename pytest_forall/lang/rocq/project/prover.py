@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -281,7 +282,11 @@ class ProjectRocqProver(ProjectSessions):
 
     def _judge_candidate(self, task: Task, workspace: Path, timeout: float) -> tuple[Any, str, bool]:
         """The project judge's verdict on the compiled candidate (once per compiled file): judgement, problem,
-        infra."""
+        infra. One at a time per verification directory: the independent check, beside the layers, reads it too."""
+        with self._judge_locks.setdefault(str(workspace), threading.Lock()):
+            return self._judge_candidate_once(task, workspace, timeout)
+
+    def _judge_candidate_once(self, task: Task, workspace: Path, timeout: float) -> tuple[Any, str, bool]:
         from pytest_forall.lang.rocq.judge import judge_project_file
 
         rel = str(task.meta["project_file"])
@@ -336,11 +341,40 @@ class ProjectRocqProver(ProjectSessions):
         module = str(task.meta["coq_module"])
         budget = min(timeout, self.checker_timeout or timeout)
         if str(workspace) in self._own:
-            return self._check_build_file(task, budget)
+            return self._with_reached_checks(task, workspace, self._check_build_file(task, budget), budget)
         tree = workspace / "tree"
         argv = [self.coqchk, "-silent", "-o", *self._load(project, tree, False, tree), "-norec", module]
         result = self._run(argv, tree, budget)
-        return self._checker_layer(argv, result, budget)
+        return self._with_reached_checks(task, workspace, self._checker_layer(argv, result, budget), budget)
+
+    def _with_reached_checks(self, task: Task, workspace: Path, layer: Layer, budget: float) -> Layer:
+        """``layer`` (coqchk of the target's file), and coqchk of every other project file whose VM or native
+        conversion the target reaches (``project_checks`` of the judgement): ``-norec`` loads the files the target's
+        requires without checking them, so a conversion only coqc's VM checked (rocq#19402) would be trusted there.
+        The build's own compiled file is checked (a candidate changes only its own file), once per file and build."""
+        judgement = self._judge_candidate(task, workspace, budget)[0] if layer.ok else None
+        reached = getattr(judgement, "project_checks", None)
+        if not reached:
+            return layer
+        project, build, problem = self._build(task, budget)
+        if problem:
+            return Layer("independent_check", False, problem, infra=True)
+        own = str(task.meta["coq_module"])
+        modules = {m: rel for rel in project.files if (m := project.logical_module(rel))}
+        files: dict[str, str] = {}
+        for finding in reached:
+            constant = finding.split(" ", 2)[1]
+            module = max((m for m in modules if constant.startswith(m + ".")), key=len, default="")
+            if module and module != own:
+                files[module] = modules[module]
+        for module, rel in sorted(files.items()):
+            other = self._file_check(project, build, rel, module, budget)
+            if other.ok is not True:
+                return Layer("independent_check", other.ok, f"coqchk of `{module}`, whose VM or native conversions "
+                             f"this proof reaches: {other.reason}", {**other.evidence, "file": module},
+                             infra=other.infra)
+        return Layer(layer.name, layer.ok, layer.reason, {**layer.evidence, "files_checked": sorted(files)},
+                     infra=layer.infra)
 
     def _check_build_file(self, task: Task, budget: float) -> Layer:
         """coqchk on the build's own ``.vo`` of the target's file, once per file and build (its layer is kept)."""

@@ -1,0 +1,75 @@
+"""Issue 34, session 15: the real-valued witness strategies (lang/rocq/audit/real.py) alone, on the PutnamBench Coq
+templates they can reach (function variables over Coq's reals or a mathcomp real type, sequences, trigonometry/π),
+one ``coqtop`` search per template at a CPU budget; prints per template what each strategy spent and any finding,
+and writes each certificate to OUT/<name>.<finding>.v for ``forall verify``.
+
+    PUTNAMBENCH_ROOT=... nice -n 10 python scripts/audit_real_reach.py OUT [--seconds 6] [-k NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+from pytest_forall.core.audit import audit_pack, derived_tasks
+from pytest_forall.lang.rocq.audit.real import REAL_STRATEGIES
+from pytest_forall.lang.rocq.backend import RocqProver
+from pytest_forall.lang.rocq.problem import parse_coq
+
+
+def in_reach(text: str) -> list[str]:
+    """The kinds of :mod:`pytest_forall.lang.rocq.audit.real` a template's text can reach (the counts' own tests)."""
+    mathcomp = "mathcomp" in text
+    mc_real = mathcomp and re.search(r"realType|realFieldType|numFieldType|realDomainType", text) is not None
+    coq_real = not mathcomp and re.search(r"\b(Reals|Coquelicot)\b", text) is not None
+    kinds = []
+    if re.search(r":\s*R\s*->\s*R\b", text) and (mc_real or coq_real):
+        kinds.append("function-" + ("mathcomp" if mc_real else "coq"))
+    if re.search(r":\s*(nat\s*->\s*R\b|R\s*\^nat)", text) and (mc_real or coq_real):
+        kinds.append("sequence-" + ("mathcomp" if mc_real else "coq"))
+    if coq_real and re.search(r"\b(PI|sin|cos|tan|atan|asin|acos)\b", text):
+        kinds.append("trig-coq")
+    return kinds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--seconds", type=float, default=6.0, help="CPU seconds of coqtop per template")
+    parser.add_argument("-k", nargs="*", default=None, help="only these templates")
+    args = parser.parse_args()
+    src = Path(os.environ["PUTNAMBENCH_ROOT"]) / "coq" / "src"
+    args.out.mkdir(parents=True, exist_ok=True)
+    pack = audit_pack("rocq")
+    assert pack is not None
+    prover = RocqProver({"cache_dir": str(args.out / "cache")})
+    for path in sorted(src.glob("*.v")):
+        name, text = path.stem, path.read_text()
+        kinds = in_reach(text)
+        if not kinds or (args.k is not None and name not in args.k):
+            continue
+        where = args.out / name
+        where.mkdir(exist_ok=True)
+        task = parse_coq(name, path, text)
+        derived = derived_tasks(task)
+        start = time.process_time()
+        search = pack.search(task, derived, prover, where, time.monotonic() + 600, cpu_seconds=args.seconds,
+                             strategies=REAL_STRATEGIES)  # type: ignore[call-arg]
+        spend = next((line for line in search.log.splitlines() if line.startswith("audit strategies: ")), "")
+        spent = next((line for line in search.log.splitlines() if line.startswith("audit spent: ")), "")
+        said = [line for line in search.log.splitlines() if line.startswith("audit counterexample: ")]
+        for finding, certificate in search.certificates.items():
+            (args.out / f"{name}.{finding}.v").write_text(certificate)
+        print(json.dumps({"name": name, "kinds": kinds, "strategies": spend.removeprefix("audit strategies: "),
+                          "spent": spent.removeprefix("audit spent: "), "findings": sorted(search.certificates),
+                          "counterexample": said, "python_cpu": round(time.process_time() - start, 2)}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
