@@ -99,7 +99,8 @@ def main(argv: list[str]) -> None:
             reasons[why] += 1
             if show:
                 print(f"  {owner} ({place}): {why}")
-        print(f"{package}: {len(files)} files, {len(refused)} refused fixpoint owners "
+        print(f"{package}: {len(files)} files, {sum(len(t) for _, t in targets)} constants, "
+              f"{len(refused)} refused fixpoint owners "
               f"({time.monotonic() - started:.0f} s)", flush=True)
     for why, n in reasons.most_common():
         print(f"{n:5d}  {why}")
