@@ -92,9 +92,10 @@ class CountingRuns(SharedBuilds):
         super().__init__()
         self.argvs: list[list[str]] = []
 
-    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Any:
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+             **kw: Any) -> Any:
         self.argvs.append(argv)
-        return super()._run(argv, cwd, timeout, env)
+        return super()._run(argv, cwd, timeout, env, **kw)
 
 
 def test_a_shared_build_gives_the_verdict_of_a_fresh_one(tmp_path: Path) -> None:
@@ -195,8 +196,9 @@ def test_clause_2_only_the_template_parameter_of_the_same_type_is_allowed(tmp_pa
 # --- clause 3: the independent check --------------------------------------------------------------------
 
 class CoqchkSaysNo(Screenless):
-    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Any:
-        result = super()._run(argv, cwd, timeout, env)
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+             **kw: Any) -> Any:
+        result = super()._run(argv, cwd, timeout, env, **kw)
         if argv[0] == self.coqchk:
             result.returncode, result.stderr = 1, "Error: simulated kernel disagreement"
         return result
