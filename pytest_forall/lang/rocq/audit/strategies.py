@@ -24,6 +24,7 @@ from pytest_forall.lang.rocq.audit.generated import (
     zero_witness,
 )
 from pytest_forall.lang.rocq.audit.real import REAL_STRATEGIES, real_scripts
+from pytest_forall.lang.rocq.audit.sets import SET_STRATEGIES, set_scripts
 from pytest_forall.lang.rocq.audit.tactics import (
     BREAK,
     DESTRUCT,
@@ -182,6 +183,8 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             # issue 34, session 15: function and sequence witnesses over a mathcomp realType, sequences over Coq's
             # reals, Coq's reals at rational multiples of pi (lang/rocq/audit/real.py)
             *(named(name, script, seconds) for name, script, seconds in real_scripts(scopes, features, SEARCH_SECONDS / 2)),
+            # issue 34, session 15 round 3: set variables at set0, setT, singletons; sup/inf defaults (audit/sets.py)
+            *(named(name, script, seconds) for name, script, seconds in set_scripts(scopes, features, SEARCH_SECONDS / 2)),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
             # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
             # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``);
@@ -225,14 +228,14 @@ GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backt
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
                        "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid",
-                       "evaluated-specialise"}) | REAL_STRATEGIES
+                       "evaluated-specialise"}) | REAL_STRATEGIES | SET_STRATEGIES
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
 #: without what they need (``function-witness``: a function variable), and where they apply the former strategies
 #: spent an item's whole budget first (the seed-38 ``shift_bound`` of ``putnam_2015_b1``: 20.5 s of 20 in the
 #: vacuity searches and the first refutations, so the constant function that refutes it was never tried).
-EARLY = frozenset({"function-witness", "realtype-witness", "sequence-witness", "evaluated-grid-early"})
+EARLY = frozenset({"function-witness", "realtype-witness", "sequence-witness", "evaluated-grid-early", "set-witness"})
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
