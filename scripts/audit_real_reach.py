@@ -1,9 +1,10 @@
 """Issue 34, session 15: the real-valued witness strategies (lang/rocq/audit/real.py) alone, on the PutnamBench Coq
 templates they can reach (function variables over Coq's reals or a mathcomp real type, sequences, trigonometry/π),
 one ``coqtop`` search per template at a CPU budget; prints per template what each strategy spent and any finding,
-and writes each certificate to OUT/<name>.<finding>.v for ``forall verify``.
+and writes each certificate to OUT/<name>.<finding>.v for ``forall verify``. ``--sets``: the set witnesses
+(lang/rocq/audit/sets.py) instead, on the templates that quantify a set variable (:func:`set_reach`).
 
-    PUTNAMBENCH_ROOT=... nice -n 10 python scripts/audit_real_reach.py OUT [--seconds 6] [-k NAME ...]
+    PUTNAMBENCH_ROOT=... nice -n 10 python scripts/audit_real_reach.py OUT [--seconds 6] [-k NAME ...] [--sets]
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from pytest_forall.core.audit import audit_pack, derived_tasks
 from pytest_forall.lang.rocq.audit.real import REAL_STRATEGIES
+from pytest_forall.lang.rocq.audit.sets import SET_STRATEGIES
 from pytest_forall.lang.rocq.backend import RocqProver
 from pytest_forall.lang.rocq.problem import parse_coq
 
@@ -37,11 +39,29 @@ def in_reach(text: str) -> list[str]:
     return kinds
 
 
+#: A binder's type that is a set: mathcomp's ``set T``/``{set T}``, the standard library's ``Ensemble T``, or a
+#: one-argument predicate ``T -> Prop``
+SET_TYPE = re.compile(r"^(set\b|\{set\b|Ensemble\b)|^[^>]*->\s*Prop$")
+
+
+def set_reach(text: str) -> list[str]:
+    """The set types a template's theorem binds a variable to, in a parameter that is not a ``let`` (``(A : set T)``)
+    or under a ``forall``/``exists`` (by text: an upper bound on what ``set-witness`` can reach; issue 34)."""
+    statement = re.search(r"\b(?:Theorem|Lemma)\s+\w+(.*?)Proof\.", text, re.DOTALL)
+    if statement is None:
+        return []
+    body = statement.group(1)
+    binders = [m.group(1) for m in re.finditer(r"\(\s*[\w' ]+?\s*:\s*([^():=]*(?:\([^()]*\)[^():=]*)*)\)", body)]
+    binders += [m.group(1) for m in re.finditer(r"forall\s+[\w' ]+?\s*:\s*([^,]*),", body)]
+    return sorted({kind.strip() for kind in binders if SET_TYPE.search(kind.strip())})
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--seconds", type=float, default=6.0, help="CPU seconds of coqtop per template")
     parser.add_argument("-k", nargs="*", default=None, help="only these templates")
+    parser.add_argument("--sets", action="store_true", help="the set witnesses on the templates with a set variable")
     args = parser.parse_args()
     src = Path(os.environ["PUTNAMBENCH_ROOT"]) / "coq" / "src"
     args.out.mkdir(parents=True, exist_ok=True)
@@ -50,7 +70,7 @@ def main() -> int:
     prover = RocqProver({"cache_dir": str(args.out / "cache")})
     for path in sorted(src.glob("*.v")):
         name, text = path.stem, path.read_text()
-        kinds = in_reach(text)
+        kinds = set_reach(text) if args.sets else in_reach(text)
         if not kinds or (args.k is not None and name not in args.k):
             continue
         where = args.out / name
@@ -59,7 +79,7 @@ def main() -> int:
         derived = derived_tasks(task)
         start = time.process_time()
         search = pack.search(task, derived, prover, where, time.monotonic() + 600, cpu_seconds=args.seconds,
-                             strategies=REAL_STRATEGIES)  # type: ignore[call-arg]
+                             strategies=SET_STRATEGIES if args.sets else REAL_STRATEGIES)  # type: ignore[call-arg]
         spend = next((line for line in search.log.splitlines() if line.startswith("audit strategies: ")), "")
         spent = next((line for line in search.log.splitlines() if line.startswith("audit spent: ")), "")
         said = [line for line in search.log.splitlines() if line.startswith("audit counterexample: ")]
