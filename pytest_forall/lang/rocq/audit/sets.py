@@ -8,7 +8,7 @@ script like the others: what it closes is flagged only once the verifier accepts
 
 from __future__ import annotations
 
-from pytest_forall.lang.rocq.audit.real import MC_COMPARE, MC_NUMBERS, MEMBERSHIP, H, mc_prove
+from pytest_forall.lang.rocq.audit.real import MC_COMPARE, MC_NUMBERS, MEMBERSHIP, H, instantiate, mc_prove
 from pytest_forall.lang.rocq.audit.tactics import BREAK, NUM, NUMERALS, RAT, SSR, rational
 
 CS = "mathcomp.classical.classical_sets"
@@ -40,26 +40,18 @@ SQUARED = ("match goal with h : is_true (Order.le (Num.sqrt _) _) |- _ => move: 
 
 
 def set_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
-    """The refuted statement's set variables at :data:`SETS`, its numbers at ``realtype-witness``'s values (backtracking;
-    each candidate typed where used), the premises proved as ``realtype-witness`` proves them, then the instance
-    broken up, its empty sets rewritten to ``set0`` (:data:`EMPTIED`), their extrema evaluated (:data:`EXTREMA`) and
-    the contradiction found by ``NUMERALS``, the rational decider (on a squared square root too: :data:`SQUARED`), or a
-    membership read (:data:`MEMBERSHIP`). Fails at once on a statement without a variable of type ``set _``."""
-    side = mc_prove(features)
-
-    def tries(values: tuple[str, ...]) -> str:
-        return f"first [ {' | '.join(f'forall_try uconstr:({v})' for v in values)} ]"
-
+    """The refuted statement's set variables at :data:`SETS`, its numbers at ``realtype-witness``'s values (real.py's
+    ``instantiate``: backtracking, each candidate typed where used, so a set never instantiates ``R -> R``), the
+    premises proved as ``realtype-witness`` proves them, then the instance broken up, its empty sets rewritten to
+    ``set0`` (:data:`EMPTIED`), their extrema evaluated (:data:`EXTREMA`) and the contradiction found by ``NUMERALS``,
+    the rational decider (on a squared square root too: :data:`SQUARED`), or a membership read (:data:`MEMBERSHIP`).
+    Fails at once on a statement without a variable of type ``set _``."""
     decide = rational(features) if RAT in features else "fail"
     leaf = (f"solve [ {BREAK}; cbv beta in *; {EMPTIED}; {EXTREMA}; {BREAK}; "
             f"first [ easy | lia | ({NUMERALS}) | {MC_COMPARE.format(rational=decide)} | ({SQUARED}; {decide}) "
             f"| ({MEMBERSHIP}; {BREAK}; first [ easy | ({NUMERALS}) ]) ] ]")
-    return (f"intro {H}; try cbv zeta in {H}; {HAS_SET}; "
-            f"let rec go u := lazymatch type of {H} with forall _ : ?T, _ => lazymatch type of T with "
-            f"Prop => let p := fresh in assert (p : T) by {side}; specialize ({H} p); go () "
-            f"| _ => let forall_try v := specialize ({H} v); go () in lazymatch T with "
-            f"| {CS}.set _ => {tries(SETS)} | _ => {tries(MC_NUMBERS)} end end "
-            f"| _ => {leaf} end in go ()")
+    # a set is a function type once unfolded (``set T`` is ``T -> Prop``): the sets are ``instantiate``'s functions
+    return instantiate(list(SETS), list(MC_NUMBERS), mc_prove(features), leaf, HAS_SET)
 
 
 def set_scripts(scopes: tuple[str, ...], features: tuple[str, ...], seconds: float) -> list[tuple[str, str, float]]:
