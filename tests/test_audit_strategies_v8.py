@@ -25,8 +25,8 @@ NEW = "evaluated-halves"
 #: name: (template, the text the log's counterexample line shows)
 CASES = {
     # putnam_1984_b2's shape: a conjunction at the head, its first half false at x := 1 (sqrt 4 = 2 < 3: Interval)
-    "half": (f"{REALS}Theorem half : (forall x : R, 0 < x < 2 -> sqrt (x * x + 3) >= 3) /\\ (exists x : R, x = 1).\n"
-             "Proof. Admitted.\n", "1 (by evaluated-halves)"),
+    "half": ((f"{REALS}Theorem half : (forall x : R, 0 < x < 2 -> sqrt (x * x + 3) >= 3) /\\ "
+              "(exists x : R, x = 1).\nProof. Admitted.\n"), "1 (by evaluated-halves)"),
     # putnam_1998_b4's shape: Rpower of a negative base is 1 (ln is 0 there), so it is never -2 ^ n's value
     "rpower": (f"{REALS}Theorem rpower (n : nat) (h : (n > 0)%nat) : Rpower (-2) (INR n) <> 1.\nProof. Admitted.\n",
                "n := 1%nat (by evaluated-halves)"),
