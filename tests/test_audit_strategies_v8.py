@@ -22,7 +22,7 @@ REALS = "From Coq Require Import Reals.\nOpen Scope R_scope.\n"
 FORMER = ("refute-direct", "same-value", "backtracking", "backtracking-deep", "generated-backtracking",
           "evaluated-grid")
 NEW = "evaluated-halves"
-#: name: (template, the text the log's counterexample line shows)
+#: name: (template, the text the log's counterexample line shows, if any)
 CASES = {
     # putnam_1984_b2's shape: a conjunction at the head, its first half false at x := 1 (sqrt 4 = 2 < 3: Interval)
     "half": ((f"{REALS}Theorem half : (forall x : R, 0 < x < 2 -> sqrt (x * x + 3) >= 3) /\\ "
@@ -30,6 +30,10 @@ CASES = {
     # putnam_1998_b4's shape: Rpower of a negative base is 1 (ln is 0 there), so it is never -2 ^ n's value
     "rpower": (f"{REALS}Theorem rpower (n : nat) (h : (n > 0)%nat) : Rpower (-2) (INR n) <> 1.\nProof. Admitted.\n",
                "n := 1%nat (by evaluated-halves)"),
+    # an answer set's membership that unfolds to a conjunction (no reals loaded: the script must read without them),
+    # its first half universal and false at k := 2
+    "membership": (("Definition good (n : nat) := (forall k : nat, k * n <> 4) /\\ n < 10.\n"
+                   "Theorem membership : good 2.\nProof. Admitted.\n"), None),
 }
 #: sound controls of the same shapes: a true conjunction (sqrt 3 > 1), Rpower of a positive base (2 ^ x > 1 for x > 0)
 SOUND = {

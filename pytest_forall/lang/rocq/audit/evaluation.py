@@ -201,13 +201,17 @@ def cost_grid(scopes: tuple[str, ...], features: tuple[str, ...], gate: str = ""
             "lazymatch type of T with Prop => let t' := open_constr:(t _) in forall_more t' | _ => idtac end "
             "| _ /\\ _ => idtac | _ <-> _ => idtac end in ") if halves else ""
     prune = f"lazymatch n with O => idtac | _ => assert_succeeds (forall_more {h}) end; " if halves else ""
+    leaf = "lazymatch n with O => forall_leaf () end"
+    # ... and one that unfolds to them (an answer set's membership), unfolded first
+    last = (f"?P => first [ let P' := eval hnf in P in lazymatch P' with _ /\\ _ => idtac | _ <-> _ => idtac end; "
+            f"change P' in {h}; go n | {leaf} ]") if halves else f"_ => {leaf}"
     split = (f"| _ /\\ _ => first [ destruct {h} as [{h} _]; go n | destruct {h} as [_ {h}]; go n ] "
              f"| _ <-> _ => first [ destruct {h} as [{h} _]; go n | destruct {h} as [_ {h}]; go n ] ") if halves else ""
     return (f"intro {h}; try cbv zeta in {h}; {gate}{definitions(features, halves)}"
             f"{more}let rec go n := lazymatch type of {h} with forall _ : ?T, _ => lazymatch type of T with "
             f"Prop => {prune}let p := fresh in assert (p : T) by forall_decide (); specialize ({h} p); go n "
             f"| _ => first [ {tries} ] end {split}"
-            f"| _ => lazymatch n with O => forall_leaf () end end in first [ {levels} ]")
+            f"| {last} end in first [ {levels} ]")
 
 
 def evaluable(features: tuple[str, ...]) -> str:
@@ -242,17 +246,22 @@ def evaluated_leaf(features: tuple[str, ...]) -> str:
 
 #: :func:`halves_grid`'s gate: the refuted statement reaches a conjunction or an equivalence once its variables are
 #: given (placeholder) values, unfolded to its head (an answer set's membership), or names ``Rpower``/``ln``
-HALVES_GATE = ("let rec forall_peel t := let P := type of t in lazymatch P with "
-               "| forall _ : _, _ => let t' := open_constr:(t _) in forall_peel t' "
-               "| _ => let P' := eval hnf in P in lazymatch P' with _ /\\ _ => idtac | _ <-> _ => idtac end end in "
-               "first [ assert_succeeds (forall_peel forall_audit_H) "
-               f"| lazymatch type of forall_audit_H with context [{RP}.Rpower _ _] => idtac "
-               f"| context [{RP}.ln _] => idtac end ]; ")
+def halves_gate(features: tuple[str, ...]) -> str:
+    """:func:`halves_grid`'s gate: the refuted statement reaches a conjunction or an equivalence once its variables are
+    given (placeholder) values, unfolded to its head (an answer set's membership), or, over Coq's reals (the names
+    resolve only there), names ``Rpower``/``ln``."""
+    powers = (f" | lazymatch type of forall_audit_H with context [{RP}.Rpower _ _] => idtac "
+              f"| context [{RP}.ln _] => idtac end" if REALS in features else "")
+    return ("let rec forall_peel t := let P := type of t in lazymatch P with "
+            "| forall _ : _, _ => let t' := open_constr:(t _) in forall_peel t' "
+            "| _ => let P' := eval hnf in P in lazymatch P' with _ /\\ _ => idtac | _ <-> _ => idtac end end in "
+            f"first [ assert_succeeds (forall_peel forall_audit_H){powers} ]; ")
 
 
 def halves_grid(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
     """Issue 34, session 15 round 3 (the seed-61 misses): :func:`cost_grid` that refutes one half of a conjunction or
-    an equivalence it reaches (``putnam_1984_b2``'s ``(forall x y, … -> f x y >= 9) /\\ …`` at ``x := 1, y := 3``), premises decided by Interval's bounds (``1 < sqrt 2``) and over naturals by cases, and
+    an equivalence it reaches (``putnam_1984_b2``'s ``(forall x y, … -> f x y >= 9) /\\ …`` at ``x := 1, y := 3``; a membership that unfolds
+    to one), premises decided by Interval's bounds (``1 < sqrt 2``) and over naturals by cases, and
     ``Rpower``/``ln`` at non-positive arguments evaluated (``putnam_1998_b4``: ``Rpower (-1) y = 1``). Gated on
-    :data:`HALVES_GATE`: fails at once on a statement with neither."""
-    return cost_grid(scopes, features, HALVES_GATE, halves=True)
+    :func:`halves_gate`: fails at once on a statement with neither."""
+    return cost_grid(scopes, features, halves_gate(features), halves=True)
