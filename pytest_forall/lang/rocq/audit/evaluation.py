@@ -12,7 +12,8 @@ its proof, never a verdict of its own."""
 
 from __future__ import annotations
 
-from pytest_forall.lang.rocq.audit.tactics import BINOMIAL, BREAK, REALS, SUMS, peano
+from pytest_forall.lang.rocq.audit.generated import INTERVAL_REFUTE, UNFOLD_VALUE
+from pytest_forall.lang.rocq.audit.tactics import BINOMIAL, BREAK, INTERVAL, REALS, SUMS, peano
 
 DT, BN = "Coq.Init.Datatypes", "Coq.Numbers.BinNums"
 #: ``forall_num t``: ``t`` is a numeral of ``nat``, ``Z`` or ``positive``, or a boolean (names qualified: a template may
@@ -97,9 +98,36 @@ INTEGRAL = ("match goal with m : Coq.Init.Datatypes.nat, H : context [Coq.Reals.
             f"rewrite ?{RI}.S_INR in *; simpl in *; try pose proof ({RI}.pos_INR x); solve [ lra | nra ] end")
 
 
-def definitions(features: tuple[str, ...]) -> str:
+#: Issue 34, session 15 round 3: Coq's ``ln`` is ``0`` on the non-positive reals (its definition's ``Rlt_dec 0 x``
+#: branch; the standard library states no lemma for it), so ``Rpower a y = exp (y * ln a)`` is ``1`` for ``a <= 0``
+#: (``Rpower (-1) y = 1``): each occurrence at an argument ``lra`` shows non-positive rewritten by an equation proved
+#: from the definitions (``exp_0``), which the kernel re-checks with the certificate
+RP = "Coq.Reals.Rpower"
+NONPOSITIVE = (
+    "repeat match goal with "
+    f"| H : context [{RP}.Rpower ?a ?y] |- _ => let e := fresh in assert (e : {RP}.Rpower a y = 1%R) by "
+    f"(unfold {RP}.Rpower, {RP}.ln; destruct ({RI}.Rlt_dec 0 a); [exfalso; lra "
+    f"| rewrite {RI}.Rmult_0_r; exact Coq.Reals.Rtrigo_def.exp_0]); rewrite e in H; clear e "
+    f"| H : context [{RP}.ln ?a] |- _ => let e := fresh in assert (e : {RP}.ln a = 0%R) by "
+    f"(unfold {RP}.ln; destruct ({RI}.Rlt_dec 0 a); [exfalso; lra | reflexivity]); rewrite e in H; clear e end")
+#: A premise universally quantified over naturals (an answer set's ``forall m2 n2, … -> m2 <> n2`` at an instance):
+#: introduced and broken up, a disequation's two sides identified, the one natural left split at ``0`` (computed) and
+#: ``S k``, where a remainder by a power ``a mod b ^ S k`` is ``a`` (``Nat.mod_small``, ``Nat.pow_gt_1``: ``a`` is
+#: ``0`` or ``1``)
+NAT_CASES = (
+    "hnf; intros; " + BREAK + "; try (let E := fresh in intro E; subst); "
+    f"match goal with k : {DT}.nat |- _ => destruct k as [|k]; "
+    "[ vm_compute in *; first [ easy | lia ] "
+    "| repeat match goal with H : context [Coq.Init.Nat.modulo ?a (Coq.Init.Nat.pow ?b (S ?j))] |- _ => "
+    "rewrite (Coq.Arith.PeanoNat.Nat.mod_small a (Coq.Init.Nat.pow b (S j))) in H "
+    "by (apply Coq.Arith.PeanoNat.Nat.pow_gt_1; lia) end; first [ easy | lia ] ] end")
+
+def definitions(features: tuple[str, ...], halves: bool = False) -> str:
     """The Ltac definitions the evaluation uses, stated once at the start of a script (``forall_evaluate ()``: the
-    instance evaluated; ``forall_decide ()``: a premise decided; ``forall_leaf ()``: an instance refuted)."""
+    instance evaluated; ``forall_decide ()``: a premise decided; ``forall_leaf ()``: an instance refuted). ``halves``
+    (:func:`halves_grid`): ``Rpower``/``ln`` at non-positive arguments rewritten (:data:`NONPOSITIVE`), a value
+    definition unfolded, a premise by Interval's bounds or over naturals by cases (:data:`NAT_CASES`), an instance
+    refuted by Interval's bounds too."""
     steps = ["forall_compute ()"]
     if REALS in features:  # before a floor's bounds: ``lra`` reads ``2``, not ``INR 2``
         steps += [INR_LITERALS, "forall_compute ()"]
@@ -110,17 +138,31 @@ def definitions(features: tuple[str, ...]) -> str:
     steps += ["simpl in *", "forall_compute ()"]
     if REALS in features:
         steps += [INR_LITERALS, "forall_compute ()"]
+    if halves and REALS in features:
+        steps += [NONPOSITIVE]
     evaluate = "; ".join(f"try ({step})" for step in steps)
     integral = f" | ({INTEGRAL})" if REALS in features else ""
     arithmetic = "easy | lia | lra | reflexivity | (repeat split; first [ easy | lia | lra ])"
+    closers = f"easy | lia | lra | nra{integral}"
+    premise, evaluated, clear = arithmetic, arithmetic, ""
+    if halves:  # no ``nra``: on the square roots of an instance that holds it ran for tenths of a second each
+        bounds = (f" | ({INTERVAL_REFUTE}) | ({UNFOLD_VALUE.format(leaf=f'first [ lra | ({INTERVAL_REFUTE}) ]')})"
+                  if INTERVAL in features else "")
+        closers = f"easy | lia | lra{bounds}{integral}"
+        # each piece of a premise by arithmetic (``easy`` on a whole false premise over the reals was a fifth of the
+        # search), by Interval's bounds (``1 < sqrt 2``), or over naturals by cases
+        interval = " | interval" if INTERVAL in features else ""
+        premise = f"(repeat split; first [ lra | lia{interval} | easy | reflexivity ]) | ({NAT_CASES})"
+        evaluated = "repeat split; first [ lra | lia | easy | reflexivity ]"
+        # the refuted statement left out of a premise's proof: the evaluation walked its every subterm (0.2 s a premise)
+        clear = "try clear forall_audit_H; "
     return (NUMERAL + EVALUABLE + COMPUTE + (FLOOR if SUMS in features else "")
             + f"let forall_evaluate u := {evaluate} in "
             # a premise: by arithmetic, or once evaluated (cheap: no ``nia``, no automation; undecided prunes)
-            + f"let forall_decide u := solve [ {arithmetic} | (forall_evaluate (); solve [ {arithmetic} "
+            + f"let forall_decide u := {clear}solve [ {premise} | (forall_evaluate (); solve [ {evaluated} "
             "| (vm_compute; first [ easy | lia ]) ]) ] in "
             # an instance: broken up, evaluated, then arithmetic, an unknown natural's cases, or the grid's closers
-            + f"let forall_leaf u := solve [ {BREAK}; forall_evaluate (); {BREAK}; first [ easy | lia | lra | nra{integral} "
-            "] ] in ")
+            + f"let forall_leaf u := solve [ {BREAK}; forall_evaluate (); {BREAK}; first [ {closers} ] ] in ")
 
 
 #: Candidate values per numeral scope with their cost (an integer's size, a fraction's numerator and denominator)
@@ -140,22 +182,36 @@ def _pattern(cost: int) -> str:
     return "S (" * cost + "?r" + ")" * cost
 
 
-def cost_grid(scopes: tuple[str, ...], features: tuple[str, ...], gate: str = "") -> str:
+def cost_grid(scopes: tuple[str, ...], features: tuple[str, ...], gate: str = "", halves: bool = False) -> str:
     """The refuted statement's variables at small values by total cost (:data:`COSTED`), level by level: at level ``b``
     the values' costs sum to ``b`` exactly (so no instance is tried twice), each premise decided when reached
     (``forall_decide``), each full instance refuted by ``forall_leaf`` (:func:`definitions`). ``gate``: a ``lazymatch`` the statement must
-    pass first (the early variant runs only on a statement that names something to evaluate)."""
+    pass first (the early variant runs only on a statement that names something to evaluate). ``halves``:
+    :func:`halves_grid`'s walk and definitions."""
     h = "forall_audit_H"
     numbers = [(f"{v}%{s}", c) for s in scopes for v, c in COSTED.get(s, ())]
     numbers += [(f"(fun _ => {v}%{s})", c) for s in scopes for v, c in COSTED_FUNCTIONS]
     numbers.sort(key=lambda vc: vc[1])
     tries = " | ".join(f"lazymatch n with {_pattern(c)} => specialize ({h} {v}); go r end" for v, c in numbers)
     levels = " | ".join(f"go ({peano(b)})" for b in range(LEVELS + 1))
-    return (f"intro {h}; try cbv zeta in {h}; {gate}{definitions(features)}"
-            f"let rec go n := lazymatch type of {h} with forall _ : ?T, _ => lazymatch type of T with "
-            f"Prop => let p := fresh in assert (p : T) by forall_decide (); specialize ({h} p); go n "
-            f"| _ => first [ {tries} ] end "
-            f"| _ => lazymatch n with O => forall_leaf () end end in first [ {levels} ]")
+    # a conjunction or an equivalence reached on the way: either half refuted refutes it (``~ A -> ~ (A /\ B)``)
+    # (and a premise is decided only where a variable, or a half, is still to come once the costs are not all spent:
+    # else each level decided again every premise of the levels below it, 400 premises for two variables)
+    more = ("let rec forall_more t := let P := type of t in lazymatch P with forall _ : ?T, _ => "
+            "lazymatch type of T with Prop => let t' := open_constr:(t _) in forall_more t' | _ => idtac end "
+            "| _ /\\ _ => idtac | _ <-> _ => idtac end in ") if halves else ""
+    prune = f"lazymatch n with O => idtac | _ => assert_succeeds (forall_more {h}) end; " if halves else ""
+    leaf = "lazymatch n with O => forall_leaf () end"
+    # ... and one that unfolds to them (an answer set's membership), unfolded first
+    last = (f"?P => first [ let P' := eval hnf in P in lazymatch P' with _ /\\ _ => idtac | _ <-> _ => idtac end; "
+            f"change P' in {h}; go n | {leaf} ]") if halves else f"_ => {leaf}"
+    split = (f"| _ /\\ _ => first [ destruct {h} as [{h} _]; go n | destruct {h} as [_ {h}]; go n ] "
+             f"| _ <-> _ => first [ destruct {h} as [{h} _]; go n | destruct {h} as [_ {h}]; go n ] ") if halves else ""
+    return (f"intro {h}; try cbv zeta in {h}; {gate}{definitions(features, halves)}"
+            f"{more}let rec go n := lazymatch type of {h} with forall _ : ?T, _ => lazymatch type of T with "
+            f"Prop => {prune}let p := fresh in assert (p : T) by forall_decide (); specialize ({h} p); go n "
+            f"| _ => first [ {tries} ] end {split}"
+            f"| {last} end in first [ {levels} ]")
 
 
 def evaluable(features: tuple[str, ...]) -> str:
@@ -186,3 +242,26 @@ def evaluated_leaf(features: tuple[str, ...]) -> str:
     evaluated and refuted as an instance is (``forall_leaf``, :func:`definitions`), so a hypothesis about a floor, a sum
     or an integer division that fails at a small value contradicts itself."""
     return f"{definitions(features)}forall_leaf ()"
+
+
+#: :func:`halves_grid`'s gate: the refuted statement reaches a conjunction or an equivalence once its variables are
+#: given (placeholder) values, unfolded to its head (an answer set's membership), or names ``Rpower``/``ln``
+def halves_gate(features: tuple[str, ...]) -> str:
+    """:func:`halves_grid`'s gate: the refuted statement reaches a conjunction or an equivalence once its variables are
+    given (placeholder) values, unfolded to its head (an answer set's membership), or, over Coq's reals (the names
+    resolve only there), names ``Rpower``/``ln``."""
+    powers = (f" | lazymatch type of forall_audit_H with context [{RP}.Rpower _ _] => idtac "
+              f"| context [{RP}.ln _] => idtac end" if REALS in features else "")
+    return ("let rec forall_peel t := let P := type of t in lazymatch P with "
+            "| forall _ : _, _ => let t' := open_constr:(t _) in forall_peel t' "
+            "| _ => let P' := eval hnf in P in lazymatch P' with _ /\\ _ => idtac | _ <-> _ => idtac end end in "
+            f"first [ assert_succeeds (forall_peel forall_audit_H){powers} ]; ")
+
+
+def halves_grid(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
+    """Issue 34, session 15 round 3 (the seed-61 misses): :func:`cost_grid` that refutes one half of a conjunction or
+    an equivalence it reaches (``putnam_1984_b2``'s ``(forall x y, … -> f x y >= 9) /\\ …`` at ``x := 1, y := 3``; a membership that unfolds
+    to one), premises decided by Interval's bounds (``1 < sqrt 2``) and over naturals by cases, and
+    ``Rpower``/``ln`` at non-positive arguments evaluated (``putnam_1998_b4``: ``Rpower (-1) y = 1``). Gated on
+    :func:`halves_gate`: fails at once on a statement with neither."""
+    return cost_grid(scopes, features, halves_gate(features), halves=True)

@@ -4,7 +4,7 @@ spend), the vacuity, refutation and inner-premise scripts, and the order the sea
 from __future__ import annotations
 
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
-from pytest_forall.lang.rocq.audit.evaluation import evaluated_grid, evaluated_leaf
+from pytest_forall.lang.rocq.audit.evaluation import evaluated_grid, evaluated_leaf, halves_grid
 from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
@@ -210,6 +210,9 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             # (floors, finite sums, binomials, integer division); early only on a statement that names one (1 s)
             named("evaluated-grid-early", evaluated_grid(scopes, features, True), SEARCH_SECONDS / 2),
             named("evaluated-grid", evaluated_grid(scopes, features, False), SEARCH_SECONDS),
+            # issue 34, session 15 round 3: one half of a conjunction or an equivalence refuted, ``Rpower``/``ln`` at
+            # non-positive arguments evaluated (gated: fails at once on a statement with neither)
+            named("evaluated-halves", halves_grid(scopes, features), SEARCH_SECONDS),
             named("backtracking-deep", backtracking(scopes, features, deep), SEARCH_SECONDS)]
 
 
@@ -228,7 +231,7 @@ GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backt
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
                        "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid",
-                       "evaluated-specialise"}) | REAL_STRATEGIES | SET_STRATEGIES
+                       "evaluated-specialise", "evaluated-halves"}) | REAL_STRATEGIES | SET_STRATEGIES
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
