@@ -1,0 +1,111 @@
+"""Red team: an actor that rewrites the file judged, or the record of it, after the verifier read it (session 16).
+
+Acceptance needs the verifier's pass, the reviewer's approval of the same SHA-256 and the file on disk holding that
+digest at that moment; the record keeps those bytes. A process the actor left behind (a ``sleep 5; cp cheat proof.v
+&``), a reviewer naming another file's digest, a sandbox that outlives its command or may write its own audit: each
+is tried here. The protocol's attacks use the scripted frontends of ``test_protocol.py`` (a step stands for what a
+leftover process does meanwhile); the sandbox's run real bwrap.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_forall.core.accept import read_acceptance
+from pytest_forall.core.actor import SessionContext, TurnResult
+from pytest_forall.core.model import Task, Usage, sha256_bytes
+from pytest_forall.core.prover import CompileResult
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_protocol import FakeProver, ScriptedFrontend, approves, events, item, writes  # noqa: E402
+
+from pytest_forall.core.protocol import ItemRun  # noqa: E402
+
+HONEST, CHEAT = b"OK honest\n", b"OK but a cheat the verifier never saw\n"
+
+
+def swap_then(actors_file: Path, step: Any) -> Any:
+    """A review step that first does what the actor's leftover process does meanwhile: rewrite the actor's file."""
+    def review(ctx: SessionContext, prompt: str) -> TurnResult:
+        actors_file.write_bytes(CHEAT)
+        return step(ctx, prompt)
+    return review
+
+
+def nothing_accepted(ctx: Any, result: dict[str, Any]) -> None:
+    assert result["outcome"] not in ("strict", "rules-only") and result["digest"] == "", result
+    assert not (ctx.audit.directory / "accepted").exists()
+
+
+def test_a_file_rewritten_during_the_review_is_not_accepted(tmp_path: Path) -> None:
+    """The reviewer approves the verified digest, the actor's file holds other bytes by then: rejected, and what the
+    actor is told names the change; nothing under ``accepted/``."""
+    ctx = item(tmp_path, ScriptedFrontend([writes(HONEST.decode())]), ScriptedFrontend([swap_then(tmp_path / "ws" / "t" / "t.txt", approves)]),
+               rounds=1)
+    result = ItemRun(ctx).run()
+    nothing_accepted(ctx, result)
+    [decision] = events(ctx, "acceptance")
+    assert not decision["accepted"] and decision["reason"].startswith("file on disk changed after verification")
+    assert decision["digest"] == sha256_bytes(HONEST)
+
+
+class SwappingProver(FakeProver):
+    """A prover during whose compile the actor's leftover process rewrites the actor's file (the verifier already
+    read it): the verifier judges the bytes it read, acceptance reads the disk again."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+
+    def compile(self, task: Task, workspace: Path, candidate: Path, timeout: float) -> CompileResult:
+        (self.workspace / task.candidate_name).write_bytes(CHEAT)
+        return super().compile(task, workspace, candidate, timeout)
+
+
+def test_a_file_rewritten_during_verification_is_not_accepted_without_a_reviewer(tmp_path: Path) -> None:
+    ctx = item(tmp_path, ScriptedFrontend([writes(HONEST.decode())]), None,
+               prover=SwappingProver(tmp_path / "ws" / "t"), rounds=1)
+    result = ItemRun(ctx).run()
+    nothing_accepted(ctx, result)
+    [decision] = events(ctx, "acceptance")
+    assert decision["reason"].startswith("file on disk changed after verification")
+
+
+def test_an_approval_of_another_files_digest_is_not_accepted(tmp_path: Path) -> None:
+    """The reviewer approves, naming the digest of bytes the verifier did not pass (here: the cheat the actor's
+    process put in place while the review ran, and then back): rejected."""
+    def approves_the_cheat(ctx: SessionContext, prompt: str) -> TurnResult:
+        return TurnResult(usage=Usage(50, 5, 0, 0.01),
+                          final_text=f"fine\nREVIEW_VERDICT: APPROVE\nREVIEW_SHA256: {sha256_bytes(CHEAT)}")
+
+    ctx = item(tmp_path, ScriptedFrontend([writes(HONEST.decode())]), ScriptedFrontend([approves_the_cheat]),
+               rounds=1)
+    result = ItemRun(ctx).run()
+    nothing_accepted(ctx, result)
+    [decision] = events(ctx, "acceptance")
+    assert decision["reason"].startswith(f"reviewer approved digest {sha256_bytes(CHEAT)[:12]}")
+
+
+def test_every_record_of_an_accepted_item_holds_the_verified_bytes(tmp_path: Path) -> None:
+    """The bytes verified, reviewed, accepted and recorded are one: the submission's saved file, the review's copy,
+    ``accepted/``, the acceptance, the review's answer and the row all name (and hold) the same SHA-256. The actor's
+    file rewritten after the acceptance changes none of them."""
+    ctx = item(tmp_path, ScriptedFrontend([writes(HONEST.decode())]), ScriptedFrontend([approves]),
+               rounds=1)
+    result = ItemRun(ctx).run()
+    (tmp_path / "ws" / "t" / "t.txt").write_bytes(CHEAT)  # what a process outliving the item would do
+    digest, audit = sha256_bytes(HONEST), ctx.audit.directory
+    assert result["outcome"] == "strict" and result["digest"] == digest
+    [submission] = events(ctx, "submission")
+    [review] = events(ctx, "review")
+    acceptance = read_acceptance(audit)
+    assert (submission["digest"], review["shown_digest"], review["digest"], acceptance["digest"],
+            acceptance["verdict"]["digest"]) == (digest,) * 5
+    for saved in (audit / submission["file"], audit / "accepted" / "t.txt", audit / review["review_dir"] / "t.txt"):
+        assert saved.read_bytes() == HONEST, saved
+    assert json.loads((audit / "s0" / "r1" / "review.json").read_text())["digest"] == digest
