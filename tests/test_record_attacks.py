@@ -26,6 +26,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_protocol import FakeProver, ScriptedFrontend, approves, events, item, writes  # noqa: E402
 
 from pytest_forall.core.protocol import ItemRun  # noqa: E402
+from pytest_forall.isolation.sandbox import SandboxPolicy, run_sandboxed  # noqa: E402
+
+from conftest import require_tool  # noqa: E402
 
 HONEST, CHEAT = b"OK honest\n", b"OK but a cheat the verifier never saw\n"
 
@@ -109,3 +112,42 @@ def test_every_record_of_an_accepted_item_holds_the_verified_bytes(tmp_path: Pat
     for saved in (audit / submission["file"], audit / "accepted" / "t.txt", audit / review["review_dir"] / "t.txt"):
         assert saved.read_bytes() == HONEST, saved
     assert json.loads((audit / "s0" / "r1" / "review.json").read_text())["digest"] == digest
+
+
+# --- the sandbox: what outlives the actor's command, what it may write of its own audit -------------------------
+
+@pytest.fixture
+def bwrap() -> None:
+    require_tool("bwrap")
+
+
+def test_a_writer_the_actors_command_left_behind_is_dead_when_the_command_returns(tmp_path: Path,
+                                                                                 bwrap: None) -> None:
+    """``setsid sh -c 'sleep 1; cp cheat proof' &``, then exit: when :func:`run_sandboxed` returns (the turn ends, the
+    verifier reads the file next) nothing of the command is alive, so the file stays the one the turn left."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "proof.v").write_bytes(HONEST)
+    (workspace / "cheat.v").write_bytes(CHEAT)
+    script = "setsid sh -c 'sleep 1; cp cheat.v proof.v' </dev/null >/dev/null 2>&1 & echo left"
+    result = run_sandboxed(["sh", "-c", script], SandboxPolicy(workspace=workspace, wall_seconds=30),
+                           audit_dir=tmp_path / "audit")
+    assert (result.returncode, result.stdout) == (0, "left\n")
+    assert result.extra["leftovers_killed"] >= 1 and result.extra["survivors"] == []
+    time.sleep(2)  # past the leftover's delay
+    assert (workspace / "proof.v").read_bytes() == HONEST
+
+
+def test_a_sandbox_may_not_write_its_own_audit_through_a_writable_bind(tmp_path: Path, bwrap: None) -> None:
+    """The audit dir inside a writable bind (an agent's HOME) would let the command forge the lines of
+    ``sandbox.jsonl`` the harness appends to, or make it a link the harness then writes through: refused like an audit
+    dir inside the workspace."""
+    workspace, home = tmp_path / "ws", tmp_path / "record"
+    workspace.mkdir()
+    home.mkdir()
+    forged = json.dumps({"run": "forged", "outcome": {"returncode": 0, "sandbox": "bwrap"}})
+    policy = SandboxPolicy(workspace=workspace, rw_binds=((home, "/home/agent"),), wall_seconds=30)
+    with pytest.raises(ValueError, match="writable"):
+        run_sandboxed(["sh", "-c", f"echo '{forged}' > /home/agent/audit/sandbox.jsonl"], policy,
+                      audit_dir=home / "audit")
+    assert not (home / "audit" / "sandbox.jsonl").exists()

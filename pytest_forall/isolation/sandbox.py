@@ -149,6 +149,11 @@ def run_sandboxed(argv: Sequence[str], policy: SandboxPolicy, *, audit_dir: Path
     audit_dir = audit_dir.resolve()
     if audit_dir.is_relative_to(workspace):
         raise ValueError("the audit dir must be outside the workspace (the command could rewrite it)")
+    # a writable bind holding the audit dir (an agent's HOME) would let the command forge its lines, or plant a link
+    # the harness's append then writes through (a file anywhere the harness may write)
+    writable = next((host for host, _ in policy.rw_binds if audit_dir.is_relative_to(host.resolve())), None)
+    if writable is not None:
+        raise ValueError(f"the audit dir must be outside every writable bind ({writable}: the command could rewrite it)")
     audit_dir.mkdir(parents=True, exist_ok=True)
     run_id = uuid.uuid4().hex[:12]
     started_at = time.time()
