@@ -12,18 +12,20 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_forall.core.accept import read_acceptance
+from pytest_forall.core.cache import VerdictCache, look_up, verify_cached
 from pytest_forall.core.actor import SessionContext, TurnResult
 from pytest_forall.core.model import Task, Usage, sha256_bytes
 from pytest_forall.core.prover import CompileResult
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_protocol import FakeProver, ScriptedFrontend, approves, events, item, writes  # noqa: E402
+from test_protocol import FakeProver, ScriptedFrontend, approves, events, fake_task, item, writes  # noqa: E402
 
 from pytest_forall.core.protocol import ItemRun  # noqa: E402
 from pytest_forall.isolation.sandbox import SandboxPolicy, run_sandboxed  # noqa: E402
@@ -151,3 +153,46 @@ def test_a_sandbox_may_not_write_its_own_audit_through_a_writable_bind(tmp_path:
         run_sandboxed(["sh", "-c", f"echo '{forged}' > /home/agent/audit/sandbox.jsonl"], policy,
                       audit_dir=home / "audit")
     assert not (home / "audit" / "sandbox.jsonl").exists()
+
+
+# --- the verdict cache: a later item or run served "accepted" for other bytes, task, settings or policy -----------
+
+class NamedProver(FakeProver):
+    """The fake prover with an environment fingerprint (so its verdicts are cached) and one plain setting."""
+
+    def __init__(self, checker_timeout: float = 0.0) -> None:
+        self.checker_timeout = checker_timeout
+
+    def fingerprint(self, task: Task) -> dict[str, str]:
+        return {"version": "fake 1", "libraries": "fake-libraries"}
+
+
+def test_an_accepted_entry_serves_only_its_own_bytes_task_settings_and_policy(tmp_path: Path) -> None:
+    """A cached acceptance is found again for the same bytes, task, settings and policy only: the same bytes under
+    another template, another setting or unsandboxed miss; the entry copied to another key's path, or its body edited
+    to name other bytes, is refused (its key and its HMAC)."""
+    cache, prover, sandboxed = VerdictCache(tmp_path / "cache", "readwrite"), NamedProver(), {"prover_sandboxed": True}
+    task = fake_task()
+    verdict, cached = verify_cached(cache, task, prover, HONEST, policy=sandboxed)
+    assert verdict.accepted and not cached
+    assert look_up(cache, task, prover, HONEST, policy=sandboxed).verdict == verdict
+    other_template = replace(task, template="TEMPLATE of another statement\n")
+    for case, lookup in {
+            "other bytes": look_up(cache, task, prover, CHEAT, policy=sandboxed),
+            "other template": look_up(cache, other_template, prover, HONEST, policy=sandboxed),
+            "other setting": look_up(cache, task, NamedProver(checker_timeout=1.0), HONEST, policy=sandboxed),
+            "unsandboxed": look_up(cache, task, prover, HONEST, policy={"prover_sandboxed": False})}.items():
+        assert (lookup.verdict, lookup.why) == (None, "absent"), case
+    entry = cache._path(look_up(cache, task, prover, HONEST, policy=sandboxed).key or {})
+    for target in (other_template, task):
+        data = HONEST if target is other_template else CHEAT
+        moved = cache._path(look_up(cache, target, prover, data, policy=sandboxed).key or {})
+        moved.parent.mkdir(parents=True, exist_ok=True)
+        moved.write_text(entry.read_text())
+        lookup = look_up(cache, target, prover, data, policy=sandboxed)
+        assert lookup.verdict is None and lookup.why == "entry is for another key or format", lookup
+    stored = json.loads(entry.read_text())
+    stored["body"] = stored["body"].replace(sha256_bytes(HONEST), sha256_bytes(CHEAT))
+    entry.write_text(json.dumps(stored))
+    lookup = look_up(cache, task, prover, HONEST, policy=sandboxed)
+    assert lookup.verdict is None and lookup.why == "entry not written by this cache (bad HMAC)"
