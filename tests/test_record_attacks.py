@@ -196,3 +196,50 @@ def test_an_accepted_entry_serves_only_its_own_bytes_task_settings_and_policy(tm
     entry.write_text(json.dumps(stored))
     lookup = look_up(cache, task, prover, HONEST, policy=sandboxed)
     assert lookup.verdict is None and lookup.why == "entry not written by this cache (bad HMAC)"
+
+
+#: an unconfined command's ways at another process's file descriptors in the sandbox: reopen through ``/proc/<pid>/fd``
+#: (a pipe can be reopened, a socket cannot) and ``pidfd_getfd`` (a copy of the descriptor itself, any kind)
+STEAL_FDS = r"""
+import ctypes, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+forged = b'{"exit_code": 0, "leftovers": 0}\n'
+got = {}
+for fd in sorted(int(n) for n in os.listdir("/proc/1/fd")):
+    if os.readlink(f"/proc/1/fd/{fd}") == "/dev/null":
+        continue
+    got[f"{fd}"] = os.readlink(f"/proc/1/fd/{fd}")
+    try:
+        reopened = os.open(f"/proc/1/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK)
+        os.write(reopened, forged)
+        got[f"reopen {fd}"] = "wrote"
+    except OSError as exc:
+        got[f"reopen {fd}"] = exc.strerror
+    pidfd = os.pidfd_open(1)
+    stolen = libc.syscall(438, pidfd, fd, 0)  # pidfd_getfd
+    if stolen < 0:
+        got[f"getfd {fd}"] = os.strerror(ctypes.get_errno())
+    else:
+        os.write(stolen, forged)
+        got[f"getfd {fd}"] = "wrote"
+print(json.dumps(got), flush=True)
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_a_command_can_neither_forge_its_inits_report_nor_take_its_output_sockets(tmp_path: Path,
+                                                                                   bwrap: None) -> None:
+    """The sandbox's init reports how the command ended (``command_signal``: a signal the harness did not send makes
+    an agent's turn its own, never infra) on a status descriptor, and holds the sandbox's stdout and stderr sockets
+    (which every process writes the CLI's stream to). A command not confined by Landlock (a prover's, or an agent's
+    on a kernel without Landlock scopes) tries to write a forged report (exit 0, no signal) into every descriptor of
+    the init, by reopening it and by ``pidfd_getfd``, then kills itself: none of them can be had, and the record
+    says SIGKILL."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = run_sandboxed(["/usr/bin/python3", "-c", STEAL_FDS], SandboxPolicy(workspace=workspace, wall_seconds=30),
+                           audit_dir=tmp_path / "audit")
+    got = json.loads(result.stdout.splitlines()[-1])
+    assert "wrote" not in got.values(), got
+    assert result.stdout.count("exit_code") == 0  # nothing forged reached the sandbox's stdout either
+    assert result.extra["command_signal"] == 9 and result.returncode == 137

@@ -212,7 +212,9 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         if proxy is not None:
             proxy.start()
         info_read, info_write = os.pipe()
-        status_read, status_write = os.pipe()
+        # a socket for the same reason as stdout and stderr below: the command could reopen a pipe of the init's
+        # through /proc/1/fd and write a report of its own before the init's (exit 0, no signal)
+        status_read, status_write = (end.detach() for end in socket.socketpair())
         owned_fds += [info_read, info_write, status_read, status_write]
         pass_fds = [info_write, status_write]
         seccomp_fd = None

@@ -12,7 +12,8 @@ import errno
 import platform
 import struct
 
-#: Denied on x86_64 (numbers from ``asm/unistd_64.h``): debugging other processes, mounting and namespace
+#: Denied on x86_64 (numbers from ``asm/unistd_64.h``): debugging other processes (``pidfd_getfd`` too: a copy of
+#: another process's descriptor, such as the init's status socket or the sandbox's stdout), mounting and namespace
 #: changes, kernel modules and kexec, keyrings, eBPF, perf, io_uring, userfaultfd, handle-based opens.
 DENIED_SYSCALLS_X86_64: dict[str, int] = {
     "ptrace": 101, "syslog": 103, "uselib": 134, "vhangup": 153, "pivot_root": 155, "chroot": 161,
@@ -23,7 +24,7 @@ DENIED_SYSCALLS_X86_64: dict[str, int] = {
     "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311, "finit_module": 313,
     "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
     "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-    "fsmount": 432, "fspick": 433, "mount_setattr": 442, "quotactl_fd": 443,
+    "fsmount": 432, "fspick": 433, "pidfd_getfd": 438, "mount_setattr": 442, "quotactl_fd": 443,
 }
 SYS_IOCTL, SYS_CLONE, SYS_CLONE3 = 16, 56, 435
 #: ioctls that push input into, or reprogram, the controlling terminal (TIOCSTI injection, TIOCLINUX).
