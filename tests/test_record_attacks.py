@@ -27,10 +27,11 @@ from pytest_forall.core.prover import CompileResult
 sys.path.insert(0, str(Path(__file__).parent))
 from test_protocol import FakeProver, ScriptedFrontend, approves, events, fake_task, item, writes  # noqa: E402
 
+from conftest import require_tool  # noqa: E402
+
 from pytest_forall.core.protocol import ItemRun  # noqa: E402
 from pytest_forall.isolation.sandbox import SandboxPolicy, run_sandboxed  # noqa: E402
 
-from conftest import require_tool  # noqa: E402
 
 HONEST, CHEAT = b"OK honest\n", b"OK but a cheat the verifier never saw\n"
 
@@ -243,3 +244,47 @@ def test_a_command_can_neither_forge_its_inits_report_nor_take_its_output_socket
     assert "wrote" not in got.values(), got
     assert result.stdout.count("exit_code") == 0  # nothing forged reached the sandbox's stdout either
     assert result.extra["command_signal"] == 9 and result.returncode == 137
+
+
+# --- files and variables the actor plants for the verifier -----------------------------------------------------------
+
+PLANTED_TEMPLATE = "Theorem forall_planted (n : nat) : n + 0 = n.\nProof. Admitted.\n"
+PLANTED_CANDIDATE = ("From Cheat Require Import Cheat.\nTheorem forall_planted (n : nat) : n + 0 = n.\n"
+                     "Proof. apply cheat. Qed.\n")
+
+
+@pytest.mark.slow
+def test_a_library_the_actor_compiled_in_its_workspace_is_not_on_the_verifiers_load_path(
+        tmp_path: Path, shared_prover_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The actor compiles a library of its own in its workspace (``Cheat/Cheat.vo``, with ``_CoqProject`` and a
+    ``.coqrc`` naming it) and a variable of the harness's environment points there (``COQPATH``, as if a tool of the
+    actor's had exported it): the candidate that loads it does not elaborate, since the verifier compiles the
+    submitted bytes alone in a directory of its own with a cleaned environment."""
+    require_tool("coqc")
+    import subprocess
+
+    from pytest_forall.lang.rocq.backend import RocqProver
+    from pytest_forall.lang.rocq.problem import parse_coq
+
+    source = tmp_path / "forall_planted.v"
+    source.write_text(PLANTED_TEMPLATE)
+    task = parse_coq("forall_planted", source, PLANTED_TEMPLATE)
+    workspace = tmp_path / "ws" / task.task_id
+
+    def plants(ctx: SessionContext, prompt: str) -> TurnResult:
+        library = ctx.workspace / "Cheat"
+        library.mkdir()
+        (library / "Cheat.v").write_text("Axiom cheat : forall n : nat, n + 0 = n.\n")
+        subprocess.run(["coqc", "-Q", "Cheat", "Cheat", "Cheat/Cheat.v"], cwd=ctx.workspace, check=True)
+        (ctx.workspace / "_CoqProject").write_text("-Q Cheat Cheat\n-R . ForallProblem\n")
+        (ctx.workspace / ".coqrc").write_text("Add LoadPath \"Cheat\" as Cheat.\n")
+        return writes(PLANTED_CANDIDATE)(ctx, prompt)
+
+    monkeypatch.setenv("COQPATH", str(workspace))
+    ctx = item(tmp_path, ScriptedFrontend([plants]), None, task=task,
+               prover=RocqProver({"cache_dir": str(shared_prover_cache)}), rounds=1)
+    result = ItemRun(ctx).run()
+    assert (workspace / "Cheat" / "Cheat.vo").is_file()
+    nothing_accepted(ctx, result)
+    [submission] = events(ctx, "submission")
+    assert submission["reason"].startswith("elaboration:") and "Cheat" in submission["reason"], submission
