@@ -199,6 +199,22 @@ def test_an_accepted_entry_serves_only_its_own_bytes_task_settings_and_policy(tm
     assert lookup.verdict is None and lookup.why == "entry not written by this cache (bad HMAC)"
 
 
+def test_a_read_only_bind_cannot_be_written_through_a_hard_link_in_the_workspace(tmp_path: Path, bwrap: None) -> None:
+    """The actor's sandbox holds the verifier's own files read-only (the judge plugin's build, the toolchain, the prover
+    commands), on the same filesystem as its workspace here: neither a write nor a hard link into the writable
+    workspace (then written there) reaches them."""
+    workspace, judge = tmp_path / "ws", tmp_path / "judge-build"
+    workspace.mkdir()
+    judge.mkdir()
+    (judge / "plugin.cmxs").write_bytes(HONEST)
+    script = ("exec 2>&1; ln /judge/plugin.cmxs linked; echo cheat >> linked; echo cheat >> /judge/plugin.cmxs; "
+              "ls /judge; true")
+    result = run_sandboxed(["sh", "-c", script], SandboxPolicy(workspace=workspace, ro_binds=((judge, "/judge"),),
+                                                               wall_seconds=30), audit_dir=tmp_path / "audit")
+    assert "Invalid cross-device link" in result.stdout and "Read-only file system" in result.stdout, result.stdout
+    assert (judge / "plugin.cmxs").read_bytes() == HONEST and (workspace / "linked").read_bytes() == b"cheat\n"
+
+
 #: an unconfined command's ways at another process's file descriptors in the sandbox: reopen through ``/proc/<pid>/fd``
 #: (a pipe can be reopened, a socket cannot) and ``pidfd_getfd`` (a copy of the descriptor itself, any kind)
 STEAL_FDS = r"""
