@@ -19,19 +19,17 @@ from typing import Any
 import pytest
 
 from pytest_forall.core.accept import read_acceptance
-from pytest_forall.core.cache import VerdictCache, look_up, verify_cached
 from pytest_forall.core.actor import SessionContext, TurnResult
+from pytest_forall.core.cache import VerdictCache, look_up, verify_cached
 from pytest_forall.core.model import Task, Usage, sha256_bytes
+from pytest_forall.core.protocol import ItemRun
 from pytest_forall.core.prover import CompileResult
+from pytest_forall.isolation.sandbox import SandboxPolicy, run_sandboxed
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_protocol import FakeProver, ScriptedFrontend, approves, events, fake_task, item, writes  # noqa: E402
+from test_protocol import FakeProver, ScriptedFrontend, approves, events, fake_task, item, writes
 
-from conftest import require_tool  # noqa: E402
-
-from pytest_forall.core.protocol import ItemRun  # noqa: E402
-from pytest_forall.isolation.sandbox import SandboxPolicy, run_sandboxed  # noqa: E402
-
+from conftest import require_tool
 
 HONEST, CHEAT = b"OK honest\n", b"OK but a cheat the verifier never saw\n"
 
@@ -136,7 +134,7 @@ def test_a_writer_the_actors_command_left_behind_is_dead_when_the_command_return
     result = run_sandboxed(["sh", "-c", script], SandboxPolicy(workspace=workspace, wall_seconds=30),
                            audit_dir=tmp_path / "audit")
     assert (result.returncode, result.stdout) == (0, "left\n")
-    time.sleep(2)  # past the leftover's delay
+    time.sleep(1.5)  # past the leftover's delay
     assert (workspace / "proof.v").read_bytes() == HONEST
     assert result.extra["leftovers_killed"] >= 1 and result.extra["survivors"] == []
 
