@@ -520,3 +520,28 @@ def test_the_module_walk_on_toolchain(provers: Provers, toolchain: str, tmp_path
     found = " ".join(layer.evidence["findings"])
     assert "ForallProblem.putnam_2001_a1.Applied a module alias or functor application" in found, found
     assert "ForallProblem.putnam_2001_a1.h a constant with another canonical name" in found, found
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_a_vm_proof_needs_the_checker_to_finish_on_toolchain(provers: Provers, toolchain: str, tmp_path: Path) -> None:
+    """The `vm` rows in force on 8.20.1 and 9.2.0 (rocq#13439, rocq#16891: unfixed) are covered by requiring coqchk,
+    which has no VM, to finish and accept: an honest proof through a lemma checked by `vm_compute` that coqchk cannot
+    finish within a 5 s budget is infra, never accepted. (The corpus's VM exploit, rocq#19402, is refused by these
+    kernels themselves, so it does not show this cover here.)"""
+    from test_judge import _with_helper
+
+    require_path(PUTNAM / "coq" / "src", "PutnamBench")
+    prover = RocqProver({**provers.options(toolchain), "checker_timeout": "5"})
+    prover.concurrent_layers = False
+    assert prover.plugin == provers[toolchain].plugin
+    helper = ("From Coq Require Import Arith.\n"
+              "Lemma slow : Nat.eqb (fact 10) 3628800 = true. Proof. vm_compute. reflexivity. Qed.\n")
+    verdict = verify_candidate(task_from_template("rocq", PUTNAM / "coq" / "src" / "putnam_2001_a1.v"), prover,
+                               _with_helper(helper, "slow").encode(), builddir=tmp_path / "b", timeout=300)
+    advisories = next(layer for layer in verdict.layers if layer.name == "kernel_advisories")
+    assert advisories.ok and verdict.kernel["version"].startswith(KERNEL[toolchain]), verdict.reason
+    needs = advisories.evidence["requires_independent_check"]
+    assert "VM conversion in `ForallProblem.putnam_2001_a1.slow`" in needs and "rocq#13439" in needs, needs
+    assert "rocq#16891" in needs, needs
+    first = next(layer for layer in verdict.layers if layer.ok is False or layer.infra)
+    assert (verdict.verdict, first.name) == (INFRA, "independent_check"), verdict.reason
