@@ -545,3 +545,16 @@ def test_a_vm_proof_needs_the_checker_to_finish_on_toolchain(provers: Provers, t
     assert "rocq#16891" in needs, needs
     first = next(layer for layer in verdict.layers if layer.ok is False or layer.infra)
     assert (verdict.verdict, first.name) == (INFRA, "independent_check"), verdict.reason
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_an_exploit_is_expected_at_the_detector_exactly_where_its_row_is_in_force(toolchain: str) -> None:
+    """`in_force` in a corpus entry's expect.json: the exploit of a bug an older kernel does not have (rocq#22382,
+    rocq#21682: uniform-argument inlining came with 8.20) is expected at ``kernel_advisories``, naming the row, on a
+    kernel where the row is in force, and at the entry's own layer (the kernel refuses it) elsewhere —
+    test_verifier_corpus_on_toolchain runs them."""
+    require_path(PUTNAM / "coq" / "src", "PutnamBench")
+    uniform = _expected(CORPUS / "cheat" / "advisory_22382_uniform_letin_binder", toolchain)
+    assert (uniform["layer"], uniform["advisory"]) == ("kernel_advisories", "rocq#22382")
+    cross = _expected(CORPUS / "cheat" / "advisory_21682_cross_call_uniform", toolchain)
+    assert cross["layer"] == {"trixie": "kernel_advisories", "sid": "elaboration"}[toolchain], cross
