@@ -39,8 +39,8 @@ def test_the_installed_kernels_advisories() -> None:
     assert not {"rocq#21682", "rocq#21701", "rocq#22021", "rocq#21683"} & found
     assert "rocq#20455" not in ids("9.0.1") and "rocq#20455" in ids("9.0.0")  # fixed in 9.0.1: boundary exact
     assert "rocq#21682" in ids("8.20.1") and "rocq#19402" not in ids("8.20.0")
-    assert ids("9.3.0") == {"rocq#22386", "rocq#12155", "rocq#16646", "rocq#13439", "rocq#16891",
-                            "rocq#12439"}  # no release known to fix them: kept in force
+    assert ids("9.3.0") == {"rocq#22386", "rocq#22382", "rocq#22024", "rocq#12155", "rocq#16646", "rocq#13439",
+                            "rocq#16891", "rocq#12439", "rocq#22352", "rocq#22456"}  # no release known to fix them
 
 
 def test_version_parsing_and_an_unknown_kernel_fails_closed() -> None:
@@ -182,3 +182,24 @@ def test_docs_table_has_every_row_with_its_coverage() -> None:
         cells = [c.strip() for c in line.strip("|").split("|")]
         assert cells[2] == f"`{a.feature}`" and cells[7] == a.coverage, line
         assert cells[4:7] == ["yes" if a.affects(parse_version(v)) else "–" for v in SUPPORTED], line
+
+
+def test_the_tracker_since_the_pinned_commit_has_rows() -> None:
+    """Session 16's refresh: the tracker's critical issues and the open pull requests that change the list since the
+    commit read are pinned with their source and have rows, each cited from the tracker (not from the list, which does
+    not have them); rocq#22382 is in force exactly on the kernels with uniform-argument inlining (8.20 on), the
+    crafted-.vo ones are `impossible`."""
+    data = pinned()
+    tracker = {e["id"]: e for e in data["tracker_entries"]}
+    assert {"rocq#22386", "rocq#22382", "rocq#22024", "rocq#22352", "rocq#22456"} <= set(tracker)
+    assert "9b9978d3" in data["checked"] and "#22374" in data["checked"]
+    rows = {a.id: a for a in ADVISORIES}
+    for number in ("22382", "22024", "22352", "22456"):
+        row = rows[f"rocq#{number}"]
+        assert number in row.source and advisories.CRITICAL_BUGS not in row.source, row
+    assert "rocq#22382" not in ids("8.16.1") and "rocq#22382" in ids("8.20.1") & ids("9.2.0")
+    assert "rocq#22024" in ids("8.16.1") & ids("8.20.1") & ids("9.2.0")
+    assert rows["rocq#22352"].coverage == rows["rocq#22456"].coverage == "impossible"
+    assert rows["rocq#22382"].exploit == "advisory_22382_uniform_letin_binder"
+    expect = json.loads((CHEATS / "advisory_22382_uniform_letin_binder" / "expect.json").read_text())
+    assert expect["in_force"] == {"advisory": "rocq#22382", "layer": "kernel_advisories"}

@@ -177,6 +177,9 @@ def _expected(entry: Path, toolchain: str) -> dict[str, object]:
     template = resolve_template(entry / "template").read_bytes()
     if sid_prover_side and any(_loads(template, lib) for lib in SID_MISSING):
         return {"verdict": INFRA, "layer": "template"}  # no verdict where the problem itself does not compile
+    where = expect.get("in_force")  # an exploit of a bug this kernel has (and an older one refuses)
+    if where and where["advisory"] in {a.id for a in in_force(KERNEL[toolchain])}:
+        return {**expect, "layer": where["layer"], "advisory": where["advisory"]}
     if advisory and advisory not in {a.id for a in in_force(KERNEL[toolchain])}:
         # the exploit of a kernel bug fixed in this version: the kernel itself refuses it (any rejecting layer)
         return {**expect, "verdict": REJECT, "layer": None}
@@ -210,7 +213,8 @@ def test_verifier_corpus_on_toolchain(provers: Provers, toolchain: str, tmp_path
         assert ("rocq#19402" in verdict.kernel["advisories"]) is False, verdict.kernel
         if verdict.verdict != expect["verdict"] or (
                 expect["verdict"] != ACCEPT and expect["layer"] is not None and first != expect["layer"]) or (
-                expect["verdict"] == ACCEPT and verdict.strict is not expect["strict"]):
+                expect["verdict"] == ACCEPT and verdict.strict is not expect["strict"]) or (
+                "in_force" in expect and "advisory" in expect and str(expect["advisory"]) not in verdict.reason):
             wrong.append(f"{entry.parent.name}/{entry.name}: {verdict.verdict} strict={verdict.strict} at {first}: "
                          f"{verdict.reason[:300]} (expected {expect})")
     print(f"{toolchain}: {counts} over {len(ENTRIES)} entries")
@@ -516,3 +520,41 @@ def test_the_module_walk_on_toolchain(provers: Provers, toolchain: str, tmp_path
     found = " ".join(layer.evidence["findings"])
     assert "ForallProblem.putnam_2001_a1.Applied a module alias or functor application" in found, found
     assert "ForallProblem.putnam_2001_a1.h a constant with another canonical name" in found, found
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_a_vm_proof_needs_the_checker_to_finish_on_toolchain(provers: Provers, toolchain: str, tmp_path: Path) -> None:
+    """The `vm` rows in force on 8.20.1 and 9.2.0 (rocq#13439, rocq#16891: unfixed) are covered by requiring coqchk,
+    which has no VM, to finish and accept: an honest proof through a lemma checked by `vm_compute` that coqchk cannot
+    finish within a 5 s budget is infra, never accepted. (The corpus's VM exploit, rocq#19402, is refused by these
+    kernels themselves, so it does not show this cover here.)"""
+    from test_judge import _with_helper
+
+    require_path(PUTNAM / "coq" / "src", "PutnamBench")
+    prover = RocqProver({**provers.options(toolchain), "checker_timeout": "5"})
+    prover.concurrent_layers = False
+    assert prover.plugin == provers[toolchain].plugin
+    helper = ("From Coq Require Import Arith.\n"
+              "Lemma slow : Nat.eqb (fact 10) 3628800 = true. Proof. vm_compute. reflexivity. Qed.\n")
+    verdict = verify_candidate(task_from_template("rocq", PUTNAM / "coq" / "src" / "putnam_2001_a1.v"), prover,
+                               _with_helper(helper, "slow").encode(), builddir=tmp_path / "b", timeout=300)
+    advisories = next(layer for layer in verdict.layers if layer.name == "kernel_advisories")
+    assert advisories.ok and verdict.kernel["version"].startswith(KERNEL[toolchain]), verdict.reason
+    needs = advisories.evidence["requires_independent_check"]
+    assert "VM conversion in `ForallProblem.putnam_2001_a1.slow`" in needs and "rocq#13439" in needs, needs
+    assert "rocq#16891" in needs, needs
+    first = next(layer for layer in verdict.layers if layer.ok is False or layer.infra)
+    assert (verdict.verdict, first.name) == (INFRA, "independent_check"), verdict.reason
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_an_exploit_is_expected_at_the_detector_exactly_where_its_row_is_in_force(toolchain: str) -> None:
+    """`in_force` in a corpus entry's expect.json: the exploit of a bug an older kernel does not have (rocq#22382,
+    rocq#21682: uniform-argument inlining came with 8.20) is expected at ``kernel_advisories``, naming the row, on a
+    kernel where the row is in force, and at the entry's own layer (the kernel refuses it) elsewhere —
+    test_verifier_corpus_on_toolchain runs them."""
+    require_path(PUTNAM / "coq" / "src", "PutnamBench")
+    uniform = _expected(CORPUS / "cheat" / "advisory_22382_uniform_letin_binder", toolchain)
+    assert (uniform["layer"], uniform["advisory"]) == ("kernel_advisories", "rocq#22382")
+    cross = _expected(CORPUS / "cheat" / "advisory_21682_cross_call_uniform", toolchain)
+    assert cross["layer"] == {"trixie": "kernel_advisories", "sid": "elaboration"}[toolchain], cross

@@ -121,6 +121,14 @@ def _row(number: int, title: str, component: str, introduced: str, fixed_in: str
                     f"{CRITICAL_BUGS}; {link or _issue(number)}", coverage, exploit)
 
 
+def _tracker(number: int, title: str, component: str, introduced: str, fixed_in: str, feature: str, link: str = "",
+             coverage: str = "detector", exploit: str = "") -> Advisory:
+    """A row cited from the tracker alone: an issue or pull request not (yet) in critical-bugs.md at the commit read
+    (pinned with its source in tests/data/rocq_critical_bugs.json's ``tracker_entries``)."""
+    return Advisory(f"rocq#{number}", title, component, introduced, fixed_in, feature, link or _issue(number),
+                    coverage, exploit)
+
+
 ADVISORIES: tuple[Advisory, ...] = (
     # --- guard checking (fixpoints) -----------------------------------------------------------------------------
     _row(20413, "guard checker forgot to check non-structural arguments of fixpoint", "guard checking", "8.16",
@@ -130,9 +138,10 @@ ADVISORIES: tuple[Advisory, ...] = (
     _row(20555, "guard checker does incorrect reduction across inner fixpoint", "guard checking", "8.16", "9.0.1",
          "fix", f"{_issue(20555)}; fix PR #20648"),
     _row(21839, "guard checker sometimes does reduction in the wrong context", "guard checking", "8.16", "9.3", "fix",
-         f"{_issue(21839)}; fix PR #21845"),
+         f"{_issue(21839)}; fix PR #21845", exploit="advisory_21839_reduction_wrong_context"),
     _row(21682, "guard checker ignores cross calls computing uniform arguments of a nested mutual fixpoint",
-         "guard checking", "8.20", "9.2.0", "fix", f"{_issue(21682)}; fix PR #21684"),
+         "guard checking", "8.20", "9.2.0", "fix", f"{_issue(21682)}; fix PR #21684",
+         exploit="advisory_21682_cross_call_uniform"),
     _row(21683, "guard checker does not check recursive calls passed as uniform argument in a nested fixpoint",
          "guard checking", "9.0.1", "9.2.0", "fix"),
     _row(21701, "guard checker does not count argument-less recursive calls for uniform arguments",
@@ -141,6 +150,17 @@ ADVISORIES: tuple[Advisory, ...] = (
          "guard checking", "8.20", "9.2.0", "fix", f"{_issue(21797)}; fix PR #21798"),
     _row(22021, "guard checker sometimes forgets to check lambda domains in nested fixpoints", "guard checking",
          "8.20", "9.2.1", "fix", f"{_issue(22021)}; fix PR #22022"),
+    # Tracker (not in the list at the commit read): the fix (PR #22384) names no release, so kept in force; Coq 8.16.1
+    # has no uniform-argument inlining (introduced for 8.20 by the PR for wish #16040) and refuses the exploit.
+    _tracker(22382, "guard checker counts uniform arguments of a nested fixpoint from binders that are not abstractions "
+         "(a let-in)", "guard checking", "8.20", "", "fix", f"{_issue(22382)}; fix PR #22384",
+         exploit="advisory_22382_uniform_letin_binder"),
+    # Tracker, open: a fixpoint may alter the recursive tree of an argument along an equality of types, a nested call
+    # trusts it; the reproducer needs a non-trivial `nat = nat` (univalence, not in the strict list; "there may be a
+    # way with propext"). Its fixpoint recurses on a cast, which the criterion refuses whatever the axioms
+    # (tests/test_toolchains.py::test_tracker_guard_shapes_are_refused_on_toolchain).
+    _tracker(22024, "guard condition inconsistent with univalence: fixpoints can alter recursive trees of arguments and "
+         "are not checked again", "guard checking", "8.0", "", "fix", _issue(22024)),
     # The list's "guard condition issue made it inconsistent with propositional extensionality": a recursive call on
     # a cast of a subterm (`castP e H`, e from propositional_extensionality, which the strict list allows).
     _row(21053, "guard condition accepts a recursive call on a subterm cast along an equality of types "
@@ -232,6 +252,15 @@ ADVISORIES: tuple[Advisory, ...] = (
          exploit="declare_ml_module"),
     _row(18403, "deserialization of .vo data not properly checked (coqchk on crafted .vo files)", "coqchk", "8.10",
          "8.19", "plugin-or-vo", f"{_pull(18403)}; {_pull(18406)}", coverage="impossible",
+         exploit="require_candidate_file"),
+    # Tracker: an open pull request adds this entry to the list ("impacted 8.20-9.3", rocqchk only with the
+    # non-default `-bytecode-compiler yes`, which the harness never passes); no release fixes it yet.
+    _tracker(22352, "rocqchk trusts the serialized VM bytecode segment of a .vo (crafted .vo, -bytecode-compiler yes)",
+         "rocqchk", "8.20", "", "plugin-or-vo", f"{_issue(22352)}; {_pull(22353)}", coverage="impossible",
+         exploit="require_candidate_file"),
+    # Tracker: open pull request; a crafted .vo's delta resolver gives two declarations one canonical name.
+    _tracker(22456, "rocqchk accepts forged delta aliases of a crafted .vo (incompatible declarations, one canonical "
+         "name)", "rocqchk, modules", "8.0", "", "plugin-or-vo", _pull(22456), coverage="impossible",
          exploit="require_candidate_file"),
 )
 
