@@ -13,18 +13,24 @@ let saved = ref false
 let save dir =
   let proofs = Vernacstate.Declare.get_all_proof_names () in
   if List.length proofs > 1 then failwith "more than one open proof";
-  (match Vernacstate.Declare.get_pstate () with
-   | Some proof ->
-     let pm = NeList.head (Vernacstate.Declare.get_program ()) in
-     let _ = Declare.Proof.save_admitted ~pm ~proof in
-     Vernacstate.Declare.discard_all ()
-   | None -> ());
+  let admitted = match Vernacstate.Declare.get_pstate () with
+    | Some proof ->
+      let named = Names.Id.to_string (Vernacstate.Declare.get_current_proof_name ()) in
+      let pm = NeList.head (Vernacstate.Declare.get_program ()) in
+      let _ = Declare.Proof.save_admitted ~pm ~proof in
+      Vernacstate.Declare.discard_all ();
+      named
+    | None -> "" in
   if Lib.sections_are_opened () then failwith "a section is open";
   let ldir = Lib.library_dp () in
   let name = Names.DirPath.to_string ldir in
   let out = Filename.concat dir (name ^ ".vo") in
   let partial = Filename.concat dir ("partial-" ^ name ^ ".vo") in (* coqc's save wants the suffix *)
   Library.save_library_to ~output_native_objects:false Library.ProofsTodoNone ldir partial;
+  (* the proof admitted, if any: named in the items' evidence *)
+  let note = open_out (Filename.concat dir (name ^ ".admitted")) in
+  output_string note admitted;
+  close_out note;
   Sys.rename partial out
 
 let () = at_exit (fun () ->

@@ -460,7 +460,7 @@ class ProjectSessions(ProjectChecks):
             rel = str(task.meta["project_file"])
             item["prefix_evidence"] = (
                 f"the project's own proof, before {self._break_at(build, rel)}: judged from "
-                + (f"the build's own compile of {rel}, saved where it stopped (`{task.theorem_name}` admitted), "
+                + (f"the build's own compile of {rel}, saved where coqc stopped ({_admitted(saved)}), "
                    if saved else f"one compile of {rel} up to `{task.theorem_name}` (it admitted) ")
                 + f"for the {len(targets) - 1} items before it, that .vo's judge dump and coqchk")
         with FileLock(str(stored) + ".lock"):
@@ -515,6 +515,15 @@ class ProjectSessions(ProjectChecks):
                 return dump, ""
             finally:
                 shutil.rmtree(work, ignore_errors=True)
+
+
+def _admitted(saved: Path) -> str:
+    """What the prefix plugin admitted before saving ``saved`` (its note beside it), in words."""
+    try:
+        name = saved.with_suffix(".admitted").read_text(encoding="utf-8").strip()
+    except OSError:
+        name = ""
+    return f"the proof of `{name}` open there admitted" if name else "no proof open there"
 
 
 def _file_digest(path: Path) -> str:
