@@ -90,20 +90,23 @@ def _judge(root: Path, cache: Path) -> tuple[dict[str, tuple[str, bool]], list[l
 LEMMAS = [f"Lemma l{i} : {i} + 0 = {i}.\nProof. reflexivity. Qed.\n" for i in range(4)]
 
 
-@pytest.mark.parametrize("where", ["in_a_proof", "between_items", "in_a_section"])
+@pytest.mark.parametrize("where", ["in_a_proof", "between_items", "in_a_statement", "in_a_section"])
 def test_the_saved_prefix_gives_the_outcomes_of_the_second_compile(where: str, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The same library judged with the plugin and without it (the second compile of the file up to the item the
     error is in): the same outcome for every item. A proof that fails: with the plugin no compile of the file at all
     (the items before it from the build's saved compile); an error between two items (nothing open to admit): the
-    items before it from the saved compile too, the last one's own proof compiled as without the plugin; a proof that
-    fails in a section (the plugin saves nothing while one is open): the second compile, as without it."""
+    items before it from the saved compile too, the last one's own proof compiled as without the plugin; a statement
+    that fails: the items before it from the saved compile, that item compiled on its own; a proof that fails in a
+    section (the plugin saves nothing while one is open): the second compile, as without it."""
     require_tool("coqc")
     lemmas = list(LEMMAS)
     if where == "in_a_proof":
         lemmas[2] = "Lemma l2 : 2 + 0 = 2.\nProof. exact I. Qed.\n"
     elif where == "between_items":
         lemmas[1] += "Check no_such_name.\n"
+    elif where == "in_a_statement":
+        lemmas[2] = "Lemma l2 : 2 + 0 = no_such_name.\nProof. reflexivity. Qed.\n"
     else:  # (nothing saved while a section is open: the second compile, as without the plugin)
         lemmas[2] = "Section S.\nLemma l2 : 2 + 0 = 2.\nProof. exact I. Qed.\nEnd S.\n"
     root = tmp_path / "lib"
@@ -120,6 +123,11 @@ def test_the_saved_prefix_gives_the_outcomes_of_the_second_compile(where: str, t
     if where == "in_a_section":
         assert saved_compiles == compiled_compiles and saved_compiles, (saved_compiles, compiled_compiles)
         assert "saved where coqc stopped" not in said["Br__A__l0"], said
+    elif where == "in_a_statement":
+        # l2 declared nothing: l0 and l1 from the saved compile (before, each from its own compile after the file up
+        # to l2 failed), l2's template compiled and failing as before
+        assert len(saved_compiles) < len(compiled_compiles), (saved_compiles, compiled_compiles)
+        assert "the build's own compile of A.v, saved where coqc stopped (no proof open there)" in said["Br__A__l0"]
     elif where == "in_a_proof":
         assert saved["Br__A__l2"] == ("reject", False), saved
         assert saved_compiles == [] and len(compiled_compiles) == 1, (saved_compiles, compiled_compiles)

@@ -463,11 +463,20 @@ class ProjectSessions(ProjectChecks):
                 + (f"the build's own compile of {rel}, saved where coqc stopped ({_admitted(saved)}), "
                    if saved else f"one compile of {rel} up to `{task.theorem_name}` (it admitted) ")
                 + f"for the {len(targets) - 1} items before it, that .vo's judge dump and coqchk")
+
+        def usable(dump: Any) -> bool:
+            """A dump of the saved compile that declares every target, or every one but ``task``'s for another item
+            (the error in ``task``'s statement: nothing of it was declared; ``task`` is then compiled on its own)."""
+            missing = {t for t in targets if t not in dump.targets}
+            return not missing or (missing == {target} and asker.task_id != task.task_id)
+
         with FileLock(str(stored) + ".lock"):
             if stored.is_file() and (not shared or kept.is_dir()):
                 parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
-                if not isinstance(parsed, str):
+                if not isinstance(parsed, str) and (saved is None or usable(parsed)):
                     return parsed, ""
+                if not isinstance(parsed, str):
+                    return self._template_baseline(task, project, build, timeout, targets, for_task)
             work = Path(tempfile.mkdtemp(prefix="template-", dir=items))
             try:
                 tree = work / "tree"
@@ -503,8 +512,12 @@ class ProjectSessions(ProjectChecks):
                         # coqchk to the session's 0.8) was killed here and started again by the first item
                         with contextlib.suppress(Exception):
                             checking.result()
-                if saved is not None and (dump is None or any(t not in dump.targets for t in targets)):
-                    # the saved compile does not declare them all (the error before the item's proof): compiled
+                if saved is not None and (dump is None or not usable(dump)):
+                    # the saved compile does not declare what this item needs: the file up to `task` compiled
+                    if dump is not None and shared:  # (kept for the items it does serve)
+                        shutil.rmtree(kept, ignore_errors=True)
+                        os.rename(tree, kept)
+                        stored.write_text(stored_dump(dump), encoding="utf-8")
                     return self._template_baseline(task, project, build, timeout, targets, for_task)
                 if dump is None:
                     return None, f"the judge could not read the project's file up to `{task.theorem_name}`: {problem}"
