@@ -360,7 +360,6 @@ class ProjectSessions(ProjectChecks):
         machine's (stack, memory, a ``Timeout``): that one is compiled again."""
         from pytest_forall.core.prover import CompileResult
         from pytest_forall.lang.rocq.backend import parse_coq_messages
-        from pytest_forall.lang.rocq.project.build import located_build_error
 
         own = str(task.meta.get("own_candidate") or "").encode("utf-8")
         rel = str(task.meta["project_file"])
@@ -369,15 +368,10 @@ class ProjectSessions(ProjectChecks):
         plan = self._broken_file_plan(task, project, build)
         if not isinstance(plan, tuple) or plan[0].task_id != task.task_id:
             return None
-        try:
-            text = (build / "src" / rel).read_bytes()
-            found = located_build_error((build / "build.log").read_text(encoding="utf-8"), rel)
-        except (OSError, UnicodeDecodeError):
+        known = self._files_own_error(task, build)
+        if known is None:
             return None
-        if found is None or hashlib.sha256(text).hexdigest() != task.meta.get("file_digest") or re.search(
-                MACHINE_ERRORS, found[3]):
-            return None
-        line, first, last, message = found
+        text, (line, first, last, message) = known
         frozen = task.frozen.encode("utf-8")
         opener = str(task.meta.get("opener") or "Proof.")
         closing = task.template[len(task.frozen) + len("Admitted.\n"):].encode("utf-8")
@@ -405,21 +399,28 @@ class ProjectSessions(ProjectChecks):
         or None (then the file up to ``holder`` is compiled again): only when the build compiled the bytes the items
         were collected from and its first error is coqc's own, located in that file (not the machine's: stack,
         memory, a ``Timeout``, after which the state it saved is not the file's)."""
-        from pytest_forall.lang.rocq.project.build import located_build_error
-
-        rel, module = str(holder.meta["project_file"]), str(holder.meta["coq_module"])
-        saved = build / "prefix" / f"{module}.vo"
+        saved = build / "prefix" / f"{holder.meta['coq_module']}.vo"
         if project.tool != "coq_makefile" or self.build_command or not saved.is_file():  # (only that build saves)
             return None
+        return saved if self._files_own_error(holder, build) is not None else None
+
+    @staticmethod
+    def _files_own_error(task: Task, build: Path) -> tuple[bytes, tuple[int, int, int, str]] | None:
+        """(the build's copy of ``task``'s file, coqc's first error in it: line, columns, message) when that copy is
+        the text the items were collected from and the error is coqc's on that text, not one the machine may cause
+        (stack, memory, a ``Timeout``); else None."""
+        from pytest_forall.lang.rocq.project.build import located_build_error
+
+        rel = str(task.meta["project_file"])
         try:
             text = (build / "src" / rel).read_bytes()
             found = located_build_error((build / "build.log").read_text(encoding="utf-8"), rel)
         except (OSError, UnicodeDecodeError):
             return None
-        if found is None or hashlib.sha256(text).hexdigest() != holder.meta.get("file_digest") or re.search(
+        if found is None or hashlib.sha256(text).hexdigest() != task.meta.get("file_digest") or re.search(
                 MACHINE_ERRORS, found[3]):
             return None
-        return saved
+        return text, found
 
     def _check_prefix(self, project: CoqProject, build: Path, rel: str, module: str, timeout: float,
                       tree: Path) -> None:
