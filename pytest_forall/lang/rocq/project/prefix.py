@@ -54,8 +54,17 @@ def prefix_plugin(cache_dir: Path, coq_version: str, toolchain: Toolchain) -> Pa
                                              encoding="utf-8")
         return [f"{PREFIX_PACKAGE}/forall_prefix.cmxs", f"{PREFIX_PACKAGE}/META", PREFIX_LOADER]
 
+    if (str(cache_dir), key) in _FAILED:
+        return None
     try:
         entry, problem = cached_entry(cache_dir, key, build)
     except OSError:
+        problem = "unwritable"
+    if problem:
+        _FAILED.add((str(cache_dir), key))  # (not built again for every build of this process)
         return None
-    return None if problem else entry
+    return entry
+
+
+#: (cache directory, plugin key) pairs this process could not build
+_FAILED: set[tuple[str, str]] = set()
