@@ -437,8 +437,8 @@ class ProjectSessions(ProjectChecks):
         file before the target, does not build. ``targets``/``for_task``: the dump of ``task``'s template for every
         item before it (:meth:`_broken_file_plan`), asked for ``for_task``, whose own proof is then judged from that
         compiled file (its tree is kept beside the dump). ``saved``: the build's own compile of the file, saved at
-        its error with ``task`` admitted (:meth:`_saved_prefix`), in place of that compile when its dump has every
-        target (else compiled, as without it)."""
+        its error (the proof open there admitted: :meth:`_saved_prefix`), in place of that compile when its dump
+        declares every target, or every one but ``task``'s for the items before it (else compiled, as without it)."""
         from pytest_forall.lang.rocq.judge import parse_file_dump
 
         asker = for_task or task
