@@ -214,9 +214,10 @@ def test_delete_rename_admit_and_an_early_break_each_fail_the_gate_by_name(pytes
 
 
 def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_path: Path) -> None:
-    """A file whose fourth proof of six is broken: the three before it are judged strict from one compile of the file
-    up to the fourth (not one compile each), the fourth is failed, the two after it infra naming the file's first
-    error without any compile (the build stopped there)."""
+    """A file whose fourth proof of six is broken: the three before it are judged strict from the build's own compile
+    of the file, saved where it stopped (the fourth admitted: ``project/prefix.py``; no compile of the file again,
+    not one compile each), the fourth is failed, the two after it infra naming the file's first error without any
+    compile (the build stopped there)."""
     require_tool("coqc")
     from pytest_forall.core.proc import run_command
     from pytest_forall.core.verify import verify_candidate
@@ -254,9 +255,14 @@ def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_pat
     refused = next(layer for layer in verdicts["Br__A__l3"].layers if layer.name == "elaboration")
     assert refused.ok is False and 'The term "I" has type "True"' in refused.reason, refused.reason
     assert verdicts["Br__A__l3"].reason.startswith("elaboration: Br__A__l3.v:9:"), verdicts["Br__A__l3"].reason
-    # besides the build's own, one compile: the file up to l3 (l3 admitted); l3's own proof is the build's text, and
-    # the build's located error in it is coqc's verdict on it (issue 32: not compiled again)
-    assert len(compiles) == 1, compiles
+    # nothing besides the build's own compile: the items before l3 from its saved prefix (issue 32: before, one compile
+    # of the file up to l3 again); l3's own proof is the build's text, and the build's located error in it is coqc's
+    # verdict on it (not compiled again)
+    assert compiles == [], compiles
+    said = next(layer for layer in verdicts["Br__A__l0"].layers if layer.name == "elaboration").evidence["output"]
+    assert ("the build's own compile of A.v, saved where coqc stopped (the proof of `l3` open there admitted), for the "
+            "3 items before it") in said
+    assert next(layer for layer in verdicts["Br__A__l0"].layers if layer.name == "independent_check").ok is True
     # the shared compile's coqchk ran beside its judge session, not after it
     (judge,), (check,) = [r for r in ran if r[0] == "judge"], [r for r in ran if r[0] == "coqchk"]
     assert check[1] < judge[2] and judge[1] < check[2], ran
@@ -265,13 +271,13 @@ def test_a_broken_proof_is_judged_from_one_compile_of_the_file_before_it(tmp_pat
     fixed = verify_candidate(l3, prover, l3.meta["own_candidate"].replace("exact I.", "reflexivity.").encode(),
                              timeout=300)
     assert (fixed.verdict, fixed.strict) == ("accept", True), fixed.reason
-    assert len(compiles) == 2, compiles
+    assert len(compiles) == 1, compiles
     # an error there that may be the machine's (here the build's log says the stack overflowed) is compiled again
     for log in (tmp_path / "cache" / "project-rocq").glob("*/build.log"):
         log.write_text(log.read_text().replace('The term "I" has type', "Stack overflow. The term"))
     again = verify_candidate(l3, prover, l3.meta["own_candidate"].encode(), timeout=300)
     assert again.verdict == "reject" and 'The term "I" has type "True"' in again.reason, again.reason
-    assert len(compiles) == 3, compiles
+    assert len(compiles) == 2, compiles
 
 
 def test_the_shared_compiles_coqchk_is_waited_for_when_it_outlasts_the_judge_session(tmp_path: Path) -> None:
@@ -415,14 +421,17 @@ def test_a_proof_broken_after_a_run_is_judged_from_that_runs_compile_of_the_same
     check = next(layer for layer in broken["Wr__A__l0"].layers if layer.name == "independent_check")
     assert check.ok is True, check
 
-    # the lemma l0 rests on is now admitted in B.v (A.v's bytes as before): l0 is not strict, from a new compile
+    # the lemma l0 rests on is now admitted in B.v (A.v's bytes as before): l0 is not strict, from the new build's own
+    # compile of A.v (saved where it stopped: no compile of A.v besides the build's; before session 16, one more)
     dep = judged(broken_a, WARM_B.replace("Proof. reflexivity. Qed.", "Admitted."))
     assert (dep["Wr__A__l0"].verdict, dep["Wr__A__l0"].strict) == ("accept", False), dep["Wr__A__l0"].reason
-    assert ran.count("compile A.v") == 1 and dep["Wr__A__l2"].strict, (ran, dep["Wr__A__l2"].reason)
-    # A.v's tactic before l1 is now an axiom (l1's own bytes as before): l1 is not strict, from a new compile
+    assert ran.count("judge") == 1 and "compile A.v" not in ran and dep["Wr__A__l2"].strict, \
+        (ran, dep["Wr__A__l2"].reason)
+    # A.v's tactic before l1 is now an axiom (l1's own bytes as before): l1 is not strict, from the new build's compile
     text = judged(broken_a.replace("Ltac t := reflexivity.", "Ltac t := apply cheat."))
     assert (text["Wr__A__l1"].verdict, text["Wr__A__l1"].strict) == ("accept", False), text["Wr__A__l1"].reason
-    assert ran.count("compile A.v") == 1 and text["Wr__A__l0"].strict, (ran, text["Wr__A__l0"].reason)
+    assert ran.count("judge") == 1 and "compile A.v" not in ran and text["Wr__A__l0"].strict, \
+        (ran, text["Wr__A__l0"].reason)
 
 
 #: a 50-proof file of the library fixture below (cheap proofs: the file's shape, not its cost, is what is tested)
@@ -433,8 +442,8 @@ LATE_V = "Definition double (n : nat) : nat := n + n.\n\n" + "".join(
 def test_a_late_break_in_a_fifty_proof_file_with_no_earlier_build_fails_the_gate_naming_the_file(
         pytester: pytest.Pytester) -> None:
     """Issue 32, cold: a 50-proof library file whose 41st proof breaks, judged with no earlier build in the cache.
-    The 40 items before the break are strict, each naming its evidence (one compile of the file up to `l40`, it
-    admitted, that compile's judge dump and coqchk); `l40` is failed with coqc's error where the build stopped; the
+    The 40 items before the break are strict, each naming its evidence (the build's own compile of the file, saved
+    where it stopped with `l40` admitted, that .vo's judge dump and coqchk); `l40` is failed with coqc's error where the build stopped; the
     9 after it are unconfirmed naming the file and its first error; the gate fails, naming both."""
     big = _library(pytester, "Late", {"Big.v": LATE_V}) / "Big.v"
     args = [*ROCQ, "--forall-project", "lib", "--forall-frontend", "replay"]
@@ -444,7 +453,7 @@ def test_a_late_break_in_a_fifty_proof_file_with_no_earlier_build_fails_the_gate
                                  "Proof. exact I.")
     big.write_text(broken_text)
     line = broken_text[:broken_text.index("exact I.")].count("\n") + 1
-    # a fresh cache: no earlier build of the file, the cold path (one compile of the file up to the break)
+    # a fresh cache: no earlier build of the file, the cold path (the build's compile of the file, saved at the break)
     run = pytester.runpytest(*args, "--forall-run-id", "break", f"--forall-cache-dir={pytester.path / 'c2'}",
                              "--forall-baseline", "reports/base", "--forall-gate", "regressions")
     out = run.stdout.str()
@@ -461,11 +470,12 @@ def test_a_late_break_in_a_fifty_proof_file_with_no_earlier_build_fails_the_gate
         assert rows[f"Late__Big__l{i}"]["change"] == "unconfirmed", rows[f"Late__Big__l{i}"]
     gate = json.loads((pytester.path / "reports" / "break" / "gate.json").read_text())
     assert gate["breaks_build"] and gate["breaks_build"][0].startswith(f"theories/Big.v:{line}:"), gate
-    # the evidence each item before the break names: the one compile of the file up to l40, its .vo's judge and coqchk
+    # the evidence each item before the break names: the build's compile saved at l40, its .vo's judge and coqchk
     for i in (0, 39):
         audit = pytester.path / "reports" / "break" / "items" / f"Late__Big__l{i}-coq" / "s0" / "r1"
         layers = {layer["name"]: layer for layer in json.loads((audit / "candidate-verdict.json").read_text())["layers"]}
         said = layers["elaboration"]["output"]
         assert f"before theories/Big.v:{line}, where the build stopped" in said, said
-        assert "one compile of theories/Big.v up to `l40` (it admitted) for the 40 items before it" in said, said
+        assert ("the build's own compile of theories/Big.v, saved where coqc stopped (the proof of `l40` open there "
+                "admitted), for the 40 items before it") in said, said
         assert layers["independent_check"]["ok"] is True, layers["independent_check"]

@@ -27,6 +27,7 @@ from pytest_forall.lang.project import source_files
 from pytest_forall.lang.rocq.backend import RocqProver, clean_env, read_compile
 from pytest_forall.lang.rocq.project.ahead import start_ahead, worker_share
 from pytest_forall.lang.rocq.project.layout import CoqProject, declared_axioms, read_coqproject
+from pytest_forall.lang.rocq.project.prefix import PREFIX_ENV, PREFIX_LOADER, prefix_plugin
 from pytest_forall.lang.rocq.toolchain import (
     PROBE_TIMED_OUT,
     Toolchain,
@@ -407,15 +408,29 @@ class ProjectBuilds(RocqProver):
         lines = [f"{flag} {directory} {logical}" for flag, directory, logical in project.mappings]
         lines += [f"-arg {arg}" for arg in project.args] + list(project.files)
         (src / "_CoqProject.forall").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        saver = self._prefix_plugin()  # each coqc that stops at an error keeps what it compiled (prefix.py)
         return [[self.toolchain.tool("coq_makefile"), "-f", "_CoqProject.forall", "-o", "Makefile.forall"],
                 ["make", "-k", "-f", "Makefile.forall", f"-j{min(8, os.cpu_count() or 1)}", f"COQC={self.coqc}",
-                 *([f"COQBIN={self.toolchain.bin}/"] if self.toolchain.bin else [])]], ""
+                 *([f"COQBIN={self.toolchain.bin}/"] if self.toolchain.bin else []),
+                 *([f"COQEXTRAFLAGS=-l {saver / PREFIX_LOADER}"] if saver is not None else [])]], ""
 
-    def _build_env(self, project: CoqProject) -> dict[str, str] | None:
+    def _prefix_plugin(self) -> Path | None:
+        """The prefix plugin's directory (:func:`prefix_plugin`), or None: not for a user's or dune's build."""
+        return prefix_plugin(self.builds.parent / "rocq-prefix", self.version(), self.toolchain)
+
+    def _build_env(self, project: CoqProject, build: Path | None = None) -> dict[str, str] | None:
         """The user's build and dune see the run's coqc first on PATH and as ``COQC`` (a Makefile's convention); the
-        default build names it on make's command line."""
+        default build names it on make's command line, and finds the prefix plugin (``OCAMLPATH``) and where it
+        saves (``build``'s ``prefix/``)."""
         if project.tool == "coq_makefile" and not self.build_command:
-            return None
+            saver = self._prefix_plugin()
+            if saver is None or build is None:
+                return None
+            (build / "prefix").mkdir(exist_ok=True)
+            found = os.environ.get("OCAMLPATH")
+            return {**os.environ, PREFIX_ENV: str(build / "prefix"),
+                    "OCAMLPATH": os.pathsep.join([str(saver), *([found] if found else [])])}
+
         env = {**os.environ, "COQC": self.coqc, "DUNE_CACHE": "disabled"}
         if os.path.isabs(self.coqc):
             env["PATH"] = os.path.dirname(self.coqc) + os.pathsep + env.get("PATH", "")
@@ -499,7 +514,7 @@ class ProjectBuilds(RocqProver):
             log = []
             started = time.monotonic()
             for argv in steps:
-                result = self._build_command(argv, src, max(timeout, 1800.0), self._build_env(project))
+                result = self._build_command(argv, src, max(timeout, 1800.0), self._build_env(project, build))
                 log.append(f"$ {' '.join(argv)}\n{result.stdout}{result.stderr}")
                 if result.returncode != 0:
                     timed_out = result.timed_out or result.returncode < 0  # killed: no verdict on the project
@@ -634,12 +649,8 @@ class ProjectBuilds(RocqProver):
         item["build_break"], item["build_break_reason"] = error, reason
         return reason
 
-    def _compile_in_tree(self, project: CoqProject, build: Path, tree: Path, data: bytes, timeout: float,
-                         report_sentences: bool, rel: str = "") -> Any:
-        """``coqc`` on ``data`` as the project file ``rel`` in ``tree``: links to every other compiled file of the
-        build (so the file is compiled under its own logical name, with the project's mapping and ``-arg``s)."""
-        from pytest_forall.core.prover import CompileResult
-
+    def _link_compiled(self, project: CoqProject, build: Path, tree: Path, rel: str) -> None:
+        """A fresh ``tree`` with links to every compiled file of the build but ``rel``."""
         shutil.rmtree(tree, ignore_errors=True)
         tree.mkdir(parents=True)
         src = self._out(project, build)
@@ -649,6 +660,14 @@ class ProjectBuilds(RocqProver):
                 link = (tree / other).with_suffix(".vo")
                 link.parent.mkdir(parents=True, exist_ok=True)
                 link.symlink_to(compiled)
+
+    def _compile_in_tree(self, project: CoqProject, build: Path, tree: Path, data: bytes, timeout: float,
+                         report_sentences: bool, rel: str = "") -> Any:
+        """``coqc`` on ``data`` as the project file ``rel`` in ``tree``: links to every other compiled file of the
+        build (so the file is compiled under its own logical name, with the project's mapping and ``-arg``s)."""
+        from pytest_forall.core.prover import CompileResult
+
+        self._link_compiled(project, build, tree, rel)
         source = tree / rel
         source.parent.mkdir(parents=True, exist_ok=True)
         source.write_bytes(data)

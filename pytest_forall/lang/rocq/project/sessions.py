@@ -26,6 +26,9 @@ from pytest_forall.lang.rocq.project.items import has_items, line_offsets, rocq_
 from pytest_forall.lang.rocq.project.layout import CoqProject
 from pytest_forall.lang.rocq.project.records import stored_dump
 
+#: a build error that may be the machine's, not the file's: no evidence about the file's text
+MACHINE_ERRORS = r"Stack overflow|[Oo]ut of memory|Timeout|[Tt]imed out|Killed"
+
 
 class ProjectSessions(ProjectChecks):
     """The judge dumps of the build's files (the baseline every candidate of a file is compared with)."""
@@ -77,7 +80,8 @@ class ProjectSessions(ProjectChecks):
                 earlier = self._earlier_baseline(task, project, build, plan[0], timeout)
                 if earlier is not None:
                     return earlier
-                found = self._template_baseline(plan[0], project, build, timeout, plan[1], for_task=task)
+                found = self._template_baseline(plan[0], project, build, timeout, plan[1], for_task=task,
+                                                saved=self._saved_prefix(plan[0], project, build))
                 if found[0] is not None or plan[0].task_id == task.task_id:
                     return found
                 item = self._for_item(task)  # (the error is in that item's statement: each before it on its own)
@@ -356,7 +360,6 @@ class ProjectSessions(ProjectChecks):
         machine's (stack, memory, a ``Timeout``): that one is compiled again."""
         from pytest_forall.core.prover import CompileResult
         from pytest_forall.lang.rocq.backend import parse_coq_messages
-        from pytest_forall.lang.rocq.project.build import located_build_error
 
         own = str(task.meta.get("own_candidate") or "").encode("utf-8")
         rel = str(task.meta["project_file"])
@@ -365,15 +368,10 @@ class ProjectSessions(ProjectChecks):
         plan = self._broken_file_plan(task, project, build)
         if not isinstance(plan, tuple) or plan[0].task_id != task.task_id:
             return None
-        try:
-            text = (build / "src" / rel).read_bytes()
-            found = located_build_error((build / "build.log").read_text(encoding="utf-8"), rel)
-        except (OSError, UnicodeDecodeError):
+        known = self._files_own_error(task, build)
+        if known is None:
             return None
-        if found is None or hashlib.sha256(text).hexdigest() != task.meta.get("file_digest") or re.search(
-                r"Stack overflow|[Oo]ut of memory|Timeout|[Tt]imed out|Killed", found[3]):
-            return None
-        line, first, last, message = found
+        text, (line, first, last, message) = known
         frozen = task.frozen.encode("utf-8")
         opener = str(task.meta.get("opener") or "Proof.")
         closing = task.template[len(task.frozen) + len("Admitted.\n"):].encode("utf-8")
@@ -396,6 +394,34 @@ class ProjectSessions(ProjectChecks):
         return CompileResult(ok=False, digest=hashlib.sha256(data).hexdigest(), messages=parse_coq_messages(output),
                              output=output)
 
+    def _saved_prefix(self, holder: Task, project: CoqProject, build: Path) -> Path | None:
+        """The ``.vo`` the build's own coqc of ``holder``'s file saved when it stopped at its error (``prefix.py``),
+        or None (then the file up to ``holder`` is compiled again): only when the build compiled the bytes the items
+        were collected from and its first error is coqc's own, located in that file (not the machine's: stack,
+        memory, a ``Timeout``, after which the state it saved is not the file's)."""
+        saved = build / "prefix" / f"{holder.meta['coq_module']}.vo"
+        if project.tool != "coq_makefile" or self.build_command or not saved.is_file():  # (only that build saves)
+            return None
+        return saved if self._files_own_error(holder, build) is not None else None
+
+    @staticmethod
+    def _files_own_error(task: Task, build: Path) -> tuple[bytes, tuple[int, int, int, str]] | None:
+        """(the build's copy of ``task``'s file, coqc's first error in it: line, columns, message) when that copy is
+        the text the items were collected from and the error is coqc's on that text, not one the machine may cause
+        (stack, memory, a ``Timeout``); else None."""
+        from pytest_forall.lang.rocq.project.build import located_build_error
+
+        rel = str(task.meta["project_file"])
+        try:
+            text = (build / "src" / rel).read_bytes()
+            found = located_build_error((build / "build.log").read_text(encoding="utf-8"), rel)
+        except (OSError, UnicodeDecodeError):
+            return None
+        if found is None or hashlib.sha256(text).hexdigest() != task.meta.get("file_digest") or re.search(
+                MACHINE_ERRORS, found[3]):
+            return None
+        return text, found
+
     def _check_prefix(self, project: CoqProject, build: Path, rel: str, module: str, timeout: float,
                       tree: Path) -> None:
         """``coqchk`` of the file compiled up to the item its build stopped in (:meth:`_template_baseline`), recorded
@@ -404,12 +430,15 @@ class ProjectSessions(ProjectChecks):
             self._file_check(project, build, rel, module, min(timeout, self.checker_timeout or timeout), tree)
 
     def _template_baseline(self, task: Task, project: CoqProject, build: Path, timeout: float,
-                           targets: list[str] | None = None, for_task: Task | None = None) -> tuple[Any, str]:
+                           targets: list[str] | None = None, for_task: Task | None = None,
+                           saved: Path | None = None) -> tuple[Any, str]:
         """The baseline of an item whose file does not build in the project: the item's template (the file up to
         the target, the target admitted) compiled as that file and dumped; infra when a file it rests on, or the
         file before the target, does not build. ``targets``/``for_task``: the dump of ``task``'s template for every
         item before it (:meth:`_broken_file_plan`), asked for ``for_task``, whose own proof is then judged from that
-        compiled file (its tree is kept beside the dump)."""
+        compiled file (its tree is kept beside the dump). ``saved``: the build's own compile of the file, saved at
+        its error (the proof open there admitted: :meth:`_saved_prefix`), in place of that compile when its dump
+        declares every target, or every one but ``task``'s for the items before it (else compiled, as without it)."""
         from pytest_forall.lang.rocq.judge import parse_file_dump
 
         asker = for_task or task
@@ -422,7 +451,8 @@ class ProjectSessions(ProjectChecks):
         targets = targets or [target]
         items = build / "judge" / "items"
         items.mkdir(parents=True, exist_ok=True)
-        named = hashlib.sha256("\0".join([task.template, *targets]).encode()).hexdigest()[:16]
+        named = hashlib.sha256("\0".join([task.template, *targets, *(["saved"] if saved else [])]).encode()
+                               ).hexdigest()[:16]
         stored = items / f"{task.task_id}.{named}.dump"
         kept = items / f"{task.task_id}.{named}.tree"  # the compiled file the items before the target are judged from
         shared = len(targets) > 1
@@ -430,20 +460,37 @@ class ProjectSessions(ProjectChecks):
             item["prefix_tree"] = str(kept)  # (not the template's own item: its proof is the one left admitted there)
             rel = str(task.meta["project_file"])
             item["prefix_evidence"] = (
-                f"the project's own proof, before {self._break_at(build, rel)}: judged from one compile of {rel} "
-                f"up to `{task.theorem_name}` (it admitted) for the {len(targets) - 1} items before it, that .vo's "
-                "judge dump and coqchk")
+                f"the project's own proof, before {self._break_at(build, rel)}: judged from "
+                + (f"the build's own compile of {rel}, saved where coqc stopped ({_admitted(saved)}), "
+                   if saved else f"one compile of {rel} up to `{task.theorem_name}` (it admitted) ")
+                + f"for the {len(targets) - 1} items before it, that .vo's judge dump and coqchk")
+
+        def usable(dump: Any) -> bool:
+            """A dump of the saved compile that declares every target, or every one but ``task``'s for another item
+            (the error in ``task``'s statement: nothing of it was declared; ``task`` is then compiled on its own)."""
+            missing = {t for t in targets if t not in dump.targets}
+            return not missing or (missing == {target} and asker.task_id != task.task_id)
+
         with FileLock(str(stored) + ".lock"):
             if stored.is_file() and (not shared or kept.is_dir()):
                 parsed = parse_file_dump(stored.read_text(encoding="utf-8"), "stored")
-                if not isinstance(parsed, str):
+                if not isinstance(parsed, str) and (saved is None or usable(parsed)):
                     return parsed, ""
+                if not isinstance(parsed, str):
+                    return self._template_baseline(task, project, build, timeout, targets, for_task)
             work = Path(tempfile.mkdtemp(prefix="template-", dir=items))
             try:
                 tree = work / "tree"
-                compiled = self._compile_in_tree(project, build, tree, task.template.encode(), timeout, False,
-                                                 str(task.meta["project_file"]))
-                if not compiled.ok:
+                if saved is not None:
+                    rel = str(task.meta["project_file"])
+                    self._link_compiled(project, build, tree, rel)
+                    (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(saved, (tree / rel).with_suffix(".vo"))
+                    compiled = None
+                else:
+                    compiled = self._compile_in_tree(project, build, tree, task.template.encode(), timeout, False,
+                                                     str(task.meta["project_file"]))
+                if compiled is not None and not compiled.ok:
                     rel = str(task.meta["project_file"])
                     reason = (compiled.infra or compiled.first_error_at(rel)).strip()
                     located = reason if reason.startswith(rel) else f"{rel}: {reason}"
@@ -466,6 +513,13 @@ class ProjectSessions(ProjectChecks):
                         # coqchk to the session's 0.8) was killed here and started again by the first item
                         with contextlib.suppress(Exception):
                             checking.result()
+                if saved is not None and (dump is None or not usable(dump)):
+                    # the saved compile does not declare what this item needs: the file up to `task` compiled
+                    if dump is not None and shared:  # (kept for the items it does serve)
+                        shutil.rmtree(kept, ignore_errors=True)
+                        os.rename(tree, kept)
+                        stored.write_text(stored_dump(dump), encoding="utf-8")
+                    return self._template_baseline(task, project, build, timeout, targets, for_task)
                 if dump is None:
                     return None, f"the judge could not read the project's file up to `{task.theorem_name}`: {problem}"
                 if shared:
@@ -475,6 +529,15 @@ class ProjectSessions(ProjectChecks):
                 return dump, ""
             finally:
                 shutil.rmtree(work, ignore_errors=True)
+
+
+def _admitted(saved: Path) -> str:
+    """What the prefix plugin admitted before saving ``saved`` (its note beside it), in words."""
+    try:
+        name = saved.with_suffix(".admitted").read_text(encoding="utf-8").strip()
+    except OSError:
+        name = ""
+    return f"the proof of `{name}` open there admitted" if name else "no proof open there"
 
 
 def _file_digest(path: Path) -> str:
