@@ -138,3 +138,14 @@ def test_the_saved_prefix_gives_the_outcomes_of_the_second_compile(where: str, t
         # may hold the error as far as the build's log can say); without the plugin the file up to l1 first
         assert len(saved_compiles) == 1 and len(compiled_compiles) == 2, (saved_compiles, compiled_compiles)
         assert "the build's own compile of A.v, saved where coqc stopped (no proof open there)" in said["Br__A__l0"]
+
+
+def test_a_cache_path_with_a_space_builds_without_the_plugin(tmp_path: Path) -> None:
+    """make splits the build's ``COQEXTRAFLAGS`` at spaces: with the plugin's loader under such a path every coqc of
+    the user's build would fail, so the build runs without it (a broken file's prefix is compiled again)."""
+    from pytest_forall.lang.rocq.project.prefix import prefix_plugin
+    from pytest_forall.lang.rocq.toolchain import Toolchain
+
+    require_tool("coqc")
+    assert prefix_plugin(tmp_path / "my cache", "", Toolchain("")) is None
+    assert prefix_plugin(tmp_path / "cache", "", Toolchain("")) is not None

@@ -25,8 +25,13 @@ PREFIX_ENV = "FORALL_PREFIX_DIR"
 
 def prefix_plugin(cache_dir: Path, coq_version: str, toolchain: Toolchain) -> Path | None:
     """The findlib directory holding the prefix plugin and its loader, or None (another Coq than 8.16 on the host,
-    or it could not be built: the build then runs without it, and a broken file's prefix is compiled again)."""
+    or it could not be built: the build then runs without it, and a broken file's prefix is compiled again). A cache
+    path with white space gets None too: make splits ``COQEXTRAFLAGS=-l <loader>`` at spaces, so every coqc of the
+    build would fail on a path it was never meant to read."""
     from pytest_forall.lang.rocq.judge import cached_entry
+
+    if any(c.isspace() for c in str(cache_dir)):
+        return None
 
     info = probe(toolchain)[1]
     if toolchain.root or info is None or info.version != (8, 16):
