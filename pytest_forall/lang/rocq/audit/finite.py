@@ -75,6 +75,11 @@ def finite_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
     return instantiate(functions, numbers, prove(features), leaf, finite_guard(features))
 
 
+def constant_functions(scopes: tuple[str, ...]) -> list[str]:
+    """The other function variables' candidates (a statement with a set has sequences too): ``0`` and ``1``."""
+    return [f"fun _ => {v}%{s}" for s in scopes for v in ("0", "1")]
+
+
 # --- Ensembles and predicates ------------------------------------------------------------------------------------------
 
 #: Membership read: ``In U A x`` unfolded, an ``Inhabited`` destructed, ``Empty_set``'s (no case), ``Singleton``'s and
@@ -97,7 +102,8 @@ def ensemble_values(scopes: tuple[str, ...]) -> tuple[list[str], list[str]]:
 
 
 def ensemble_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
-    """The refuted statement's predicate variables (``Ensemble U``, ``U -> Prop``) at :func:`ensemble_values`'s sets,
+    """The refuted statement's predicate variables (``Ensemble U``, ``U -> Prop``) at :func:`ensemble_values`'s sets
+    (its other functions at constants: :func:`constant_functions`),
     membership premises proved by a constructor after inversion (:data:`MEMBERS`) or ``firstorder``, then the
     instance's memberships read and refuted (``lia``, ``firstorder``). Fails at once on a statement without a
     predicate binder."""
@@ -108,7 +114,7 @@ def ensemble_witness(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
     guard = (f"match type of {H} with context [forall _ : ?T, _] => let T' := eval hnf in T in "
              "lazymatch T' with forall _ : _, Prop => idtac end end")
     sets, numbers = ensemble_values(scopes)
-    return instantiate(sets, numbers, side, leaf, guard)
+    return instantiate(sets + constant_functions(scopes), numbers, side, leaf, guard)
 
 
 # --- rationals over Coq's reals ----------------------------------------------------------------------------------------
@@ -125,15 +131,15 @@ HAS_REAL_COMPARISON = (f"lazymatch type of {H} with context [forall _ : Coq.Real
 
 
 def rational_grid(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
-    """Over Coq's reals, the refuted statement's real variables at :data:`RATIONALS` then :data:`INTEGERS`, any other
-    at ``0..3``, premises by ``lra``/``lia`` (Interval's bounds where loaded), the instance refuted by ``lra``,
+    """Over Coq's reals, the refuted statement's real variables at :data:`RATIONALS` then :data:`INTEGERS`, naturals
+    at ``0..3``, functions at the constants ``0`` and ``1``, premises by ``lra``/``lia`` (Interval's bounds where loaded), the instance refuted by ``lra``,
     ``nra`` or Interval; nothing else per leaf, so two real variables (144 leaves) fit its budget."""
     interval = f" | ({INTERVAL_REFUTE})" if INTERVAL in features else ""
     side = "solve [ lra | lia | easy" + (" | interval | (repeat split; first [ lra | interval ])" if INTERVAL in features
                                          else " | (repeat split; lra)") + " ]"
     leaf = f"solve [ {BREAK}; first [ lra | nra{interval} ] ]"
     numbers = [f"{v}%R" for v in (*RATIONALS, *INTEGERS)] + [f"{v}%nat" for v in ("0", "1", "2", "3")]
-    return instantiate([], numbers, side, leaf, HAS_REAL_COMPARISON)
+    return instantiate(constant_functions(("R",)), numbers, side, leaf, HAS_REAL_COMPARISON)
 
 
 def finite_scripts(scopes: tuple[str, ...], features: tuple[str, ...], seconds: float) -> list[tuple[str, str, float]]:
