@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from audit_cases import Searched, assert_the_new_strategy_certifies, closed, search_case
+from audit_cases import Searched, closed, search_case
 
 from pytest_forall.core.audit import AUDIT_FALSE
+from pytest_forall.core.verify import verify_candidate
 
 PERM = "From mathcomp Require Import fintype perm ssrbool.\n"
 ENSEMBLES = "Require Import Ensembles.\n"
@@ -23,26 +24,26 @@ FORMER = ("refute-direct", "same-value", "backtracking", "generated-backtracking
 #: name: (template, the new strategy, the text the log's counterexample line shows)
 CASES = {
     # a permutation of 'I_3 that moves a point: the identity fixes every k, the transposition of 0 and 1 does not
-    "perm_fixes": (f"{PERM}Theorem perm_fixes : forall (p : {{perm 'I_3}}) (k : 'I_3), nat_of_ord (p k) = nat_of_ord k."
-                   "\nProof. Admitted.\n", "finite-witness", "tperm"),
+    "perm_fixes": ((f"{PERM}Theorem perm_fixes : forall (p : {{perm 'I_3}}) (k : 'I_3), nat_of_ord (p k) = nat_of_ord k."
+                   "\nProof. Admitted.\n"), "finite-witness", "tperm"),
     # a boolean function true at 0 need not be true at 1: the constants satisfy it, the indicator of 0 does not
     "indicator": ("Theorem indicator (b : nat -> bool) (h : b 0 = true) : b 1 = true.\nProof. Admitted.\n",
                   "finite-witness", "Nat.eqb"),
     # a set inside {0} need not be inhabited: false at the empty set
-    "ensemble": (f"{ENSEMBLES}Theorem ensemble (A : Ensemble nat) (h : Included nat A (Singleton nat 0)) : "
-                 "Inhabited nat A.\nProof. Admitted.\n", "ensemble-witness", "Empty_set"),
+    "ensemble": ((f"{ENSEMBLES}Theorem ensemble (A : Ensemble nat) (h : Included nat A (Singleton nat 0)) : "
+                 "Inhabited nat A.\nProof. Admitted.\n"), "ensemble-witness", "Empty_set"),
     # x * x < 4/5 on (0, 1) fails only above 0.894: at 9/10, no point of the former grids
     "tenth": (f"{REALS}Theorem tenth (x : R) (h : 0 < x < 1) : x * x < 4/5.\nProof. Admitted.\n", "rational-grid",
               "9 / 10"),
 }
 #: true statements of the same shapes
 SOUND = {
-    "perm_bounded": (f"{PERM}Theorem perm_bounded : forall (p : {{perm 'I_3}}) (k : 'I_3), nat_of_ord (p k) < 3."
-                     "\nProof. Admitted.\n", "finite-witness"),
-    "indicator_ok": ("Theorem indicator_ok (b : nat -> bool) (h : forall n, b n = true) : b 1 = true.\n"
-                     "Proof. Admitted.\n", "finite-witness"),
-    "ensemble_ok": (f"{ENSEMBLES}Theorem ensemble_ok (A : Ensemble nat) (h : Included nat (Singleton nat 0) A) : "
-                    "Inhabited nat A.\nProof. Admitted.\n", "ensemble-witness"),
+    "perm_bounded": ((f"{PERM}Theorem perm_bounded : forall (p : {{perm 'I_3}}) (k : 'I_3), nat_of_ord (p k) < 3."
+                     "\nProof. Admitted.\n"), "finite-witness"),
+    "indicator_ok": (("Theorem indicator_ok (b : nat -> bool) (h : forall n, b n = true) : b 1 = true.\n"
+                     "Proof. Admitted.\n"), "finite-witness"),
+    "ensemble_ok": ((f"{ENSEMBLES}Theorem ensemble_ok (A : Ensemble nat) (h : Included nat (Singleton nat 0) A) : "
+                    "Inhabited nat A.\nProof. Admitted.\n"), "ensemble-witness"),
     "tenth_ok": (f"{REALS}Theorem tenth_ok (x : R) (h : 0 < x < 1) : x * x < 1.\nProof. Admitted.\n", "rational-grid"),
 }
 
@@ -63,7 +64,13 @@ def test_a_finite_ensemble_or_rational_witness_certifies_what_the_former_strateg
     assert {s: closed(before.log).get(s) for s in FORMER} == dict.fromkeys(FORMER, False), before.log[-2000:]
     assert before.certificates == {}, before.log[-2000:]
     found = search_case(searched, tmp_path_factory.mktemp("v9"), name, template, frozenset({new}), shared_prover_cache)
-    assert_the_new_strategy_certifies(found, (), new, AUDIT_FALSE, shown)
+    # audit_cases.assert_the_new_strategy_certifies, with the verdict strict too (one verification, not two)
+    search, derived, prover = found
+    assert closed(search.log) == {new: True}, search.log[-2000:]
+    assert set(search.certificates) == {AUDIT_FALSE}, search.log[-2000:]
+    assert shown in search.log.rsplit("audit counterexample: ", 1)[-1], search.log[-1000:]
+    verdict = verify_candidate(derived[AUDIT_FALSE], prover, search.certificates[AUDIT_FALSE].encode())
+    assert verdict.accepted and verdict.strict, verdict.reason  # as ``forall verify`` re-accepts it
 
 
 @pytest.mark.slow
