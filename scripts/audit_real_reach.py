@@ -2,9 +2,11 @@
 templates they can reach (function variables over Coq's reals or a mathcomp real type, sequences, trigonometry/π),
 one ``coqtop`` search per template at a CPU budget; prints per template what each strategy spent and any finding,
 and writes each certificate to OUT/<name>.<finding>.v for ``forall verify``. ``--sets``: the set witnesses
-(lang/rocq/audit/sets.py) instead, on the templates that quantify a set variable (:func:`set_reach`).
+(lang/rocq/audit/sets.py) instead, on the templates that quantify a set variable (:func:`set_reach`). ``--finite``:
+the permutation/finite-function, ``Ensemble`` and rational-grid witnesses (lang/rocq/audit/finite.py), on the templates
+:func:`finite_reach` names.
 
-    PUTNAMBENCH_ROOT=... nice -n 10 python scripts/audit_real_reach.py OUT [--seconds 6] [-k NAME ...] [--sets]
+    PUTNAMBENCH_ROOT=... nice -n 10 python scripts/audit_real_reach.py OUT [--seconds 6] [-k NAME ...] [--sets|--finite]
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import time
 from pathlib import Path
 
 from pytest_forall.core.audit import audit_pack, derived_tasks
+from pytest_forall.lang.rocq.audit.finite import FINITE_STRATEGIES
 from pytest_forall.lang.rocq.audit.real import REAL_STRATEGIES
 from pytest_forall.lang.rocq.audit.sets import SET_STRATEGIES
 from pytest_forall.lang.rocq.backend import RocqProver
@@ -56,12 +59,34 @@ def set_reach(text: str) -> list[str]:
     return sorted({kind.strip() for kind in binders if SET_TYPE.search(kind.strip())})
 
 
+#: What finite.py's strategies can read, by text (an upper bound, like :func:`set_reach`): a permutation, an ordinal,
+#: a function to ``bool``, a ``finType``; an ``Ensemble`` or a one-argument predicate; a real of Coq's reals (not
+#: mathcomp) in a statement that compares reals
+FINITE_KINDS = {"perm": re.compile(r"'S_|\{perm\b"), "ordinal": re.compile(r"'I_"), "to-bool": re.compile(r"->\s*bool\b"),
+                "finType": re.compile(r"\bfinType\b"), "Ensemble": re.compile(r"\bEnsemble\b"),
+                "predicate": re.compile(r"->\s*Prop\s*\)")}
+
+
+def finite_reach(text: str) -> list[str]:
+    """The kinds of :mod:`pytest_forall.lang.rocq.audit.finite` a template's theorem can reach (by text)."""
+    statement = re.search(r"\b(?:Theorem|Lemma)\s+\w+(.*?)Proof\.", text, re.DOTALL)
+    if statement is None:
+        return []
+    body = statement.group(1)
+    kinds = [kind for kind, pattern in FINITE_KINDS.items() if pattern.search(body)]
+    coq_real = "mathcomp" not in text and re.search(r"\b(Reals|Coquelicot)\b", text) is not None
+    if coq_real and re.search(r"(forall|\()\s*[\w' ]+:\s*R\b", body) and re.search(r"<|>|\bR(lt|le|gt|ge)\b", body):
+        kinds.append("real-comparison")
+    return kinds
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--seconds", type=float, default=6.0, help="CPU seconds of coqtop per template")
     parser.add_argument("-k", nargs="*", default=None, help="only these templates")
     parser.add_argument("--sets", action="store_true", help="the set witnesses on the templates with a set variable")
+    parser.add_argument("--finite", action="store_true", help="finite.py's witnesses on the templates they can read")
     args = parser.parse_args()
     src = Path(os.environ["PUTNAMBENCH_ROOT"]) / "coq" / "src"
     args.out.mkdir(parents=True, exist_ok=True)
@@ -70,7 +95,7 @@ def main() -> int:
     prover = RocqProver({"cache_dir": str(args.out / "cache")})
     for path in sorted(src.glob("*.v")):
         name, text = path.stem, path.read_text()
-        kinds = set_reach(text) if args.sets else in_reach(text)
+        kinds = set_reach(text) if args.sets else finite_reach(text) if args.finite else in_reach(text)
         if not kinds or (args.k is not None and name not in args.k):
             continue
         where = args.out / name
@@ -79,7 +104,8 @@ def main() -> int:
         derived = derived_tasks(task)
         start = time.process_time()
         search = pack.search(task, derived, prover, where, time.monotonic() + 600, cpu_seconds=args.seconds,
-                             strategies=SET_STRATEGIES if args.sets else REAL_STRATEGIES)  # type: ignore[call-arg]
+                             strategies=(SET_STRATEGIES if args.sets else FINITE_STRATEGIES if args.finite
+                                         else REAL_STRATEGIES))  # type: ignore[call-arg]
         spend = next((line for line in search.log.splitlines() if line.startswith("audit strategies: ")), "")
         spent = next((line for line in search.log.splitlines() if line.startswith("audit spent: ")), "")
         said = [line for line in search.log.splitlines() if line.startswith("audit counterexample: ")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
 from pytest_forall.lang.rocq.audit.evaluation import evaluated_grid, evaluated_leaf, halves_grid
+from pytest_forall.lang.rocq.audit.finite import FINITE_EARLY, FINITE_STRATEGIES, finite_scripts
 from pytest_forall.lang.rocq.audit.generated import (
     INTERVAL_REFUTE,
     STAIRCASE_STARTS,
@@ -185,6 +186,8 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             *(named(name, script, seconds) for name, script, seconds in real_scripts(scopes, features, SEARCH_SECONDS / 2)),
             # issue 34, session 15 round 3: set variables at set0, setT, singletons; sup/inf defaults (audit/sets.py)
             *(named(name, script, seconds) for name, script, seconds in set_scripts(scopes, features, SEARCH_SECONDS / 2)),
+            # issue 34, session 16: permutations, ordinals, finite functions, Ensembles, rationals over R (audit/finite.py)
+            *(named(name, script, seconds) for name, script, seconds in finite_scripts(scopes, features, SEARCH_SECONDS / 2)),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
             # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
             # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``);
@@ -231,14 +234,15 @@ GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backt
                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
                        "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid",
-                       "evaluated-specialise", "evaluated-halves"}) | REAL_STRATEGIES | SET_STRATEGIES
+                       "evaluated-specialise", "evaluated-halves"}) | REAL_STRATEGIES | SET_STRATEGIES | FINITE_STRATEGIES
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
 #: without what they need (``function-witness``: a function variable), and where they apply the former strategies
 #: spent an item's whole budget first (the seed-38 ``shift_bound`` of ``putnam_2015_b1``: 20.5 s of 20 in the
 #: vacuity searches and the first refutations, so the constant function that refutes it was never tried).
-EARLY = frozenset({"function-witness", "realtype-witness", "sequence-witness", "evaluated-grid-early", "set-witness"})
+EARLY = (frozenset({"function-witness", "realtype-witness", "sequence-witness", "evaluated-grid-early", "set-witness"})
+         | FINITE_EARLY)
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
