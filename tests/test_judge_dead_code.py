@@ -77,10 +77,10 @@ Proof. split; reflexivity. Qed.
   {struct r} : False :=
   dead_or_root f i (match r with here _ _ t => False_ind _ (absurd_tf (f i) t e) | later _ _ _ => r end) e.
 Unset Guard Checking.
-Definition convoy_dead_or_root (f : nat -> bool) : forall i, reach f i -> False.
+Definition convoy_dead_or_root (f : nat -> bool) : forall i, reach f i -> nat.
 Proof.
   fix go 2. intros i r. destruct (f i) eqn:E.
-  - apply (go i). exact r.
+  - exact i.
   - apply (go i). case r.
     + rewrite E. discriminate.
     + exact (fun r' => later _ _ r').
@@ -111,9 +111,9 @@ Defined.
 Definition beta_ssr : nat -> nat.
 Proof. fix go 1 => n; case: n => [|k]; [exact: 0 | apply: go; case: (k) => [|j]; [exact: k | exact: j]]. Defined.
 Unset Guard Checking.
-Definition convoy_ssr (f : nat -> bool) : forall i, reach f i -> False.
+Definition convoy_ssr (f : nat -> bool) : forall i, reach f i -> nat.
 Proof.
-  fix go 2 => i r; case E: (f i); first exact: (go i r).
+  fix go 2 => i r; case E: (f i); first exact: i.
   apply: (go i); case: r; [rewrite E; discriminate | exact: (fun r' => later _ _ r')].
 Defined.
 Set Guard Checking.
