@@ -516,3 +516,29 @@ def test_the_module_walk_on_toolchain(provers: Provers, toolchain: str, tmp_path
     found = " ".join(layer.evidence["findings"])
     assert "ForallProblem.putnam_2001_a1.Applied a module alias or functor application" in found, found
     assert "ForallProblem.putnam_2001_a1.h a constant with another canonical name" in found, found
+
+
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
+def test_the_dead_code_rule_on_toolchain(provers: Provers, toolchain: str, tmp_path: Path) -> None:
+    """Rule 6 of the recursion criterion (dead code, a return clause read after whd) built against 8.20's and 9.2's
+    kernel API: `test_judge_dead_code.py`'s attacks (guard off) are refused and its honest shapes accepted there too;
+    where the root has mathcomp (its stamp says), the installed `ssrnat.find_ex_minn` is accepted."""
+    from test_judge_dead_code import MATHCOMP, SOUND, TEXT, UNSAFE, fix_findings
+
+    from pytest_forall.lang.rocq.judge import run_file_dump
+
+    run, work = _coqc_with_judge_plugin(provers, toolchain, tmp_path)
+    (work / "A.v").write_text(TEXT, encoding="utf-8")
+    compiled = run(["-q", "-Q", ".", "P", "A.v"], work)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    dump, problem = run_file_dump(run, work, ["-Q", str(work), "P"], "P.A", [*UNSAFE, *SOUND], fresh=False)
+    assert dump is not None, problem
+    found = fix_findings(dump)
+    assert sorted(found) == sorted(UNSAFE), found
+    stamp = read_stamp(root(toolchain)) or {}
+    if any(str(p).startswith("libcoq-mathcomp ") for p in stamp.get("installed", [])):
+        library, problem = run_file_dump(run, work, [], "mathcomp.ssreflect.ssrnat", list(MATHCOMP), fresh=False)
+        assert library is not None, problem
+        assert not fix_findings(library), library.findings
+    else:
+        assert toolchain == "sid" and "libcoq-mathcomp" in stamp.get("missing", {}), stamp.get("installed")
