@@ -197,3 +197,21 @@ def test_mathcomp_find_ex_minn_is_accepted(dumps: tuple[dict[str, list[str]], di
     """mathcomp's own ``find_ex_minn`` (the installed compiled file's kernel term: the fixpoint the library survey
     refused) and the lemmas reaching it carry no finding."""
     assert not dumps[1], dumps[1]
+
+
+def test_library_mode_mathcomp_ex_minn_is_strict(pytester: pytest.Pytester) -> None:
+    """mathcomp's ``ssrnat.v`` as a project (library mode, ``--forall-project``): the items about ``ex_minn`` —
+    ``find_ex_minn`` itself, whose proof is the candidate's, and ``ex_minnP``, ``eq_ex_minn`` reaching it — are
+    ``strict``. Before rule 6, ``find_ex_minn`` failed at kernel_advisories and the other two were ``rules_only``
+    (the ``fix`` advisories NOT covered)."""
+    from test_project_library import BASE, copy_library, results
+
+    copy_library("mathcomp", pytester.path / "proj", only=["ssrnat.v"])
+    pytester.makeini("[pytest]\n")
+    run = pytester.runpytest(*BASE, "--forall-project", "proj", "--forall-frontend", "replay",
+                             "--forall-run-id", "own", "-m", "not admitted", "-k", "ex_minn",
+                             "--forall-require", "strict")
+    rows = results(pytester.path, "own")
+    assert sorted(rows) == [f"MC__ssrnat__{name}" for name in ("eq_ex_minn", "ex_minnP", "find_ex_minn")], rows
+    assert {k: (r["outcome"], r["reason"][:300]) for k, r in rows.items() if r["outcome"] != "strict"} == {}
+    assert run.ret == 0, run.stdout.str()[-3000:]
