@@ -18,14 +18,13 @@ and mathcomp's own ``find_ex_minn``, read from the installed library's compiled 
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from test_judge_rule5_attacks import dump_every_constant, fix_findings
 
 from conftest import require_path, require_tool
-from pytest_forall.core.proc import run_command
 from pytest_forall.lang.rocq import judge as judge_module
 
 TEXT = """\
@@ -135,16 +134,6 @@ SOUND = ("first_from", "first_cast", "first_rewrite", "first_ssr", "count_down",
 MATHCOMP = ("find_ex_minn", "ex_minn", "ex_minnP", "eq_ex_minn")
 
 
-def fix_findings(dump: judge_module.FileDump) -> dict[str, list[str]]:
-    """The ``fix`` findings' reasons per constant (its short name)."""
-    found: dict[str, list[str]] = {}
-    for line in {f for per_target in dump.findings.values() for f in per_target}:
-        feature, constant, _place, _digest, why = line.split(" ", 4)
-        if feature == "fix":
-            found.setdefault(constant.rsplit(".", 1)[-1], []).append(why)
-    return found
-
-
 @pytest.fixture(scope="module")
 def dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """``TEXT`` compiled once as ``P.A`` and dumped once, every constant a target; and mathcomp's installed
@@ -152,27 +141,9 @@ def dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, list[str]
     require_tool("coqc")
     where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, check=True).stdout.strip()
     require_path(Path(where) / "user-contrib" / "mathcomp" / "ssreflect" / "ssrnat.vo", "mathcomp's ssrnat")
-    plugin, why = judge_module.plugin_dir(tmp_path_factory.mktemp("judge-cache"), "dead-code")
-    assert plugin is not None, why
-    work = tmp_path_factory.mktemp("dead")
-    (work / "A.v").write_text(TEXT, encoding="utf-8")
-    done = subprocess.run(["coqc", "-q", "-Q", ".", "P", "A.v"], cwd=work, capture_output=True, text=True,
-                          check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
-
-    def run(args: list[str], cwd: Path) -> object:
-        return run_command(["coqc", *args], cwd=cwd, timeout=300,
-                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OCAMLPATH": str(plugin)})
-
-    load = ["-Q", str(work), "P"]
-    listed, problem = judge_module.run_file_dump(run, work, load, "P.A", [])  # type: ignore[arg-type]
-    assert listed is not None, problem
-    targets = [path for path, entry in listed.fields if entry.startswith("const ")]
-    assert set(UNSAFE) | set(SOUND) <= set(targets), targets
-    dump, problem = judge_module.run_file_dump(run, work, load, "P.A", targets)  # type: ignore[arg-type]
-    assert dump is not None, problem
-    library, problem = judge_module.run_file_dump(run, work, [], "mathcomp.ssreflect.ssrnat",  # type: ignore[arg-type]
-                                                  list(MATHCOMP))
+    run, work, dump = dump_every_constant(tmp_path_factory, TEXT, "dead")
+    assert set(UNSAFE) | set(SOUND) <= dump.targets, sorted(dump.targets)
+    library, problem = judge_module.run_file_dump(run, work, [], "mathcomp.ssreflect.ssrnat", list(MATHCOMP))
     assert library is not None, problem
     return fix_findings(dump), fix_findings(library)
 
