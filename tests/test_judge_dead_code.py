@@ -117,6 +117,16 @@ Proof.
 Defined.
 Set Guard Checking.
 """
+#: sound, but past rule 6's fuel (256 branches per question): a match on each of 20 bound booleans, with a dependent
+#: return clause (so rule 2 does not take it), over `False_ind` — 2^20 dead leaves, which the judge must not visit
+TREE = 20
+TREE_TEXT = "Definition t0 (x : nat) (z : False) : Acc lt x := False_ind _ z.\n" + "".join(
+    f"Definition t{i} (x : nat) (z : False) {' '.join(f'(b{j} : bool)' for j in range(1, i + 1))} : Acc lt x :=\n"
+    f"  match b{i} as c return c = c -> Acc lt x with true => fun _ => t{i - 1} x z "
+    f"{' '.join(f'b{j}' for j in range(1, i))} | false => fun _ => t{i - 1} x z "
+    f"{' '.join(f'b{j}' for j in range(1, i))} end eq_refl.\n" for i in range(1, TREE + 1)) + (
+    "Fixpoint tree_user (x : nat) (h : Acc lt x) (z : False) (b : bool) {struct h} : nat :=\n"
+    f"  match b with true => 0 | false => tree_user x (t{TREE} x z {' '.join('b' for _ in range(TREE))}) z b end.\n")
 #: each recurses on something no smaller than its decreasing argument that a wider rule would take as dead or as a
 #: subterm: a dead branch beside the root (a term; find_ex_minn's own shape through `rewrite`/`discriminate`, plain
 #: and ssreflect's, with the live branch a constructor around the subterm) or beside an accessibility proof of another
@@ -141,7 +151,7 @@ def dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, list[str]
     require_tool("coqc")
     where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, check=True).stdout.strip()
     require_path(Path(where) / "user-contrib" / "mathcomp" / "ssreflect" / "ssrnat.vo", "mathcomp's ssrnat")
-    run, work, dump = dump_every_constant(tmp_path_factory, TEXT, "dead")
+    run, work, dump = dump_every_constant(tmp_path_factory, TEXT + TREE_TEXT, "dead")
     assert set(UNSAFE) | set(SOUND) <= dump.targets, sorted(dump.targets)
     library, problem = judge_module.run_file_dump(run, work, [], "mathcomp.ssreflect.ssrnat", list(MATHCOMP))
     assert library is not None, problem
@@ -162,6 +172,14 @@ def test_honest_recursion_through_a_dead_branch_is_accepted(
     ``first_ssr`` and ``beta_ssr`` did before rule 6)."""
     refused = {name: dumps[0][name] for name in SOUND if name in dumps[0]}
     assert not refused, refused
+
+
+def test_a_tree_of_dead_matches_costs_the_judge_its_fuel_only(
+        dumps: tuple[dict[str, list[str]], dict[str, list[str]]]) -> None:
+    """Rule 6 visits at most 256 branches per question (``dead_fuel``): the 2^20 dead leaves of ``tree_user``'s
+    decreasing argument are not all visited — the fixture's dump finishes within its budget — and the rule gives up,
+    so the fixpoint is refused (a sound term refused: a bound on the judge's work, not a verdict about it)."""
+    assert "tree_user" in dumps[0], dumps[0]
 
 
 def test_mathcomp_find_ex_minn_is_accepted(dumps: tuple[dict[str, list[str]], dict[str, list[str]]]) -> None:
