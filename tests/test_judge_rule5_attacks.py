@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conftest import require_tool
-from pytest_forall.core.proc import run_command
+from pytest_forall.core.proc import ProcResult, run_command
 from pytest_forall.lang.rocq import judge as judge_module
 
 ATTACKS = """\
@@ -134,35 +135,47 @@ UNSAFE = ("via_let", "via_beta", "via_fun", "via_eta", "via_outer_call", "via_mu
 SOUND = ("honest", "ret_dead", "via_dead", "via_fam", "size", "acc_same", "via_if_head_sound")
 
 
-@pytest.fixture(scope="module")
-def findings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
-    """The attacks compiled once as ``P.A`` and dumped once, every constant a target: the ``fix`` findings' reasons
-    per constant name."""
-    require_tool("coqc")
-    plugin, why = judge_module.plugin_dir(tmp_path_factory.mktemp("judge-cache"), "rule5-attacks")
-    assert plugin is not None, why
-    work = tmp_path_factory.mktemp("rule5")
-    (work / "A.v").write_text(ATTACKS + CHAIN_TEXT, encoding="utf-8")
-    done = subprocess.run(["coqc", "-q", "-Q", ".", "P", "A.v"], cwd=work, capture_output=True, text=True,
-                          check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
-
-    def run(args: list[str], cwd: Path) -> object:
-        return run_command(["coqc", *args], cwd=cwd, timeout=300,
-                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OCAMLPATH": str(plugin)})
-
-    load = ["-Q", str(work), "P"]
-    listed, problem = judge_module.run_file_dump(run, work, load, "P.A", [])  # type: ignore[arg-type]
-    assert listed is not None, problem
-    targets = [path for path, entry in listed.fields if entry.startswith("const ")]
-    dump, problem = judge_module.run_file_dump(run, work, load, "P.A", targets)  # type: ignore[arg-type]
-    assert dump is not None, problem
+def fix_findings(dump: judge_module.FileDump) -> dict[str, list[str]]:
+    """The ``fix`` findings' reasons per constant (its short name)."""
     found: dict[str, list[str]] = {}
     for line in {f for per_target in dump.findings.values() for f in per_target}:
         feature, constant, _place, _digest, why = line.split(" ", 4)
         if feature == "fix":
             found.setdefault(constant.rsplit(".", 1)[-1], []).append(why)
     return found
+
+
+def dump_every_constant(factory: pytest.TempPathFactory, text: str,
+                        label: str) -> tuple[Callable[[list[str], Path], ProcResult], Path, judge_module.FileDump]:
+    """``text`` compiled once as ``P.A`` by the host's coqc and dumped once (project mode), every constant a target;
+    with the coqc that runs the judge plugin, for more dumps, and the directory it ran in."""
+    require_tool("coqc")
+    plugin, why = judge_module.plugin_dir(factory.mktemp("judge-cache"), label)
+    assert plugin is not None, why
+    work = factory.mktemp(label)
+    (work / "A.v").write_text(text, encoding="utf-8")
+    done = subprocess.run(["coqc", "-q", "-Q", ".", "P", "A.v"], cwd=work, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    def run(args: list[str], cwd: Path) -> ProcResult:
+        return run_command(["coqc", *args], cwd=cwd, timeout=300,
+                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OCAMLPATH": str(plugin)})
+
+    load = ["-Q", str(work), "P"]
+    listed, problem = judge_module.run_file_dump(run, work, load, "P.A", [])
+    assert listed is not None, problem
+    targets = [path for path, entry in listed.fields if entry.startswith("const ")]
+    dump, problem = judge_module.run_file_dump(run, work, load, "P.A", targets)
+    assert dump is not None, problem
+    return run, work, dump
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """The attacks compiled once as ``P.A`` and dumped once, every constant a target: the ``fix`` findings' reasons
+    per constant name."""
+    return fix_findings(dump_every_constant(tmp_path_factory, ATTACKS + CHAIN_TEXT, "rule5")[2])
 
 
 def test_every_attack_on_rule_5_is_refused(findings: dict[str, list[str]]) -> None:

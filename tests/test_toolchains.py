@@ -558,3 +558,28 @@ def test_an_exploit_is_expected_at_the_detector_exactly_where_its_row_is_in_forc
     assert (uniform["layer"], uniform["advisory"]) == ("kernel_advisories", "rocq#22382")
     cross = _expected(CORPUS / "cheat" / "advisory_21682_cross_call_uniform", toolchain)
     assert cross["layer"] == {"trixie": "kernel_advisories", "sid": "elaboration"}[toolchain], cross
+
+
+def test_the_dead_code_rule_on_toolchain(provers: Provers, toolchain: str, tmp_path: Path) -> None:
+    """Rule 6 of the recursion criterion (dead code, a return clause read after whd) built against 8.20's and 9.2's
+    kernel API: `test_judge_dead_code.py`'s attacks (guard off) are refused and its honest shapes accepted there too;
+    where the root has mathcomp (its stamp says), the installed `ssrnat.find_ex_minn` is accepted."""
+    from test_judge_dead_code import MATHCOMP, SOUND, TEXT, UNSAFE, fix_findings
+
+    from pytest_forall.lang.rocq.judge import run_file_dump
+
+    run, work = _coqc_with_judge_plugin(provers, toolchain, tmp_path)
+    (work / "A.v").write_text(TEXT, encoding="utf-8")
+    compiled = run(["-q", "-Q", ".", "P", "A.v"], work)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    dump, problem = run_file_dump(run, work, ["-Q", str(work), "P"], "P.A", [*UNSAFE, *SOUND], fresh=False)
+    assert dump is not None, problem
+    found = fix_findings(dump)
+    assert sorted(found) == sorted(UNSAFE), found
+    stamp = read_stamp(root(toolchain)) or {}
+    if any(str(p).startswith("libcoq-mathcomp ") for p in stamp.get("installed", [])):
+        library, problem = run_file_dump(run, work, [], "mathcomp.ssreflect.ssrnat", list(MATHCOMP), fresh=False)
+        assert library is not None, problem
+        assert not fix_findings(library), library.findings
+    else:
+        assert toolchain == "sid" and "libcoq-mathcomp" in stamp.get("missing", {}), stamp.get("installed")

@@ -9,8 +9,20 @@ Definition log2 (n : nat) : nat := log2_acc n (lt_wf n).
 Fixpoint acc_size (n : nat) (H : Acc lt n) {struct H} : nat :=
   match H with Acc_intro _ h => match n as m return (forall y, y < m -> Acc lt y) -> nat with
     | 0 => fun _ => 0 | S k => fun h => S (acc_size k (h k (le_n _))) end h end.
-Lemma uses : log2 8 = 3 /\ acc_size 2 (lt_wf 2) = 2.
-Proof. split; reflexivity. Qed.
+Inductive found (p : nat -> bool) (i : nat) : Prop :=
+  | found_here : p i = true -> found p i
+  | found_later : found p (S i) -> found p i.
+Definition search (p : nat -> bool) : forall i, found p i -> nat.
+Proof.
+  fix go 2. intros i w. destruct (p i) eqn:E.
+  - exact i.
+  - apply (go (S i)). case w.
+    + rewrite E. discriminate.
+    + exact (fun w' => w').
+Defined.
+Lemma uses : log2 8 = 3 /\ acc_size 2 (lt_wf 2) = 2
+  /\ search (Nat.eqb 2) 0 (found_later _ 0 (found_later _ 1 (found_here _ 2 eq_refl))) = 2.
+Proof. split; [|split]; reflexivity. Qed.
 Theorem putnam_2001_a1
     (A : Type)
     (op : A->A->A)
