@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
+from conftest import REPO
 from pytest_forall.lang.rocq.audit.derive import refutation_text, vacuity_text
 from pytest_forall.lang.rocq.audit.search import search_prelude
 
