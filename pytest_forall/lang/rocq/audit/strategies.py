@@ -4,6 +4,7 @@ spend), the vacuity, refutation and inner-premise scripts, and the order the sea
 from __future__ import annotations
 
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_INNER, AUDIT_VACUOUS
+from pytest_forall.lang.rocq.audit.answers import ANSWER_STRATEGIES, answer_scripts
 from pytest_forall.lang.rocq.audit.evaluation import evaluated_grid, evaluated_leaf, halves_grid
 from pytest_forall.lang.rocq.audit.finite import FINITE_EARLY, FINITE_STRATEGIES, finite_scripts
 from pytest_forall.lang.rocq.audit.generated import (
@@ -216,7 +217,9 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             # issue 34, session 15 round 3: one half of a conjunction or an equivalence refuted, ``Rpower``/``ln`` at
             # non-positive arguments evaluated (gated: fails at once on a statement with neither)
             named("evaluated-halves", halves_grid(scopes, features), SEARCH_SECONDS),
-            named("backtracking-deep", backtracking(scopes, features, deep), SEARCH_SECONDS)]
+            named("backtracking-deep", backtracking(scopes, features, deep), SEARCH_SECONDS),
+            # issue 34, session 16: an answer's listed values checked against the other side (audit/answers.py)
+            *(named(name, script, seconds) for name, script, seconds in answer_scripts(scopes, features, SEARCH_SECONDS))]
 
 
 def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -230,11 +233,12 @@ def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[
 #: that one's order: a script's budget is CPU time in one coqtop session, so what runs before it can cost it its
 #: result (putnam_1962_b5's refutation by ``backtracking`` takes 3.4-3.7 s of its 4 s after the former scripts;
 #: with the generated ones interleaved it ran past its 4 s and the known flag was lost).
-GENERATED = frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
-                       "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
-                       "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
-                       "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid",
-                       "evaluated-specialise", "evaluated-halves"}) | REAL_STRATEGIES | SET_STRATEGIES | FINITE_STRATEGIES
+GENERATED = (frozenset({"zero-witness", "interval", "staircase", "generated-backtracking", "generated-specialise",
+                        "refute-saturation", "evaluated-same-value", "evaluated-backtracking", "rational-same-value",
+                        "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
+                        "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid",
+                        "evaluated-specialise", "evaluated-halves"})
+             | REAL_STRATEGIES | SET_STRATEGIES | FINITE_STRATEGIES | ANSWER_STRATEGIES)
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
