@@ -277,6 +277,8 @@ def test_on_a_busy_machine_a_rejected_candidate_starts_no_coqchk_and_an_accepted
         verdict = verify_candidate(task, prover, data.encode(), builddir=tmp_path / name, timeout=300)
         assert verdict.verdict == "reject" and next(x for x in verdict.layers if x.ok is False).name == layer
         assert "coqchk" not in [tool for tool, *_ in prover.runs], prover.runs
+        if layer == "elaboration":  # a compile the candidate fails starts no judge either
+            assert [what for _, what, *_ in prover.runs] == ["p/putnam_2001_a1.v"], prover.runs
     prover = Traced()
     verdict = verify_candidate(task, prover, text.encode(), builddir=tmp_path / "honest", timeout=300)
     assert verdict.accepted and verdict.strict and CHECKER_CLAUSE in verdict.guarantee
