@@ -173,8 +173,9 @@ def kinds(names: list[str], repeat: int = 3) -> None:
             seen: dict[str, float] = {}
             for _start, _end, _thread, what in trace.LOG:
                 cpu, _, command = what.partition("] ")
-                tool = ("judge" if "audit.v" in command else "compile" if command.startswith("coqc") else
-                        "coqchk" if command.startswith("coqchk") else command.split(" ")[0])
+                words = command.split(" ")  # the sandbox's own init runs the tool: find it among the words
+                tool = ("judge" if "audit.v" in words else "coqchk" if "coqchk" in words else
+                        "compile" if "coqc" in words else words[0])
                 if cpu.startswith("[CPU "):
                     seen[tool] = seen.get(tool, 0.0) + float(cpu[5:-2])
             for tool, cpu in seen.items():
