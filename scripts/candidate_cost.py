@@ -150,10 +150,25 @@ def corpus(out: Path, base: Path | None, first_the_tool: bool = False) -> None:
 
 
 def kinds(names: list[str], repeat: int = 3) -> None:
+    import ctypes
     import statistics
+    import time
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import forall_proc_trace as trace  # patches Popen: each reaped process's CPU by pid
+
+    # a prover killed with its sandbox (coqchk beside a rejected candidate) leaves orphans: reparented here and reaped
+    # below, so the total counts them (scripts/tree_cpu.py does the same for a whole command)
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+    def reap() -> None:
+        time.sleep(0.5)
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    return
+            except ChildProcessError:
+                return
 
     for name in names:
         entry = CHEATS / name
@@ -169,21 +184,23 @@ def kinds(names: list[str], repeat: int = 3) -> None:
                 del trace.LOG[:]
                 before = everything()
                 verdict = verify_candidate(task, prover, data, builddir=Path(scratch) / "b", timeout=300)
+                reap()
                 totals.append(everything() - before)
             seen: dict[str, float] = {}
             for _start, _end, _thread, what in trace.LOG:
-                cpu, _, command = what.partition("] ")
+                used, _, command = what.partition("] ")
                 words = command.split(" ")  # the sandbox's own init runs the tool: find it among the words
                 tool = ("judge" if "audit.v" in words else "coqchk" if "coqchk" in words else
                         "compile" if "coqc" in words else words[0])
-                if cpu.startswith("[CPU "):
-                    seen[tool] = seen.get(tool, 0.0) + float(cpu[5:-2])
-            for tool, cpu in seen.items():
-                tools.setdefault(tool, []).append(cpu)
+                if used.startswith("[CPU "):
+                    seen[tool] = seen.get(tool, 0.0) + float(used[5:-2])
+            for tool, spent in seen.items():
+                tools.setdefault(tool, []).append(spent)
         first = next((layer.name for layer in verdict.layers if layer.ok is False or layer.infra), "-")
         parts = ", ".join(f"{tool} {statistics.median(cpu):.2f}" for tool, cpu in sorted(tools.items()))
+        rest = statistics.median(totals) - sum(statistics.median(cpu) for cpu in tools.values())
         print(f"{name}: {verdict.verdict} at {first}; total {statistics.median(totals):.2f} s CPU ({parts}); "
-              f"python {statistics.median(totals) - sum(statistics.median(c) for c in tools.values()):.2f}")
+              f"python and killed orphans {rest:.2f}")
 
 
 def main(argv: list[str]) -> int:
