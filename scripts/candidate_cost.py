@@ -152,6 +152,7 @@ def corpus(out: Path, base: Path | None, first_the_tool: bool = False) -> None:
 def kinds(names: list[str], repeat: int = 3) -> None:
     import ctypes
     import statistics
+    import threading
     import time
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -160,6 +161,34 @@ def kinds(names: list[str], repeat: int = 3) -> None:
     # a prover killed with its sandbox (coqchk beside a rejected candidate) leaves orphans: reparented here and reaped
     # below, so the total counts them (scripts/tree_cpu.py does the same for a whole command)
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    seen_chk: dict[int, float] = {}  # coqchk pid -> CPU seconds last seen in /proc (a killed one's rusage is lost)
+    watching = threading.Event()
+
+    def watch() -> None:
+        while watching.is_set():
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit():
+                    try:
+                        stat = Path(entry.path, "stat").read_text()
+                    except OSError:
+                        continue
+                    if "(coqchk)" in stat and mine(int(entry.name)):  # this process's, not another user's
+                        fields = stat[stat.rindex(")") + 2:].split()
+                        seen_chk[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
+            time.sleep(0.1)
+
+    def mine(pid: int) -> bool:
+        while pid > 1:
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                return False
+            pid = int(stat[stat.rindex(")") + 2:].split()[1])
+            if pid == os.getpid():
+                return True
+        return False
 
     def reap() -> None:
         time.sleep(0.5)
@@ -176,6 +205,7 @@ def kinds(names: list[str], repeat: int = 3) -> None:
         task, data = entry_task(entry)
         cls = KernelSide if expect.get("kernel_layer") else RocqProver
         totals: list[float] = []
+        watched: list[float] = []  # coqchk's CPU as /proc showed it while it ran (killed ones included)
         tools: dict[str, list[float]] = {}
         for _ in range(repeat):
             prover = backend(cls=cls)
@@ -183,9 +213,16 @@ def kinds(names: list[str], repeat: int = 3) -> None:
                 prover.check_template(task, Path(scratch), 300)  # warm, not counted
                 del trace.LOG[:]
                 before = everything()
+                seen_chk.clear()
+                watching.set()
+                watcher = threading.Thread(target=watch)
+                watcher.start()
                 verdict = verify_candidate(task, prover, data, builddir=Path(scratch) / "b", timeout=300)
+                watching.clear()
+                watcher.join()
                 reap()
                 totals.append(everything() - before)
+                watched.append(sum(seen_chk.values()))
             seen: dict[str, float] = {}
             for _start, _end, _thread, what in trace.LOG:
                 used, _, command = what.partition("] ")
@@ -200,7 +237,7 @@ def kinds(names: list[str], repeat: int = 3) -> None:
         parts = ", ".join(f"{tool} {statistics.median(cpu):.2f}" for tool, cpu in sorted(tools.items()))
         rest = statistics.median(totals) - sum(statistics.median(cpu) for cpu in tools.values())
         print(f"{name}: {verdict.verdict} at {first}; total {statistics.median(totals):.2f} s CPU ({parts}); "
-              f"python and killed orphans {rest:.2f}")
+              f"python and killed orphans {rest:.2f}; coqchk seen in /proc {statistics.median(watched):.2f}")
 
 
 def main(argv: list[str]) -> int:
