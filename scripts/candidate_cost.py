@@ -4,10 +4,13 @@
     python scripts/candidate_cost.py flow putnam_2000_a2 …                     # compile tool, then submit
     python scripts/candidate_cost.py corpus OUT.json [BASE.json]               # every corpus verdict, compared
     python scripts/candidate_cost.py corpus-flow OUT.json [BASE.json]          # the same, compile tool first
+    python scripts/candidate_cost.py kinds valid/putnam_2001_a1 cheat/wrong_proof …  # as shipped, by process
 
 Names are ``tests/cheats/valid/`` entries. ``processes``: the layers in sequence, each prover call's
 ``RUSAGE_CHILDREN`` delta. ``flow``: an actor's ``compile`` tool then ``submit`` of the same bytes on one backend.
-``corpus``: every entry with the static layers on (and off for ``kernel_layer`` cheats), each on a fresh sandboxed
+``kinds``: ``tests/cheats/<kind>/<name>`` entries (static layers off for ``kernel_layer`` cheats, so the kernel layer
+judges them) verified as shipped (concurrent layers, sandboxed), each prover process's CPU by ``wait4`` (killed ones
+too) and the whole verdict's (this process and its children), three repetitions each, medians. ``corpus``: every entry with the static layers on (and off for ``kernel_layer`` cheats), each on a fresh sandboxed
 backend; with ``BASE.json`` (an earlier run's output) the verdicts are compared. ``corpus-flow``: the static layers
 on only, each entry compiled by the ``compile`` tool's call first, on the backend that then judges it. The template cache is warm
 throughout (``FORALL_COST_CACHE``, default a temporary directory); run it from the repository root.
@@ -55,9 +58,10 @@ class Sequential(RocqProver):
 
     concurrent_layers = False
 
-    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> ProcResult:
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+             cpu_budget: bool = False) -> ProcResult:
         before = children()
-        result = super()._run(argv, cwd, timeout, env)
+        result = super()._run(argv, cwd, timeout, env, cpu_budget)
         what = " ".join(a for a in argv if a.endswith(".v") or a.startswith("ForallProblem."))
         print(f"  {children() - before:6.2f} s  {os.path.basename(argv[0]):7} {what}")
         return result
@@ -65,6 +69,13 @@ class Sequential(RocqProver):
 
 class NoStatic(RocqProver):
     concurrent_layers = False
+
+    def static_layers(self, task: Any, text: str) -> list[Layer]:
+        return []
+
+
+class KernelSide(RocqProver):
+    """The static layers off, the layers after the compile as shipped (concurrent where the verifier overlaps them)."""
 
     def static_layers(self, task: Any, text: str) -> list[Layer]:
         return []
@@ -138,13 +149,106 @@ def corpus(out: Path, base: Path | None, first_the_tool: bool = False) -> None:
         print(f"{len(differ)} differ from {base}: {differ}")
 
 
+def kinds(names: list[str], repeat: int = 3) -> None:
+    import ctypes
+    import statistics
+    import threading
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import forall_proc_trace as trace  # patches Popen: each reaped process's CPU by pid
+
+    # a prover killed with its sandbox (coqchk beside a rejected candidate) leaves orphans: reparented here and reaped
+    # below, so the total counts them (scripts/tree_cpu.py does the same for a whole command)
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    seen_chk: dict[int, float] = {}  # coqchk pid -> CPU seconds last seen in /proc (a killed one's rusage is lost)
+    watching = threading.Event()
+
+    def watch() -> None:
+        while watching.is_set():
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit():
+                    try:
+                        stat = Path(entry.path, "stat").read_text()
+                    except OSError:
+                        continue
+                    if "(coqchk)" in stat and mine(int(entry.name)):  # this process's, not another user's
+                        fields = stat[stat.rindex(")") + 2:].split()
+                        seen_chk[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
+            time.sleep(0.1)
+
+    def mine(pid: int) -> bool:
+        while pid > 1:
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                return False
+            pid = int(stat[stat.rindex(")") + 2:].split()[1])
+            if pid == os.getpid():
+                return True
+        return False
+
+    def reap() -> None:
+        time.sleep(0.5)
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    return
+            except ChildProcessError:
+                return
+
+    for name in names:
+        entry = CHEATS / name
+        expect = json.loads((entry / "expect.json").read_text(encoding="utf-8")) if "cheat/" in name else {}
+        task, data = entry_task(entry)
+        cls = KernelSide if expect.get("kernel_layer") else RocqProver
+        totals: list[float] = []
+        watched: list[float] = []  # coqchk's CPU as /proc showed it while it ran (killed ones included)
+        tools: dict[str, list[float]] = {}
+        for _ in range(repeat):
+            prover = backend(cls=cls)
+            with tempfile.TemporaryDirectory() as scratch:
+                prover.check_template(task, Path(scratch), 300)  # warm, not counted
+                del trace.LOG[:]
+                before = everything()
+                seen_chk.clear()
+                watching.set()
+                watcher = threading.Thread(target=watch)
+                watcher.start()
+                verdict = verify_candidate(task, prover, data, builddir=Path(scratch) / "b", timeout=300)
+                watching.clear()
+                watcher.join()
+                reap()
+                totals.append(everything() - before)
+                watched.append(sum(seen_chk.values()))
+            seen: dict[str, float] = {}
+            for _start, _end, _thread, what in trace.LOG:
+                used, _, command = what.partition("] ")
+                words = command.split(" ")  # the sandbox's own init runs the tool: find it among the words
+                tool = ("judge" if "audit.v" in words else "coqchk" if "coqchk" in words else
+                        "compile" if "coqc" in words else words[0])
+                if used.startswith("[CPU "):
+                    seen[tool] = seen.get(tool, 0.0) + float(used[5:-2])
+            for tool, spent in seen.items():
+                tools.setdefault(tool, []).append(spent)
+        first = next((layer.name for layer in verdict.layers if layer.ok is False or layer.infra), "-")
+        parts = ", ".join(f"{tool} {statistics.median(cpu):.2f}" for tool, cpu in sorted(tools.items()))
+        rest = statistics.median(totals) - sum(statistics.median(cpu) for cpu in tools.values())
+        print(f"{name}: {verdict.verdict} at {first}; total {statistics.median(totals):.2f} s CPU ({parts}); "
+              f"python and killed orphans {rest:.2f}; coqchk seen in /proc {statistics.median(watched):.2f}")
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or argv[0] not in ("processes", "flow", "corpus", "corpus-flow"):
+    if len(argv) < 2 or argv[0] not in ("processes", "flow", "corpus", "corpus-flow", "kinds"):
         print(__doc__, file=sys.stderr)
         return 2
     os.environ.setdefault("PUTNAMBENCH_ROOT", str(CHEATS.parents[2] / "shared" / "benchmarks" / "PutnamBench"))
     if argv[0] == "processes":
         processes(argv[1:])
+    elif argv[0] == "kinds":
+        kinds(argv[1:])
     elif argv[0] == "flow":
         flow(argv[1:])
     else:

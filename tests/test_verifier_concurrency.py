@@ -1,9 +1,10 @@
 """The verifier overlaps two prover processes where its layers allow it, and kills the one it no longer needs.
 
-A backend that declares ``concurrent_layers`` (Rocq) gets its candidate compiled beside the template check and
-``coqchk`` run beside the kernel judge's audit; the verdict is the one the sequential order gives, and a
-rejection by the audit kills the running checker instead of waiting for it. A backend that says nothing keeps
-the sequential order: a later step never starts when an earlier layer rejected.
+A backend that declares ``concurrent_layers`` (Rocq) gets its candidate compiled beside the template check and,
+while a core is idle, ``coqchk`` run beside the kernel judge's audit; the verdict is the one the sequential order
+gives, and a rejection by the audit kills the running checker instead of waiting for it. On a busy machine coqchk
+starts only once the judge passed, so a rejected candidate pays for no checker (issue 33 item 18). A backend that
+says nothing keeps the sequential order: a later step never starts when an earlier layer rejected.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from typing import Any
 import pytest
 
 from conftest import PUTNAM, require_tool
+from pytest_forall.core import verify as verify_module
 from pytest_forall.core.model import Layer
 from pytest_forall.core.proc import in_background, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult
 from pytest_forall.core.verify import task_from_template, verify_candidate
-from pytest_forall.lang.rocq.backend import RocqProver
+from pytest_forall.lang.rocq.backend import CHECKER_CLAUSE, RocqProver
 
 PROOFS = Path(__file__).parent / "data" / "proofs"
 SRC = PUTNAM / "coq" / "src"
@@ -131,6 +133,37 @@ class Recording:
         return Layer("independent_check", True)
 
 
+class ConcurrentRecording(Recording):
+    """The same backend declaring ``concurrent_layers``, as Rocq does."""
+
+    concurrent_layers = True
+
+
+@pytest.mark.parametrize("reject", ["statement", "audit", ""])
+def test_on_a_busy_machine_the_checker_starts_only_after_the_judge_passed(
+        reject: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No core idle: a concurrent backend's checker is not started beside the audit, so a candidate the judge rejects
+    causes no checker run, and an accepted one still gets the checker's verdict, after the audit."""
+    monkeypatch.setattr(verify_module, "_idle_core", lambda: False)
+    prover = ConcurrentRecording(reject)
+    task = task_from_template("rocq", SRC / "putnam_2001_a1.v")
+    verdict = verify_candidate(task, prover, b"Theorem x : True. Proof. exact I. Qed.\n", builddir=tmp_path)
+    assert verdict.accepted == (reject == "")
+    if reject:  # the step that rejected was the last: no checker before, beside or after it
+        assert prover.calls[-1] == reject and "checker" not in prover.calls, prover.calls
+    else:
+        assert prover.calls[-2:] == ["audit", "checker"], prover.calls
+
+
+@pytest.mark.parametrize(("load", "cores", "idle"), [(0.3, 2, True), (1.0, 2, True), (1.4, 2, False), (7.5, 2, False),
+                                                      (0.0, 1, False), (2.5, 4, True)])
+def test_a_core_is_idle_while_the_load_leaves_one_unused(load: float, cores: int, idle: bool,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(verify_module.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(verify_module.os, "sched_getaffinity", lambda _pid: set(range(cores)))
+    assert verify_module._idle_core() is idle
+
+
 @pytest.mark.parametrize(("reject", "calls"), [
     ("template", ["template"]),
     ("statement", ["template", "compile", "statement"]),
@@ -154,9 +187,11 @@ def _sequential() -> RocqProver:
     return prover
 
 
-def test_overlapping_layers_give_the_sequential_verdict_on_real_proofs(tmp_path: Path) -> None:
+def test_overlapping_layers_give_the_sequential_verdict_on_real_proofs(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     require_tool("coqc")
     require_tool("bwrap")
+    monkeypatch.setattr(verify_module, "_idle_core", lambda: True)  # an idle core: coqchk beside the judge
     for problem in ("putnam_2001_a1", "putnam_2008_a1"):
         task = task_from_template("rocq", SRC / f"{problem}.v")
         data = (PROOFS / f"{problem}.v").read_bytes()
@@ -188,8 +223,9 @@ class SlowChecker(RocqProver):
         return Layer("independent_check", result.returncode == 0, "slow checker")
 
 
-def test_a_statement_rejection_kills_the_running_checker(tmp_path: Path) -> None:
+def test_a_statement_rejection_kills_the_running_checker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require_tool("coqc")
+    monkeypatch.setattr(verify_module, "_idle_core", lambda: True)  # an idle core: the checker starts beside the judge
     text = (PROOFS / "putnam_2001_a1.v").read_text()
     weakened = text.replace("(hop : forall (a b: A), op (op a b) a = b)",
                             "(hop : forall (a b: A), op (op a b) a = b)\n    (extra : forall a b : A, a = b)")
@@ -206,3 +242,48 @@ def test_a_statement_rejection_kills_the_running_checker(tmp_path: Path) -> None
     assert (tmp_path / "pid").is_file(), "the checker did not run beside the judge"
     assert not _alive(int((tmp_path / "pid").read_text()))
     assert elapsed < 45, f"the verifier waited for the checker ({elapsed:.1f} s)"
+
+
+class Traced(RocqProver):
+    """The real backend recording each prover process it starts: the tool's name and when it started and ended."""
+
+    def __init__(self) -> None:
+        super().__init__({"sandbox": "none"})
+        self.runs: list[tuple[str, str, float, float]] = []
+
+    def _run(self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+             cpu_budget: bool = False) -> Any:
+        began = time.monotonic()
+        result = super()._run(argv, cwd, timeout, env, cpu_budget)
+        self.runs.append((os.path.basename(argv[0]), argv[-1], began, time.monotonic()))
+        return result
+
+
+def test_on_a_busy_machine_a_rejected_candidate_starts_no_coqchk_and_an_accepted_one_keeps_its_verdict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the real kernel, no core idle: a candidate the judge rejects, or the compile, causes no coqchk process; an
+    honest proof's coqchk runs after the judge's audit ended, and its verdict is in the record (issue 33 item 18)."""
+    require_tool("coqc")
+    monkeypatch.setattr(verify_module, "_idle_core", lambda: False)
+    task = task_from_template("rocq", SRC / "putnam_2001_a1.v")
+    text = (PROOFS / "putnam_2001_a1.v").read_text()
+    weakened = text.replace("(hop : forall (a b: A), op (op a b) a = b)",
+                            "(hop : forall (a b: A), op (op a b) a = b)\n    (extra : forall a b : A, a = b)")
+    wrong = text.replace("Qed.", "exact I. Qed.", 1)
+    assert weakened != text and wrong != text
+    for name, data, layer in [("weakened", weakened, "elaborated_statement"), ("wrong", wrong, "elaboration")]:
+        prover = Traced()
+        prover.static_layers = lambda task, text: []  # type: ignore[method-assign]  # the kernel layers must reject
+        verdict = verify_candidate(task, prover, data.encode(), builddir=tmp_path / name, timeout=300)
+        assert verdict.verdict == "reject" and next(x for x in verdict.layers if x.ok is False).name == layer
+        assert "coqchk" not in [tool for tool, *_ in prover.runs], prover.runs
+        if layer == "elaboration":  # a compile the candidate fails starts no judge either
+            assert [what for _, what, *_ in prover.runs] == ["p/putnam_2001_a1.v"], prover.runs
+    prover = Traced()
+    verdict = verify_candidate(task, prover, text.encode(), builddir=tmp_path / "honest", timeout=300)
+    assert verdict.accepted and verdict.strict and CHECKER_CLAUSE in verdict.guarantee
+    check = next(layer for layer in verdict.layers if layer.name == "independent_check")
+    assert check.ok and check.evidence["checker"] == "coqchk" and "Axioms" in check.evidence["summary"]
+    judged = [run for run in prover.runs if run[1] == "audit.v"][-1]
+    checked = next(run for run in prover.runs if run[0] == "coqchk")
+    assert checked[2] >= judged[3], prover.runs

@@ -183,12 +183,25 @@ def _alongside(concurrent: bool, step: Callable[..., Any], *args: Any) -> Iterat
     Either way the block asks for the result only after the layers before it passed, so the verdict and its
     layers are the same; concurrency only overlaps two prover processes (the candidate's compile with the
     template check, the independent checker with the audit), and an unneeded step is killed, not awaited.
+    The independent checker overlaps the audit only while a core is idle (:func:`_idle_core`): on a busy machine
+    the overlap gains no time and a candidate the judge rejects would pay for a checker run in vain.
     """
     if not concurrent:
         yield _Deferred(step, args)
         return
     with in_background(step, *args) as future:
         yield future
+
+
+def _idle_core() -> bool:
+    """A core is free beside the judge's process (the 1-minute load average leaves one of this process's cores
+    unused): only then does the independent checker start before the judge has passed (issue 33 item 18). Either
+    way the verdict is the same; the machine's load, not the candidate, decides only when coqchk starts."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return cores > 1 and os.getloadavg()[0] <= cores - 1
 
 
 def _judged_from_records(prover: Prover, task: Task, data: bytes) -> bool:
@@ -237,7 +250,8 @@ def _verify_compiled(task: Task, prover: Prover, data: bytes, layers: list[Layer
         layers.append(prover.sentence_check(task, data, compiled))
         if layers[-1].ok is False:
             return _decide(layers, digest, (), False, 1)
-    with _alongside(concurrent, prover.independent_check, task, build, candidate, timeout) as checking:
+    overlap = concurrent and _idle_core()  # coqchk beside the judge, or only once the judge passed
+    with _alongside(overlap, prover.independent_check, task, build, candidate, timeout) as checking:
         if isinstance(prover, ChecksStatement):
             layers.append(prover.statement_check(task, build, timeout))
             if layers[-1].ok is False:
