@@ -405,3 +405,56 @@ def test_project_modes_readings_tell_a_spent_budget_from_a_starved_run(tmp_path:
     assert ("CPU budget" if spent else "wall-clock backstop") in layer.reason, layer.reason
     _, problem = run_files_dump(lambda args, cwd: ran, tmp_path, [], [("P.A", ["a"])])
     assert problem == "timed out" if spent else problem.startswith(f"{JUDGE_COULD_NOT_RUN}coqc was stopped"), problem
+
+
+# --- a stopped process ends at its stall window, not at 10 x its budget ------------------------------------------
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_a_run_whose_tree_uses_no_cpu_ends_as_stalled_before_its_backstop(sandbox: str, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CPU-budgeted run stopped outright (no CPU at all) is ended once it used none for ``CPU_STALL_SECONDS`` (here
+    1 s), starved (infra) and named so, not at its wall backstop (here 30 s; 10 x its budget in the prover). Before, it
+    waited the whole backstop. A run that keeps computing is not stalled (the budget ends it: its own cost)."""
+    from pytest_forall.core import proc
+
+    monkeypatch.setattr(proc, "CPU_STALL_SECONDS", 1.0, raising=False)
+    if sandbox == "bwrap":
+        require_tool("bwrap")
+        from pytest_forall.isolation.sandbox import prover_runner
+
+        run: Any = prover_runner(tmp_path / "log")
+    else:
+        run = run_command
+    work = tmp_path / "work"
+    work.mkdir()
+    stopped = run(STOP, cwd=work, timeout=30, cpu_s=300)
+    assert stopped.timed_out and stopped.duration < 15, (stopped.duration, stopped.extra)
+    assert not stopped.extra["cpu_spent"] and "used no CPU for 1 s" in stopped.starved, stopped.starved
+    burnt = run(BURN, cwd=work, timeout=30, cpu_s=2.5)
+    assert burnt.extra["cpu_spent"] and not burnt.starved and not burnt.extra.get("cpu_stalled_s"), burnt.extra
+
+
+def test_a_stalled_project_judge_session_is_infra_within_its_stall_window(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project's judge session has a 300 CPU-second floor (``max(timeout, 300.0)``, sessions.py), so its wall backstop
+    was 3000 s: a stopped session held its item ~50 min before infra. Now the session (the backend's judge run, as
+    project mode calls it) ends once its coqc used no CPU for the stall window, as infra naming it. The runner caps the
+    wall at 20 s, so the code before this change ends there by its backstop (and fails the assertion) instead of
+    hanging."""
+    require_tool("coqc")
+    from pytest_forall.core import proc
+    from pytest_forall.lang.rocq.backend import RocqProver
+    from pytest_forall.lang.rocq.judge import JUDGE_COULD_NOT_RUN, run_file_dump
+
+    monkeypatch.setattr(proc, "CPU_STALL_SECONDS", 1.0, raising=False)
+    calls: list[dict[str, Any]] = []
+
+    def stopped(argv: Sequence[str], *, cwd: Path | str, timeout: float | None, **kw: Any) -> ProcResult:
+        calls.append({"timeout": timeout, **kw})
+        return run_command(STOP, cwd=cwd, timeout=min(timeout or 20, 20), **kw)
+
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache")}, runner=stopped)
+    prover.plugin = tmp_path  # the session never starts coqc here: the plugin's path is only passed along
+    dump, problem = run_file_dump(prover._judge_run(300.0), tmp_path, [], "Lib.A", ["Lib.A.l"])
+    assert dump is None and calls[-1]["cpu_s"] == 300.0 and calls[-1]["timeout"] == 3000.0, calls
+    assert problem.startswith(f"{JUDGE_COULD_NOT_RUN}coqc was stopped") and "used no CPU" in problem, problem
