@@ -364,11 +364,60 @@ def test_a_judge_plugin_build_that_times_out_says_so(tmp_path: Path, monkeypatch
     tool.write_text("#!/bin/sh\nkill -STOP $$\n")
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tool.parent}:{os.environ['PATH']}")
-    monkeypatch.setattr(judge, "PLUGIN_BUILD_WALL_SECONDS", 1.0)
+    monkeypatch.setattr(judge, "PLUGIN_BUILD_CPU_SECONDS", 0.1)  # its backstop: 1 s
     plugin, problem = judge.plugin_dir(tmp_path / "cache", "a version no cache holds")
     assert plugin is None and problem.startswith(judge.PLUGIN_BUILD_TIMED_OUT), problem
-    assert "coqpp" in problem and "apt-get" not in problem, problem
+    assert "coqpp" in problem and "apt-get" not in problem and "wall-clock backstop" in problem, problem
     assert not [p for p in (tmp_path / "cache").iterdir() if p.is_dir()], "a failed build was kept"
+
+
+def test_a_judge_plugin_build_the_machine_paused_still_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build step the loaded machine did not run for a while (``coqpp`` stopped 3 s, then answering) is not a failed
+    build: each step's budget is CPU seconds (here 1 s), the wall clock a backstop 10 times longer. Before, the step's
+    limit was wall time (here 1 s): the build "timed out" on a loaded machine, every verdict of the run infra."""
+    require_tool("coqc")
+    from pytest_forall.lang.rocq import judge
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "coqpp").write_text(
+        "#!/bin/sh\n(sleep 3; kill -CONT $$) </dev/null >/dev/null 2>&1 & kill -STOP $$\n: > forall_judge.ml\n")
+    (bin_dir / "ocamlfind").write_text("#!/bin/sh\n: > forall_judge.cmxs\n")
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setattr(judge, "PLUGIN_BUILD_CPU_SECONDS", 1.0, raising=False)
+    monkeypatch.setattr(judge, "PLUGIN_BUILD_WALL_SECONDS", 1.0, raising=False)  # the former wall limit
+    plugin, problem = judge.plugin_dir(tmp_path / "cache", "a version no cache holds")
+    assert problem == "" and plugin is not None and (plugin / judge.PLUGIN_PACKAGE / "META").is_file(), problem
+
+
+def test_a_roots_library_probe_is_cpu_budgeted_and_a_starved_one_is_infra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root filesystem's ``coqc -where`` (the sandbox's libraries, the fingerprint) and ``coqc --version`` are asked
+    under the probes' CPU budget with the wall clock as backstop (before: 60 s of wall, an answer a loaded machine
+    may not give); one the backstop ends starved raises ToolchainProbeFailed naming it (infra, not cached), never an
+    empty library list."""
+    from pytest_forall.core.prover import ToolchainProbeFailed
+    from pytest_forall.lang.rocq import backend, toolchain
+    from pytest_forall.lang.rocq.toolchain import PROBE_CPU_SECONDS, PROBE_TIMED_OUT, Toolchain
+
+    calls: list[dict[str, Any]] = []
+
+    def starved(tool: Any, argv: Sequence[str], cwd: Path, timeout: float = 300, env: Any = None,
+                cpu_s: float | None = None) -> ProcResult:
+        calls.append({"argv": list(argv), "timeout": timeout, "cpu_s": cpu_s})
+        return ProcResult(list(argv), 124, "", "", timeout, True, {"cpu_budget_s": cpu_s, "cpu_used_s": 0.0,
+                                                                      "cpu_spent": False})
+
+    monkeypatch.setattr(backend, "run_in", starved)
+    monkeypatch.setattr(toolchain, "run_in", starved)
+    monkeypatch.setattr(toolchain, "_PROBED", {})
+    with pytest.raises(ToolchainProbeFailed, match="wall-clock backstop"):
+        backend.coq_library_dirs("/usr/bin/coqc", "/a-root-no-test-made")
+    line, info = toolchain.probe(Toolchain("/a-root-no-test-made", root="/a-root-no-test-made"))
+    assert info is None and line.startswith(PROBE_TIMED_OUT) and "wall-clock backstop" in line, line
+    assert [c["cpu_s"] for c in calls] == [PROBE_CPU_SECONDS] * 2, calls
+    assert not toolchain._PROBED, "a probe without an answer was kept"
 
 
 def test_a_project_prover_whose_probe_got_no_answer_is_asked_again_on_the_next_item(
