@@ -175,3 +175,22 @@ def test_each_mutation_kind_makes_the_change_it_names(kind: str, changed: set[st
         assert any(piece in mutant for piece in changed), mutant
     assert audit_generated.mutate(TEMPLATE.replace("exists m : nat, ", ""), "t", "swap_quantifiers",
                                   random.Random(0)) is None
+
+
+def test_a_statement_whose_preparation_spent_its_budget_is_not_counted_as_not_loading(tmp_path: Path) -> None:
+    """The corpus's rows tell a template whose statement preparation (an audit tie's conversion, ``Goal.load_cpu``)
+    spent its CPU budget from one that does not load. Before, both were "does not load" (``load failed`` anywhere in
+    the log), mixing the budget's end with templates that do not compile."""
+    require_tool("coqtop")
+    from pytest_forall.lang.rocq.coqtop import Goal, TacticProbe
+
+    burning = "Definition burn : nat := ltac:(do 1000000 (do 1000000 idtac); exact 0).\nLemma g : True.\nProof.\n"
+    broken = "Definition bad := no_such_name_anywhere.\nLemma g : True.\nProof.\n"
+    fine = "Lemma g : True.\nProof.\n"
+    logs = {}
+    for name, statement in (("burning", burning), ("broken", broken), ("fine", fine)):
+        _, _, logs[name] = TacticProbe("coqtop", 2048).run_goals(
+            "", [Goal(statement, "g", [("exact I", 5.0)], load_cpu=0.5)], tmp_path)
+    statuses = {name: audit_generated.load_status(log) for name, log in logs.items()}
+    assert statuses == {"burning": "preparation budget spent", "broken": "does not load", "fine": "loads"}, logs
+    assert audit_generated.load_status("load failed: TIMEOUT") == "not searched: load timed out"
