@@ -143,6 +143,24 @@ def corpus(root: Path, seed: int, count: int, per_kind: int, pool_rule: str = "r
     return entries
 
 
+#: How a row's template loaded (``load``): every goal stated; a statement's preparation (an audit tie's conversion)
+#: interrupted by its CPU budget (the budget's end, not a template that does not compile); a load the wall clock
+#: ended (not searched); a statement or preamble that does not load
+LOAD_STATUSES = ("loads", "preparation budget spent", "not searched: load timed out", "does not load")
+
+
+def load_status(log: str) -> str:
+    """The :data:`LOAD_STATUSES` entry of a search's log (the probe's ``load failed`` lines)."""
+    from pytest_forall.lang.rocq.coqtop import LOAD_BUDGET_SPENT
+
+    failed = re.findall(r"load failed: (\S*)", log)
+    if any(what != "TIMEOUT" for what in failed):
+        return "does not load"
+    if failed:
+        return "not searched: load timed out"
+    return "preparation budget spent" if LOAD_BUDGET_SPENT in log else "loads"
+
+
 def measure_one(entry: dict[str, Any], directory: Path, cpu: float) -> dict[str, Any]:
     """One entry audited: the findings whose certificate the verifier accepted (each saved with its derived
     template, for ``forall verify``), whether the template loaded, and the log's per-strategy spend."""
@@ -174,7 +192,8 @@ def measure_one(entry: dict[str, Any], directory: Path, cpu: float) -> dict[str,
     lines = search.log.splitlines()
     strategies = next((line.split(": ", 1)[1] for line in lines if line.startswith("audit strategies: ")), "")
     return {"id": entry["id"], "kind": entry["kind"], "found": found, "strategies": strategies,
-            "loaded": "load failed" not in search.log, "spent": lines[-1] if lines else "",
+            "loaded": load_status(search.log) == "loads", "load": load_status(search.log),
+            "spent": lines[-1] if lines else "",
             "seconds": round(time.monotonic() - started, 1), "dir": str(where)}
 
 
@@ -252,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     controls = [r for r in rows if r["kind"] == "control"]
     print(f"controls: {len(controls)} ({sum(r['loaded'] for r in controls)} load), flagged: "
           f"{[r['id'] for r in controls if r['found']]}")
+    for group, members in (("controls", controls), ("mutants", [r for r in rows if r["kind"] != "control"])):
+        counts = {status: sum(r["load"] == status for r in members) for status in LOAD_STATUSES}
+        print(f"{group} by load: " + ", ".join(f"{status} {n}" for status, n in counts.items()))
     return 0
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, require_tool
+from conftest import PUTNAM, REPO, require_path, require_tool
 from pytest_forall.core.audit import AUDIT_FALSE, AUDIT_VACUOUS, audit_pack, derived_tasks
 from pytest_forall.core.verify import verify_candidate
 from pytest_forall.lang.rocq.audit import EARLY, GENERATED, STRATEGIES, strategy_spend
@@ -175,3 +175,52 @@ def test_each_mutation_kind_makes_the_change_it_names(kind: str, changed: set[st
         assert any(piece in mutant for piece in changed), mutant
     assert audit_generated.mutate(TEMPLATE.replace("exists m : nat, ", ""), "t", "swap_quantifiers",
                                   random.Random(0)) is None
+
+
+def test_a_statement_whose_preparation_spent_its_budget_is_not_counted_as_not_loading(tmp_path: Path) -> None:
+    """The corpus's rows tell a template whose statement preparation (an audit tie's conversion, ``Goal.load_cpu``)
+    spent its CPU budget from one that does not load. Before, both were "does not load" (``load failed`` anywhere in
+    the log), mixing the budget's end with templates that do not compile."""
+    require_tool("coqtop")
+    from pytest_forall.lang.rocq.coqtop import Goal, TacticProbe
+
+    burning = "Definition burn : nat := ltac:(do 1000000 (do 1000000 idtac); exact 0).\nLemma g : True.\nProof.\n"
+    broken = "Definition bad := no_such_name_anywhere.\nLemma g : True.\nProof.\n"
+    fine = "Lemma g : True.\nProof.\n"
+    logs = {}
+    for name, statement in (("burning", burning), ("broken", broken), ("fine", fine)):
+        _, _, logs[name] = TacticProbe("coqtop", 2048).run_goals(
+            "", [Goal(statement, "g", [("exact I", 5.0)], load_cpu=0.5)], tmp_path)
+    statuses = {name: audit_generated.load_status(log) for name, log in logs.items()}
+    assert statuses == {"burning": "preparation budget spent", "broken": "does not load", "fine": "loads"}, logs
+    assert audit_generated.load_status("load failed: TIMEOUT") == "not searched: load timed out"
+
+
+@pytest.mark.parametrize("guarded", [True, False])
+def test_a_stack_overflow_cuts_the_strategy_short_never_the_item(tmp_path: Path, shared_prover_cache: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch, guarded: bool) -> None:
+    """putnam_1991_b4 (Coquelicot's ``sum_n`` of ``Binomial.C``): ``generated-backtracking`` at ``p := 5`` ran the
+    closers' ``vm_compute in *``, which unfolds ``Binomial.C 10 5`` into ``fact 10``, a unary natural 3 628 800 deep:
+    "Error: Stack overflow." ended the whole script (no tactic catches it), its later candidates untried, and the log
+    said nothing. The closers' evaluation now skips a context naming a factorial or binomial (``unary_guard``): the
+    strategy searches to its end. Without the guard (the former shape), the overflow is reported as the strategy's own:
+    "cut short by a stack overflow" on the ``audit strategies`` line, never the item's timeout or infra."""
+    require_tool("coqtop")
+    from pytest_forall.lang.rocq.audit import tactics
+    from pytest_forall.lang.rocq.backend import RocqProver
+
+    source = require_path(PUTNAM / "coq" / "src" / "putnam_1991_b4.v", "PutnamBench")
+    if not guarded:
+        monkeypatch.setattr(tactics, "unary_guard", lambda features: "")
+    task = parse_coq(source.stem, source, source.read_text(encoding="utf-8"))
+    pack = audit_pack("rocq")
+    assert pack is not None
+    search = pack.search(task, derived_tasks(task), RocqProver({"cache_dir": str(shared_prover_cache)}), tmp_path,
+                         time.monotonic() + 600, cpu_seconds=20.0,
+                         strategies=frozenset({"generated-backtracking"}))  # type: ignore[call-arg]
+    spend = next(line for line in search.log.splitlines() if line.startswith("audit strategies: "))
+    assert "generated-backtracking " in spend and not search.timed_out, search.log[-1500:]
+    if guarded:
+        assert "Stack overflow" not in search.log and "cut short" not in spend, search.log[-1500:]
+    else:
+        assert spend.endswith("(cut short by a stack overflow: generated-backtracking)"), spend

@@ -29,18 +29,22 @@ BURN = ["/bin/sh", "-c", "while :; do :; done"]
 STOP = ["/bin/sh", "-c", "kill -STOP $$; echo resumed"]
 
 
+def _runner(sandbox: str, tmp_path: Path) -> Any:
+    """The prover's runner: unsandboxed (``run_command``) or the sandbox's (the default for ``forall verify``)."""
+    if sandbox == "none":
+        return run_command
+    require_tool("bwrap")
+    from pytest_forall.isolation.sandbox import prover_runner
+
+    return prover_runner(tmp_path / "log")
+
+
 @pytest.mark.parametrize("sandbox", ["none", "bwrap"])
 def test_a_cpu_budget_tells_a_spent_budget_from_a_starved_run(sandbox: str, tmp_path: Path) -> None:
     """The same runner call shape the prover uses (``cpu_s`` budget, ``timeout`` the backstop): a burning process is
     killed by its budget (not starved: its own cost); a stopped one by the backstop with its budget unspent
     (starved: the machine's). Unsandboxed and in the sandbox (the default for ``forall verify``)."""
-    if sandbox == "bwrap":
-        require_tool("bwrap")
-        from pytest_forall.isolation.sandbox import prover_runner
-
-        run: Any = prover_runner(tmp_path / "log")
-    else:
-        run = run_command
+    run = _runner(sandbox, tmp_path)
     tmp_path = tmp_path / "work"
     tmp_path.mkdir()
     burnt = run(BURN, cwd=tmp_path, timeout=60, cpu_s=0.5)
@@ -364,11 +368,60 @@ def test_a_judge_plugin_build_that_times_out_says_so(tmp_path: Path, monkeypatch
     tool.write_text("#!/bin/sh\nkill -STOP $$\n")
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tool.parent}:{os.environ['PATH']}")
-    monkeypatch.setattr(judge, "PLUGIN_BUILD_WALL_SECONDS", 1.0)
+    monkeypatch.setattr(judge, "PLUGIN_BUILD_CPU_SECONDS", 0.1)  # its backstop: 1 s
     plugin, problem = judge.plugin_dir(tmp_path / "cache", "a version no cache holds")
     assert plugin is None and problem.startswith(judge.PLUGIN_BUILD_TIMED_OUT), problem
-    assert "coqpp" in problem and "apt-get" not in problem, problem
+    assert "coqpp" in problem and "apt-get" not in problem and "wall-clock backstop" in problem, problem
     assert not [p for p in (tmp_path / "cache").iterdir() if p.is_dir()], "a failed build was kept"
+
+
+def test_a_judge_plugin_build_the_machine_paused_still_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build step the loaded machine did not run for a while (``coqpp`` stopped 3 s, then answering) is not a failed
+    build: each step's budget is CPU seconds (here 1 s), the wall clock a backstop 10 times longer. Before, the step's
+    limit was wall time (here 1 s): the build "timed out" on a loaded machine, every verdict of the run infra."""
+    require_tool("coqc")
+    from pytest_forall.lang.rocq import judge
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "coqpp").write_text(
+        "#!/bin/sh\n(sleep 3; kill -CONT $$) </dev/null >/dev/null 2>&1 & kill -STOP $$\n: > forall_judge.ml\n")
+    (bin_dir / "ocamlfind").write_text("#!/bin/sh\n: > forall_judge.cmxs\n")
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setattr(judge, "PLUGIN_BUILD_CPU_SECONDS", 1.0, raising=False)
+    monkeypatch.setattr(judge, "PLUGIN_BUILD_WALL_SECONDS", 1.0, raising=False)  # the former wall limit
+    plugin, problem = judge.plugin_dir(tmp_path / "cache", "a version no cache holds")
+    assert problem == "" and plugin is not None and (plugin / judge.PLUGIN_PACKAGE / "META").is_file(), problem
+
+
+def test_a_roots_library_probe_is_cpu_budgeted_and_a_starved_one_is_infra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root filesystem's ``coqc -where`` (the sandbox's libraries, the fingerprint) and ``coqc --version`` are asked
+    under the probes' CPU budget with the wall clock as backstop (before: 60 s of wall, an answer a loaded machine
+    may not give); one the backstop ends starved raises ToolchainProbeFailed naming it (infra, not cached), never an
+    empty library list."""
+    from pytest_forall.core.prover import ToolchainProbeFailed
+    from pytest_forall.lang.rocq import backend, toolchain
+    from pytest_forall.lang.rocq.toolchain import PROBE_CPU_SECONDS, PROBE_TIMED_OUT, Toolchain
+
+    calls: list[dict[str, Any]] = []
+
+    def starved(tool: Any, argv: Sequence[str], cwd: Path, timeout: float = 300, env: Any = None,
+                cpu_s: float | None = None) -> ProcResult:
+        calls.append({"argv": list(argv), "timeout": timeout, "cpu_s": cpu_s})
+        return ProcResult(list(argv), 124, "", "", timeout, True, {"cpu_budget_s": cpu_s, "cpu_used_s": 0.0,
+                                                                      "cpu_spent": False})
+
+    monkeypatch.setattr(backend, "run_in", starved)
+    monkeypatch.setattr(toolchain, "run_in", starved)
+    monkeypatch.setattr(toolchain, "_PROBED", {})
+    with pytest.raises(ToolchainProbeFailed, match="wall-clock backstop"):
+        backend.coq_library_dirs("/usr/bin/coqc", "/a-root-no-test-made")
+    line, info = toolchain.probe(Toolchain("/a-root-no-test-made", root="/a-root-no-test-made"))
+    assert info is None and line.startswith(PROBE_TIMED_OUT) and "wall-clock backstop" in line, line
+    assert [c["cpu_s"] for c in calls] == [PROBE_CPU_SECONDS] * 2, calls
+    assert not toolchain._PROBED, "a probe without an answer was kept"
 
 
 def test_a_project_prover_whose_probe_got_no_answer_is_asked_again_on_the_next_item(
@@ -405,3 +458,50 @@ def test_project_modes_readings_tell_a_spent_budget_from_a_starved_run(tmp_path:
     assert ("CPU budget" if spent else "wall-clock backstop") in layer.reason, layer.reason
     _, problem = run_files_dump(lambda args, cwd: ran, tmp_path, [], [("P.A", ["a"])])
     assert problem == "timed out" if spent else problem.startswith(f"{JUDGE_COULD_NOT_RUN}coqc was stopped"), problem
+
+
+# --- a stopped process ends at its stall window, not at 10 x its budget ------------------------------------------
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_a_run_whose_tree_uses_no_cpu_ends_as_stalled_before_its_backstop(sandbox: str, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CPU-budgeted run stopped outright (no CPU at all) is ended once it used none for ``CPU_STALL_SECONDS`` (here
+    2 s), starved (infra) and named so, not at its wall backstop (here 30 s; 10 x its budget in the prover). Before, it
+    waited the whole backstop. A run that keeps computing is not stalled (the budget ends it: its own cost)."""
+    from pytest_forall.core import proc
+
+    monkeypatch.setattr(proc, "CPU_STALL_SECONDS", 2.0, raising=False)
+    run = _runner(sandbox, tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    stopped = run(STOP, cwd=work, timeout=30, cpu_s=300)
+    assert stopped.timed_out and stopped.duration < 15, (stopped.duration, stopped.extra)
+    assert not stopped.extra["cpu_spent"] and "used no CPU for 2 s" in stopped.starved, stopped.starved
+    burnt = run(BURN, cwd=work, timeout=120, cpu_s=0.5)  # a loaded machine: 1/13 of a core still reaches 0.5 s
+    assert burnt.extra["cpu_spent"] and not burnt.starved and not burnt.extra.get("cpu_stalled_s"), burnt.extra
+
+
+def test_a_stalled_project_judge_session_is_infra_within_its_stall_window(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project's judge session has a 300 CPU-second floor (``max(timeout, 300.0)``, sessions.py), so its wall backstop
+    was 3000 s: a stopped session held its item ~50 min before infra. Now the session (the backend's judge run, as
+    project mode calls it) ends once its coqc used no CPU for the stall window, as infra naming it. The runner caps the
+    wall at 20 s, so the code before this change ends there by its backstop (and fails the assertion) instead of
+    hanging."""
+    require_tool("coqc")
+    from pytest_forall.core import proc
+    from pytest_forall.lang.rocq.backend import RocqProver
+    from pytest_forall.lang.rocq.judge import JUDGE_COULD_NOT_RUN, run_file_dump
+
+    monkeypatch.setattr(proc, "CPU_STALL_SECONDS", 1.0, raising=False)
+    calls: list[dict[str, Any]] = []
+
+    def stopped(argv: Sequence[str], *, cwd: Path | str, timeout: float | None, **kw: Any) -> ProcResult:
+        calls.append({"timeout": timeout, **kw})
+        return run_command(STOP, cwd=cwd, timeout=min(timeout or 20, 20), **kw)
+
+    prover = RocqProver({"cache_dir": str(tmp_path / "cache")}, runner=stopped)
+    prover.plugin = tmp_path  # the session never starts coqc here: the plugin's path is only passed along
+    dump, problem = run_file_dump(prover._judge_run(300.0), tmp_path, [], "Lib.A", ["Lib.A.l"])
+    assert dump is None and calls[-1]["cpu_s"] == 300.0 and calls[-1]["timeout"] == 3000.0, calls
+    assert problem.startswith(f"{JUDGE_COULD_NOT_RUN}coqc was stopped") and "used no CPU" in problem, problem

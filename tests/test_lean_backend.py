@@ -205,13 +205,15 @@ def test_non_json_stdout_is_kept_as_text(prover: LeanProver, tmp_path: Path) -> 
 def test_timeout_kills_the_process_group(
     prover: LeanProver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """lean (sleeping: no CPU) past its wall-clock backstop (10 x its 1 s CPU budget): the whole group is killed, and
+    the run, its budget unspent, is infra (the machine's), never the proof's timeout."""
     pidfile = tmp_path / "child.pid"
     monkeypatch.setenv("STANDIN_PIDFILE", str(pidfile))
     candidate = write_candidate(tmp_path, proof("by simp -- STANDIN_SLEEP: 60"))
     started = time.monotonic()
-    result = prover.compile(task(), tmp_path, candidate, timeout=3)
+    result = prover.compile(task(), tmp_path, candidate, timeout=1)
     assert time.monotonic() - started < 20
-    assert result.timed_out and not result.ok and result.messages[0]["kind"] == "forall.timeout"
+    assert not result.ok and "wall-clock backstop" in result.infra, result
     child = int(pidfile.read_text())
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -223,6 +225,74 @@ def test_timeout_kills_the_process_group(
     else:
         os.kill(child, signal.SIGKILL)
         pytest.fail("lean's child process survived the timeout")
+
+
+#: runs the tool stopped (SIGSTOP) until its wall limit: a process the loaded machine does not schedule
+STOPPED = ["/bin/sh", "-c", 'kill -STOP $$; exec "$@"', "lean"]
+#: burns CPU until killed, instead of the tool: a candidate whose elaboration computes past its budget
+BURNING = ["/bin/sh", "-c", "while :; do :; done"]
+
+
+def lean_runner(how: list[str] | None, calls: list[dict[str, Any]], wall: float = 3.0) -> Any:
+    """The real stand-in, except the candidate's compile (``-o``), run stopped (``STOPPED``) or replaced by a CPU
+    burner (``BURNING``) under the backend's own budget, its wall capped at ``wall`` seconds."""
+
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        if "-o" not in argv or how is None:
+            return run_command(argv, **kwargs)
+        calls.append({k: v for k, v in kwargs.items() if k in ("timeout", "cpu_s")})
+        kwargs["timeout"] = min(kwargs["timeout"], wall)
+        return run_command([*how, *argv] if how is STOPPED else how, **kwargs)
+
+    return runner
+
+
+def test_a_compile_the_machine_stopped_is_infra_never_a_timeout(project: Path, tmp_path: Path) -> None:
+    """An honest proof whose lean the machine did not run (stopped until its wall backstop, its CPU budget unspent)
+    is infra naming the backstop, never the proof's timeout. Before, the compile's limit was wall time: a stalled or
+    starved machine turned the proof into a ``forall.timeout`` rejection. The budget is CPU seconds, the wall clock a
+    backstop 10 times longer (as Rocq's compile)."""
+    calls: list[dict[str, Any]] = []
+    prover = LeanProver({"lean_project": str(project)}, runner=lean_runner(STOPPED, calls))
+    result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("by simp")), 60)
+    assert calls == [{"timeout": 600, "cpu_s": 60}], calls
+    assert not result.ok and "wall-clock backstop" in result.infra and not result.messages, result
+
+
+def test_a_compile_that_spends_its_cpu_budget_is_the_proofs_timeout(project: Path, tmp_path: Path) -> None:
+    """An elaboration that computes past its CPU budget failed (its own cost, however loaded the machine): a
+    ``forall.timeout`` rejection saying its CPU was spent, not infra."""
+    calls: list[dict[str, Any]] = []
+    prover = LeanProver({"lean_project": str(project)}, runner=lean_runner(BURNING, calls, wall=30))
+    result = prover.compile(task(), tmp_path, write_candidate(tmp_path, proof("by simp")), 0.5)
+    assert calls == [{"timeout": 5, "cpu_s": 0.5}], calls
+    assert result.timed_out and not result.ok and not result.infra, result
+    assert result.messages[0]["kind"] == "forall.timeout" and "CPU spent" in result.messages[0]["data"], result
+
+
+def test_a_stalled_audit_or_checker_is_infra(project: Path, tmp_path: Path) -> None:
+    """The axiom audit and the independent checker have CPU budgets too: run stopped until their backstop, each is
+    infra naming it (before: the audit's wall timeout rejected the proof, the checker's was "not judged")."""
+    calls: list[dict[str, Any]] = []
+    candidate = write_candidate(tmp_path, proof("by simp"))
+    stopped = {"audit": False}
+
+    def runner(argv: list[str], **kwargs: Any) -> ProcResult:
+        if stopped["audit"] and "-o" not in argv and "--version" not in argv:
+            calls.append({k: v for k, v in kwargs.items() if k in ("timeout", "cpu_s")})
+            kwargs["timeout"] = min(kwargs["timeout"], 2.0)
+            return run_command([*STOPPED, *argv], **kwargs)
+        return run_command(argv, **kwargs)
+
+    prover = LeanProver({"lean_project": str(project), "lean_checker": str(STANDIN / "checker" / "leanchecker")},
+                        runner=runner)
+    assert prover.compile(task(), tmp_path, candidate, 60).ok
+    stopped["audit"] = True
+    audit = prover.audit_axioms(task(), tmp_path, candidate, 60)
+    assert not audit.ok and "wall-clock backstop" in audit.infra, audit
+    layer = prover.independent_check(task(), tmp_path, candidate, 60)
+    assert layer.ok is False and layer.infra and "wall-clock backstop" in layer.reason, layer
+    assert {"timeout": 600, "cpu_s": 60} in calls, calls
 
 
 def test_candidate_changed_during_compilation_is_rejected(project: Path, tmp_path: Path) -> None:

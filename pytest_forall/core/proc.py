@@ -53,6 +53,10 @@ class ProcResult:
             return ""
         used = self.extra.get("cpu_used_s")
         spent = "an unknown part" if used is None else f"{used:.1f} s"
+        if self.extra.get("cpu_stalled_s"):
+            return (f"stopped after {self.duration:.0f} s: its process tree used no CPU for "
+                    f"{self.extra['cpu_stalled_s']:g} s of wall time, with {spent} of its {budget:g} s CPU budget used "
+                    "(a stopped or stalled process, not the input)")
         return (f"stopped by its wall-clock backstop after {self.duration:.0f} s with {spent} of its {budget:g} s "
                 "CPU budget used (a loaded machine or a stalled process, not the input)")
 
@@ -75,6 +79,12 @@ TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 #: it; one the backstop ends anyway, its budget unspent, was starved or stalled (:attr:`ProcResult.starved`): the
 #: machine's, never its input's (the audit's ties and tactics measure their budgets the same way).
 CPU_WALL_FACTOR = 10
+#: A run with a CPU budget whose process tree used no CPU at all for this many seconds of wall is stopped as stalled
+#: (:attr:`ProcResult.starved`), without waiting for its backstop: a loaded machine still gives every runnable process
+#: some CPU each second (load 20 on 2 cores: about 1/10 of a core), so only a stopped process (SIGSTOP, a frozen
+#: cgroup) or one blocked on the machine uses none. A project's judge session (a 300 CPU-second floor) otherwise waited
+#: 10 x 300 s before its infra.
+CPU_STALL_SECONDS = 60.0
 
 
 def child_pids(pid: int) -> list[int]:
@@ -125,7 +135,10 @@ class CpuWatch:
     def __init__(self, pid: int, budget: float) -> None:
         self.pid, self.budget = pid, budget
         self.used: float | None = None
-        self.next_read = time.monotonic() + budget / CORES
+        now = time.monotonic()
+        #: when the tree's CPU last grew, and whether it then used none for :data:`CPU_STALL_SECONDS` (:meth:`read`)
+        self.progress_at, self.stalled = now, False
+        self.next_read = now + min(budget / CORES, CPU_STALL_SECONDS / 2)
 
     def spent(self, now: float | None = None) -> bool:
         """Whether the tree has used its budget (read now only when it could have)."""
@@ -135,20 +148,24 @@ class CpuWatch:
         return self.read(now)
 
     def read(self, now: float | None = None) -> bool:
-        """Read the tree's CPU now; whether the budget is spent."""
+        """Read the tree's CPU now; whether the budget is spent. A tree whose CPU did not grow for
+        :data:`CPU_STALL_SECONDS` is marked ``stalled`` (its watcher ends it: the machine's, never the input's)."""
         used = cpu_seconds(self.pid)
         now = time.monotonic() if now is None else now
         if used is None:
             self.next_read = now + POLL
             return False
+        if used > (self.used or 0.0):
+            self.progress_at = now
+        self.stalled = now - self.progress_at >= CPU_STALL_SECONDS
         self.used = used
-        self.next_read = now + max(POLL, (self.budget - used) / CORES)
+        self.next_read = now + min(max(POLL, (self.budget - used) / CORES), CPU_STALL_SECONDS / 2)
         return used >= self.budget
 
-    def wire(self, killed_by_budget: bool) -> dict[str, Any]:
+    def wire(self, killed_by_budget: bool, killed_stalled: bool = False) -> dict[str, Any]:
         """The run's record of its budget (``ProcResult.extra``): :attr:`ProcResult.starved` reads it."""
         return {"cpu_budget_s": self.budget, "cpu_used_s": None if self.used is None else round(self.used, 2),
-                "cpu_spent": killed_by_budget}
+                "cpu_spent": killed_by_budget, **({"cpu_stalled_s": CPU_STALL_SECONDS} if killed_stalled else {})}
 
 
 class _CpuKill(threading.Thread):
@@ -158,12 +175,15 @@ class _CpuKill(threading.Thread):
         super().__init__(daemon=True)
         self.proc, self.watch = proc, CpuWatch(proc.pid, budget)
         self.killed = False
+        #: ended because the tree used no CPU for :data:`CPU_STALL_SECONDS` (``killed`` stays False: its budget is unspent)
+        self.stalled = False
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(max(0.0, self.watch.next_read - time.monotonic())):
-            if self.watch.read():
-                self.killed = True
+            if self.watch.read() or self.watch.stalled:
+                self.killed = not self.watch.stalled
+                self.stalled = self.watch.stalled
                 kill_group(self.proc)
                 return
 
@@ -350,11 +370,11 @@ def run_command(argv: Sequence[str], *, cwd: Path | str, timeout: float | None,
                 cpu.done.set()
                 cpu.join()
             kill_group(proc)  # stragglers that stayed in the group after the leader exited
-    timed_out = timed_out or bool(cpu is not None and cpu.killed)
+    timed_out = timed_out or bool(cpu is not None and (cpu.killed or cpu.stalled))
     rc = proc.returncode if not timed_out else 124
     result = ProcResult(list(argv), rc, out or "", err or "", time.monotonic() - start, timed_out)
     if cpu is not None:
-        result.extra.update(cpu.watch.wire(cpu.killed))
+        result.extra.update(cpu.watch.wire(cpu.killed, cpu.stalled))
     if watch is not None:
         result.extra.update(rss_limit_mb=rss_mb, rss_peak_mb=watch.peak_kb // 1024, rss_exceeded=watch.exceeded)
     return result

@@ -277,7 +277,7 @@ def _run_bwrap(argv: Sequence[str], policy: SandboxPolicy, workspace: Path, audi
         report = supervisor.init_report or {}
         extra = {"sandbox": "bwrap", "sandbox_pid": supervisor.sandbox_pid,
                  "timed_out": supervisor.timed_out, "stalled": supervisor.stalled,
-                 **(supervisor.cpu.wire(supervisor.cpu_spent) if supervisor.cpu is not None else {}),
+                 **(supervisor.cpu.wire(supervisor.cpu_spent, supervisor.cpu_stalled) if supervisor.cpu is not None else {}),
                  "stopped_at_stall": supervisor.stopped_at_stall,
                  # the command died of a signal the harness did not send (it kills PID 1, and then no report
                  # comes): sent from inside the sandbox, or the kernel's (the memory cgroup's OOM killer)
@@ -524,6 +524,8 @@ class _Supervisor:
         #: the run's CPU budget (``SandboxPolicy.cpu_seconds``), and whether it ended the run
         self.cpu: CpuWatch | None = None
         self.cpu_spent = False
+        #: ended because its process tree used no CPU for ``CPU_STALL_SECONDS`` (:class:`CpuWatch`), its budget unspent
+        self.cpu_stalled = False
 
     @property
     def init_started(self) -> bool:
@@ -554,6 +556,9 @@ class _Supervisor:
                     deadline = now
                 if self.cpu is not None and not self.timed_out and self.cpu.spent(now):
                     self.cpu_spent = True
+                    deadline = now
+                elif self.cpu is not None and not self.timed_out and self.cpu.stalled:  # no CPU for a while: stopped
+                    self.cpu_stalled = True
                     deadline = now
                 if deadline is not None and now >= deadline:
                     if self.timed_out:  # the pid namespace is gone but something still holds our pipes

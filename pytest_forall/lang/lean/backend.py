@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_forall.core.binds import option_binds
 from pytest_forall.core.cache import cache_root
 from pytest_forall.core.model import Layer, Task, sha256_bytes
-from pytest_forall.core.proc import ProcResult, run_command
+from pytest_forall.core.proc import CPU_WALL_FACTOR, ProcResult, run_command
 from pytest_forall.core.prover import AxiomAudit, CompileResult, ProofTools
 from pytest_forall.core.registry import hookimpl
 from pytest_forall.lang.common import NotUnderstood
@@ -134,15 +134,18 @@ def failure(proc: ProcResult, messages: list[dict[str, Any]], raw: list[str], ti
             allow_sorry: bool) -> tuple[str, str]:
     """``(class, reason)`` of a rejected elaboration, ``("", "")`` when it passed.
 
-    Classes: ``timeout`` (wall clock), ``crash`` (stack overflow abort), ``heartbeats``, ``error``,
-    ``sorry`` — verdicts on the proof — and ``infra``: a non-zero exit with no Lean message (a Lake or elan
-    error [E4], ``INTERNAL PANIC: out of memory`` [R1], a kill, the memory limit), which says nothing
-    about the proof.
+    Classes: ``timeout`` (its CPU budget, ``timeout`` CPU seconds of its process tree, spent), ``crash`` (stack
+    overflow abort), ``heartbeats``, ``error``, ``sorry`` — verdicts on the proof — and ``infra``: a non-zero exit
+    with no Lean message (a Lake or elan error [E4], ``INTERNAL PANIC: out of memory`` [R1], a kill, the memory
+    limit), or a run the wall-clock backstop ended with its CPU budget unspent (:attr:`ProcResult.starved`: a loaded
+    machine or a stopped process), which says nothing about the proof.
     """
     rc, stderr = proc.returncode, proc.stderr
     tail = (stderr.strip() or " ".join(raw))[-300:]
+    if proc.starved:
+        return "infra", f"lean was {proc.starved}"
     if proc.timed_out:
-        return "timeout", f"wall-clock timeout after {timeout:.0f} s (process group killed)"
+        return "timeout", f"timed out: its {timeout:g} s of CPU spent (process group killed)"
     if proc.extra.get("rss_exceeded"):
         return "infra", (f"lean passed the resident-memory limit of {proc.extra.get('rss_limit_mb')} MB and was "
                          "killed (option lean_mem_mb)")
@@ -257,6 +260,8 @@ class _Audit:
     axioms: tuple[str, ...] = ()
     dump: str = ""
     output: str = ""
+    #: the problem is the machine's (a starved audit run), never a verdict on the candidate
+    infra: bool = False
 
 
 def dump_program(module: str, theorem: str) -> str:
@@ -448,11 +453,13 @@ class LeanProver:
         return env
 
     def _lean(self, args: list[str], cwd: Path, timeout: float) -> ProcResult:
-        """``$LEAN_SYSROOT/bin/lean`` with the probed ``LEAN_PATH`` plus ``cwd`` (argv paths are relative)."""
+        """``$LEAN_SYSROOT/bin/lean`` with the probed ``LEAN_PATH`` plus ``cwd`` (argv paths are relative); ``timeout``
+        is CPU seconds of its process tree, the wall clock a backstop ``CPU_WALL_FACTOR`` times longer (as Rocq's
+        compile: a starved run is infra, a spent budget the candidate's)."""
         assert self._sysroot is not None
         lean = str(self._sysroot / "bin" / "lean")
-        return self.runner([lean, f"-j{self._threads}", *args], cwd=cwd, timeout=timeout, env=self._env("."),
-                           rss_mb=self.mem_mb)
+        return self.runner([lean, f"-j{self._threads}", *args], cwd=cwd, timeout=timeout * CPU_WALL_FACTOR,
+                           cpu_s=timeout, env=self._env("."), rss_mb=self.mem_mb)
 
     def _unfetched(self) -> str:
         """A project Lake would have to resolve or download: refused, judged from files [K1]."""
@@ -539,8 +546,10 @@ class LeanProver:
     def _read_audit(proc: ProcResult, audit: str, sentinel: str, timeout: float) -> _Audit:
         """Trusted only when the output holds exactly: the theorem's report on line 2, the sentinel's on
         line 4 and one dump on line 6, all information messages of the audit file."""
+        if proc.starved:
+            return _Audit(f"the audit's lean was {proc.starved}", infra=True)
         if proc.timed_out:
-            return _Audit(f"axiom audit timed out after {timeout:.0f} s")
+            return _Audit(f"axiom audit timed out: its {timeout:g} s of CPU spent")
         messages, _ = parse_lean_output(proc.stdout)
         errors = [m["data"] for m in messages if m["severity"] == "error"]
         if proc.returncode != 0 or errors:
@@ -779,7 +788,8 @@ class LeanProver:
             return Layer(name, None, "not judged: the template's statement dump is not available", infra=True)
         audit = self._audit(build, task.theorem_name, timeout)
         if audit.problem:
-            return Layer(name, False, f"the statement dump failed: {audit.problem}", {"output": audit.output[-4000:]})
+            return Layer(name, False, f"the statement dump failed: {audit.problem}", {"output": audit.output[-4000:]},
+                         infra=audit.infra)
         if audit.dump != template["dump"]:
             first = next((i for i, (a, b) in enumerate(zip(audit.dump.splitlines(), str(template["dump"]).splitlines()))
                           if a != b), min(len(audit.dump.splitlines()), len(str(template["dump"]).splitlines())))
@@ -804,7 +814,8 @@ class LeanProver:
                               output=build.result.output)
         audit = self._audit(build, task.theorem_name, timeout)
         if audit.problem:
-            return AxiomAudit(ok=False, reason=audit.problem, output=audit.output)
+            return AxiomAudit(ok=False, reason=audit.problem, output=audit.output,
+                              infra=audit.problem if audit.infra else "")
         if audit.name != task.theorem_name:
             return AxiomAudit(ok=False, axioms=list(audit.axioms), output=audit.output,
                               reason=f"#print axioms reported {audit.name!r}, expected {task.theorem_name!r}")
@@ -839,13 +850,17 @@ class LeanProver:
         if not build.olean_intact():
             return Layer("independent_check", False, "the candidate did not compile to an .olean")
         argv = [checker, *(["--fresh"] if self.checker_fresh else []), build.module]
-        proc = self.runner(argv, cwd=build.directory, timeout=timeout, env=self._env("."), rss_mb=self.mem_mb)
+        proc = self.runner(argv, cwd=build.directory, timeout=timeout * CPU_WALL_FACTOR, cpu_s=timeout,
+                           env=self._env("."), rss_mb=self.mem_mb)
         output = (proc.stdout + proc.stderr).strip()
         name = Path(checker).name
         evidence = {"checker": name, "argv": argv, "returncode": proc.returncode, "output": output[-4000:],
                     "fresh": self.checker_fresh}
+        if proc.starved:  # the machine's, as Rocq's coqchk (``coqchk_layer``): infra, never "not judged"
+            return Layer("independent_check", False, f"{name} was {proc.starved}: not judged",
+                         {**evidence, "accident": "timed out"}, infra=True)
         if proc.timed_out:
-            return Layer("independent_check", None, f"not judged: {name} timed out after {timeout:.0f} s",
+            return Layer("independent_check", None, f"not judged: {name} spent its {timeout:g} s CPU budget",
                          {**evidence, "accident": "timed out"})
         if proc.returncode == 0:
             return Layer("independent_check", True, "", evidence)

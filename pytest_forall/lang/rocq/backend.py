@@ -61,12 +61,14 @@ from pytest_forall.lang.rocq.judge import (
 from pytest_forall.lang.rocq.lexer import mask
 from pytest_forall.lang.rocq.problem import ALIASES, NAME, outside_sections
 from pytest_forall.lang.rocq.toolchain import (
+    PROBE_CPU_SECONDS,
     PROBE_TIMED_OUT,
     Toolchain,
     VersionInfo,
     coqc_answer,
     coqc_where,
     label,
+    no_answer,
     probe,
     resolve,
     root_prefix,
@@ -282,10 +284,11 @@ def coq_library_dirs(coqc: str, root: str = "") -> tuple[Path, ...]:
     sandbox without the libraries, a fingerprint of none); not cached, so the next call asks again."""
     if root:
         ran = run_in(Toolchain(root, root=root), [os.path.basename(coqc), "-where"], Path(tempfile.gettempdir()),
-                     timeout=60)
+                     timeout=PROBE_CPU_SECONDS * CPU_WALL_FACTOR, cpu_s=PROBE_CPU_SECONDS)
         where = ran.stdout.strip()
         if ran.returncode != 0 or not where:
-            raise ToolchainProbeFailed(f"`{coqc} -where` in {root} gave no answer (exit {ran.returncode}): "
+            why = no_answer(ran) if ran.timed_out else f"exit {ran.returncode}"
+            raise ToolchainProbeFailed(f"`{coqc} -where` in {root} gave no answer ({why}): "
                                        f"{(ran.stdout + ran.stderr).strip()[-300:]}")
         return (Path(root + where), Path(root + where).parent / "coq-core", Path(root + where).parent / "rocq-runtime")
     where = coqc_where(coqc)

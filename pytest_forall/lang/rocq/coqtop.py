@@ -61,6 +61,9 @@ class Goal:
 
 #: Coq's answer when its ``Timeout`` (wall clock) expired (coq-core ``vernac/himsg.ml``: ``CErrors.Timeout``)
 _WALL_TIMEOUT = re.compile(r"Error:\s*Timeout!")
+#: The log's mark of a goal whose statement did not load because its computation spent the goal's CPU budget
+#: (``Goal.load_cpu``: coqtop interrupted, "User interrupt"): the budget's end, not a statement that does not load
+LOAD_BUDGET_SPENT = "load failed (its CPU budget spent): "
 #: How much of a closed goal's proof term ``TacticProbe.show_proof`` keeps.
 PROOF_CHARS = 200_000
 
@@ -230,7 +233,9 @@ class TacticProbe:
                         if not loaded:
                             if _WALL_TIMEOUT.search(text):  # a ``Timeout`` in the statement: a wall-clock backstop
                                 self.timed_out.append(f"loading {goal.theorem} (Coq's Timeout, wall clock)")
-                            log.append(f"{goal.theorem}: load failed: " + text[-1500:])
+                            spent = goal.load_cpu is not None and "User interrupt" in text
+                            log.append(f"{goal.theorem}: {LOAD_BUDGET_SPENT if spent else 'load failed: '}"
+                                       + text[-1500:])
                             end()
                             break
                         stated = True

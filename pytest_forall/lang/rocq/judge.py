@@ -26,9 +26,9 @@ from pathlib import Path
 from filelock import FileLock
 
 from pytest_forall.core.model import sha256_bytes
-from pytest_forall.core.proc import ProcResult
+from pytest_forall.core.proc import CPU_WALL_FACTOR, ProcResult
 from pytest_forall.lang.rocq.advisories import DETECTED, NEEDS_CHECKER
-from pytest_forall.lang.rocq.toolchain import Toolchain, probe, run_in, version_info
+from pytest_forall.lang.rocq.toolchain import Toolchain, no_answer, probe, run_in, version_info
 
 PROBLEM_ROOT = "ForallProblem"
 PLUGIN_SOURCE = Path(__file__).with_name("forall_judge.mlg")
@@ -128,8 +128,10 @@ def cached_entry(cache_dir: Path, key: str, build: Callable[[Path], list[str] | 
     return entry, ""
 
 
-#: Wall seconds each step of the judge plugin's build (coqpp, ocamlopt) may take
-PLUGIN_BUILD_WALL_SECONDS = 300.0
+#: CPU seconds each step of the judge plugin's build (coqpp, ocamlopt) may take; the wall clock is only a backstop
+#: ``CPU_WALL_FACTOR`` times longer (a loaded machine still builds it), and a step that used no CPU for
+#: ``CPU_STALL_SECONDS`` was stopped: either end is the machine's (:data:`PLUGIN_BUILD_TIMED_OUT`)
+PLUGIN_BUILD_CPU_SECONDS = 300.0
 #: The start of :func:`plugin_dir`'s problem when a build step got no answer in time: the machine's (a loaded or
 #: stalled build), not missing packages; nothing is cached, and a backend that met it is not kept (asked again)
 PLUGIN_BUILD_TIMED_OUT = "building the judge plugin timed out"
@@ -158,11 +160,10 @@ def plugin_dir(cache_dir: Path, coq_version: str, toolchain: Toolchain | None = 
                  ["ocamlfind", "ocamlopt", "-thread", "-shared", "-rectypes", "-w", "-a", "-package",
                   info.judge_packages, "forall_compat.ml", "forall_judge.ml", "-o", "forall_judge.cmxs"]]
         for argv in steps:
-            result = run_in(toolchain, argv, work, timeout=PLUGIN_BUILD_WALL_SECONDS,
-                            env=env if not toolchain.root else None)
-            if result.returncode == 124:  # run_in's timeout: no verdict on the installation
-                return (f"{PLUGIN_BUILD_TIMED_OUT} ({' '.join(argv[:2])} did not finish within "
-                        f"{PLUGIN_BUILD_WALL_SECONDS:g} s of wall time: a loaded or stalled machine; asked again)")
+            result = run_in(toolchain, argv, work, timeout=PLUGIN_BUILD_CPU_SECONDS * CPU_WALL_FACTOR,
+                            env=env if not toolchain.root else None, cpu_s=PLUGIN_BUILD_CPU_SECONDS)
+            if result.timed_out:  # no verdict on the installation: the harness's own step, asked again
+                return f"{PLUGIN_BUILD_TIMED_OUT} ({' '.join(argv[:2])} {no_answer(result)}; asked again)"
             if result.returncode != 0:
                 return (f"building the judge plugin failed ({' '.join(argv[:2])} exited {result.returncode}): "
                         f"{(result.stdout + result.stderr).strip()[-600:]}; it needs libcoq-core-ocaml-dev, "

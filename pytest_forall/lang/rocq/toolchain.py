@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_forall.core.proc import CPU_WALL_FACTOR, run_command
+from pytest_forall.core.proc import CPU_WALL_FACTOR, ProcResult, run_command
 from pytest_forall.core.prover import ToolchainProbeFailed
 
 #: What a root filesystem for the Rocq track holds (Debian package names); python3 runs the sandbox's init.
@@ -175,8 +175,11 @@ def root_prefix(root: str, work: Path, ro_binds: Sequence[tuple[Path, str]] = ()
 
 
 def run_in(toolchain: Toolchain, argv: Sequence[str], cwd: Path, timeout: float = 300,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run one harness command of ``toolchain`` (inside its root filesystem when it has one)."""
+           env: dict[str, str] | None = None, cpu_s: float | None = None) -> ProcResult:
+    """Run one harness command of ``toolchain`` (inside its root filesystem when it has one). ``cpu_s``: a budget of
+    CPU seconds of its process tree (bwrap's included), ``timeout`` then only the wall-clock backstop (a run it ends
+    with the budget unspent is :attr:`ProcResult.starved`); without it, ``timeout`` is wall time. No answer in time
+    exits 124 (``timed_out``), not "it does not run"."""
     full = [toolchain.tool(argv[0]), *argv[1:]]
     environment = {"PATH": "/usr/bin:/bin" if toolchain.root else os.environ.get("PATH") or "/usr/bin:/bin",
                    "HOME": str(cwd), "LC_ALL": "C.UTF-8", **(env or {})}
@@ -184,12 +187,16 @@ def run_in(toolchain: Toolchain, argv: Sequence[str], cwd: Path, timeout: float 
         full = [*root_prefix(toolchain.root, cwd), "--clearenv",
                 *[x for key, value in environment.items() for x in ("--setenv", key, value)], "--", *full]
     try:
-        return subprocess.run(full, cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout,
-                              check=False)
-    except subprocess.TimeoutExpired as exc:  # no answer in time: not "it does not run" (124, as run_command's)
-        return subprocess.CompletedProcess(full, 124, "", str(exc))
+        return run_command(full, cwd=cwd, env=environment, timeout=timeout, cpu_s=cpu_s)
     except OSError as exc:
-        return subprocess.CompletedProcess(full, 127, "", str(exc))
+        return ProcResult(full, 127, "", str(exc), 0.0)
+
+
+def no_answer(result: ProcResult) -> str:
+    """Why a harness command of :func:`run_in` gave no answer in time: starved (its budget unspent: the machine's), its
+    CPU budget spent, or its wall limit."""
+    budget = result.extra.get("cpu_budget_s")
+    return result.starved or (f"its {budget:g} s CPU budget spent" if budget is not None else "its wall limit reached")
 
 
 #: CPU seconds a question to the toolchain (``coqc -where``) may use; the wall clock is only a backstop
@@ -218,8 +225,9 @@ def coqc_where(coqc: str) -> str:
     return coqc_answer(coqc, "-where")
 
 
-#: Wall seconds :func:`probe` waits for ``coqc --version`` (a run inside a root filesystem has no CPU reading here)
-VERSION_WALL_SECONDS = 60.0
+#: Wall seconds :func:`probe` waits for ``coqc --version`` at most: the backstop of its :data:`PROBE_CPU_SECONDS` CPU
+#: budget (bwrap's process tree is read like any other)
+VERSION_WALL_SECONDS = PROBE_CPU_SECONDS * CPU_WALL_FACTOR
 #: :func:`probe`'s answers, once per process; a probe that timed out is not kept (the next call asks again)
 _PROBED: dict[Toolchain, tuple[str, VersionInfo | None]] = {}
 #: the start of :func:`probe`'s line when ``coqc --version`` gave no answer in time (the machine's, not the toolchain's)
@@ -231,9 +239,10 @@ def probe(toolchain: Toolchain) -> tuple[str, VersionInfo | None]:
     or (:data:`PROBE_TIMED_OUT` …, None) when it did not answer in time: that answer is not kept for the process."""
     if toolchain in _PROBED:
         return _PROBED[toolchain]
-    result = run_in(toolchain, ["coqc", "--version"], Path(tempfile.gettempdir()), timeout=VERSION_WALL_SECONDS)
-    if result.returncode == 124:
-        return f"{PROBE_TIMED_OUT}: {result.stderr.strip()[-300:]}", None
+    result = run_in(toolchain, ["coqc", "--version"], Path(tempfile.gettempdir()), timeout=VERSION_WALL_SECONDS,
+                    cpu_s=PROBE_CPU_SECONDS)
+    if result.timed_out:
+        return f"{PROBE_TIMED_OUT}: {no_answer(result)} {result.stderr.strip()[-300:]}".rstrip(), None
     line = " ".join(result.stdout.split())
     found = parse_version(line) if result.returncode == 0 else None
     answer = (line, version_info(found)) if found else ((result.stdout + result.stderr).strip()[-300:], None)

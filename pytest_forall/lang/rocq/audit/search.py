@@ -181,8 +181,10 @@ class RocqAudit:
                                            on_attempt=on_attempt)
         # a wall-clock limit that ended part of the search: on a loaded machine, not what the CPU budget gives
         timed_out = "; ".join(dict.fromkeys(getattr(probe, "timed_out", [])))
-        log += "\naudit strategies: " + strategy_spend(log) + (f" (not searched: timed out: {timed_out})"
-                                                               if timed_out else "")
+        overflow = ", ".join(stack_overflows(log))
+        log += ("\naudit strategies: " + strategy_spend(log) + (f" (not searched: timed out: {timed_out})"
+                                                                if timed_out else "")
+                + (f" (cut short by a stack overflow: {overflow})" if overflow else ""))
         described: dict[str, str] = {}
         for finding, sub in derived.items():
             if sub.theorem_name in winners:
@@ -214,7 +216,7 @@ def strategy_spend(log: str) -> str:
         took = _TOOK.search(line)
         if took is None:
             continue
-        name = next((STRATEGIES[s] for s in by_length if line.startswith(s + ": ")), None)
+        name = _strategy_of(line, by_length)
         if name is None:
             continue
         entry = spent.setdefault(name, [0.0, 0.0])
@@ -224,6 +226,20 @@ def strategy_spend(log: str) -> str:
             closed.add(name)
     return ", ".join(f"{name} {cpu:.2f} s ({int(count)}{', closed' if name in closed else ''})"
                      for name, (cpu, count) in spent.items()) or "none"
+
+
+def _strategy_of(line: str, by_length: list[str]) -> str | None:
+    """The strategy whose script starts a log line (the longest script that does: ``by_length``), or None."""
+    return next((STRATEGIES[s] for s in by_length if line.startswith(s + ": ")), None)
+
+
+def stack_overflows(log: str) -> list[str]:
+    """The strategies a script of which ended on Coq's "Stack overflow" (an error no tactic catches: the script stops
+    there, its later candidates untried). The strategy's own resource limit, named in the log's ``audit strategies``
+    line ("cut short"), never the item's infra nor its timeout: it is deterministic, a rerun ends the same."""
+    by_length = sorted(STRATEGIES, key=len, reverse=True)
+    return list(dict.fromkeys(name for line in log.splitlines() if "Error: Stack overflow" in line
+                              and (name := _strategy_of(line, by_length)) is not None))
 
 
 #: A local proof the search named (``fresh``): an argument of the refuted statement that is not a value

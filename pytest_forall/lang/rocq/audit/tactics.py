@@ -205,6 +205,20 @@ def witnesses(scopes: tuple[str, ...], typ: str, then: str) -> str:
             f"| _ => first [ {tries(literals(scopes))} ] end")
 
 
+def unary_guard(features: tuple[str, ...]) -> str:
+    """Fails when the context names a factorial or a binomial coefficient over Coq's reals (loaded: ``features``), else
+    "" or a no-op: ``vm_compute`` reads its result back as a term, and a natural as large as ``fact 10`` (3 628 800
+    nested ``S``: ``Binomial.C 5 j`` in a finite sum at a literal bound, unfolded) overflows Coq's stack, an error no
+    tactic catches (``Stack_overflow`` is critical to Ltac's ``first``): the whole script ended there
+    (putnam_1991_b4's ``generated-backtracking``, after ``p := 5``)."""
+    names = [*(["Coq.Arith.Factorial.fact _"] if REALS in features else []),
+             *(["Coq.Reals.Binomial.C _ _"] if BINOMIAL in features else [])]
+    if not names:
+        return ""
+    cases = " ".join(f"| H : context [{name}] |- _ => fail | |- context [{name}] => fail" for name in names)
+    return f"lazymatch goal with {cases} | _ => idtac end; "
+
+
 def closer(features: tuple[str, ...]) -> str:
     """The cheap closers of ``False`` from the context, then computation (after unlocking, when ssreflect is
     there: big operators over literal ranges evaluate) and ``intuition`` with discriminating closers."""
@@ -216,7 +230,7 @@ def closer(features: tuple[str, ...]) -> str:
     numerals += (f" | ({FRACTIONS}) | ({rational_premises(features)}; {BREAK}; {rational_hypotheses(features)})"
                  if RAT in features else "")
     return (f"first [ {cheap} | (simpl in *; first [ {cheap} ]) "
-            f"| ({unlock}vm_compute in *; first [ easy | discriminate | lia ]) "
+            f"| ({unary_guard(features)}{unlock}vm_compute in *; first [ easy | discriminate | lia ]) "
             f"| intuition (first [ discriminate | lia | lra ]){numerals} ]")
 
 
