@@ -250,7 +250,7 @@ GENERATED = (frozenset({"zero-witness", "interval", "staircase", "generated-back
 #: spent an item's whole budget first (the seed-38 ``shift_bound`` of ``putnam_2015_b1``: 20.5 s of 20 in the
 #: vacuity searches and the first refutations, so the constant function that refutes it was never tried).
 EARLY = (frozenset({"function-witness", "realtype-witness", "sequence-witness", "evaluated-grid-early", "set-witness"})
-         | FINITE_EARLY)
+         | FINITE_EARLY | IFF_WITNESS_STRATEGIES)
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
