@@ -8,7 +8,7 @@ where ``BODY``'s universally quantified conditions are vacuous: ``putnam_2022_b4
 proved by ``iff_refl``, sets to its own formula (``P := fun x => BODY``); the naturals are ``0`` then ``1``
 (backtracking); one side of the equivalence is proved by its conditions' vacuity (``lia`` on ``i < 0``), and the
 other side, now closed, is refuted by computation. Fails at once on a statement with a variable of any other type
-(a number, a function into a number): the grids have those. A refutation script like the others: what it closes is
+(a number, a function into a number; the grids have those) or without a predicate variable. A refutation script like the others: what it closes is
 flagged only once the verifier accepts the certificate (a proof with an evar left does not compile)."""
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ def iff_witness(features: tuple[str, ...]) -> str:
     refute = f"solve [ cbv beta in *; {read}{BREAK}; first [ lia | easy | {closer(features)} ] ]"
     left, right = "forall_audit_L", "forall_audit_R"
     naturals = " | ".join(f"(specialize ({H} {n}); go ())" for n in NATURALS)
+    # a predicate variable first (else fail at once: the script is early, before every item's former strategies)
     return (f"intro {H}; try cbv zeta in {H}; {PREDICATE} "
+            f"match type of {H} with context [forall _ : ?T, _] => forall_predicate T end; "
             f"let rec go u := lazymatch type of {H} with "
             f"| forall _ : nat, _ => first [ {naturals} ] "
             f"| forall _ : ?T, _ => lazymatch type of T with "
