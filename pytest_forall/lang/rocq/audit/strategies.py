@@ -25,6 +25,7 @@ from pytest_forall.lang.rocq.audit.generated import (
     witness_instance,
     zero_witness,
 )
+from pytest_forall.lang.rocq.audit.iffwitness import IFF_WITNESS_STRATEGIES, iff_witness_scripts
 from pytest_forall.lang.rocq.audit.real import REAL_STRATEGIES, real_scripts
 from pytest_forall.lang.rocq.audit.sets import SET_STRATEGIES, set_scripts
 from pytest_forall.lang.rocq.audit.tactics import (
@@ -219,7 +220,9 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             named("evaluated-halves", halves_grid(scopes, features), SEARCH_SECONDS),
             named("backtracking-deep", backtracking(scopes, features, deep), SEARCH_SECONDS),
             # issue 34, session 16: an answer's listed values checked against the other side (audit/answers.py)
-            *(named(name, script, seconds) for name, script, seconds in answer_scripts(scopes, features, SEARCH_SECONDS))]
+            *(named(name, script, seconds) for name, script, seconds in answer_scripts(scopes, features, SEARCH_SECONDS)),
+            # issue 34, session 16 round 2: a predicate defined by a premise, vacuous at a small natural (audit/iffwitness.py)
+            *(named(name, script, seconds) for name, script, seconds in iff_witness_scripts(scopes, features, SEARCH_SECONDS))]
 
 
 def inner_scripts(selectors: list[str], cheap: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -238,7 +241,8 @@ GENERATED = (frozenset({"zero-witness", "interval", "staircase", "generated-back
                         "diagonal", "mirrored", "divisibility", "answer-unfolded", "parameter-witness", "boundary",
                         "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid",
                         "evaluated-specialise", "evaluated-halves"})
-             | REAL_STRATEGIES | SET_STRATEGIES | FINITE_STRATEGIES | ANSWER_STRATEGIES)
+             | REAL_STRATEGIES | SET_STRATEGIES | FINITE_STRATEGIES | ANSWER_STRATEGIES
+             | IFF_WITNESS_STRATEGIES)
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
@@ -246,7 +250,7 @@ GENERATED = (frozenset({"zero-witness", "interval", "staircase", "generated-back
 #: spent an item's whole budget first (the seed-38 ``shift_bound`` of ``putnam_2015_b1``: 20.5 s of 20 in the
 #: vacuity searches and the first refutations, so the constant function that refutes it was never tried).
 EARLY = (frozenset({"function-witness", "realtype-witness", "sequence-witness", "evaluated-grid-early", "set-witness"})
-         | FINITE_EARLY)
+         | FINITE_EARLY | IFF_WITNESS_STRATEGIES)
 
 
 def search_order(cheap: list[tuple[str, float]], refutation: list[tuple[str, float]],
