@@ -11,7 +11,7 @@ like the others: what it closes is flagged only once the verifier accepts the ce
 
 from __future__ import annotations
 
-from pytest_forall.lang.rocq.audit.tactics import BREAK, prove, witnesses
+from pytest_forall.lang.rocq.audit.tactics import BREAK, DIVISORS, prove, witnesses
 
 H = "forall_audit_H"
 ZB, NB, ZN = "Coq.ZArith.BinInt.Z", "Coq.Init.Nat", "Coq.ZArith.Znumtheory"
@@ -43,9 +43,11 @@ GATE = (f"lazymatch type of {H} with context [{ZB}.modulo _ _] => idtac "
 
 def remainder_bound(scopes: tuple[str, ...], features: tuple[str, ...]) -> str:
     """The refuted statement's variables at the grid's values (backtracking), its premises decided (:func:`prove`, and
-    :data:`PRIME` piece by piece), each full instance refuted by its remainders' bounds (:data:`BOUNDS`) and ``lia``.
+    with Znumtheory :data:`PRIME` piece by piece), each full instance refuted by its remainders' bounds (:data:`BOUNDS`) and ``lia``.
     Gated (:data:`GATE`): fails at once on a statement without a remainder."""
-    decide = f"solve [ {prove(features)} | ({CONJUNCTS}; first [ easy | reflexivity | lia | {PRIME} ]) ]"
+    # ``prime`` only with Znumtheory loaded (an unknown name in a script fails the whole script)
+    prime = f" | {PRIME}" if DIVISORS in features else ""
+    decide = f"solve [ {prove(features)} | ({CONJUNCTS}; first [ easy | reflexivity | lia{prime} ]) ]"
     values = witnesses(scopes, "T", f"specialize ({H} v); go ()")
     leaf = f"solve [ {BREAK}; {BOUNDS}; lia ]"
     return (f"intro {H}; try cbv zeta in {H}; {GATE}let rec go u := first [ match type of {H} with "
