@@ -27,6 +27,7 @@ from pytest_forall.lang.rocq.audit.generated import (
 )
 from pytest_forall.lang.rocq.audit.iffwitness import IFF_WITNESS_STRATEGIES, iff_witness_scripts
 from pytest_forall.lang.rocq.audit.real import REAL_STRATEGIES, real_scripts
+from pytest_forall.lang.rocq.audit.remainders import REMAINDER_STRATEGIES, remainder_scripts
 from pytest_forall.lang.rocq.audit.sets import SET_STRATEGIES, set_scripts
 from pytest_forall.lang.rocq.audit.tactics import (
     BREAK,
@@ -190,6 +191,9 @@ def refutation_scripts(scopes: tuple[str, ...], features: tuple[str, ...] = ()) 
             *(named(name, script, seconds) for name, script, seconds in set_scripts(scopes, features, SEARCH_SECONDS / 2)),
             # issue 34, session 16: permutations, ordinals, finite functions, Ensembles, rationals over R (audit/finite.py)
             *(named(name, script, seconds) for name, script, seconds in finite_scripts(scopes, features, SEARCH_SECONDS / 2)),
+            # issue 34, session 16 round 2: a remainder equated with or compared to a value out of its range at a small
+            # instance, refuted by its bound lemma (audit/remainders.py; gated: fails at once without a remainder)
+            *(named(name, script, seconds) for name, script, seconds in remainder_scripts(scopes, features, SEARCH_SECONDS / 2)),
             named("staircase", f"first [ {stairs} ]", SEARCH_SECONDS),
             # issue 34, session 13: a universal hypothesis of the negated statement at a term of its own body
             # (``exists a, forall N, a > N`` at ``N := a``), and paired variables (``a b c A B C`` at ``1 3 1 1 3 1``);
@@ -242,7 +246,7 @@ GENERATED = (frozenset({"zero-witness", "interval", "staircase", "generated-back
                         "witness-instance", "function-witness", "evaluated-grid-early", "evaluated-grid",
                         "evaluated-specialise", "evaluated-halves"})
              | REAL_STRATEGIES | SET_STRATEGIES | FINITE_STRATEGIES | ANSWER_STRATEGIES
-             | IFF_WITNESS_STRATEGIES)
+             | IFF_WITNESS_STRATEGIES | REMAINDER_STRATEGIES)
 
 
 #: Generated refutations stated before every other script (session 14): they fail in milliseconds on a statement
