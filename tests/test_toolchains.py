@@ -560,6 +560,7 @@ def test_an_exploit_is_expected_at_the_detector_exactly_where_its_row_is_in_forc
     assert cross["layer"] == {"trixie": "kernel_advisories", "sid": "elaboration"}[toolchain], cross
 
 
+@pytest.mark.parametrize("toolchain", ["trixie", "sid"])
 def test_the_dead_code_rule_on_toolchain(provers: Provers, toolchain: str, tmp_path: Path) -> None:
     """Rule 6 of the recursion criterion (dead code, a return clause read after whd) built against 8.20's and 9.2's
     kernel API: `test_judge_dead_code.py`'s attacks (guard off) are refused and its honest shapes accepted there too;
